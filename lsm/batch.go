@@ -1,0 +1,138 @@
+package lsm
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/monbandb/monban/internal/base"
+)
+
+// batchHeaderLen is the size of a batch's header: the sequence number of its
+// first entry (uint64) and its entry count (uint32). docs/format.md, "Batch".
+const batchHeaderLen = 12
+
+// Batch collects writes that Write applies atomically: all of them or, also
+// across a crash, none. The zero value is an empty batch ready to use. A
+// Batch copies the keys and values given to it. It is not safe for
+// concurrent use, and must not be modified while Write is using it.
+//
+// The encoding is the WAL record payload (docs/format.md, "Batch"), so a
+// committed batch is written to the log without re-encoding.
+type Batch struct {
+	data  []byte // header followed by the entries; nil until the first write
+	count uint32
+}
+
+// Put adds a write of value under key.
+func (b *Batch) Put(key, value []byte) {
+	b.grow(1 + 2*binary.MaxVarintLen32 + len(key) + len(value))
+	b.data = append(b.data, byte(base.KindSet))
+	b.data = appendBytes(b.data, key)
+	b.data = appendBytes(b.data, value)
+	b.count++
+}
+
+// Delete adds a deletion of key.
+func (b *Batch) Delete(key []byte) {
+	b.grow(1 + binary.MaxVarintLen32 + len(key))
+	b.data = append(b.data, byte(base.KindDelete))
+	b.data = appendBytes(b.data, key)
+	b.count++
+}
+
+// Len returns the number of writes in the batch.
+func (b *Batch) Len() int { return int(b.count) }
+
+// Reset empties the batch, keeping its memory for reuse.
+func (b *Batch) Reset() {
+	b.data = b.data[:0]
+	b.count = 0
+}
+
+// Size returns the batch's encoded size in bytes.
+func (b *Batch) Size() int { return max(len(b.data), batchHeaderLen) }
+
+func (b *Batch) grow(n int) {
+	if len(b.data) == 0 {
+		b.data = append(b.data[:0], make([]byte, batchHeaderLen)...)
+	}
+	b.data = growSlice(b.data, n)
+}
+
+func growSlice(s []byte, n int) []byte {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	ns := make([]byte, len(s), 2*cap(s)+n)
+	copy(ns, s)
+	return ns
+}
+
+func appendBytes(dst, p []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(p)))
+	return append(dst, p...)
+}
+
+// encode stamps the batch with the sequence number of its first entry and
+// returns the encoded record.
+func (b *Batch) encode(seq base.SeqNum) []byte {
+	b.grow(0)
+	binary.LittleEndian.PutUint64(b.data[0:8], uint64(seq))
+	binary.LittleEndian.PutUint32(b.data[8:12], b.count)
+	return b.data
+}
+
+// batchEntry is one decoded write of a batch record. Key and Value alias the
+// record.
+type batchEntry struct {
+	Seq   base.SeqNum
+	Kind  base.Kind
+	Key   []byte
+	Value []byte
+}
+
+// decodeBatch calls fn for every entry of an encoded batch record, in order,
+// each with its own sequence number. Record bytes come from the WAL, so every
+// length is checked against what is present before it is used.
+func decodeBatch(rec []byte, fn func(batchEntry) error) (n int, err error) {
+	if len(rec) < batchHeaderLen {
+		return 0, fmt.Errorf("batch of %d bytes is shorter than its header: %w", len(rec), base.ErrCorruption)
+	}
+	seq := base.SeqNum(binary.LittleEndian.Uint64(rec[0:8]))
+	count := binary.LittleEndian.Uint32(rec[8:12])
+	p := rec[batchHeaderLen:]
+	for i := uint32(0); i < count; i++ {
+		if len(p) == 0 {
+			return int(i), fmt.Errorf("batch says %d entries, holds %d: %w", count, i, base.ErrCorruption)
+		}
+		e := batchEntry{Seq: seq + base.SeqNum(i), Kind: base.Kind(p[0])}
+		p = p[1:]
+		if !e.Kind.Valid() {
+			return int(i), fmt.Errorf("batch entry %d has unknown kind %d: %w", i, e.Kind, base.ErrCorruption)
+		}
+		if e.Key, p, err = takeBytes(p); err != nil {
+			return int(i), fmt.Errorf("batch entry %d key: %w", i, err)
+		}
+		if e.Kind == base.KindSet {
+			if e.Value, p, err = takeBytes(p); err != nil {
+				return int(i), fmt.Errorf("batch entry %d value: %w", i, err)
+			}
+		}
+		if err := fn(e); err != nil {
+			return int(i), err
+		}
+	}
+	if len(p) != 0 {
+		return int(count), fmt.Errorf("batch has %d bytes after its %d entries: %w", len(p), count, base.ErrCorruption)
+	}
+	return int(count), nil
+}
+
+func takeBytes(p []byte) (field, rest []byte, err error) {
+	n, w := binary.Uvarint(p)
+	if w <= 0 || n > uint64(len(p)-w) {
+		return nil, nil, fmt.Errorf("length does not fit the %d bytes left: %w", len(p), base.ErrCorruption)
+	}
+	end := w + int(n)
+	return p[w:end:end], p[end:], nil
+}

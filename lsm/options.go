@@ -1,0 +1,106 @@
+package lsm
+
+import "github.com/monbandb/monban/internal/vfs"
+
+// Options configures a DB. The zero value (and a nil *Options) selects the
+// defaults documented on each field.
+type Options struct {
+	// MemtableSize is the approximate size in bytes at which the active
+	// memtable becomes immutable and is queued for flush. Default 4 MiB.
+	MemtableSize int64
+
+	// BloomBitsPerKey sizes the Bloom filter block written into every
+	// SSTable: 0 selects the default of 10 bits per key (about 1% false
+	// positives); a negative value writes no filters, so that every read of
+	// an absent key inside a table's key range costs an index and a data
+	// block lookup. The value in force when a table is written is recorded in
+	// that table; changing it affects new tables only.
+	BloomBitsPerKey int
+
+	// BlockSize is the target size of an SSTable data block before
+	// compression. Default 4096.
+	BlockSize int
+
+	// BlockCacheSize is the byte capacity of the block cache shared by all
+	// tables. Default 8 MiB; negative disables the cache.
+	BlockCacheSize int64
+
+	// MaxOpenFiles bounds the number of SSTables kept open (each with its
+	// index and filter in memory). A table that is not open answers its
+	// filter probe only after it is reopened, so keep this above the table
+	// count if reads of absent keys must never touch disk. Default 1000.
+	MaxOpenFiles int
+
+	// Sync makes every commit fsync the WAL before it is acknowledged, so
+	// acknowledged writes survive a machine crash. Without it they survive a
+	// process crash only. Default false.
+	Sync bool
+
+	// KeepAbsentDeletes turns off the absent-key proof for deletes. By
+	// default a Delete of a key that no filter on its path admits writes
+	// nothing (no WAL record, no tombstone, counted in Stats.DeletesElided),
+	// and a tombstone that meets its only put in the active memtable removes
+	// both. Set it when every delete must leave a WAL record.
+	KeepAbsentDeletes bool
+
+	// L0CompactionThreshold is the number of L0 tables that triggers an
+	// L0→L1 compaction. Default 4.
+	L0CompactionThreshold int
+
+	// L0StopWritesThreshold is the number of L0 tables at which writes wait
+	// for compaction. Default 12.
+	L0StopWritesThreshold int
+
+	// LBaseMaxBytes is the size target of L1; each deeper level's target is
+	// LevelMultiplier times the one above. Default 64 MiB.
+	LBaseMaxBytes int64
+
+	// LevelMultiplier is the size ratio between adjacent levels. Default 10.
+	LevelMultiplier int
+
+	// TargetFileSize is the size at which compaction splits its output
+	// tables. Default 4 MiB.
+	TargetFileSize int64
+
+	// FS is the file system the DB runs on. Default: the operating system's.
+	// Tests use vfs.NewMem or vfs.NewFault.
+	FS vfs.FS
+
+	// Logger receives rare, noteworthy events (a torn WAL tail dropped at
+	// recovery). Default: discard.
+	Logger func(format string, args ...any)
+}
+
+// withDefaults returns a copy of o with every zero field set to its default.
+func (o *Options) withDefaults() Options {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	setDefault(&r.MemtableSize, 4<<20)
+	setDefault(&r.BloomBitsPerKey, 10)
+	setDefault(&r.BlockSize, 4096)
+	setDefault(&r.BlockCacheSize, 8<<20)
+	setDefault(&r.MaxOpenFiles, 1000)
+	setDefault(&r.L0CompactionThreshold, 4)
+	setDefault(&r.L0StopWritesThreshold, 12)
+	setDefault(&r.LBaseMaxBytes, 64<<20)
+	setDefault(&r.LevelMultiplier, 10)
+	setDefault(&r.TargetFileSize, 4<<20)
+	if r.FS == nil {
+		r.FS = vfs.Default
+	}
+	if r.Logger == nil {
+		r.Logger = func(string, ...any) {}
+	}
+	return r
+}
+
+func setDefault[T int | int64](p *T, def T) {
+	if *p == 0 {
+		*p = def
+	}
+}
+
+// bloomBits returns the bits per key to write, 0 meaning no filter.
+func (o *Options) bloomBits() int { return max(o.BloomBitsPerKey, 0) }
