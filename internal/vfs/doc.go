@@ -1,0 +1,67 @@
+// Package vfs is the file-system layer under every package of monban that
+// touches disk. Three implementations share the FS interface: the operating
+// system's (Default), an in-memory one that tracks durability (NewMem), and
+// a fault-injecting wrapper (NewFault) that counts operations, fails chosen
+// ones, and simulates a machine crash by discarding everything not yet
+// synced.
+//
+// Invariants:
+//
+//  1. Write either returns an error or has handed all its bytes to the
+//     file system: a process crash after Write returns loses nothing.
+//  2. Only File.Sync makes a file's contents survive a machine crash, and
+//     only FS.SyncDir makes a created, renamed or removed name survive one —
+//     a directory made by MkdirAll included: it is a name in its parent.
+//  3. Lock excludes every other holder of the same name, in this process or
+//     another, until the returned io.Closer is closed.
+//
+// # Concurrency and lifetime
+//
+// Every FS is safe for concurrent use. A File is used by one goroutine at a
+// time, except ReadAt, which many may call at once (readers of an SSTable
+// share one File). Files work on the inode they opened: renaming or
+// removing the name does not disturb them, as on POSIX. Closing a File or a
+// lock twice returns an error wrapping fs.ErrClosed.
+//
+// # The three file systems
+//
+// Default maps each method onto package os; Lock is flock(LOCK_EX|LOCK_NB),
+// which conflicts between two opens of the file even within one process.
+//
+// MemFS keeps, beside what reads see, what is durable: each file's bytes as
+// of its last Sync and each directory's entries as of its last SyncDir.
+// CrashClone returns a new MemFS holding only that — the strictest outcome
+// POSIX allows after a power cut, so a DB that recovers from it recovers
+// from a kinder file system too.
+//
+// FaultFS wraps any FS. Its errors wrap ErrInjected. It counts attempted
+// operations per kind (Op); FailNth fails the nth operation of a kind from
+// now, once; FailFromNth also fails everything after it (the disk died);
+// SetTornWrites makes a failed Write hand the first half of its bytes to
+// the file first. Over a MemFS, Crash ends the "machine": every later call
+// through the FaultFS or its files fails, and it returns the MemFS a reboot
+// would find. Crash needs the MemFS only for that clone; failure injection
+// works over the OS too.
+//
+// # A crash test
+//
+// The reliability suite runs a workload once to count its operations, then
+// once per operation with a fault there, and checks what recovery finds:
+//
+//	count := vfs.NewFault(setup())
+//	run(count)                            // the workload: flush, compaction…
+//	n := count.Count(vfs.OpAny)
+//	for i := int64(1); i <= n; i++ {
+//		ff := vfs.NewFault(setup())        // same starting MemFS each time
+//		ff.SetTornWrites(true)
+//		ff.FailFromNth(vfs.OpAny, i)      // the machine dies at operation i
+//		run(ff)                           // fails somewhere; errors expected
+//		after, err := ff.Crash()          // what survives the power cut
+//		if err != nil {
+//			t.Fatal(err)
+//		}
+//		check(t, i, after)                // reopen; acknowledged data is there
+//	}
+//
+// ExampleFaultFS is the same loop over an atomic file replacement.
+package vfs

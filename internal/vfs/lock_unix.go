@@ -1,0 +1,38 @@
+//go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd
+
+package vfs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+)
+
+// lockFile takes flock(LOCK_EX|LOCK_NB) on its own open of name. flock
+// locks belong to an open file description, not to a process, so a second
+// open of the same file — in this process or another — is refused: that
+// is what makes invariant 3 hold within one process too (fcntl locks would
+// not). The lock dies with the process, so a crash never leaves a stale
+// lock behind.
+func lockFile(name string) (io.Closer, error) {
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("vfs: lock %s: %w", name, ErrLocked)
+		}
+		return nil, &os.PathError{Op: "flock", Path: name, Err: err}
+	}
+	return f, nil // closing the file releases the lock
+}

@@ -1,0 +1,301 @@
+package vfs
+
+import (
+	"io"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// MemFS is an in-memory file system that remembers what is durable, so
+// that CrashClone can show what a machine crash would leave (mem_crash.go).
+// It has one root: "/a/b", "a/b" and "./a/b" name the same file. It is safe
+// for concurrent use; one mutex guards everything, which is plenty for
+// tests and keeps the durability rules easy to check.
+type MemFS struct {
+	mu    sync.RWMutex
+	root  *memNode
+	locks map[string]bool // held locks by cleaned path; a crash drops them
+}
+
+var _ FS = (*MemFS)(nil)
+
+// memNode is an inode: a file or a directory. Several names (or none, once
+// removed) may reach it, as on POSIX.
+type memNode struct {
+	dir bool
+
+	// A file. data is everything written (what reads see); synced is the
+	// prefix made durable by the last Sync. Invariant: bytes of data below
+	// len(data) are never overwritten — data only grows by append or is
+	// replaced by Create — so synced may share data's backing array.
+	data, synced []byte
+
+	// A directory. live is what List and lookups see; durable is live as of
+	// the last SyncDir. Both map a name to the inode it reaches.
+	live, durable map[string]*memNode
+}
+
+func newDirNode() *memNode {
+	return &memNode{dir: true, live: map[string]*memNode{}, durable: map[string]*memNode{}}
+}
+
+// NewMem returns an empty in-memory file system whose root directory
+// exists (and is durable).
+func NewMem() *MemFS {
+	return &MemFS{root: newDirNode(), locks: map[string]bool{}}
+}
+
+// split turns a name into path components below the root.
+func split(name string) []string {
+	clean := filepath.ToSlash(filepath.Clean(name))
+	var parts []string
+	for _, p := range strings.Split(clean, "/") {
+		if p != "" && p != "." && p != ".." { // ".." at the root is the root
+			parts = append(parts, p)
+		}
+	}
+	return parts
+}
+
+func pathErr(op, name string, err error) error {
+	return &fs.PathError{Op: op, Path: name, Err: err}
+}
+
+// walk returns the directory reached by parts. Callers hold m.mu.
+func (m *MemFS) walk(op, name string, parts []string) (*memNode, error) {
+	n := m.root
+	for _, p := range parts {
+		c, ok := n.live[p]
+		if !ok {
+			return nil, pathErr(op, name, fs.ErrNotExist)
+		}
+		if !c.dir {
+			return nil, pathErr(op, name, syscall.ENOTDIR)
+		}
+		n = c
+	}
+	return n, nil
+}
+
+// parent returns the directory holding name and name's last component.
+// Callers hold m.mu.
+func (m *MemFS) parent(op, name string) (*memNode, string, error) {
+	parts := split(name)
+	if len(parts) == 0 {
+		return nil, "", pathErr(op, name, fs.ErrInvalid) // the root itself
+	}
+	dir, err := m.walk(op, name, parts[:len(parts)-1])
+	if err != nil {
+		return nil, "", err
+	}
+	return dir, parts[len(parts)-1], nil
+}
+
+// Create creates name, truncating it if it exists. As with O_TRUNC the
+// inode stays the same: until the next Sync, a crash brings back the
+// contents it had at its last Sync.
+func (m *MemFS) Create(name string) (File, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	dir, base, err := m.parent("create", name)
+	if err != nil {
+		return nil, err
+	}
+	n, ok := dir.live[base]
+	switch {
+	case ok && n.dir:
+		return nil, pathErr("create", name, syscall.EISDIR)
+	case ok:
+		n.data = nil // a new array: synced may still share the old one
+	default:
+		n = &memNode{}
+		dir.live[base] = n
+	}
+	return &memFile{fs: m, n: n, name: name, writable: true}, nil
+}
+
+// Open opens an existing file for reading.
+func (m *MemFS) Open(name string) (File, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	dir, base, err := m.parent("open", name)
+	if err != nil {
+		return nil, err
+	}
+	n, ok := dir.live[base]
+	if !ok {
+		return nil, pathErr("open", name, fs.ErrNotExist)
+	}
+	if n.dir {
+		return nil, pathErr("open", name, syscall.EISDIR)
+	}
+	return &memFile{fs: m, n: n, name: name}, nil
+}
+
+// Rename moves oldname's inode to newname, replacing what newname named.
+// Like rename(2), a directory may only replace an empty directory and
+// never move below itself.
+func (m *MemFS) Rename(oldname, newname string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	odir, obase, err := m.parent("rename", oldname)
+	if err != nil {
+		return err
+	}
+	ndir, nbase, err := m.parent("rename", newname)
+	if err != nil {
+		return err
+	}
+	n, ok := odir.live[obase]
+	if !ok {
+		return pathErr("rename", oldname, fs.ErrNotExist)
+	}
+	if odir == ndir && obase == nbase {
+		return nil
+	}
+	if t, ok := ndir.live[nbase]; ok {
+		switch {
+		case t.dir && !n.dir:
+			return pathErr("rename", newname, syscall.EISDIR)
+		case !t.dir && n.dir:
+			return pathErr("rename", newname, syscall.ENOTDIR)
+		case t.dir && len(t.live) > 0:
+			return pathErr("rename", newname, syscall.ENOTEMPTY)
+		}
+	}
+	if n.dir && m.below(n, split(newname)) {
+		return pathErr("rename", newname, syscall.EINVAL)
+	}
+	delete(odir.live, obase)
+	ndir.live[nbase] = n
+	return nil
+}
+
+// below reports whether the path parts pass through directory n.
+func (m *MemFS) below(n *memNode, parts []string) bool {
+	d := m.root
+	for _, p := range parts {
+		if d = d.live[p]; d == nil {
+			return false
+		}
+		if d == n {
+			return true
+		}
+	}
+	return false
+}
+
+// Remove unlinks a file or an empty directory. Open files keep their inode.
+func (m *MemFS) Remove(name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	dir, base, err := m.parent("remove", name)
+	if err != nil {
+		return err
+	}
+	n, ok := dir.live[base]
+	if !ok {
+		return pathErr("remove", name, fs.ErrNotExist)
+	}
+	if n.dir && len(n.live) > 0 {
+		return pathErr("remove", name, syscall.ENOTEMPTY)
+	}
+	delete(dir.live, base)
+	return nil
+}
+
+// List returns the sorted names in dir.
+func (m *MemFS) List(dir string) ([]string, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	d, err := m.walk("list", dir, split(dir))
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(d.live))
+	for name := range d.live {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// MkdirAll creates dir and any missing parents. Each new directory is an
+// entry of its parent, durable only once the parent is synced.
+func (m *MemFS) MkdirAll(dir string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d := m.root
+	for _, p := range split(dir) {
+		c, ok := d.live[p]
+		switch {
+		case !ok:
+			c = newDirNode()
+			d.live[p] = c
+		case !c.dir:
+			return pathErr("mkdir", dir, syscall.ENOTDIR)
+		}
+		d = c
+	}
+	return nil
+}
+
+// SyncDir makes dir's current entries durable: what CrashClone keeps.
+func (m *MemFS) SyncDir(dir string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, err := m.walk("syncdir", dir, split(dir))
+	if err != nil {
+		return err
+	}
+	d.durable = make(map[string]*memNode, len(d.live))
+	for name, n := range d.live {
+		d.durable[name] = n
+	}
+	return nil
+}
+
+// Lock takes name in an in-memory lock table, creating the file if it is
+// missing (without truncating it, as the OS Lock does).
+func (m *MemFS) Lock(name string) (io.Closer, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	dir, base, err := m.parent("lock", name)
+	if err != nil {
+		return nil, err
+	}
+	n, ok := dir.live[base]
+	switch {
+	case ok && n.dir:
+		return nil, pathErr("lock", name, syscall.EISDIR)
+	case !ok:
+		dir.live[base] = &memNode{}
+	}
+	key := strings.Join(split(name), "/")
+	if m.locks[key] {
+		return nil, pathErr("lock", name, ErrLocked)
+	}
+	m.locks[key] = true
+	return &memLock{fs: m, key: key, name: name}, nil
+}
+
+type memLock struct {
+	fs        *MemFS
+	key, name string
+	closed    bool
+}
+
+func (l *memLock) Close() error {
+	l.fs.mu.Lock()
+	defer l.fs.mu.Unlock()
+	if l.closed {
+		return pathErr("unlock", l.name, fs.ErrClosed)
+	}
+	l.closed = true
+	delete(l.fs.locks, l.key)
+	return nil
+}

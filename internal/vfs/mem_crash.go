@@ -1,0 +1,44 @@
+package vfs
+
+// CrashClone returns a new MemFS holding only what a machine crash would
+// leave of m at this instant, m itself unchanged:
+//
+//   - a name exists only if it was in its directory at that directory's
+//     last SyncDir (the root always exists);
+//   - a file holds exactly the bytes it had at its last Sync, or nothing if
+//     it was never synced — unsynced appends and truncations are lost;
+//   - no lock is held and no file is open.
+//
+// This is the strictest outcome POSIX allows, not the kindest one a real
+// file system often gives (ext4 usually keeps a new name once its file is
+// fsynced); a DB that survives it survives both.
+func (m *MemFS) CrashClone() *MemFS {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	seen := map[*memNode]*memNode{}
+	return &MemFS{root: crashCopy(m.root, seen), locks: map[string]bool{}}
+}
+
+// crashCopy copies the durable state of n. seen keeps an inode reachable
+// from two durable names (a rename synced in only one of its two
+// directories) one inode, and ends the walk on a cycle of durable entries.
+func crashCopy(n *memNode, seen map[*memNode]*memNode) *memNode {
+	if c, ok := seen[n]; ok {
+		return c
+	}
+	if !n.dir {
+		// synced's capacity equals its length, so the clone's first append
+		// reallocates and never writes into m's array.
+		c := &memNode{data: n.synced, synced: n.synced}
+		seen[n] = c
+		return c
+	}
+	c := newDirNode()
+	seen[n] = c
+	for name, child := range n.durable {
+		cc := crashCopy(child, seen)
+		c.live[name] = cc
+		c.durable[name] = cc
+	}
+	return c
+}

@@ -1,0 +1,78 @@
+package vfs
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Default is the operating system's file system.
+var Default FS = osFS{}
+
+// osFS maps the FS interface onto package os one to one; the only logic
+// of its own is Lock (lock_unix.go).
+type osFS struct{}
+
+var _ FS = osFS{}
+
+// osFile adds Size to *os.File; every other method is the os.File one.
+type osFile struct{ *os.File }
+
+func (f osFile) Size() (int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
+func (osFS) Create(name string) (File, error) {
+	// O_WRONLY without O_APPEND: the only writer of a new file writes at
+	// its end anyway, and O_APPEND would cost a seek-to-end per write on
+	// some systems.
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
+}
+
+func (osFS) Open(name string) (File, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
+}
+
+func (osFS) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }
+
+func (osFS) Remove(name string) error { return os.Remove(name) }
+
+func (osFS) List(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir) // sorted by name
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	return names, nil
+}
+
+func (osFS) MkdirAll(dir string) error { return os.MkdirAll(dir, 0o755) }
+
+func (osFS) SyncDir(dir string) error {
+	d, err := os.Open(filepath.Clean(dir))
+	if err != nil {
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		d.Close()
+		return err
+	}
+	return d.Close()
+}
+
+func (osFS) Lock(name string) (io.Closer, error) { return lockFile(name) }
