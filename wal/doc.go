@@ -1,0 +1,75 @@
+// Package wal is monban's write-ahead log: an append-only file of opaque
+// records, each framed in checksummed fragments, that the engine replays
+// after a crash. The same framing carries the manifest (the log of version
+// edits), so nothing here knows what a record means.
+//
+// # Lifetime and concurrency
+//
+// A Writer owns a freshly created vfs.File until Close. Append hands each
+// record to the file in one Write call (so it survives a process crash);
+// Sync makes everything appended so far survive a machine crash; Close does
+// not sync. A Writer is not safe for concurrent use: the engine's commit
+// path serializes Appends and batches concurrent writers into one record.
+// After any Write or Sync error the Writer fails every later call.
+//
+// A Reader reads one log front to back from an io.Reader positioned at its
+// start. The slice Next returns is valid until the next call to Next.
+//
+// # Invariants
+//
+//  1. No fragment crosses a block boundary: every block of a well-formed log
+//     begins with a fragment header. A block's last 1-6 bytes, too few for a
+//     header, are zeros (the trailer).
+//  2. A fragment's checksum covers its length, type and payload, seeded with
+//     its own file offset: it verifies only where it was written.
+//  3. Nothing read from disk is trusted before its checksum verifies. A
+//     fragment's length is bounded by its block, and a record grows only by
+//     verified payloads, so memory is bounded by the bytes actually present.
+//  4. The first damage in a log (a fragment cut short, a bad type, length or
+//     checksum, zeros, a MIDDLE or LAST without FIRST, a FIRST without its
+//     LAST, a non-zero trailer) is a torn tail if and only if no intact
+//     fragment starts after it: neither at any byte offset in the rest of
+//     its block nor at the start of any later block. A torn tail ends the
+//     log with io.EOF and DroppedBytes counts every byte after the last
+//     record returned. Damage with an intact fragment after it is
+//     corruption: a *CorruptionError naming the log and the offset,
+//     wrapping ErrCorruption. Every record before the damage is returned
+//     either way.
+//  5. Append returns the offset of the record's first fragment, and Reader
+//     reports the same offset (Offset) when it returns that record.
+//
+// Invariant 4 is the line between "a crash" and "a disk that lost data".
+// A process crash leaves a prefix of the Writes; a machine crash leaves the
+// synced prefix and an unsynced tail that the file system may have zeroed
+// or cut: in both, nothing intact follows the damage. Bit rot in the
+// middle of a log has intact records after it and is reported, never
+// silently skipped. The rule's known false alarm: after a machine crash,
+// if the file system persisted a later page of the unsynced tail but not an
+// earlier one (out-of-order write-back), the intact later page makes the
+// reader report corruption. It never mistakes corruption for a clean end
+// when intact data follows, and CorruptionError.Offset lets the engine
+// compare the damage with what it knows was synced.
+//
+// # Format
+//
+// docs/format.md, "Write-ahead log", is the reference. A log is a sequence
+// of 32 KiB blocks (the last may be partial). Each block holds fragments
+// and perhaps a trailer:
+//
+//	block    := fragment* trailer?
+//	fragment := checksum uint32 LE   CRC-32C (Castagnoli), unmasked, of
+//	                                 offset (8 bytes LE, not stored) ‖ length ‖ type ‖ payload
+//	            length   uint16 LE   payload bytes; header + payload never cross the block
+//	            type     uint8       1 FULL, 2 FIRST, 3 MIDDLE, 4 LAST (0 never written)
+//	            payload  [length]byte
+//	trailer  := 1-6 zero bytes, where a 7-byte header would not fit
+//
+// A record is one FULL fragment, or FIRST, MIDDLE*, LAST. A fragment starts
+// wherever 7 bytes are left in the block, so a non-empty record may begin
+// with an empty FIRST. Two records, "hi" at offset 0 and "wal!" at offset 9:
+//
+//	00: d2 46 c4 6d  02 00  01  68 69        FULL "hi"
+//	09: e0 d1 61 15  04 00  01  77 61 6c 21  FULL "wal!"
+//
+// where 0x6dc446d2 is the CRC-32C of 00 00 00 00 00 00 00 00 02 00 01 68 69.
+package wal

@@ -1,0 +1,32 @@
+package wal
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"hash/crc32"
+	"testing"
+)
+
+// TestFormatExample pins the worked example in doc.go and docs/format.md,
+// recomputing its checksums from the standard library alone.
+func TestFormatExample(t *testing.T) {
+	log, offs := logOf(t, [][]byte{[]byte("hi"), []byte("wal!")})
+	want, _ := hex.DecodeString("d246c46d020001686" + "9" + "e0d161150400017761" + "6c21")
+	if !bytes.Equal(log, want) || offs[0] != 0 || offs[1] != 9 {
+		t.Fatalf("log = % x, offsets %v; want % x, [0 9]", log, offs, want)
+	}
+	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	for _, off := range offs {
+		n := int(binary.LittleEndian.Uint16(log[off+4:]))
+		covered := binary.LittleEndian.AppendUint64(nil, uint64(off))
+		covered = append(covered, log[off+4:off+7+int64(n)]...)
+		if got := binary.LittleEndian.Uint32(log[off:]); got != crc32.Checksum(covered, castagnoli) {
+			t.Fatalf("fragment at %d: stored checksum %08x, CRC-32C of offset‖length‖type‖payload is %08x",
+				off, got, crc32.Checksum(covered, castagnoli))
+		}
+	}
+	if got := binary.LittleEndian.Uint32(log); got != 0x6dc446d2 {
+		t.Fatalf("first checksum %08x, doc says 6dc446d2", got)
+	}
+}

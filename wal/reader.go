@@ -1,0 +1,165 @@
+package wal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Reader returns the records of a log in the order they were appended.
+// It is not safe for concurrent use.
+type Reader struct {
+	r    io.Reader
+	name string
+
+	block    [blockSize]byte
+	n        int   // bytes of block present (< blockSize only at the end of the log)
+	pos      int   // next unread byte of block
+	blockOff int64 // file offset of block[0]
+	loaded   bool  // block holds data read from r (false before the first read)
+
+	rec      []byte // assembles FIRST … LAST; reused across records
+	inRecord bool   // a FIRST has been read and its LAST has not
+	recStart int64  // offset of the FIRST of the record being assembled
+
+	lastOff int64 // offset of the last record returned
+	lastEnd int64 // offset just past the last record returned
+	dropped int64
+	err     error // sticky: io.EOF, *CorruptionError or an I/O error
+}
+
+// NewReader returns a Reader of the log r, which must be positioned at the
+// start of the log. name identifies the log in errors ("000012.log").
+func NewReader(r io.Reader, name string) *Reader {
+	return &Reader{r: r, name: name}
+}
+
+// Next returns the next record. The slice is valid until the next call to
+// Next. At the end of the log Next returns io.EOF, also when the log ends in
+// a torn tail (see DroppedBytes); damage that is not a torn tail gives an
+// error wrapping ErrCorruption (a *CorruptionError). Both are final: every
+// later call returns the same error.
+func (r *Reader) Next() ([]byte, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	for {
+		// Step 1: out of fragments in this block (its end, or a trailer
+		// too short for a header, which the writer fills with zeros).
+		if r.pos == r.n || blockSize-r.pos < headerSize {
+			if !allZero(r.block[r.pos:r.n]) {
+				return nil, r.damage(r.pos, "non-zero block trailer")
+			}
+			if r.loaded && r.n < blockSize {
+				return nil, r.end()
+			}
+			if err := r.load(); err != nil {
+				return nil, err
+			}
+			if r.n == 0 {
+				return nil, r.end()
+			}
+			continue
+		}
+
+		// Step 2: decode and verify one fragment. Nothing is trusted
+		// until the checksum passes; the length is bounded by the block.
+		p := r.pos
+		if r.n-p < headerSize {
+			return nil, r.damage(p, "header cut short")
+		}
+		t := fragmentType(r.block[p+6])
+		if t < typeFull || t > typeLast {
+			if t == typeZero {
+				return nil, r.damage(p, "zeroed bytes")
+			}
+			return nil, r.damage(p, fmt.Sprintf("unknown fragment type %d", t))
+		}
+		n := int(binary.LittleEndian.Uint16(r.block[p+4 : p+6]))
+		end := p + headerSize + n
+		if end > blockSize {
+			return nil, r.damage(p, fmt.Sprintf("fragment length %d crosses its block", n))
+		}
+		if end > r.n {
+			return nil, r.damage(p, "fragment cut short")
+		}
+		off := r.blockOff + int64(p)
+		if binary.LittleEndian.Uint32(r.block[p:p+4]) != checksum(off, r.block[p+4:end]) {
+			return nil, r.damage(p, "checksum mismatch")
+		}
+
+		// Step 3: fit the fragment into its record.
+		payload := r.block[p+headerSize : end]
+		switch t {
+		case typeFull:
+			if r.inRecord {
+				return nil, r.damage(p, "FULL inside a record")
+			}
+			r.pos = end
+			r.lastOff, r.lastEnd = off, off+int64(headerSize+n)
+			return payload, nil
+		case typeFirst:
+			if r.inRecord {
+				return nil, r.damage(p, "FIRST inside a record")
+			}
+			r.inRecord, r.recStart = true, off
+			r.rec = append(r.rec[:0], payload...)
+		case typeMiddle, typeLast:
+			if !r.inRecord {
+				return nil, r.damage(p, t.String()+" without FIRST")
+			}
+			r.rec = append(r.rec, payload...)
+			if t == typeLast {
+				r.pos = end
+				r.inRecord = false
+				r.lastOff, r.lastEnd = r.recStart, off+int64(headerSize+n)
+				return r.rec, nil
+			}
+		}
+		r.pos = end
+	}
+}
+
+// load reads the next block (the first one on the first call). At the end
+// of the log it leaves fewer than blockSize bytes, possibly none.
+func (r *Reader) load() error {
+	if r.loaded {
+		r.blockOff += blockSize
+	}
+	r.loaded = true
+	r.pos = 0
+	n, err := io.ReadFull(r.r, r.block[:])
+	r.n = n
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		r.err = fmt.Errorf("wal %s: read at offset %d: %w", r.name, r.blockOff+int64(n), err)
+		return r.err
+	}
+	return nil
+}
+
+// end finishes the log at its last byte: whatever follows the last record
+// returned (a FIRST whose LAST never came, padding) was torn off by a crash.
+func (r *Reader) end() error {
+	r.dropped = r.blockOff + int64(r.n) - r.lastEnd
+	r.err = io.EOF
+	return r.err
+}
+
+// Offset returns the file offset where the last record returned by Next
+// starts (the offset Writer.Append returned for it).
+func (r *Reader) Offset() int64 { return r.lastOff }
+
+// DroppedBytes returns, once Next has returned io.EOF, how many bytes
+// followed the last record returned: the torn tail a crash left (0 for a
+// log that ended cleanly). It is 0 while reading and after a corruption.
+func (r *Reader) DroppedBytes() int64 { return r.dropped }
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}

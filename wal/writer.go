@@ -1,0 +1,133 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/monbandb/monban/internal/vfs"
+)
+
+// maxRetainedBuf caps the assembly buffer a Writer keeps between Appends,
+// so one huge record does not pin its size in memory for the log's life.
+const maxRetainedBuf = 1 << 20
+
+// Writer appends records to a log. It is not safe for concurrent use: the
+// engine's commit path (one writer at a time) serializes Appends.
+type Writer struct {
+	f   vfs.File
+	off int64  // bytes handed to f so far: the offset of the next byte
+	buf []byte // reused: one Append is framed here, then written at once
+	err error  // sticky: after a failed Write the file's tail is unknown
+}
+
+// NewWriter returns a Writer that frames records into f, which must be
+// empty (a freshly created file): checksums are seeded with file offsets
+// counted from 0.
+func NewWriter(f vfs.File) *Writer {
+	return &Writer{f: f}
+}
+
+// Append frames record into fragments and hands all of them to the file
+// in one Write call, so when Append returns nil the record survives a
+// process crash (vfs invariant 1); Sync makes it survive a machine crash.
+// It returns the file offset where the record's first fragment starts,
+// the value Reader.Offset reports for it. Records of any length, zero
+// included, are accepted. After an error every later call fails: a
+// partial Write leaves a tail only a Reader can judge.
+func (w *Writer) Append(record []byte) (int64, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	start, frame := w.frame(record)
+	if _, err := w.f.Write(frame); err != nil {
+		w.err = fmt.Errorf("wal: append at offset %d: %w", w.off, err)
+		return 0, w.err
+	}
+	w.off += int64(len(frame))
+	if cap(w.buf) > maxRetainedBuf {
+		w.buf = nil
+	}
+	return start, nil
+}
+
+// frame builds the bytes of one Append in w.buf, starting at file offset
+// w.off: zero padding if fewer than headerSize bytes are left in the
+// current block, then one fragment per block touched. It returns the
+// offset of the first fragment and the bytes to write.
+func (w *Writer) frame(record []byte) (int64, []byte) {
+	off := w.off
+	left := blockSize - int(off%blockSize)
+	pad := 0
+	if left < headerSize {
+		pad, left = left, blockSize
+	}
+	// Fragments: the first takes what is left of this block, each later
+	// one a whole block; a header always fits (left >= headerSize).
+	frags := 1
+	if rest := len(record) - (left - headerSize); rest > 0 {
+		frags += (rest + blockSize - headerSize - 1) / (blockSize - headerSize)
+	}
+	b := slices.Grow(w.buf[:0], pad+frags*headerSize+len(record))[:pad]
+	clear(b)
+	off += int64(pad)
+	start := off
+
+	first := true
+	for {
+		n := min(len(record), left-headerSize)
+		last := n == len(record)
+		t := typeMiddle
+		switch {
+		case first && last:
+			t = typeFull
+		case first:
+			t = typeFirst
+		case last:
+			t = typeLast
+		}
+		h := len(b)
+		b = append(b, 0, 0, 0, 0, 0, 0, 0)
+		b = append(b, record[:n]...)
+		putHeader(b[h:], off, n, t)
+		off += int64(headerSize + n)
+		record = record[n:]
+		if last {
+			break
+		}
+		first, left = false, blockSize
+	}
+	w.buf = b
+	return start, b
+}
+
+// Size returns the number of bytes handed to the file: the log's length
+// once every Append so far has reached it.
+func (w *Writer) Size() int64 { return w.off }
+
+// Sync makes every record appended so far survive a machine crash
+// (vfs invariant 2).
+func (w *Writer) Sync() error {
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.f.Sync(); err != nil {
+		// After a failed fsync the kernel may have dropped the dirty pages:
+		// retrying cannot be trusted to mean anything (the "fsyncgate"
+		// lesson), so the Writer refuses further work.
+		w.err = fmt.Errorf("wal: sync: %w", err)
+		return w.err
+	}
+	return nil
+}
+
+// Close closes the file without syncing it: call Sync first for the last
+// records to survive a machine crash. Later calls return ErrClosed.
+func (w *Writer) Close() error {
+	if errors.Is(w.err, ErrClosed) {
+		return w.err
+	}
+	err := w.f.Close()
+	w.err = fmt.Errorf("wal: %w", ErrClosed)
+	return err
+}
