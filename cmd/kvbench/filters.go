@@ -1,10 +1,95 @@
 package main
 
-import "fmt"
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
 
-// runFilters prints the filter tables; the filter package fills it in.
+	"github.com/monbandb/monban/filter"
+)
+
+// runFilters prints the filter tables of filter/README.md: the standard
+// Bloom filter's design and overfill tables (seed 001), and the same tables
+// for the cache-line filter against its own theory and the standard formula.
+// Every rate is measured over enough absent keys that ±rel is -sigmas
+// standard deviations wide.
 func runFilters(args []string) error {
-	_ = args
-	fmt.Println("kvbench filters: the filter package has not landed yet")
+	fs := flag.NewFlagSet("filters", flag.ContinueOnError)
+	sigmas := fs.Float64("sigmas", 4, "measure each rate to ±rel at this many standard deviations")
+	rel := fs.Float64("rel", 0.10, "relative precision of each measured rate")
+	seed := fs.Uint64("seed", 1, "key-set seed")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	start := time.Now()
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	queries := func(p float64) int { return filter.QueriesFor(p, *rel, *sigmas) }
+
+	if err := designTable(w, queries, *seed); err != nil {
+		return err
+	}
+	if err := overfillTable(w, queries, *seed); err != nil {
+		return err
+	}
+	cacheLineTable(w, queries, *seed)
+	cacheLineOverfillTable(w, queries, *seed)
+	fmt.Printf("(%d-sigma, ±%.0f%% per rate; seed %d; %.1fs)\n", int(*sigmas), *rel*100, *seed, time.Since(start).Seconds())
 	return nil
+}
+
+func designTable(w *tabwriter.Writer, queries func(float64) int, seed uint64) error {
+	fmt.Println("Standard Bloom, n = 10,000 keys, sized by NewBloom(n, p):")
+	fmt.Fprintln(w, "design p\tmeasured\ttheory\tbits/key\tk\tqueries\t")
+	for _, p := range []float64{0.1, 0.01, 0.001, 0.0001} {
+		r, err := filter.MeasureBloomDesign(10_000, p, queries(p), seed)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%g\t%.4g\t%.4g\t%.1f\t%d\t%d\t\n", r.P, r.Measured, r.Theory, r.BitsPerKey, r.Hashes, r.Queries)
+	}
+	return flushBlank(w)
+}
+
+func overfillTable(w *tabwriter.Writer, queries func(float64) int, seed uint64) error {
+	fmt.Println("Standard Bloom overfilled: designed for n = 1,000 at p = 0.01:")
+	fmt.Fprintln(w, "added\tmeasured\tfill ratio\tEstimatedFPR\ttheory\tqueries\t")
+	rows, err := filter.MeasureBloomOverfill(1_000, 0.01, []int{1, 2, 3, 5}, queries(0.01), seed)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		fmt.Fprintf(w, "%d (%dx)\t%.4f\t%.3f\t%.4f\t%.4f\t%d\t\n", r.Added, r.Multiple, r.Measured, r.FillRatio, r.Estimated, r.Theory, r.Queries)
+	}
+	return flushBlank(w)
+}
+
+func cacheLineTable(w *tabwriter.Writer, queries func(float64) int, seed uint64) {
+	fmt.Println("Cache-line Bloom vs standard layout at equal bits/key, n = 100,000 keys:")
+	fmt.Fprintln(w, "bits/key\tk\tmeasured\tcache-line theory\tstd k\tstd theory\tstd measured\tgap (theory)\tqueries\t")
+	for _, b := range []int{4, 6, 8, 10, 12, 16, 20} {
+		r := filter.MeasureCacheLine(100_000, b, queries(filter.CacheLineFPR(float64(b), filter.CacheLineProbes(b))), seed)
+		fmt.Fprintf(w, "%d\t%d\t%.4g\t%.4g\t%d\t%.4g\t%.4g\t%.2fx\t%d\t\n", r.BitsPerKey, r.Probes, r.Measured, r.Theory,
+			r.StandardHashes, r.Standard, r.StandardMeasured, r.Theory/r.Standard, r.Queries)
+	}
+	_ = flushBlank(w)
+}
+
+func cacheLineOverfillTable(w *tabwriter.Writer, queries func(float64) int, seed uint64) {
+	fmt.Println("Cache-line Bloom overfilled: sized for n = 10,000 at 10 bits/key (6 probes):")
+	fmt.Fprintln(w, "added\tmeasured\tfill ratio\tEstimatedFPR\tfill^k\ttheory\tqueries\t")
+	for _, r := range filter.MeasureCacheLineOverfill(10_000, 10, []int{1, 2, 3, 5}, queries(0.01), seed) {
+		fmt.Fprintf(w, "%d (%dx)\t%.4f\t%.3f\t%.4f\t%.4f\t%.4f\t%d\t\n", r.Added, r.Multiple, r.Measured, r.FillRatio, r.Estimated, r.Naive, r.Theory, r.Queries)
+	}
+	_ = flushBlank(w)
+}
+
+func flushBlank(w *tabwriter.Writer) error {
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(os.Stdout, "\n")
+	return err
 }

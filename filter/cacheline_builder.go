@@ -1,0 +1,104 @@
+package filter
+
+import (
+	"encoding/binary"
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// CacheLineBuilder collects the hashes of one SSTable's keys and finishes
+// them into an encoded cache-line Bloom filter (docs/format.md, "Cache-line
+// Bloom filter"). It holds 8 bytes per distinct key until Finish: the line
+// count depends on the final key count, so bits cannot be set earlier.
+//
+// A CacheLineBuilder is not safe for concurrent use.
+type CacheLineBuilder struct {
+	bitsPerKey int
+	hashes     []uint64
+}
+
+// NewCacheLineBuilder returns a builder for a filter of bitsPerKey bits per
+// key. bitsPerKey is clamped to 1..MaxCacheLineBitsPerKey; 10 gives ~0.96%
+// false positives.
+func NewCacheLineBuilder(bitsPerKey int) *CacheLineBuilder {
+	return &CacheLineBuilder{bitsPerKey: clampBitsPerKey(bitsPerKey)}
+}
+
+// AddKey adds a key; it is AddHash(Hash(key)).
+func (b *CacheLineBuilder) AddKey(key []byte) { b.AddHash(Hash(key)) }
+
+// AddHash adds a key by its Hash. A hash equal to the previous one is
+// ignored: an SSTable adds its user keys in order, and several versions of
+// one user key are one key to the filter (they would set the same bits, but
+// would inflate the line count).
+func (b *CacheLineBuilder) AddHash(h uint64) {
+	if n := len(b.hashes); n > 0 && b.hashes[n-1] == h {
+		return
+	}
+	b.hashes = append(b.hashes, h)
+}
+
+// Len is the number of distinct hashes added since the last Finish or Reset.
+func (b *CacheLineBuilder) Len() int { return len(b.hashes) }
+
+// Reset discards the added hashes, keeping the builder's memory.
+func (b *CacheLineBuilder) Reset() { b.hashes = b.hashes[:0] }
+
+// Finish appends the encoded filter to dst and returns the extended slice,
+// then resets the builder for the next table. With no keys added the filter
+// has no lines and answers "no" to every query.
+func (b *CacheLineBuilder) Finish(dst []byte) []byte {
+	// ceil(n·b/512) lines; at most 2^32-1 (256 GiB of filter), which would
+	// take ~2^37 keys at 64 bits per key to reach: a builder holding that
+	// many hashes would need a terabyte first.
+	lines := (uint64(len(b.hashes))*uint64(b.bitsPerKey) + lineBits - 1) / lineBits
+	lines = min(lines, math.MaxUint32)
+	dst = appendCacheLine(dst, b.hashes, lines, CacheLineProbes(b.bitsPerKey))
+	b.Reset()
+	return dst
+}
+
+// appendCacheLine encodes hashes into lines lines with k probes each and
+// appends the result to dst. It is the whole encoder; Finish only chooses
+// lines and k (the overfill measurement chooses them differently).
+func appendCacheLine(dst []byte, hashes []uint64, lines uint64, k int) []byte {
+	start := len(dst)
+	size := int(lines)*lineBytes + cacheLineTrailerLen
+	dst = slices.Grow(dst, size)[:start+size]
+	body := dst[start : start+int(lines)*lineBytes]
+	clear(body) // Grow may hand back capacity holding old bytes
+	if lines > 0 {
+		for _, h := range hashes {
+			line := body[lineOffset(h, lines):][:lineBytes]
+			x := h
+			for range k {
+				x *= remix
+				bit := x >> (64 - 9)
+				line[bit>>3] |= 1 << (bit & 7)
+			}
+		}
+	}
+	t := dst[start+len(body):]
+	binary.LittleEndian.PutUint32(t[0:4], uint32(lines))
+	t[4] = byte(k)
+	t[5] = cacheLineVersion
+	t[6], t[7] = cacheLineTag[0], cacheLineTag[1]
+	return dst
+}
+
+// remix is 2^64/φ (odd). Multiplying by it is a bijection on uint64 that
+// carries every bit of the hash into the top bits, where each probe takes its
+// 9-bit index; one multiply per probe gives k indices from one hash without
+// hashing the key again. The line comes from the hash's top bits by
+// multiply-shift, the probes from all 64: keys sharing a line still differ
+// in the bits that place them inside it.
+const remix = 0x9e3779b97f4a7c15
+
+// lineOffset is the byte offset of h's line: ⌊h·lines / 2^64⌋·64, a
+// multiply-shift that maps the hash uniformly onto [0, lines) without a
+// division.
+func lineOffset(h, lines uint64) uint64 {
+	hi, _ := bits.Mul64(h, lines)
+	return hi * lineBytes
+}

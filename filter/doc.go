@@ -1,0 +1,56 @@
+// Package filter holds monban's approximate-membership filters. Each answers
+// "may this key be in the set?": "no" is certain, "maybe" is wrong with a
+// small, measured probability (the false-positive rate, FPR). A "no" lets
+// the read path skip a table's index and data blocks, and lets the engine
+// prove a key absent (DESIGN.md, "The filters and their three jobs").
+//
+// Three filters, all probing from the one 64-bit Hash of a key:
+//
+//   - Bloom: the standard Bloom filter, m bits and k probes spread over all
+//     of them by double hashing, sized from (n, p). The teaching reference
+//     and the yardstick for the others; it has no encoding.
+//   - CacheLine (built by CacheLineBuilder): the SSTable filter block. The
+//     hash picks one 64-byte line and every probe falls inside it, so a
+//     query costs one cache miss instead of k. It pays for this with a
+//     slightly higher FPR at equal bits per key (0.96% against 0.82% at 10
+//     bits per key): CacheLineFPR computes it, README.md has the measured
+//     table.
+//   - Quotient: the mutable level's filter, which can also delete, merge and
+//     grow; see its type documentation.
+//
+// theory.go has the FPR formulas and measure.go the measurements that the
+// tests bound and `kvbench filters` prints.
+//
+// # Lifetime and concurrency
+//
+// A Bloom or CacheLineBuilder is owned by one goroutine while keys are added;
+// once adds stop, a Bloom may be queried concurrently. A CacheLine is a small
+// value over bytes it does not own: it aliases the slice given to
+// OpenCacheLine, which must stay unchanged while the CacheLine is used, and
+// may be queried from many goroutines.
+//
+// # Invariants
+//
+//  1. No false negatives: a key added to a filter is reported "maybe" by that
+//     filter forever after (bits are only ever set).
+//  2. The zero CacheLine, the stand-in for a filter that failed to decode,
+//     answers "maybe" to every key.
+//  3. Decoding never panics, and never allocates by a length read from the
+//     bytes: OpenCacheLine checks that the trailer's line count matches the
+//     slice length exactly, so a query cannot index outside it. Bad bytes give
+//     an error wrapping ErrCorrupt.
+//  4. A query allocates nothing.
+//  5. An encoding carries its layout tag and version; any change to the bytes,
+//     the hash, or the probe sequence gets a new version.
+//
+// # Format
+//
+// A cache-line filter (docs/format.md, "Cache-line Bloom filter") is
+//
+//	[line 0: 64 bytes] … [line L-1: 64 bytes] [L: u32 LE] [k: u8] [version 1: u8] ["CL"]
+//
+// A key with hash h lives in line ⌊h·L/2^64⌋. Its probes are x_i = h·C^i
+// (mod 2^64) for i = 1..k, C = 0x9e3779b97f4a7c15, each setting bit x_i>>55
+// of the line (byte bit/8, bit bit%8, least significant first). L = 0 is a
+// filter of no keys, which answers "no".
+package filter
