@@ -385,3 +385,20 @@ func TestConcurrentReaders(t *testing.T) {
 		wg.Wait()
 	})
 }
+
+// TestLockKeepsContents: taking the lock keeps what the lock file holds (a
+// DB may write its owner's pid there).
+func TestLockKeepsContents(t *testing.T) {
+	forEach(t, func(t *testing.T, fsys FS, dir string) {
+		name := filepath.Join(dir, "LOCK")
+		writeFile(t, fsys, name, []byte("pid 42"))
+		l, err := fsys.Lock(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		if got := readFile(t, fsys, name); string(got) != "pid 42" {
+			t.Errorf("lock file holds %q after Lock", got)
+		}
+	})
+}

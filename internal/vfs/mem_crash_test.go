@@ -1,0 +1,235 @@
+package vfs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"testing"
+)
+
+// crashModel is what MemFS should hold, written the plainest way: one
+// directory, inodes numbered, contents copied rather than shared.
+type crashModel struct {
+	live, synced  map[int][]byte // inode -> contents seen / made durable
+	dir, durable  map[string]int // name -> inode, now and at the last SyncDir
+	next          int
+	handles       []modelHandle
+	written, step int
+}
+
+type modelHandle struct {
+	ino int
+	f   File
+}
+
+const crashDir = "/db"
+
+var crashNames = []string{"a", "b", "c", "d"}
+
+func newCrashModel() *crashModel {
+	return &crashModel{live: map[int][]byte{}, synced: map[int][]byte{},
+		dir: map[string]int{}, durable: map[string]int{}}
+}
+
+// newCrashFS returns a MemFS whose /db directory is itself durable.
+func newCrashFS(t testing.TB) *MemFS {
+	m := NewMem()
+	if err := m.MkdirAll(crashDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SyncDir("/"); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// runCrashOps interprets ops as a sequence of file-system calls on a MemFS
+// and on the model, and after every crash checks that the clone holds
+// exactly the model's durable state. Every byte sequence is a valid
+// program, so the fuzzer can drive it.
+func runCrashOps(t testing.TB, ops []byte) {
+	m, md := newCrashFS(t), newCrashModel()
+	next := func() byte {
+		if len(ops) == 0 {
+			return 0
+		}
+		b := ops[0]
+		ops = ops[1:]
+		return b
+	}
+	for len(ops) > 0 {
+		md.step++
+		op, arg := next(), next()
+		name := crashDir + "/" + crashNames[arg%4]
+		switch op % 8 {
+		case 0: // create (truncating an existing inode, as O_TRUNC does)
+			f, err := m.Create(name)
+			if err != nil {
+				t.Fatalf("step %d: create: %v", md.step, err)
+			}
+			ino, ok := md.dir[crashNames[arg%4]]
+			if !ok {
+				ino = md.next
+				md.next++
+				md.dir[crashNames[arg%4]] = ino
+			}
+			md.live[ino] = nil
+			md.handles = append(md.handles, modelHandle{ino, f})
+		case 1, 2: // write; writes are common so that files grow
+			if len(md.handles) == 0 {
+				continue
+			}
+			h := md.handles[int(arg)%len(md.handles)]
+			p := make([]byte, next()%24)
+			for i := range p {
+				md.written++
+				p[i] = byte(md.written)
+			}
+			if _, err := h.f.Write(p); err != nil {
+				t.Fatalf("step %d: write: %v", md.step, err)
+			}
+			md.live[h.ino] = append(md.live[h.ino], p...)
+		case 3: // sync a file
+			if len(md.handles) == 0 {
+				continue
+			}
+			h := md.handles[int(arg)%len(md.handles)]
+			if err := h.f.Sync(); err != nil {
+				t.Fatalf("step %d: sync: %v", md.step, err)
+			}
+			md.synced[h.ino] = slices.Clone(md.live[h.ino])
+		case 4: // rename
+			to := crashNames[next()%4]
+			err := m.Rename(name, crashDir+"/"+to)
+			ino, ok := md.dir[crashNames[arg%4]]
+			if !ok {
+				if !errors.Is(err, fs.ErrNotExist) {
+					t.Fatalf("step %d: rename of a missing name: %v", md.step, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("step %d: rename: %v", md.step, err)
+			}
+			delete(md.dir, crashNames[arg%4])
+			md.dir[to] = ino
+		case 5: // remove
+			err := m.Remove(name)
+			if _, ok := md.dir[crashNames[arg%4]]; !ok {
+				if !errors.Is(err, fs.ErrNotExist) {
+					t.Fatalf("step %d: remove of a missing name: %v", md.step, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("step %d: remove: %v", md.step, err)
+			}
+			delete(md.dir, crashNames[arg%4])
+		case 6:
+			if err := m.SyncDir(crashDir); err != nil {
+				t.Fatalf("step %d: syncdir: %v", md.step, err)
+			}
+			md.durable = maps.Clone(md.dir)
+		case 7:
+			m, md = crash(t, m, md)
+		}
+		checkState(t, m, md.step, "live", md.dir, md.live)
+	}
+	crash(t, m, md)
+}
+
+// crash takes the crash clone, keeps writing through the old handles (a
+// clone must not share anything writable with its source), checks the
+// clone against the model's durable state and carries on with both.
+func crash(t testing.TB, m *MemFS, md *crashModel) (*MemFS, *crashModel) {
+	clone := m.CrashClone()
+	for _, h := range md.handles {
+		if _, err := h.f.Write([]byte("after the crash")); err != nil {
+			t.Fatalf("step %d: write to the old fs: %v", md.step, err)
+		}
+	}
+	checkState(t, clone, md.step, "after crash", md.durable, md.synced)
+	next := newCrashModel()
+	next.step, next.written = md.step, md.written
+	for name, ino := range md.durable {
+		if _, ok := next.live[ino]; !ok {
+			next.live[ino] = slices.Clone(md.synced[ino])
+			next.synced[ino] = slices.Clone(md.synced[ino])
+		}
+		next.dir[name], next.durable[name] = ino, ino
+		next.next = max(next.next, ino+1)
+	}
+	return clone, next
+}
+
+func checkState(t testing.TB, m *MemFS, step int, what string, dir map[string]int, contents map[int][]byte) {
+	names, err := m.List(crashDir)
+	if err != nil {
+		t.Fatalf("step %d: %s: list: %v", step, what, err)
+	}
+	if want := slices.Sorted(maps.Keys(dir)); !slices.Equal(names, want) {
+		t.Fatalf("step %d: %s: names %q, model %q", step, what, names, want)
+	}
+	for _, name := range names {
+		f, err := m.Open(crashDir + "/" + name)
+		if err != nil {
+			t.Fatalf("step %d: %s: %v", step, what, err)
+		}
+		size, _ := f.Size()
+		got := make([]byte, size)
+		f.ReadAt(got, 0)
+		f.Close()
+		if want := contents[dir[name]]; !bytes.Equal(got, want) {
+			t.Fatalf("step %d: %s: %s holds %x, model %x", step, what, name, got, want)
+		}
+	}
+}
+
+func randomOps(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, 0))
+	ops := make([]byte, n)
+	for i := range ops {
+		ops[i] = byte(r.Uint32())
+	}
+	return ops
+}
+
+// TestMemCrashModel runs random operation sequences, with crashes, against
+// the model. MONBAN_LONG=1 runs a hundred times more.
+func TestMemCrashModel(t *testing.T) {
+	seeds := uint64(300)
+	if os.Getenv("MONBAN_LONG") != "" {
+		seeds *= 100
+	}
+	base := rand.Uint64()
+	for i := uint64(0); i < seeds; i++ {
+		seed := base + i
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			defer func() {
+				if t.Failed() {
+					t.Logf("seed %d (rerun with runCrashOps(t, randomOps(%d, 400)))", seed, seed)
+				}
+			}()
+			runCrashOps(t, randomOps(seed, 400))
+		})
+	}
+}
+
+func FuzzMemCrash(f *testing.F) {
+	for seed := uint64(1); seed <= 8; seed++ {
+		f.Add(randomOps(seed, 200))
+	}
+	// Write, sync, rename over, syncdir, crash: the atomic-replace dance.
+	f.Add([]byte{0, 0, 1, 0, 9, 3, 0, 4, 0, 1, 6, 0, 7, 0})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		if len(ops) > 4096 {
+			ops = ops[:4096]
+		}
+		runCrashOps(t, ops)
+	})
+}
