@@ -1,0 +1,18 @@
+// Package compaction decides what a flush or a compaction writes, and
+// (later) which tables to merge.
+//
+// Iter filters a merged stream of internal entries. Its invariants are the
+// rules that let an LSM tree forget:
+//
+//  1. Versions of a user key that no reader can see are dropped: snapshots
+//     cut the versions into stripes (a version at seq lies in the stripe of
+//     the first snapshot >= seq, or the top stripe for current reads), and
+//     within a stripe only the newest is ever read.
+//  2. A tombstone that is the oldest surviving version of its key is dropped
+//     when nothing older can exist below the output: the output is the
+//     bottom of the tree, or the in-memory filters of every older table
+//     covering the key say it is absent (an absent-key proof). The decision
+//     never reads disk.
+//  3. For every snapshot and for the current state, the visible value (or
+//     absence) of every key is the same before and after.
+package compaction
