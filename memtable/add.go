@@ -1,0 +1,102 @@
+package memtable
+
+import (
+	"fmt"
+
+	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/internal/base"
+)
+
+// Add inserts the entry (key, seq, kind) with its value; key and value are
+// copied. It is AddHash with filter.Hash(key).
+func (m *Memtable) Add(seq base.SeqNum, kind base.Kind, key, value []byte) error {
+	return m.AddHash(seq, kind, key, value, filter.Hash(key))
+}
+
+// AddHash is Add for a caller that has already hashed key with
+// filter.Hash (the write path hashes each key once for every filter).
+//
+// Write path:
+//  1. validate the entry;
+//  2. grow the filter if one more fingerprint would pass maxLoad;
+//  3. insert the fingerprint (one per entry: invariant 2);
+//  4. copy key and value into the arena and insert the entry in the tree.
+//
+// All under the write lock, so a reader never sees a fingerprint without
+// its entry being findable, nor a half-shifted filter.
+func (m *Memtable) AddHash(seq base.SeqNum, kind base.Kind, key, value []byte, hash uint64) error {
+	if !kind.Valid() {
+		return fmt.Errorf("%w: kind %v", ErrInvalidEntry, kind)
+	}
+	if seq > base.MaxSeqNum {
+		return fmt.Errorf("%w: sequence number %d above %d", ErrInvalidEntry, seq, base.MaxSeqNum)
+	}
+	if uint64(len(key)) > 1<<32-1 {
+		return fmt.Errorf("%w: key of %d bytes", ErrInvalidEntry, len(key))
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.frozen.Load() {
+		return ErrFrozen
+	}
+	if err := m.insertFingerprint(hash); err != nil {
+		return err
+	}
+	kv := m.arena.alloc(len(key) + len(value))
+	copy(kv, key)
+	copy(kv[len(key):], value)
+	e := entry{kv: kv, trailer: base.MakeTrailer(seq, kind), klen: uint32(len(key))}
+	if old, dup := m.tree.ReplaceOrInsert(e); dup {
+		// Put the original back: a duplicate is a caller bug, and the
+		// entry readers may already have seen must not change. The arena
+		// bytes of the rejected copy are lost until the memtable goes.
+		m.tree.ReplaceOrInsert(old)
+		m.filter.DeleteHash(hash)
+		return fmt.Errorf("%w: duplicate of %v", ErrInvalidEntry, e.internalKey())
+	}
+	m.entries++
+	m.snap = nil
+	return nil
+}
+
+// insertFingerprint adds hash to the filter, growing it first when needed.
+// Growth doubles the slots, so its linear cost is amortised to O(1) per
+// insert. Called with mu held for writing.
+func (m *Memtable) insertFingerprint(hash uint64) error {
+	if !fits(m.filter, 1) {
+		if err := m.filter.Grow(); err != nil {
+			return fmt.Errorf("memtable: growing filter at %d entries: %w", m.filter.Len(), err)
+		}
+	}
+	if err := m.filter.InsertHash(hash); err != nil {
+		return fmt.Errorf("memtable: filter insert at %d entries: %w", m.filter.Len(), err)
+	}
+	return nil
+}
+
+// Remove deletes the one entry whose internal key equals key, and its
+// fingerprint. The engine calls it when it has proved the entry
+// unnecessary; it is not how a user deletes (that is Add of a KindDelete,
+// which must stay findable). It returns false if no such entry exists or
+// the memtable is frozen.
+func (m *Memtable) Remove(key base.InternalKey) bool {
+	return m.RemoveHash(key, filter.Hash(key.UserKey))
+}
+
+// RemoveHash is Remove with the user key's filter.Hash already computed.
+func (m *Memtable) RemoveHash(key base.InternalKey, hash uint64) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.frozen.Load() {
+		return false
+	}
+	if _, ok := m.tree.Delete(pivot(key)); !ok {
+		return false
+	}
+	// Invariant 2 guarantees the fingerprint is there; DeleteHash removes
+	// one occurrence, so other versions of the key keep theirs.
+	m.filter.DeleteHash(hash)
+	m.entries--
+	m.snap = nil
+	return true
+}

@@ -1,0 +1,46 @@
+// Package memtable is monban's in-memory write buffer: a sorted table of
+// internal entries (github.com/google/btree) with a counting quotient
+// filter over its user keys, and the mutable level — the active memtable
+// plus the immutable ones waiting to flush — with one combined filter.
+//
+// # Basics
+//
+// Writes go to the active Memtable (Add: a set or a tombstone at a
+// sequence number). Get(key, seq) asks the filter first: a "no" answers
+// FilteredOut without touching the tree; otherwise one tree descent finds
+// the newest version visible at seq. Iterators (NewIter) walk a
+// copy-on-write snapshot. When the memtable is big enough
+// (ApproximateSize), the engine calls Level.Rotate: the memtable is frozen
+// and its filter merged into the level's combined filter; when its flush
+// to an SSTable completes, Level.Flushed subtracts it again.
+//
+// # Concurrency and lifetime
+//
+// A Memtable is safe for any number of readers (Get, MayContainHash,
+// NewIter, Len, ApproximateSize) concurrent with writers (Add, Remove,
+// Freeze); writers are serialized by a sync.RWMutex that also makes every
+// filter insert atomic for readers. Iterators hold no lock: they read a
+// snapshot no writer modifies. Values returned by Get and iterators alias
+// the memtable and are immutable; they stay valid as long as referenced.
+// A Level is an immutable value (see Level).
+//
+// # Invariants
+//
+//  1. Entries are ordered by base.Compare; no two entries have the same
+//     internal key (an exact duplicate Add is rejected).
+//  2. The filter holds exactly one fingerprint per entry (per version, not
+//     per user key): a key with three versions counts three. Remove of an
+//     entry deletes one fingerprint, so removal and the level's
+//     subtraction stay exact. A user's delete is an Add of a tombstone and
+//     never removes a fingerprint: the tombstone must stay findable.
+//  3. Every filter has FingerprintBits = qbits + rbits, so any two merge.
+//     A filter grows before an insert or merge would pass maxLoad; users
+//     never see filter.ErrFull.
+//  4. After Freeze nothing in the memtable changes; reads then take no
+//     lock, and Filter may be shared (the level does).
+//  5. A Level's combined filter is the multiset union of its immutables'
+//     filters (see Level).
+//
+// Nothing here is written to disk: the WAL makes memtable contents
+// durable, and an SSTable replaces them at flush.
+package memtable

@@ -1,0 +1,75 @@
+package memtable
+
+import (
+	"bytes"
+
+	"github.com/monbandb/monban/internal/base"
+)
+
+// entry is one item of the B-tree: an internal key and its value. Key and
+// value share one allocation (kv = key ‖ value) so an entry is 40 bytes;
+// the B-tree stores entries by value, 63 to a node.
+type entry struct {
+	kv      []byte // key then value; cap == len, so an append can never reach a neighbour
+	trailer uint64
+	klen    uint32
+}
+
+func (e entry) key() []byte   { return e.kv[:e.klen:e.klen] }
+func (e entry) value() []byte { return e.kv[e.klen:] }
+
+func (e entry) internalKey() base.InternalKey {
+	return base.InternalKey{UserKey: e.key(), Trailer: e.trailer}
+}
+
+// pivot builds a search key that is not copied anywhere: the B-tree only
+// compares it.
+func pivot(k base.InternalKey) entry {
+	return entry{kv: k.UserKey, trailer: k.Trailer, klen: uint32(len(k.UserKey))}
+}
+
+// less orders entries by base.Compare (invariant 2 of internal/base): user
+// key ascending, trailer descending.
+func less(a, b entry) bool {
+	if c := bytes.Compare(a.key(), b.key()); c != 0 {
+		return c < 0
+	}
+	return a.trailer > b.trailer
+}
+
+// entryOverhead is what one entry costs beyond its key and value bytes: the
+// 40-byte item in a B-tree node that is on average ~70% full (40/0.7 ≈ 57)
+// plus its share of node headers and child pointers. ApproximateSize uses it;
+// it is an estimate for the flush trigger, not an accounting.
+const entryOverhead = 64
+
+// arena hands out key‖value buffers carved from large chunks, so an Add
+// costs no allocation most of the time and the GC sees a few big objects
+// instead of one per entry. Bytes are never reused: values returned by Get
+// alias them for as long as the caller holds them.
+//
+// Only the writer (under Memtable.mu) calls alloc; readers only read bytes
+// of entries already published in the tree.
+type arena struct {
+	chunk []byte // unused tail of the current chunk
+	bytes int64  // total bytes held: chunks plus large buffers
+}
+
+const (
+	arenaChunk = 64 << 10 // one chunk: big enough to amortise, small enough to waste little
+	arenaLarge = 8 << 10  // buffers above this get their own allocation
+)
+
+func (a *arena) alloc(n int) []byte {
+	if n > arenaLarge {
+		a.bytes += int64(n)
+		return make([]byte, n)
+	}
+	if n > len(a.chunk) {
+		a.chunk = make([]byte, arenaChunk)
+		a.bytes += arenaChunk
+	}
+	b := a.chunk[:n:n]
+	a.chunk = a.chunk[n:]
+	return b
+}

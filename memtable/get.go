@@ -1,0 +1,61 @@
+package memtable
+
+import (
+	"bytes"
+
+	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/internal/base"
+)
+
+// Get returns the newest version of key whose sequence number is at most
+// seq. It is GetHash with filter.Hash(key).
+func (m *Memtable) Get(key []byte, seq base.SeqNum) ([]byte, Result) {
+	return m.GetHash(key, filter.Hash(key), seq)
+}
+
+// GetHash is Get for a caller that has already computed filter.Hash(key).
+// The returned value (Found only) aliases the memtable: its bytes never
+// change, and stay valid as long as the caller holds them; a caller that
+// hands them to a user copies them first.
+//
+// Read path:
+//  1. filter: no → FilteredOut, the tree is not touched;
+//  2. tree: the first entry at or after SeekKey(key, seq) is the newest
+//     visible version if it has the same user key (invariant 3 of
+//     internal/base); its kind decides Found or Deleted;
+//  3. otherwise Absent (a filter false positive, or only versions newer
+//     than seq).
+//
+// Get does not allocate.
+func (m *Memtable) GetHash(key []byte, hash uint64, seq base.SeqNum) ([]byte, Result) {
+	m.rlock()
+	defer m.runlock()
+	// 1. Filter.
+	if !m.noFilter && !m.filter.ContainsHash(hash) {
+		return nil, FilteredOut
+	}
+	// 2. Tree. The closure does not escape (AscendGreaterOrEqual only
+	// calls it), so it lives on the stack.
+	var first entry
+	var ok bool
+	m.tree.AscendGreaterOrEqual(pivot(base.SeekKey(key, seq)), func(e entry) bool {
+		first, ok = e, true
+		return false
+	})
+	if !ok || !bytes.Equal(first.key(), key) {
+		// 3. No visible version.
+		return nil, Absent
+	}
+	if base.Kind(first.trailer) == base.KindDelete {
+		return nil, Deleted
+	}
+	return first.value(), Found
+}
+
+// MayContainHash reports whether the memtable's filter admits a user key
+// with this filter.Hash. false is certain: no version of the key is here.
+func (m *Memtable) MayContainHash(h uint64) bool {
+	m.rlock()
+	defer m.runlock()
+	return m.filter.ContainsHash(h)
+}

@@ -1,0 +1,154 @@
+package memtable
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/btree"
+	"github.com/monbandb/monban/filter"
+)
+
+var (
+	// ErrFrozen is returned by Add and Remove on a memtable after Freeze.
+	ErrFrozen = errors.New("memtable: frozen")
+	// ErrInvalidEntry is returned by Add for an entry the memtable cannot
+	// hold: an unknown kind, a sequence number above base.MaxSeqNum, or an
+	// exact duplicate (same user key, sequence number and kind) of an entry
+	// already present.
+	ErrInvalidEntry = errors.New("memtable: invalid entry")
+)
+
+// Result says what the memtable knows about a user key at a snapshot.
+type Result uint8
+
+const (
+	// FilteredOut: the filter said no; the tree was not searched.
+	FilteredOut Result = iota
+	// Absent: the filter said maybe, the tree has no version visible at
+	// the snapshot (a filter false positive, or only newer versions).
+	Absent
+	// Found: the newest visible version is a set; the value is returned.
+	Found
+	// Deleted: the newest visible version is a tombstone. The search for
+	// the key ends here: older levels must not be consulted.
+	Deleted
+)
+
+func (r Result) String() string {
+	switch r {
+	case FilteredOut:
+		return "filtered-out"
+	case Absent:
+		return "absent"
+	case Found:
+		return "found"
+	case Deleted:
+		return "deleted"
+	}
+	return fmt.Sprintf("Result(%d)", uint8(r))
+}
+
+// Options configure a memtable.
+type Options struct {
+	// ExpectedEntries sizes the first filter so that it need not grow
+	// while the memtable fills. 0 picks a small filter; it grows as needed.
+	ExpectedEntries int
+	// DisableFilter makes Get skip the filter probe and always search the
+	// tree. It exists to measure what the filter saves (BenchmarkGetAbsent,
+	// kvbench); the filter is still maintained, so MayContainHash and the
+	// mutable level are unaffected.
+	DisableFilter bool
+}
+
+// btreeDegree: nodes of up to 63 entries of 40 bytes, ~2.5 KiB, a few
+// cache-line fetches per binary search step and a shallow tree (4 levels
+// at 1M entries).
+const btreeDegree = 32
+
+// Memtable is a sorted in-memory table of internal entries with a quotient
+// filter over its user keys. See the package documentation for the
+// concurrency rules.
+type Memtable struct {
+	mu     sync.RWMutex
+	tree   *btree.BTreeG[entry]
+	filter *filter.Quotient
+	// snap is a copy-on-write clone of tree taken by NewIter and shared by
+	// every iterator opened until the next write; nil after a write.
+	snap    *btree.BTreeG[entry]
+	arena   arena
+	entries int64 // live entries, for ApproximateSize
+	frozen  atomic.Bool
+	// noFilter mirrors Options.DisableFilter.
+	noFilter bool
+}
+
+// New returns an empty memtable.
+func New(opts Options) *Memtable {
+	return &Memtable{
+		tree:     btree.NewG(btreeDegree, less),
+		filter:   newFilter(opts.ExpectedEntries),
+		noFilter: opts.DisableFilter,
+	}
+}
+
+// Len returns the number of entries (versions, not user keys).
+func (m *Memtable) Len() int {
+	m.rlock()
+	defer m.runlock()
+	return m.tree.Len()
+}
+
+// Empty reports whether the memtable holds no entry.
+func (m *Memtable) Empty() bool { return m.Len() == 0 }
+
+// ApproximateSize returns the bytes the memtable holds: arena bytes (keys
+// and values, including those of removed entries, which stay allocated
+// until the memtable is dropped), entryOverhead per live entry, and the
+// filter. The engine compares it with its flush threshold.
+func (m *Memtable) ApproximateSize() int64 {
+	m.rlock()
+	defer m.runlock()
+	return m.arena.bytes + m.entries*entryOverhead + int64(m.filter.SizeBytes())
+}
+
+// Freeze makes the memtable immutable: Add and Remove return ErrFrozen
+// from now on, Filter may be read without locks, and reads stop taking the
+// lock. Freeze is idempotent.
+func (m *Memtable) Freeze() {
+	m.mu.Lock()
+	m.frozen.Store(true)
+	m.mu.Unlock()
+}
+
+// Frozen reports whether Freeze has been called.
+func (m *Memtable) Frozen() bool { return m.frozen.Load() }
+
+// Filter returns the memtable's quotient filter, for the mutable level to
+// merge. It is only valid once the memtable is frozen: before that the
+// writer may insert into it or replace it (growth) at any moment. The
+// caller must not modify it.
+func (m *Memtable) Filter() *filter.Quotient {
+	m.rlock()
+	defer m.runlock()
+	return m.filter
+}
+
+// rlock and runlock guard reads. A frozen memtable is never written again,
+// and the atomic frozen flag was stored after its last write, so a reader
+// that sees it set needs no lock (invariant 4).
+func (m *Memtable) rlock() {
+	if !m.frozen.Load() {
+		m.mu.RLock()
+	}
+}
+
+// runlock must pair with the rlock call before it. Freeze takes the write
+// lock, so it cannot complete while a reader holds the read lock: a reader
+// that locked still sees frozen == false here.
+func (m *Memtable) runlock() {
+	if !m.frozen.Load() {
+		m.mu.RUnlock()
+	}
+}
