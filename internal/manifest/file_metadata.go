@@ -1,0 +1,80 @@
+package manifest
+
+import (
+	"fmt"
+
+	"github.com/monbandb/monban/internal/base"
+)
+
+// NumLevels is the number of levels of the tree: L0, whose tables may
+// overlap, and L1..L6, each a sorted run of non-overlapping tables.
+const NumLevels = 7
+
+// FileMetadata describes one SSTable as the manifest records it. Everything
+// but the fields marked in-memory is persisted by a NewFile record
+// (docs/format.md, "Manifest").
+//
+// A FileMetadata is shared by every Version that contains the table, so
+// its persisted fields never change once it is in a Version; the in-memory
+// fields follow the locking rule written beside them.
+type FileMetadata struct {
+	FileNum uint64
+	// Size is the length of the table file in bytes.
+	Size uint64
+	// Smallest and Largest bound the table's internal keys, inclusive.
+	// Invariant: Compare(Smallest, Largest) <= 0.
+	Smallest, Largest base.InternalKey
+	// SmallestSeq and LargestSeq bound the sequence numbers of the table's
+	// entries. L0 is ordered by LargestSeq, newest first.
+	SmallestSeq, LargestSeq base.SeqNum
+	// NumEntries counts the table's entries; NumDeletions those of them
+	// that are tombstones. Compaction uses them to favour tables whose
+	// tombstones would reclaim space (CompensatedSize).
+	NumEntries, NumDeletions uint64
+
+	// Compacting (in-memory) is set by the compaction picker while a
+	// compaction has the table as an input, so that two compactions never
+	// pick the same table. Guarded by the caller's compaction lock; never
+	// persisted, so false after recovery.
+	Compacting bool
+}
+
+// CompensatedSize is the table's size inflated by its tombstones: each
+// tombstone is counted as the average entry size again, because compacting
+// it down removes that much data below (RocksDB weighs deletions the same
+// way). It is computed, not stored, so the rule can change freely.
+func (f *FileMetadata) CompensatedSize() uint64 {
+	if f.NumEntries == 0 {
+		return f.Size
+	}
+	return f.Size + f.NumDeletions*(f.Size/f.NumEntries)
+}
+
+// ContainsUserKey reports whether ukey lies inside the table's user-key
+// range, bounds included.
+func (f *FileMetadata) ContainsUserKey(ukey []byte) bool {
+	return compareUser(f.Smallest.UserKey, ukey) <= 0 && compareUser(ukey, f.Largest.UserKey) <= 0
+}
+
+func (f *FileMetadata) String() string {
+	return fmt.Sprintf("%06d:[%v-%v] seq[%d-%d] %dB", f.FileNum, f.Smallest, f.Largest, f.SmallestSeq, f.LargestSeq, f.Size)
+}
+
+// validate checks what a single table's metadata must satisfy whatever
+// level it sits in. The error does not wrap a sentinel; callers add
+// ErrCorruption (decoding) or ErrInvalidEdit (LogAndApply).
+func (f *FileMetadata) validate() error {
+	switch {
+	case f.FileNum == 0:
+		return fmt.Errorf("table has file number 0")
+	case base.Compare(f.Smallest, f.Largest) > 0:
+		return fmt.Errorf("table %06d: smallest key %v is after largest %v", f.FileNum, f.Smallest, f.Largest)
+	case f.SmallestSeq > f.LargestSeq:
+		return fmt.Errorf("table %06d: smallest seq %d above largest %d", f.FileNum, f.SmallestSeq, f.LargestSeq)
+	case f.LargestSeq > base.MaxSeqNum:
+		return fmt.Errorf("table %06d: seq %d beyond the 56-bit range", f.FileNum, f.LargestSeq)
+	case f.NumDeletions > f.NumEntries:
+		return fmt.Errorf("table %06d: %d deletions among %d entries", f.FileNum, f.NumDeletions, f.NumEntries)
+	}
+	return nil
+}

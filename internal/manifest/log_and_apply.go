@@ -1,0 +1,257 @@
+package manifest
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/wal"
+)
+
+// Create starts the manifest of a new, empty DB in dir: MANIFEST-000001
+// holding a snapshot of the empty Version, and CURRENT naming it. It
+// refuses a directory that already has a CURRENT file (fs.ErrExist).
+func Create(fsys vfs.FS, dir string) (*VersionSet, error) {
+	vs := newVersionSet(fsys, dir)
+	if err := fsys.MkdirAll(dir); err != nil {
+		return nil, fmt.Errorf("manifest: creating %s: %w", dir, err)
+	}
+	if f, err := fsys.Open(vs.path(currentName)); err == nil {
+		f.Close()
+		return nil, fmt.Errorf("manifest: %s already holds a DB: %w", dir, fs.ErrExist)
+	}
+	vs.nextFileNum.Store(1)
+	vs.install(&Version{})
+	if err := vs.rollover(vs.current, vs.state()); err != nil {
+		return nil, err
+	}
+	return vs, nil
+}
+
+// LogAndApply appends e to the manifest, syncs it, and installs the Version
+// it produces as current. Calls (and Close) must be serialized by the
+// caller — the DB holds one lock around flush and compaction installs —
+// while Current, LiveFiles and the counters stay safe from any goroutine.
+//
+// LogAndApply completes e before logging it: LogNum 0 becomes the current
+// log number, and NextFileNum and LastSeq are set to the set's counters,
+// so every edit carries them and recovery needs only the last one.
+//
+// An edit that cannot apply returns an error wrapping ErrInvalidEdit and
+// changes nothing. A failed write or sync is sticky: the manifest's tail
+// is then unknown, so every later call returns the same error and the DB
+// must be reopened (recovery judges the tail).
+func (vs *VersionSet) LogAndApply(e *VersionEdit) error {
+	vs.mu.Lock()
+	closed := vs.closed
+	cps := vs.compactPointers
+	vs.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	if vs.err != nil {
+		return vs.err
+	}
+
+	// 1. Complete the edit with the counters and check it.
+	e.FormatVersion = 0
+	if e.LogNum == 0 {
+		e.LogNum = vs.LogNum()
+	}
+	if e.NextFileNum != 0 {
+		vs.MarkFileNumUsed(e.NextFileNum - 1)
+	}
+	e.NextFileNum = vs.nextFileNum.Load()
+	e.LastSeq = max(e.LastSeq, vs.LastSeq())
+	if err := vs.checkEdit(e); err != nil {
+		return err
+	}
+	for _, cp := range e.CompactPointers {
+		cps[cp.Level] = cp.Key
+	}
+
+	// 2. Build the new Version; nothing is written if it is invalid.
+	b := newBuilder(vs.current)
+	if err := b.apply(e); err != nil {
+		return fmt.Errorf("manifest: %w: %v", ErrInvalidEdit, err)
+	}
+	v, err := b.build()
+	if err != nil {
+		return fmt.Errorf("manifest: %w: %v", ErrInvalidEdit, err)
+	}
+
+	// 3. Make it durable: appended to this manifest, or, past the size
+	// limit, as the snapshot that starts the next one.
+	if vs.manifest.Size() >= vs.maxManifestSize {
+		err = vs.rollover(v, counters{logNum: e.LogNum, lastSeq: e.LastSeq, compactPointers: cps})
+	} else {
+		vs.buf = e.Encode(vs.buf[:0])
+		if _, err = vs.manifest.Append(vs.buf); err == nil {
+			err = vs.manifest.Sync()
+		}
+		if err != nil {
+			err = fmt.Errorf("manifest: appending to %s: %w", MakeFilename(KindManifest, vs.ManifestFileNum()), err)
+		}
+	}
+	if err != nil {
+		vs.err = err
+		return err
+	}
+
+	// 4. Install it.
+	vs.logNum.Store(e.LogNum)
+	vs.SetLastSeq(e.LastSeq)
+	vs.mu.Lock()
+	vs.compactPointers = cps
+	vs.mu.Unlock()
+	vs.install(v)
+	return nil
+}
+
+// checkEdit rejects what the builder cannot see: numbers never allocated
+// and a log number moving backwards.
+func (vs *VersionSet) checkEdit(e *VersionEdit) error {
+	next := e.NextFileNum
+	switch {
+	case e.LogNum < vs.LogNum():
+		return fmt.Errorf("manifest: %w: log number %d below current %d", ErrInvalidEdit, e.LogNum, vs.LogNum())
+	case e.LogNum >= next:
+		return fmt.Errorf("manifest: %w: log number %d never allocated (next %d)", ErrInvalidEdit, e.LogNum, next)
+	case e.LastSeq > base.MaxSeqNum:
+		return fmt.Errorf("manifest: %w: last sequence %d beyond the 56-bit range", ErrInvalidEdit, e.LastSeq)
+	}
+	for _, cp := range e.CompactPointers {
+		if cp.Level < 0 || cp.Level >= NumLevels || !cp.Key.Kind().Valid() {
+			return fmt.Errorf("manifest: %w: compact pointer L%d %v", ErrInvalidEdit, cp.Level, cp.Key)
+		}
+	}
+	for _, nf := range e.Added {
+		if nf.Meta != nil && nf.Meta.FileNum >= next {
+			return fmt.Errorf("manifest: %w: table %06d never allocated (next %d)", ErrInvalidEdit, nf.Meta.FileNum, next)
+		}
+	}
+	return nil
+}
+
+// counters are the set-wide values a snapshot records beside the tables.
+type counters struct {
+	logNum          uint64
+	lastSeq         base.SeqNum
+	compactPointers [NumLevels]base.InternalKey
+}
+
+// state returns the set's counters as they are installed now.
+func (vs *VersionSet) state() counters {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	return counters{logNum: vs.LogNum(), lastSeq: vs.LastSeq(), compactPointers: vs.compactPointers}
+}
+
+// snapshot returns the edit that recreates v and c from nothing: the first
+// record of every manifest. NextFileNum is read last, after the caller has
+// allocated the new manifest's own number.
+func (vs *VersionSet) snapshot(v *Version, c counters) *VersionEdit {
+	e := &VersionEdit{
+		FormatVersion: formatVersion,
+		LogNum:        c.logNum,
+		NextFileNum:   vs.nextFileNum.Load(),
+		LastSeq:       c.lastSeq,
+	}
+	for level, k := range c.compactPointers {
+		if k.UserKey != nil || k.Trailer != 0 {
+			e.CompactPointers = append(e.CompactPointers, CompactPointer{Level: level, Key: k})
+		}
+	}
+	for level, files := range v.Levels {
+		for _, f := range files {
+			e.Added = append(e.Added, NewFile{Level: level, Meta: f})
+		}
+	}
+	return e
+}
+
+// rollover starts a new manifest holding a snapshot of v and switches
+// CURRENT to it. The order makes a crash at any step leave CURRENT naming
+// a complete manifest, old or new:
+//
+//  1. create MANIFEST-n, append the snapshot, sync it, sync the directory
+//     (CURRENT must never name a file whose entry could be lost);
+//  2. write CURRENT.tmp, sync it, rename it over CURRENT, sync the
+//     directory — the rename is the commit point;
+//  3. only then close and remove the old manifest.
+//
+// A failure before the rename leaves the old manifest current, and the
+// new file is removed (best effort: Recover removes stray manifests too).
+// A failure after it (the directory sync) leaves both files in place, as
+// either may be the one CURRENT names after a crash.
+func (vs *VersionSet) rollover(v *Version, c counters) error {
+	num := vs.NextFileNum()
+	name := MakeFilename(KindManifest, num)
+	f, err := vs.fs.Create(vs.path(name))
+	if err != nil {
+		return fmt.Errorf("manifest: creating %s: %w", name, err)
+	}
+	w := wal.NewWriter(f)
+	renamed := false
+	err = func() error {
+		vs.buf = vs.snapshot(v, c).Encode(vs.buf[:0])
+		if _, err := w.Append(vs.buf); err != nil {
+			return err
+		}
+		if err := w.Sync(); err != nil {
+			return err
+		}
+		if err := vs.fs.SyncDir(vs.dir); err != nil {
+			return err
+		}
+		renamed, err = vs.setCurrent(name)
+		return err
+	}()
+	if err != nil {
+		w.Close()
+		if !renamed {
+			vs.fs.Remove(vs.path(name))
+		}
+		return fmt.Errorf("manifest: rolling over to %s: %w", name, err)
+	}
+	oldNum, old := vs.ManifestFileNum(), vs.manifest
+	vs.manifest = w
+	vs.manifestNum.Store(num)
+	if old != nil {
+		// The old manifest is no longer named by CURRENT: failing to close
+		// or remove it loses nothing, and Recover removes it later.
+		old.Close()
+		vs.fs.Remove(vs.path(MakeFilename(KindManifest, oldNum)))
+	}
+	return nil
+}
+
+// setCurrent atomically points CURRENT at the manifest called name.
+// renamed reports whether the rename, the commit point, happened.
+func (vs *VersionSet) setCurrent(name string) (renamed bool, err error) {
+	tmp := vs.path(currentTempName)
+	f, err := vs.fs.Create(tmp)
+	if err != nil {
+		return false, err
+	}
+	_, err = f.Write([]byte(name + "\n"))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = vs.fs.Rename(tmp, vs.path(currentName))
+		renamed = err == nil
+	}
+	if err == nil {
+		err = vs.fs.SyncDir(vs.dir)
+	}
+	if err != nil {
+		return renamed, errors.Join(fmt.Errorf("setting CURRENT to %s", name), err)
+	}
+	return true, nil
+}

@@ -1,0 +1,150 @@
+package manifest
+
+import (
+	"cmp"
+	"encoding/binary"
+	"slices"
+
+	"github.com/monbandb/monban/internal/base"
+)
+
+// Tags of the fields of an encoded VersionEdit (docs/format.md, "Manifest").
+// They are on disk: never renumber them. A field whose meaning changes gets
+// a new tag, and an unknown tag is corruption, because a manifest that
+// cannot be fully understood cannot say which tables are live.
+const (
+	tagFormat         = 1 // magic string and format version; first edit of every manifest
+	tagLogNum         = 2
+	tagNextFileNum    = 3
+	tagLastSeq        = 4
+	tagCompactPointer = 5
+	tagDeletedFile    = 6
+	tagNewFile        = 7
+)
+
+// formatMagic and formatVersion open every manifest: the first edit of a
+// manifest carries them (tagFormat), so a file that is not a monban manifest,
+// or one written by a newer format, is rejected before anything is applied.
+const (
+	formatMagic   = "monban-manifest"
+	formatVersion = 1
+)
+
+// DeletedFile names a table removed from a level.
+type DeletedFile struct {
+	Level   int
+	FileNum uint64
+}
+
+// NewFile is a table added to a level.
+type NewFile struct {
+	Level int
+	Meta  *FileMetadata
+}
+
+// CompactPointer records where the last compaction of a level ended, so the
+// next one starts after it and compaction work sweeps the key space evenly.
+type CompactPointer struct {
+	Level int
+	Key   base.InternalKey
+}
+
+// VersionEdit is the difference between two Versions plus the counters the
+// DB must recover. A manifest is a sequence of encoded VersionEdits; the
+// first one of each manifest is a snapshot (the whole Version as Added
+// files) carrying the format tag.
+//
+// Zero-valued LogNum, NextFileNum and LastSeq mean "unchanged" and are not
+// encoded: file numbers start at 1 and sequence number 0 is never assigned.
+type VersionEdit struct {
+	// FormatVersion is set (to formatVersion) only in the first edit of a
+	// manifest; Decode checks the magic and the version.
+	FormatVersion uint64
+	// LogNum: WALs numbered below it are fully reflected in tables and are
+	// obsolete; recovery replays the WALs numbered LogNum and above.
+	LogNum uint64
+	// NextFileNum is above every file number allocated so far.
+	NextFileNum uint64
+	// LastSeq is the highest sequence number the recorded tables contain or
+	// the DB has handed out.
+	LastSeq base.SeqNum
+	// CompactPointers update the per-level compaction cursors.
+	CompactPointers []CompactPointer
+	// Deleted is the set of tables removed, by level and number.
+	Deleted map[DeletedFile]bool
+	// Added are the tables added. Deletions apply before additions, so an
+	// edit may move a table by deleting and re-adding its number.
+	Added []NewFile
+}
+
+// Encode appends the encoding of e to dst. Deleted files are written in
+// (level, number) order so that an edit has a single encoding.
+func (e *VersionEdit) Encode(dst []byte) []byte {
+	if e.FormatVersion != 0 {
+		dst = binary.AppendUvarint(dst, tagFormat)
+		dst = appendBytes(dst, []byte(formatMagic))
+		dst = binary.AppendUvarint(dst, e.FormatVersion)
+	}
+	if e.LogNum != 0 {
+		dst = binary.AppendUvarint(dst, tagLogNum)
+		dst = binary.AppendUvarint(dst, e.LogNum)
+	}
+	if e.NextFileNum != 0 {
+		dst = binary.AppendUvarint(dst, tagNextFileNum)
+		dst = binary.AppendUvarint(dst, e.NextFileNum)
+	}
+	if e.LastSeq != 0 {
+		dst = binary.AppendUvarint(dst, tagLastSeq)
+		dst = binary.AppendUvarint(dst, uint64(e.LastSeq))
+	}
+	for _, cp := range e.CompactPointers {
+		dst = binary.AppendUvarint(dst, tagCompactPointer)
+		dst = binary.AppendUvarint(dst, uint64(cp.Level))
+		dst = appendKey(dst, cp.Key)
+	}
+	for _, d := range e.sortedDeleted() {
+		dst = binary.AppendUvarint(dst, tagDeletedFile)
+		dst = binary.AppendUvarint(dst, uint64(d.Level))
+		dst = binary.AppendUvarint(dst, d.FileNum)
+	}
+	for _, nf := range e.Added {
+		m := nf.Meta
+		dst = binary.AppendUvarint(dst, tagNewFile)
+		dst = binary.AppendUvarint(dst, uint64(nf.Level))
+		dst = binary.AppendUvarint(dst, m.FileNum)
+		dst = binary.AppendUvarint(dst, m.Size)
+		dst = appendKey(dst, m.Smallest)
+		dst = appendKey(dst, m.Largest)
+		dst = binary.AppendUvarint(dst, uint64(m.SmallestSeq))
+		dst = binary.AppendUvarint(dst, uint64(m.LargestSeq))
+		dst = binary.AppendUvarint(dst, m.NumEntries)
+		dst = binary.AppendUvarint(dst, m.NumDeletions)
+	}
+	return dst
+}
+
+func (e *VersionEdit) sortedDeleted() []DeletedFile {
+	ds := make([]DeletedFile, 0, len(e.Deleted))
+	for d, ok := range e.Deleted {
+		if ok {
+			ds = append(ds, d)
+		}
+	}
+	slices.SortFunc(ds, func(a, b DeletedFile) int {
+		return cmp.Or(cmp.Compare(a.Level, b.Level), cmp.Compare(a.FileNum, b.FileNum))
+	})
+	return ds
+}
+
+// appendBytes writes a length-prefixed byte string: uvarint length, bytes.
+func appendBytes(dst, b []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(b)))
+	return append(dst, b...)
+}
+
+// appendKey writes an internal key as a length-prefixed byte string of its
+// encoding (user key, 8-byte trailer).
+func appendKey(dst []byte, k base.InternalKey) []byte {
+	dst = binary.AppendUvarint(dst, uint64(k.Size()))
+	return k.Append(dst)
+}

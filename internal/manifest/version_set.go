@@ -1,0 +1,225 @@
+package manifest
+
+import (
+	"errors"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/wal"
+)
+
+// ErrClosed is returned by LogAndApply after Close.
+var ErrClosed = errors.New("manifest: version set closed")
+
+// ErrInvalidEdit is wrapped by the error LogAndApply returns for an edit
+// that cannot apply to the current Version (a deleted table not there, an
+// added one already there, overlapping tables in L1+, a file number never
+// allocated). Nothing is written for such an edit: it is a bug in the
+// caller, and the manifest stays as it was.
+var ErrInvalidEdit = errors.New("manifest: invalid version edit")
+
+// DefaultMaxManifestSize is the manifest length past which LogAndApply
+// rolls over to a new manifest that starts with a snapshot. A snapshot of
+// 10,000 tables with 32-byte keys is about 1 MiB, so at 4 MiB a rollover
+// happens at most every few thousand edits and recovery reads little.
+const DefaultMaxManifestSize = 4 << 20
+
+// VersionSet owns the current Version, the manifest it is logged to, and
+// the CURRENT file that names the manifest. See the package doc for the
+// concurrency rules.
+type VersionSet struct {
+	fs  vfs.FS
+	dir string
+
+	// Counters readable from any goroutine.
+	nextFileNum atomic.Uint64
+	lastSeq     atomic.Uint64
+	logNum      atomic.Uint64
+	manifestNum atomic.Uint64
+
+	// Writer state, owned by the serialized LogAndApply / Close callers.
+	maxManifestSize int64
+	manifest        *wal.Writer
+	buf             []byte
+	err             error // sticky: the manifest's tail is unknown after a failed write
+	droppedBytes    int64
+
+	mu sync.Mutex
+	// current is the newest Version; the set holds one reference to it.
+	current *Version
+	// live holds every Version with references, current included.
+	live map[*Version]struct{}
+	// fileRefs counts, per table number, the live Versions that hold it.
+	// Keyed by number, not by *FileMetadata, so that an edit moving a table
+	// with a fresh metadata struct does not make the old one "obsolete".
+	fileRefs map[uint64]int32
+	// obsolete are tables that left the last live Version holding them.
+	obsolete []*FileMetadata
+	// compactPointers are the per-level compaction cursors.
+	compactPointers [NumLevels]base.InternalKey
+	closed          bool
+}
+
+func newVersionSet(fs vfs.FS, dir string) *VersionSet {
+	return &VersionSet{
+		fs:              fs,
+		dir:             dir,
+		maxManifestSize: DefaultMaxManifestSize,
+		live:            make(map[*Version]struct{}),
+		fileRefs:        make(map[uint64]int32),
+	}
+}
+
+func (vs *VersionSet) path(name string) string { return filepath.Join(vs.dir, name) }
+
+// Current returns the current Version with a reference taken for the
+// caller, who must Unref it when done. Safe from any goroutine.
+func (vs *VersionSet) Current() *Version {
+	vs.mu.Lock()
+	v := vs.current
+	v.Ref()
+	vs.mu.Unlock()
+	return v
+}
+
+// NextFileNum allocates a file number for a new table, WAL or manifest.
+// Safe from any goroutine. The number becomes durable with the next
+// LogAndApply; a number allocated but never recorded may be handed out
+// again after a crash, so recovery must MarkFileNumUsed for every file it
+// finds in the directory before allocating.
+func (vs *VersionSet) NextFileNum() uint64 { return vs.nextFileNum.Add(1) - 1 }
+
+// MarkFileNumUsed makes sure NextFileNum never returns num or anything
+// below it, e.g. for a WAL found on disk at recovery.
+func (vs *VersionSet) MarkFileNumUsed(num uint64) {
+	for {
+		cur := vs.nextFileNum.Load()
+		if cur > num || vs.nextFileNum.CompareAndSwap(cur, num+1) {
+			return
+		}
+	}
+}
+
+// LastSeq returns the highest sequence number handed out, as last set by
+// SetLastSeq or recovered from the manifest.
+func (vs *VersionSet) LastSeq() base.SeqNum { return base.SeqNum(vs.lastSeq.Load()) }
+
+// SetLastSeq records the highest sequence number handed out; the next
+// LogAndApply persists it. It never moves the counter backwards.
+func (vs *VersionSet) SetLastSeq(s base.SeqNum) {
+	for {
+		cur := vs.lastSeq.Load()
+		if uint64(s) <= cur || vs.lastSeq.CompareAndSwap(cur, uint64(s)) {
+			return
+		}
+	}
+}
+
+// LogNum returns the number of the oldest WAL that recovery must replay;
+// older WALs are obsolete.
+func (vs *VersionSet) LogNum() uint64 { return vs.logNum.Load() }
+
+// ManifestFileNum returns the number of the manifest being appended to.
+// Every other MANIFEST-* in the directory is obsolete.
+func (vs *VersionSet) ManifestFileNum() uint64 { return vs.manifestNum.Load() }
+
+// RecoveredDroppedBytes returns how many bytes of torn tail Recover dropped
+// from the manifest it replayed (0 after Create), for the DB's log line.
+func (vs *VersionSet) RecoveredDroppedBytes() int64 { return vs.droppedBytes }
+
+// CompactPointer returns where the last compaction of level ended (zero
+// key if none), so the next one can start after it.
+func (vs *VersionSet) CompactPointer(level int) base.InternalKey {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	return vs.compactPointers[level]
+}
+
+// SetMaxManifestSize changes the rollover threshold (DefaultMaxManifestSize
+// otherwise). Serialized with LogAndApply like every writer-side call.
+func (vs *VersionSet) SetMaxManifestSize(n int64) { vs.maxManifestSize = n }
+
+// LiveFiles returns the numbers of the tables held by any live Version:
+// the tables the DB must keep. A table file on disk that is not in it, and
+// whose number is below NextFileNum when the scan started, is garbage.
+func (vs *VersionSet) LiveFiles() map[uint64]bool {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	live := make(map[uint64]bool, len(vs.fileRefs))
+	for num := range vs.fileRefs {
+		live[num] = true
+	}
+	return live
+}
+
+// TakeObsolete returns the tables that left the last live Version holding
+// them since the previous call, and forgets them: the caller deletes their
+// files. This is the obsolete-file hook: a pull rather than a callback, so
+// that file deletion never runs inside an Unref called by a reader.
+// Tables deleted by edits replayed at Recover never had a live Version
+// here; the DB finds them by comparing the directory with LiveFiles.
+func (vs *VersionSet) TakeObsolete() []*FileMetadata {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	out := vs.obsolete
+	vs.obsolete = nil
+	return out
+}
+
+// install makes v current. The set's reference moves from the old current
+// Version to v; the old one stays live while readers hold it.
+func (vs *VersionSet) install(v *Version) {
+	v.vs = vs
+	v.Ref()
+	vs.mu.Lock()
+	vs.live[v] = struct{}{}
+	for _, files := range v.Levels {
+		for _, f := range files {
+			vs.fileRefs[f.FileNum]++
+		}
+	}
+	old := vs.current
+	vs.current = v
+	vs.mu.Unlock()
+	if old != nil {
+		old.Unref()
+	}
+}
+
+// release is called by the last Unref of v.
+func (vs *VersionSet) release(v *Version) {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	delete(vs.live, v)
+	for _, files := range v.Levels {
+		for _, f := range files {
+			vs.fileRefs[f.FileNum]--
+			if vs.fileRefs[f.FileNum] == 0 {
+				delete(vs.fileRefs, f.FileNum)
+				vs.obsolete = append(vs.obsolete, f)
+			}
+		}
+	}
+}
+
+// Close closes the manifest. The current Version stays readable (and
+// referenced) so that readers still holding Versions finish normally; no
+// edit can be applied after Close.
+func (vs *VersionSet) Close() error {
+	vs.mu.Lock()
+	if vs.closed {
+		vs.mu.Unlock()
+		return ErrClosed
+	}
+	vs.closed = true
+	vs.mu.Unlock()
+	if vs.manifest == nil {
+		return nil
+	}
+	err := vs.manifest.Close()
+	vs.manifest = nil
+	return err
+}
