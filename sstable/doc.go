@@ -1,0 +1,68 @@
+// Package sstable reads and writes monban's immutable sorted tables: the
+// files an LSM level is made of. A table holds internal entries (user key,
+// sequence number, kind, value) in internal-key order, a cache-line Bloom
+// filter over its user keys, an index of its data blocks, and its
+// properties.
+//
+// Reading the source, in data-flow order: writer.go (Add: entries into
+// blocks), block.go (prefix compression and restart points),
+// writer_finish.go (filter, index, properties, footer), reader.go (Open:
+// verify and pin the meta blocks; dataBlock: cache, then file), get.go (the
+// point-read path, four numbered steps), iter.go (two-level iterator),
+// table_cache.go (open readers, reference counted), stats.go (what was
+// counted and what a trace shows).
+//
+// # Lifetime and concurrency
+//
+// A Writer is used by one goroutine; Finish or Abort closes its file. A
+// Reader is safe for concurrent Get, NewIter, MayContainHash and Stats; its
+// Close must not race with them (TableCache guarantees this with reference
+// counts). An Iter is used by one goroutine, and its Key and Value are valid
+// until it moves. Get's returned value is a fresh copy, the caller's to keep.
+//
+// # Invariants
+//
+//  1. Entries in a table are strictly increasing by base.Compare; the
+//     Writer refuses anything else (ErrOutOfOrder).
+//  2. Every block carries a CRC-32C over its stored bytes and compression
+//     type; no byte of a block is interpreted before its checksum matches.
+//  3. Every length or offset read from disk is bounded (by the file size,
+//     the enclosing block, or maxBlockLen = 64 MiB) before it sizes an
+//     allocation or a read. Bad bytes yield an error wrapping
+//     base.ErrCorruption that names the file — never a panic, a hang, or
+//     wrong data accepted silently.
+//  4. The index key of a data block is that block's last internal key, so
+//     the entry preceding any block is known without reading it; Get uses
+//     this to tell a filter false positive from a key whose versions are
+//     all newer than the snapshot, at no I/O cost.
+//  5. Index, filter and properties are read once at Open and pinned in the
+//     Reader; only data blocks go through the block cache. A Get that
+//     passes the filter reads at most one data block.
+//  6. Blocks handed out are immutable (see internal/cache, invariant 2).
+//
+// # Format
+//
+// Described byte by byte, with a worked example, in docs/format.md
+// ("SSTable"). In short (all fixed-width integers little-endian):
+//
+//	[data block 0] ... [data block n-1] [filter block]? [index block]
+//	[properties block] [footer: 64 bytes]
+//
+//	block    = contents | type u8 (0 none, 1 snappy) | crc32c u32
+//	           crc32c (Castagnoli) covers the stored contents and the type byte
+//	contents = entry* | restart offset u32 * r | r u32
+//	entry    = shared uvarint | unshared uvarint | value length uvarint |
+//	           key[shared:] | value
+//	data block:  key = encoded internal key (user key | seq<<8|kind u64)
+//	index block: key = last internal key of data block i,
+//	             value = offset uvarint | length uvarint; restart interval 1
+//	filter block: filter.CacheLineBuilder's encoding, never compressed
+//	properties block: key = property name, value = uvarint / key / string
+//	footer   = index (off u64, len u64) | filter (off u64, len u64; 0,0 = none) |
+//	           properties (off u64, len u64) | version u32 = 1 |
+//	           crc32c of the preceding 52 bytes u32 | magic "MONBANST"
+//
+// Handle lengths exclude the 5-byte block trailer. Data blocks are cut once
+// their uncompressed size reaches WriterOptions.BlockSize and kept
+// snappy-compressed only when that saves at least 1/8.
+package sstable

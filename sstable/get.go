@@ -1,0 +1,148 @@
+package sstable
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/monbandb/monban/internal/base"
+)
+
+// getScratch is one Get's working memory, pooled per Reader.
+type getScratch struct {
+	it  blockIter
+	buf readScratch
+}
+
+// Get looks up the newest version of ukey with a sequence number <= seq.
+// hash must be filter.Hash(ukey), computed once by the caller for all
+// tables. found reports that such a version exists; kind says whether it is
+// a value or a tombstone. The value is a fresh copy, the caller's to keep
+// (nil for a tombstone); nothing else is allocated on a block-cache hit.
+// trace may be nil; otherwise Get records its steps in it.
+//
+// The steps, as in docs/read-path.md:
+//
+//  1. key range: outside [Smallest, Largest] the table cannot hold ukey.
+//  2. filter: "no" is certain; the read ends without touching the disk.
+//  3. index: binary search for the first block whose last key is >= the
+//     seek key (ukey, seq).
+//  4. data block: from the block cache, else the file; seek in it.
+func (r *Reader) Get(ukey []byte, hash uint64, seq base.SeqNum, trace *GetTrace) (value []byte, kind base.Kind, found bool, err error) {
+	if r.closed.Load() {
+		return nil, 0, false, ErrClosed
+	}
+	if trace != nil {
+		*trace = GetTrace{Table: r.name, BlockIndex: -1}
+	}
+	// 1. Key range.
+	p := &r.props
+	if p.NumEntries == 0 || bytes.Compare(ukey, p.Smallest.UserKey) < 0 || bytes.Compare(ukey, p.Largest.UserKey) > 0 {
+		return nil, 0, false, nil
+	}
+	if trace != nil {
+		trace.InRange = true
+	}
+	// 2. Filter.
+	if r.hasFilter {
+		r.stats.filterProbes.Add(1)
+		may := r.filter.MayContainHash(hash)
+		if trace != nil {
+			trace.FilterConsulted, trace.FilterMayContain = true, may
+		}
+		if !may {
+			r.stats.filterNegatives.Add(1)
+			if trace != nil {
+				trace.Outcome = OutcomeFilterNegative
+			}
+			return nil, 0, false, nil
+		}
+	}
+	// 3. Index. The seek trailer sorts before every version <= seq.
+	trailer := base.SeekKey(nil, seq).Trailer
+	i := r.searchIndex(ukey, trailer)
+	// Whether the table holds a newer version of ukey just before the seek
+	// position. When that position starts block i, the previous entry is
+	// block i-1's last key, which is its index key: no extra read.
+	prevIsUkey := func() bool { return i > 0 && bytes.Equal(userKey(r.index[i-1].key), ukey) }
+	if i == len(r.index) {
+		return nil, 0, false, r.notFound(prevIsUkey(), trace)
+	}
+	// 4. Data block.
+	s, _ := r.scratch.Get().(*getScratch)
+	if s == nil {
+		s = new(getScratch)
+	}
+	defer r.scratch.Put(s)
+	block, hit, err := r.dataBlock(i, &s.buf)
+	if trace != nil {
+		trace.BlockIndex, trace.BlockOffset, trace.BlockLength, trace.CacheHit = i, r.index[i].h.offset, r.index[i].h.length, hit
+	}
+	if err != nil {
+		return nil, 0, false, err
+	}
+	it := &s.it
+	if err := it.init(block); err != nil {
+		return nil, 0, false, r.blockErr(i, err)
+	}
+	ok := it.seekGE(ukey, trailer)
+	if it.err != nil {
+		return nil, 0, false, r.blockErr(i, it.err)
+	}
+	if !ok || !bytes.Equal(userKey(it.key), ukey) {
+		newer := it.prevSameUser
+		if !it.prevSeen {
+			newer = prevIsUkey()
+		}
+		return nil, 0, false, r.notFound(newer, trace)
+	}
+	ik, _ := base.DecodeInternalKey(it.key) // length checked by seekGE
+	if !ik.Kind().Valid() {
+		return nil, 0, false, r.blockErr(i, errBlock)
+	}
+	if trace != nil {
+		trace.Outcome, trace.Found = OutcomeFound, base.InternalKey{Trailer: ik.Trailer}
+	}
+	if ik.Kind() == base.KindSet {
+		value = make([]byte, len(it.val))
+		copy(value, it.val)
+	}
+	return value, ik.Kind(), true, nil
+}
+
+// notFound ends a Get that passed the filter and found no visible version:
+// a false positive of the filter unless newer versions of the key exist.
+func (r *Reader) notFound(newerExists bool, trace *GetTrace) error {
+	outcome := OutcomeNotVisible
+	if !newerExists {
+		outcome = OutcomeAbsent
+		if r.hasFilter {
+			r.stats.filterFalsePositives.Add(1)
+		}
+	}
+	if trace != nil {
+		trace.Outcome = outcome
+	}
+	return nil
+}
+
+func (r *Reader) blockErr(i int, err error) error {
+	return fmt.Errorf("sstable %s: data block %d at %d: %w", r.name, i, r.index[i].h.offset, err)
+}
+
+// searchIndex returns the first block whose last key is >= (ukey, trailer),
+// or len(r.index). Index keys were validated at Open.
+func (r *Reader) searchIndex(ukey []byte, trailer uint64) int {
+	lo, hi := 0, len(r.index)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if c, _ := cmpKey(r.index[m].key, ukey, trailer); c < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// userKey strips the trailer of an encoded internal key (len >= TrailerLen).
+func userKey(enc []byte) []byte { return enc[:len(enc)-base.TrailerLen] }

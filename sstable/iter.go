@@ -1,0 +1,255 @@
+package sstable
+
+import (
+	"bytes"
+
+	"github.com/monbandb/monban/internal/base"
+)
+
+// Iter walks a table's entries in internal-key order within the user-key
+// bounds [lower, upper) (nil: unbounded). It is a two-level iterator: a
+// position in the in-memory index, and a blockIter over the current data
+// block, fetched through the block cache. It implements
+// base.InternalIterator; it is not safe for concurrent use, and must not be
+// used after its Reader is closed.
+type Iter struct {
+	r            *Reader
+	lower, upper []byte
+	idx          int // current data block; meaningful while valid
+	blk          blockIter
+	valid        bool
+	scratch      readScratch
+	err          error
+	closed       bool
+}
+
+var _ base.InternalIterator = (*Iter)(nil)
+
+// NewIter returns an unpositioned iterator. The bounds are not copied and
+// must not change while it is in use.
+func (r *Reader) NewIter(lower, upper []byte) *Iter {
+	return &Iter{r: r, lower: lower, upper: upper}
+}
+
+// maxTrailer sorts before every real trailer of a user key: (k, maxTrailer)
+// is the smallest internal key with user key k.
+var maxTrailer = base.SeekKey(nil, base.MaxSeqNum).Trailer
+
+// loadBlock positions blk on data block i (unpositioned).
+func (it *Iter) loadBlock(i int) bool {
+	b, _, err := it.r.dataBlock(i, &it.scratch)
+	if err == nil {
+		err = it.blk.init(b)
+	}
+	if err != nil {
+		return it.fail(err)
+	}
+	it.idx = i
+	return true
+}
+
+func (it *Iter) fail(err error) bool {
+	if it.err == nil {
+		it.err = err
+	}
+	it.valid = false
+	return false
+}
+
+// settle finishes a move: checks the block iterator for errors and the
+// entry against the bounds (dir > 0: upper, dir < 0: lower).
+func (it *Iter) settle(ok bool, dir int) bool {
+	if it.blk.err != nil {
+		return it.fail(it.r.blockErr(it.idx, it.blk.err))
+	}
+	if !ok {
+		it.valid = false
+		return false
+	}
+	if len(it.blk.key) < base.TrailerLen {
+		return it.fail(it.r.blockErr(it.idx, errBlock))
+	}
+	uk := userKey(it.blk.key)
+	if dir > 0 && it.upper != nil && bytes.Compare(uk, it.upper) >= 0 ||
+		dir < 0 && it.lower != nil && bytes.Compare(uk, it.lower) < 0 {
+		it.valid = false
+		return false
+	}
+	it.valid = true
+	return true
+}
+
+// SeekGE moves to the first entry >= key (and >= lower).
+func (it *Iter) SeekGE(key base.InternalKey) bool {
+	if it.err != nil || it.closed {
+		return false
+	}
+	ukey, trailer := key.UserKey, key.Trailer
+	if it.lower != nil && bytes.Compare(ukey, it.lower) < 0 {
+		ukey, trailer = it.lower, maxTrailer
+	}
+	i := it.r.searchIndex(ukey, trailer)
+	if i == len(it.r.index) {
+		it.valid = false
+		return false
+	}
+	if !it.loadBlock(i) {
+		return false
+	}
+	ok := it.blk.seekGE(ukey, trailer)
+	if !ok && it.blk.err == nil {
+		return it.nextBlock() // only on a malformed index; stay safe
+	}
+	return it.settle(ok, +1)
+}
+
+// SeekLT moves to the last entry < key (and < upper).
+func (it *Iter) SeekLT(key base.InternalKey) bool {
+	if it.err != nil || it.closed {
+		return false
+	}
+	ukey, trailer := key.UserKey, key.Trailer
+	if it.upper != nil && bytes.Compare(ukey, it.upper) >= 0 {
+		ukey, trailer = it.upper, maxTrailer
+	}
+	i := it.r.searchIndex(ukey, trailer)
+	if i == len(it.r.index) {
+		return it.lastOf(i - 1)
+	}
+	if !it.loadBlock(i) {
+		return false
+	}
+	ok := it.blk.seekLT(ukey, trailer)
+	if !ok && it.blk.err == nil {
+		return it.prevBlock()
+	}
+	return it.settle(ok, -1)
+}
+
+// First moves to the first entry >= lower.
+func (it *Iter) First() bool {
+	if it.lower != nil {
+		return it.SeekGE(base.InternalKey{UserKey: it.lower, Trailer: maxTrailer})
+	}
+	if it.err != nil || it.closed || len(it.r.index) == 0 {
+		it.valid = false
+		return false
+	}
+	if !it.loadBlock(0) {
+		return false
+	}
+	ok := it.blk.first()
+	if !ok && it.blk.err == nil {
+		return it.nextBlock()
+	}
+	return it.settle(ok, +1)
+}
+
+// Last moves to the last entry < upper.
+func (it *Iter) Last() bool {
+	if it.upper != nil {
+		return it.SeekLT(base.InternalKey{UserKey: it.upper, Trailer: maxTrailer})
+	}
+	if it.err != nil || it.closed {
+		return false
+	}
+	return it.lastOf(len(it.r.index) - 1)
+}
+
+func (it *Iter) lastOf(i int) bool {
+	if i < 0 {
+		it.valid = false
+		return false
+	}
+	if !it.loadBlock(i) {
+		return false
+	}
+	ok := it.blk.last()
+	if !ok && it.blk.err == nil {
+		return it.prevBlock()
+	}
+	return it.settle(ok, -1)
+}
+
+// Next moves to the next entry. REQUIRES: Valid().
+func (it *Iter) Next() bool {
+	if !it.valid {
+		return false
+	}
+	if ok := it.blk.next(); ok || it.blk.err != nil {
+		return it.settle(ok, +1)
+	}
+	return it.nextBlock()
+}
+
+// nextBlock moves to the first entry of the following blocks, skipping empty
+// ones; it stops without reading when the current block already reaches
+// upper (its last key, the index key, is >= upper).
+func (it *Iter) nextBlock() bool {
+	for {
+		if it.upper != nil && bytes.Compare(userKey(it.r.index[it.idx].key), it.upper) >= 0 ||
+			it.idx+1 >= len(it.r.index) {
+			it.valid = false
+			return false
+		}
+		if !it.loadBlock(it.idx + 1) {
+			return false
+		}
+		if ok := it.blk.first(); ok || it.blk.err != nil {
+			return it.settle(ok, +1)
+		}
+	}
+}
+
+// Prev moves to the previous entry. REQUIRES: Valid().
+func (it *Iter) Prev() bool {
+	if !it.valid {
+		return false
+	}
+	if ok := it.blk.prev(); ok || it.blk.err != nil {
+		return it.settle(ok, -1)
+	}
+	return it.prevBlock()
+}
+
+// prevBlock moves to the last entry of the preceding blocks; it stops
+// without reading when the previous block ends below lower.
+func (it *Iter) prevBlock() bool {
+	for {
+		if it.idx == 0 || it.lower != nil && bytes.Compare(userKey(it.r.index[it.idx-1].key), it.lower) < 0 {
+			it.valid = false
+			return false
+		}
+		if !it.loadBlock(it.idx - 1) {
+			return false
+		}
+		if ok := it.blk.last(); ok || it.blk.err != nil {
+			return it.settle(ok, -1)
+		}
+	}
+}
+
+// Valid reports whether the iterator is on an entry.
+func (it *Iter) Valid() bool { return it.valid }
+
+// Key returns the current entry's key; valid until the iterator moves.
+// REQUIRES: Valid().
+func (it *Iter) Key() base.InternalKey {
+	k, _ := base.DecodeInternalKey(it.blk.key)
+	return k
+}
+
+// Value returns the current entry's value; valid until the iterator moves.
+// REQUIRES: Valid().
+func (it *Iter) Value() []byte { return it.blk.val }
+
+// Error returns the error that stopped the iterator, if any.
+func (it *Iter) Error() error { return it.err }
+
+// Close releases the iterator's buffers and returns its error.
+func (it *Iter) Close() error {
+	it.closed, it.valid = true, false
+	it.scratch = readScratch{}
+	it.blk = blockIter{}
+	return it.err
+}

@@ -1,0 +1,158 @@
+package sstable
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/monbandb/monban/internal/base"
+)
+
+// Properties describe a table. They are stored in the properties block,
+// except FileSize, which is the file's length.
+type Properties struct {
+	NumEntries, NumDeletions uint64
+	// Smallest and Largest are the first and last internal keys (zero for
+	// an empty table). They do not alias any buffer.
+	Smallest, Largest       base.InternalKey
+	SmallestSeq, LargestSeq base.SeqNum
+	// FilterLayout is FilterLayoutCacheLine, or "" when the table has no
+	// filter block.
+	FilterLayout     string
+	FilterBitsPerKey int
+	// RawKeyBytes and RawValueBytes sum the encoded internal keys and the
+	// values as added; DataBytes, IndexBytes and FilterBytes are the stored
+	// sizes of those blocks including trailers.
+	RawKeyBytes, RawValueBytes         uint64
+	DataBytes, IndexBytes, FilterBytes uint64
+	FileSize                           uint64
+	NumDataBlocks                      uint64
+}
+
+// Property names, in the sorted order they are written.
+const (
+	propDataBlocks    = "data.blocks"
+	propDataBytes     = "data.bytes"
+	propDeletions     = "entries.deletions"
+	propEntries       = "entries.total"
+	propFilterBits    = "filter.bits_per_key"
+	propFilterBytes   = "filter.bytes"
+	propFilterLayout  = "filter.layout"
+	propIndexBytes    = "index.bytes"
+	propKeyLargest    = "key.largest"
+	propKeySmallest   = "key.smallest"
+	propRawKeyBytes   = "raw.key_bytes"
+	propRawValueBytes = "raw.value_bytes"
+	propSeqLargest    = "seq.largest"
+	propSeqSmallest   = "seq.smallest"
+)
+
+// encode writes the properties as a block of name → value entries (the
+// block format, restart interval 1). Numbers are uvarints, keys are encoded
+// internal keys, the layout is its string.
+func (p *Properties) encode() []byte {
+	b := blockBuilder{restartInterval: 1}
+	u := func(name string, v uint64) { b.add([]byte(name), binary.AppendUvarint(nil, v)) }
+	u(propDataBlocks, p.NumDataBlocks)
+	u(propDataBytes, p.DataBytes)
+	u(propDeletions, p.NumDeletions)
+	u(propEntries, p.NumEntries)
+	u(propFilterBits, uint64(p.FilterBitsPerKey))
+	u(propFilterBytes, p.FilterBytes)
+	b.add([]byte(propFilterLayout), []byte(p.FilterLayout))
+	u(propIndexBytes, p.IndexBytes)
+	if p.NumEntries > 0 {
+		b.add([]byte(propKeyLargest), p.Largest.Append(nil))
+		b.add([]byte(propKeySmallest), p.Smallest.Append(nil))
+	}
+	u(propRawKeyBytes, p.RawKeyBytes)
+	u(propRawValueBytes, p.RawValueBytes)
+	u(propSeqLargest, uint64(p.LargestSeq))
+	u(propSeqSmallest, uint64(p.SmallestSeq))
+	return b.finish()
+}
+
+// decodeProperties parses a properties block. Unknown names are skipped, so
+// a later version may add properties without a format change.
+func decodeProperties(block []byte) (Properties, error) {
+	var p Properties
+	var it blockIter
+	if err := it.init(block); err != nil {
+		return p, err
+	}
+	seen := map[string]bool{}
+	for ok := it.first(); ok; ok = it.next() {
+		name, v := string(it.key), it.val
+		seen[name] = true
+		var num uint64
+		switch name {
+		case propFilterLayout:
+			p.FilterLayout = string(v)
+			continue
+		case propKeyLargest, propKeySmallest:
+			k, err := decodeInternalKeyCopy(v)
+			if err != nil {
+				return p, fmt.Errorf("property %s: %w", name, err)
+			}
+			if name == propKeyLargest {
+				p.Largest = k
+			} else {
+				p.Smallest = k
+			}
+			continue
+		}
+		n, m := binary.Uvarint(v)
+		if m <= 0 || m != len(v) {
+			return p, fmt.Errorf("property %s: bad uvarint: %w", name, base.ErrCorruption)
+		}
+		num = n
+		switch name {
+		case propDataBlocks:
+			p.NumDataBlocks = num
+		case propDataBytes:
+			p.DataBytes = num
+		case propDeletions:
+			p.NumDeletions = num
+		case propEntries:
+			p.NumEntries = num
+		case propFilterBits:
+			if num > 1<<16 {
+				return p, fmt.Errorf("property %s = %d: %w", name, num, base.ErrCorruption)
+			}
+			p.FilterBitsPerKey = int(num)
+		case propFilterBytes:
+			p.FilterBytes = num
+		case propIndexBytes:
+			p.IndexBytes = num
+		case propRawKeyBytes:
+			p.RawKeyBytes = num
+		case propRawValueBytes:
+			p.RawValueBytes = num
+		case propSeqLargest:
+			p.LargestSeq = base.SeqNum(num)
+		case propSeqSmallest:
+			p.SmallestSeq = base.SeqNum(num)
+		}
+	}
+	if it.err != nil {
+		return p, it.err
+	}
+	for _, name := range []string{propEntries, propDataBlocks, propIndexBytes} {
+		if !seen[name] {
+			return p, fmt.Errorf("property %s missing: %w", name, base.ErrCorruption)
+		}
+	}
+	if p.NumEntries > 0 && (!seen[propKeySmallest] || !seen[propKeyLargest]) {
+		return p, fmt.Errorf("non-empty table without key range: %w", base.ErrCorruption)
+	}
+	return p, nil
+}
+
+// decodeInternalKeyCopy decodes an internal key into memory of its own.
+func decodeInternalKeyCopy(enc []byte) (base.InternalKey, error) {
+	k, err := base.DecodeInternalKey(enc)
+	if err != nil {
+		return k, err
+	}
+	k.UserKey = append(make([]byte, 0, len(k.UserKey)), k.UserKey...)
+	return k, nil
+}

@@ -1,0 +1,280 @@
+package sstable
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/golang/snappy"
+	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/cache"
+	"github.com/monbandb/monban/internal/vfs"
+)
+
+// ReaderOptions configure a Reader.
+type ReaderOptions struct {
+	// Cache is the block cache for data blocks; nil reads every block from
+	// the file.
+	Cache *cache.Cache
+	// FileNum keys this table's blocks in Cache; it must be unique among
+	// the tables sharing Cache.
+	FileNum uint64
+	// Name appears in errors and traces; default TableFileName(FileNum).
+	Name string
+}
+
+// Reader reads one table. Open loads footer, index, filter and properties
+// and keeps them in memory (pinned with the table, not in the block cache).
+// A Reader is safe for concurrent use; Close must not race with other calls
+// (TableCache's reference counts guarantee that).
+type Reader struct {
+	f       vfs.File
+	cache   *cache.Cache
+	fileNum uint64
+	name    string
+
+	props     Properties
+	index     []indexEntry
+	filter    filter.CacheLine
+	hasFilter bool
+
+	stats   readCounters
+	closed  atomic.Bool
+	scratch sync.Pool // *getScratch, so concurrent Gets allocate nothing
+}
+
+// indexEntry is one data block: its last internal key (aliasing the
+// in-memory index block) and its location.
+type indexEntry struct {
+	key []byte
+	h   handle
+}
+
+// Open reads and verifies the table in f, which the Reader owns from now
+// on (Close closes it, and so does a failed Open). Errors about the bytes
+// wrap base.ErrCorruption and name the file.
+func Open(f vfs.File, opts ReaderOptions) (*Reader, error) {
+	r := &Reader{f: f, cache: opts.Cache, fileNum: opts.FileNum, name: opts.Name}
+	if r.name == "" {
+		r.name = TableFileName(opts.FileNum)
+	}
+	if err := r.open(); err != nil {
+		return nil, errors.Join(fmt.Errorf("sstable %s: %w", r.name, err), f.Close())
+	}
+	return r, nil
+}
+
+func (r *Reader) open() error {
+	size, err := r.f.Size()
+	if err != nil {
+		return err
+	}
+	if size < footerLen {
+		return fmt.Errorf("file of %d bytes is shorter than the %d-byte footer: %w", size, footerLen, base.ErrCorruption)
+	}
+	fb := make([]byte, footerLen)
+	if err := r.readAt(fb, uint64(size)-footerLen); err != nil {
+		return err
+	}
+	r.stats.openBlocksRead.Add(1)
+	r.stats.openBytesRead.Add(footerLen)
+	ft, err := decodeFooter(fb, uint64(size)-footerLen)
+	if err != nil {
+		return err
+	}
+	// Data blocks end where the first meta block starts.
+	dataEnd := ft.index.offset
+	if ft.filter.length > 0 {
+		dataEnd = min(dataEnd, ft.filter.offset)
+	}
+	propsBlock, err := r.readMeta(ft.props, "properties")
+	if err != nil {
+		return err
+	}
+	if r.props, err = decodeProperties(propsBlock); err != nil {
+		return fmt.Errorf("properties block: %w", err)
+	}
+	r.props.FileSize = uint64(size)
+	indexBlock, err := r.readMeta(ft.index, "index")
+	if err != nil {
+		return err
+	}
+	if r.index, err = decodeIndex(indexBlock, dataEnd); err != nil {
+		return fmt.Errorf("index block at %d: %w", ft.index.offset, err)
+	}
+	if uint64(len(r.index)) != r.props.NumDataBlocks || (len(r.index) == 0) != (r.props.NumEntries == 0) {
+		return fmt.Errorf("index has %d blocks, properties say %d blocks of %d entries: %w",
+			len(r.index), r.props.NumDataBlocks, r.props.NumEntries, base.ErrCorruption)
+	}
+	if ft.filter.length > 0 {
+		fblock, err := r.readMeta(ft.filter, "filter")
+		if err != nil {
+			return err
+		}
+		if r.filter, err = filter.OpenCacheLine(fblock); err != nil {
+			return fmt.Errorf("filter block at %d: %w: %w", ft.filter.offset, base.ErrCorruption, err)
+		}
+		r.hasFilter = true
+	}
+	if r.hasFilter != (r.props.FilterLayout == FilterLayoutCacheLine) {
+		return fmt.Errorf("filter block present=%t, layout %q: %w", r.hasFilter, r.props.FilterLayout, base.ErrCorruption)
+	}
+	return nil
+}
+
+// decodeIndex checks every index entry — whole keys of at least a trailer,
+// strictly increasing, handles inside the data region — so Get and the
+// iterators can trust them.
+func decodeIndex(block []byte, dataEnd uint64) ([]indexEntry, error) {
+	var it blockIter
+	if err := it.init(block); err != nil {
+		return nil, err
+	}
+	// One entry takes at least 4 bytes (three uvarints, a handle of 2), so
+	// the count is bounded by the block length before allocating.
+	entries := make([]indexEntry, 0, len(block)/16+1)
+	for ok := it.first(); ok; ok = it.next() {
+		if it.keyInBuf || len(it.key) < base.TrailerLen {
+			return nil, errBlock
+		}
+		h, ok := decodeHandle(it.val)
+		if !ok {
+			return nil, fmt.Errorf("bad block handle: %w", base.ErrCorruption)
+		}
+		if err := checkHandle(h, dataEnd); err != nil {
+			return nil, err
+		}
+		if n := len(entries); n > 0 && base.CompareEncoded(entries[n-1].key, it.key) >= 0 {
+			return nil, fmt.Errorf("index keys out of order: %w", base.ErrCorruption)
+		}
+		entries = append(entries, indexEntry{key: it.key, h: h})
+	}
+	return entries, it.err
+}
+
+// readMeta reads a block at open time, counted apart from the read path.
+func (r *Reader) readMeta(h handle, what string) ([]byte, error) {
+	b, err := r.readBlock(h, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s block at %d: %w", what, h.offset, err)
+	}
+	r.stats.openBlocksRead.Add(1)
+	r.stats.openBytesRead.Add(h.length + blockTrailerLen)
+	return b, nil
+}
+
+func (r *Reader) readAt(b []byte, off uint64) error {
+	n, err := r.f.ReadAt(b, int64(off))
+	if n == len(b) {
+		return nil // io.ReaderAt may report io.EOF along with a full read
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		err = fmt.Errorf("short read of %d bytes at %d: %w", len(b), off, base.ErrCorruption)
+	}
+	return err
+}
+
+// readScratch holds buffers for blocks that will not be cached, reused by
+// one goroutine at a time.
+type readScratch struct{ raw, dec []byte }
+
+// readBlock reads, verifies and decompresses the block at h. With scratch
+// non-nil the result may live in scratch and is valid until its next use;
+// with nil it is freshly allocated (and safe to cache).
+func (r *Reader) readBlock(h handle, scratch *readScratch) ([]byte, error) {
+	n := int(h.length) + blockTrailerLen // h.length <= maxBlockLen: checked at open
+	var raw []byte
+	if scratch != nil {
+		if cap(scratch.raw) < n {
+			scratch.raw = make([]byte, n)
+		}
+		raw = scratch.raw[:n]
+	} else {
+		raw = make([]byte, n)
+	}
+	if err := r.readAt(raw, h.offset); err != nil {
+		return nil, err
+	}
+	stored, typ := raw[:h.length:h.length], raw[h.length]
+	if got, want := checksum(stored, typ), leUint32(raw[h.length+1:]); got != want {
+		return nil, fmt.Errorf("checksum %#08x, stored %#08x: %w", got, want, base.ErrCorruption)
+	}
+	switch typ {
+	case compressionNone:
+		return stored, nil
+	case compressionSnappy:
+		dlen, err := snappy.DecodedLen(stored)
+		if err != nil || dlen > maxBlockLen {
+			return nil, fmt.Errorf("snappy block of %d bytes claims %d: %w", len(stored), dlen, base.ErrCorruption)
+		}
+		var dst []byte
+		if scratch != nil {
+			if cap(scratch.dec) < dlen {
+				scratch.dec = make([]byte, dlen)
+			}
+			dst = scratch.dec[:dlen]
+		} else {
+			dst = make([]byte, dlen)
+		}
+		out, err := snappy.Decode(dst, stored)
+		if err != nil || len(out) != dlen {
+			return nil, fmt.Errorf("snappy: %v: %w", err, base.ErrCorruption)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unknown compression type %d: %w", typ, base.ErrCorruption)
+}
+
+func leUint32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+// dataBlock returns data block i through the block cache, counting a hit or
+// a file read. scratch is used when there is no cache.
+func (r *Reader) dataBlock(i int, scratch *readScratch) (b []byte, cacheHit bool, err error) {
+	h := r.index[i].h
+	if r.cache.Capacity() > 0 {
+		if b, ok := r.cache.Get(r.fileNum, h.offset); ok {
+			r.stats.cacheHits.Add(1)
+			return b, true, nil
+		}
+		scratch = nil // the block will be cached: it needs memory of its own
+	}
+	b, err = r.readBlock(h, scratch)
+	if err != nil {
+		return nil, false, fmt.Errorf("sstable %s: data block %d at %d: %w", r.name, i, h.offset, err)
+	}
+	r.stats.blocksRead.Add(1)
+	r.stats.bytesRead.Add(h.length + blockTrailerLen)
+	if scratch == nil {
+		r.cache.Set(r.fileNum, h.offset, b)
+	}
+	return b, false, nil
+}
+
+// Properties returns the table's properties; the caller must not modify
+// them.
+func (r *Reader) Properties() *Properties { return &r.props }
+
+// Stats returns a snapshot of the table's read counters.
+func (r *Reader) Stats() ReadStats { return r.stats.snapshot() }
+
+// MayContainHash asks the in-memory filter only: never touches the disk,
+// counts nothing. A table without a filter answers true.
+func (r *Reader) MayContainHash(h uint64) bool {
+	return !r.hasFilter || r.filter.MayContainHash(h)
+}
+
+// Close closes the file. Blocks already handed out stay valid.
+func (r *Reader) Close() error {
+	if r.closed.Swap(true) {
+		return ErrClosed
+	}
+	return r.f.Close()
+}
+
+// TableFileName is the name of table fileNum: "000123.sst".
+func TableFileName(fileNum uint64) string { return fmt.Sprintf("%06d.sst", fileNum) }

@@ -1,0 +1,175 @@
+package sstable
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/golang/snappy"
+	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/vfs"
+)
+
+// WriterOptions configure the layout of a table. Zero values take defaults.
+type WriterOptions struct {
+	// BlockSize is the uncompressed size at which a data block is cut
+	// (default 4096, at most 8 MiB).
+	BlockSize int
+	// BlockRestartInterval is the number of entries between restart points
+	// in a data block (default 16).
+	BlockRestartInterval int
+	// BloomBitsPerKey sizes the filter block; 0 writes no filter block.
+	BloomBitsPerKey int
+	// Compression enables snappy per data block, kept only where it saves at
+	// least 1/8 of the block.
+	Compression bool
+}
+
+func (o WriterOptions) withDefaults() WriterOptions {
+	if o.BlockSize <= 0 {
+		o.BlockSize = 4096
+	}
+	o.BlockSize = min(o.BlockSize, maxBlockSizeOption)
+	if o.BlockRestartInterval <= 0 {
+		o.BlockRestartInterval = 16
+	}
+	return o
+}
+
+// Writer builds one table from internal entries added in strictly increasing
+// order. It is not safe for concurrent use. Any error is sticky: every later
+// call returns it. Finish or Abort must be called exactly once; both close
+// the file.
+type Writer struct {
+	f      vfs.File
+	bw     *bufio.Writer
+	opts   WriterOptions
+	offset uint64 // bytes handed to bw so far
+	err    error
+
+	data     blockBuilder
+	index    blockBuilder
+	filter   *filter.CacheLineBuilder
+	lastKey  []byte // encoded internal key of the last Add
+	keyBuf   []byte
+	compBuf  []byte
+	props    Properties
+	finished bool
+}
+
+// NewWriter starts a table on f, which the Writer owns from now on.
+func NewWriter(f vfs.File, opts WriterOptions) *Writer {
+	opts = opts.withDefaults()
+	w := &Writer{
+		f:     f,
+		bw:    bufio.NewWriterSize(f, 256<<10),
+		opts:  opts,
+		data:  blockBuilder{restartInterval: opts.BlockRestartInterval},
+		index: blockBuilder{restartInterval: 1}, // every index key whole: binary-searchable in place
+	}
+	if opts.BloomBitsPerKey > 0 {
+		w.filter = filter.NewCacheLineBuilder(opts.BloomBitsPerKey)
+	}
+	return w
+}
+
+// Add appends an entry. key must be strictly greater than the previous key
+// (base.Compare), else the error wraps ErrOutOfOrder.
+func (w *Writer) Add(key base.InternalKey, value []byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.finished {
+		return ErrClosed
+	}
+	if len(key.UserKey) > MaxKeySize || len(value) > MaxValueSize || !key.Kind().Valid() {
+		return fmt.Errorf("sstable: add %d-byte key %s, %d-byte value: %w", len(key.UserKey), key.Kind(), len(value), ErrTooLarge)
+	}
+	w.keyBuf = key.Append(w.keyBuf[:0])
+	if w.props.NumEntries > 0 && base.CompareEncoded(w.keyBuf, w.lastKey) <= 0 {
+		// Not sticky: the table so far is still valid.
+		return fmt.Errorf("sstable: add %v after %v: %w", key, decodedOrRaw(w.lastKey), ErrOutOfOrder)
+	}
+	if w.filter != nil {
+		w.filter.AddHash(filter.Hash(key.UserKey))
+	}
+	p := &w.props
+	if p.NumEntries == 0 {
+		p.Smallest = base.InternalKey{UserKey: append([]byte(nil), key.UserKey...), Trailer: key.Trailer}
+		p.SmallestSeq, p.LargestSeq = key.Seq(), key.Seq()
+	}
+	p.SmallestSeq, p.LargestSeq = min(p.SmallestSeq, key.Seq()), max(p.LargestSeq, key.Seq())
+	p.NumEntries++
+	if key.Kind() == base.KindDelete {
+		p.NumDeletions++
+	}
+	p.RawKeyBytes += uint64(len(w.keyBuf))
+	p.RawValueBytes += uint64(len(value))
+
+	w.data.add(w.keyBuf, value)
+	w.lastKey, w.keyBuf = w.keyBuf, w.lastKey
+	if w.data.estimatedSize() >= w.opts.BlockSize {
+		w.flushDataBlock()
+	}
+	return w.err
+}
+
+func decodedOrRaw(enc []byte) any {
+	if k, err := base.DecodeInternalKey(enc); err == nil {
+		return k
+	}
+	return enc
+}
+
+// EstimatedSize is the file size if Finish were called now, less the meta
+// blocks: what compaction compares against its target file size.
+func (w *Writer) EstimatedSize() uint64 {
+	return w.offset + uint64(w.data.estimatedSize()) + uint64(w.index.estimatedSize())
+}
+
+// flushDataBlock writes the pending data block and indexes it under its
+// last key. Using the last key itself (not a shortened separator) lets Get
+// tell a false positive without reading a neighbouring block: the index
+// holds the key just before every block boundary.
+func (w *Writer) flushDataBlock() {
+	if w.data.entries == 0 {
+		return
+	}
+	h := w.writeBlock(w.data.finish(), w.opts.Compression)
+	w.data.reset()
+	w.props.NumDataBlocks++
+	w.props.DataBytes += h.length + blockTrailerLen
+	var hb [2 * binary.MaxVarintLen64]byte
+	w.index.add(w.lastKey, appendHandle(hb[:0], h))
+}
+
+// writeBlock writes a block and its trailer, compressing it when asked and
+// when snappy saves at least 1/8.
+func (w *Writer) writeBlock(raw []byte, compress bool) handle {
+	stored, typ := raw, compressionNone
+	if compress {
+		w.compBuf = snappy.Encode(w.compBuf[:cap(w.compBuf)], raw)
+		if len(w.compBuf) <= len(raw)-len(raw)/8 {
+			stored, typ = w.compBuf, compressionSnappy
+		}
+	}
+	h := handle{offset: w.offset, length: uint64(len(stored))}
+	var trailer [blockTrailerLen]byte
+	trailer[0] = typ
+	binary.LittleEndian.PutUint32(trailer[1:], checksum(stored, typ))
+	w.write(stored)
+	w.write(trailer[:])
+	return h
+}
+
+func (w *Writer) write(b []byte) {
+	if w.err != nil {
+		return
+	}
+	n, err := w.bw.Write(b)
+	w.offset += uint64(n)
+	if err != nil {
+		w.err = fmt.Errorf("sstable: write at %d: %w", w.offset, err)
+	}
+}

@@ -1,0 +1,67 @@
+package sstable
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Finish writes the remaining data block, then the filter, index and
+// properties blocks and the footer; it syncs and closes the file and returns
+// the table's properties.
+func (w *Writer) Finish() (Properties, error) {
+	if w.finished {
+		return Properties{}, ErrClosed
+	}
+	w.finished = true
+	if w.err != nil {
+		return Properties{}, errors.Join(w.err, w.f.Close())
+	}
+	w.flushDataBlock()
+	p := &w.props
+	if w.props.NumEntries > 0 {
+		k, _ := decodeInternalKeyCopy(w.lastKey)
+		p.Largest = k
+	}
+
+	var ft footer
+	ft.version = formatVersion
+	if w.filter != nil {
+		p.FilterLayout = FilterLayoutCacheLine
+		p.FilterBitsPerKey = w.opts.BloomBitsPerKey
+		// Stored raw: a Bloom filter's bits are incompressible.
+		ft.filter = w.writeBlock(w.filter.Finish(nil), false)
+		p.FilterBytes = ft.filter.length + blockTrailerLen
+	}
+	ft.index = w.writeBlock(w.index.finish(), false)
+	p.IndexBytes = ft.index.length + blockTrailerLen
+	ft.props = w.writeBlock(p.encode(), false)
+	w.write(ft.encode())
+	p.FileSize = w.offset
+
+	if w.err == nil {
+		if err := w.bw.Flush(); err != nil {
+			w.err = fmt.Errorf("sstable: flush: %w", err)
+		}
+	}
+	if w.err == nil {
+		if err := w.f.Sync(); err != nil {
+			w.err = fmt.Errorf("sstable: sync: %w", err)
+		}
+	}
+	if err := w.f.Close(); err != nil && w.err == nil {
+		w.err = fmt.Errorf("sstable: close: %w", err)
+	}
+	if w.err != nil {
+		return Properties{}, w.err
+	}
+	return *p, nil
+}
+
+// Abort abandons the table and closes the file; the caller removes it.
+func (w *Writer) Abort() error {
+	if w.finished {
+		return ErrClosed
+	}
+	w.finished = true
+	return w.f.Close()
+}
