@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/vfs"
@@ -15,8 +16,12 @@ import (
 // refuses a directory that already has a CURRENT file (fs.ErrExist).
 func Create(fsys vfs.FS, dir string) (*VersionSet, error) {
 	vs := newVersionSet(fsys, dir)
+	// The directory's own entry must survive a crash as well as CURRENT.
 	if err := fsys.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("manifest: creating %s: %w", dir, err)
+	}
+	if err := fsys.SyncDir(filepath.Dir(dir)); err != nil {
+		return nil, fmt.Errorf("manifest: syncing the parent of %s: %w", dir, err)
 	}
 	if f, err := fsys.Open(vs.path(currentName)); err == nil {
 		f.Close()

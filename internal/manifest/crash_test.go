@@ -1,0 +1,109 @@
+package manifest
+
+import (
+	"testing"
+
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/vfs"
+)
+
+// crashScenario builds a DB over a FaultFS, lets exactly k more file-system
+// operations succeed, runs op (which may fail from then on), crashes, and
+// recovers from what was durable. It returns the recovered Version, the
+// Versions before and after op, and whether op got through all its work.
+func crashScenario(t *testing.T, k, maxManifest int64, op func(fs vfs.FS, vs *VersionSet) (*VersionSet, error)) (got, before, after *Version, done bool) {
+	t.Helper()
+	fault := vfs.NewFault(vfs.NewMem())
+	vs, err := Create(fault, testDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs.SetMaxManifestSize(maxManifest)
+	for i := range 3 {
+		m := tableFor(vs.NextFileNum(), "a", "z", base.SeqNum(i+1))
+		if err := vs.LogAndApply(&VersionEdit{LogNum: vs.NextFileNum(), Added: []NewFile{{Level: 0, Meta: m}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before = vs.Current()
+	after = &Version{}
+	after.Levels = before.Levels
+	after.Levels[0] = append([]*FileMetadata{tableFor(vs.nextFileNum.Load(), "b", "c", 10)}, before.Levels[0]...)
+
+	fault.FailFromNth(vfs.OpAny, k+1)
+	_, err = op(fault, vs)
+	done = err == nil
+	mem, cerr := fault.Crash()
+	if cerr != nil {
+		t.Fatal(cerr)
+	}
+	rec, err := Recover(mem, testDir)
+	if err != nil {
+		t.Fatalf("k=%d: recovery after crash: %v", k, err)
+	}
+	got = rec.Current()
+	if m := manifests(t, mem); len(m) != 1 {
+		t.Fatalf("k=%d: manifests after recovery %v, want one", k, m)
+	}
+	return got, before, after, done
+}
+
+// TestCrashDuringLogAndApply crashes after every prefix of the file-system
+// operations of a LogAndApply, plain append and rollover: recovery finds
+// the old state or the new one, never a mix, and the new one whenever
+// LogAndApply returned.
+func TestCrashDuringLogAndApply(t *testing.T) {
+	t.Run("append", func(t *testing.T) { testCrashDuringLogAndApply(t, DefaultMaxManifestSize) })
+	t.Run("rollover", func(t *testing.T) { testCrashDuringLogAndApply(t, 1) })
+}
+
+func testCrashDuringLogAndApply(t *testing.T, maxManifest int64) {
+	sawOld, sawNew := false, false
+	for k := int64(0); ; k++ {
+		got, before, after, done := crashScenario(t, k, maxManifest, func(_ vfs.FS, vs *VersionSet) (*VersionSet, error) {
+			m := tableFor(vs.NextFileNum(), "b", "c", 10)
+			return vs, vs.LogAndApply(&VersionEdit{Added: []NewFile{{Level: 0, Meta: m}}})
+		})
+		errOld, errNew := versionsEqual(got, before), versionsEqual(got, after)
+		switch {
+		case errNew == nil:
+			sawNew = true
+		case errOld == nil && !done:
+			sawOld = true
+		case errOld == nil:
+			t.Fatalf("k=%d: LogAndApply returned nil but recovery lost its edit", k)
+		default:
+			t.Fatalf("k=%d: recovered a state that is neither old nor new:\n%v", k, got)
+		}
+		if done {
+			t.Logf("LogAndApply took %d file-system operations", k)
+			break
+		}
+		if k > 100 {
+			t.Fatal("LogAndApply never completed")
+		}
+	}
+	if !sawOld || !sawNew {
+		t.Fatalf("saw old %v, new %v: the crash points did not cover both outcomes", sawOld, sawNew)
+	}
+}
+
+// TestCrashDuringRecover crashes inside Recover's own rollover: a second
+// recovery still finds the state.
+func TestCrashDuringRecover(t *testing.T) {
+	for k := int64(0); ; k++ {
+		got, before, _, done := crashScenario(t, k, 1, func(fs vfs.FS, vs *VersionSet) (*VersionSet, error) {
+			vs.Close()
+			return Recover(fs, testDir)
+		})
+		if err := versionsEqual(got, before); err != nil {
+			t.Fatalf("k=%d: %v", k, err)
+		}
+		if done {
+			break
+		}
+		if k > 100 {
+			t.Fatal("Recover never completed")
+		}
+	}
+}
