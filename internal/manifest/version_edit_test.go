@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/vfs"
 )
 
 func TestVersionEditRoundTrip(t *testing.T) {
@@ -111,4 +112,22 @@ func FuzzVersionEditDecode(f *testing.F) {
 			t.Fatalf("re-encoding of %x: %v", b, err)
 		}
 	})
+}
+
+// TestCreateExample pins the bytes of a new DB's manifest and CURRENT, the
+// second worked example of docs/format.md.
+func TestCreateExample(t *testing.T) {
+	mem := vfs.NewMem()
+	vs, err := Create(mem, testDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs.Close()
+	const want = "56ef92d5" + "1400" + "01" + "01" + "0f" + "6d6f6e62616e2d6d616e6966657374" + "01" + "0302"
+	if got := hex.EncodeToString(readFile(t, mem, testDir+"/MANIFEST-000001")); got != want {
+		t.Fatalf("MANIFEST-000001\n got %s\nwant %s", got, want)
+	}
+	if got := string(readFile(t, mem, testDir+"/CURRENT")); got != "MANIFEST-000001\n" {
+		t.Fatalf("CURRENT = %q", got)
+	}
 }
