@@ -104,7 +104,7 @@ func randEntries(rng *rand.Rand, shape int) []entry {
 		}
 		es = append(es, entry{base.MakeInternalKey(uk, seq, kind), v})
 	}
-	kind := func() base.Kind { return base.Kind(rng.IntN(4) / 3 ^ 1) } // 1 in 4 a tombstone
+	kind := func() base.Kind { return base.Kind(rng.IntN(4)/3 ^ 1) } // 1 in 4 a tombstone
 	switch shape {
 	case 0: // empty
 	case 1: // one key
@@ -140,3 +140,5 @@ func randOptions(rng *rand.Rand) WriterOptions {
 		Compression:          rng.IntN(2) == 0,
 	}
 }
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }

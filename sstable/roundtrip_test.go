@@ -1,0 +1,235 @@
+package sstable
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/cache"
+)
+
+// TestRoundTrip writes random tables of every shape and reads them back by
+// point lookups at random snapshots and by bounded iterators in both
+// directions, against the sorted-slice model.
+func TestRoundTrip(t *testing.T) {
+	seed := rand.Uint64()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	for round := 0; round < 40; round++ {
+		shape := round % 5
+		es := randEntries(rng, shape)
+		opts := randOptions(rng)
+		if shape == 2 {
+			opts.BlockSize = 4096 // keep huge rounds quick
+		}
+		desc := fmt.Sprintf("seed %d round %d shape %d opts %+v entries %d", seed, round, shape, opts, len(es))
+		data, props := buildTable(t, es, opts)
+		checkProps(t, desc, es, props, len(data))
+		var c *cache.Cache
+		if rng.IntN(2) == 0 {
+			c = cache.New(1 << 20)
+		}
+		r := openTable(t, data, c)
+		if got := *r.Properties(); !propsEqual(got, props) {
+			t.Fatalf("%s: reopened properties %+v, writer said %+v", desc, got, props)
+		}
+		checkGets(t, desc, rng, r, es)
+		checkIters(t, desc, rng, r, es)
+		if err := r.Close(); err != nil {
+			t.Fatalf("%s: Close: %v", desc, err)
+		}
+	}
+}
+
+func propsEqual(a, b Properties) bool {
+	return base.Compare(a.Smallest, b.Smallest) == 0 && base.Compare(a.Largest, b.Largest) == 0 &&
+		fmt.Sprint(a.NumEntries, a.NumDeletions, a.SmallestSeq, a.LargestSeq, a.FilterLayout, a.FilterBitsPerKey,
+			a.RawKeyBytes, a.RawValueBytes, a.DataBytes, a.IndexBytes, a.FilterBytes, a.FileSize, a.NumDataBlocks) ==
+			fmt.Sprint(b.NumEntries, b.NumDeletions, b.SmallestSeq, b.LargestSeq, b.FilterLayout, b.FilterBitsPerKey,
+				b.RawKeyBytes, b.RawValueBytes, b.DataBytes, b.IndexBytes, b.FilterBytes, b.FileSize, b.NumDataBlocks)
+}
+
+func checkProps(t *testing.T, desc string, es []entry, p Properties, size int) {
+	t.Helper()
+	var dels, rk, rv uint64
+	for _, e := range es {
+		if e.key.Kind() == base.KindDelete {
+			dels++
+		}
+		rk += uint64(e.key.Size())
+		rv += uint64(len(e.value))
+	}
+	if p.NumEntries != uint64(len(es)) || p.NumDeletions != dels || p.RawKeyBytes != rk || p.RawValueBytes != rv ||
+		p.FileSize != uint64(size) {
+		t.Fatalf("%s: properties %+v disagree with the %d entries written", desc, p, len(es))
+	}
+	if len(es) > 0 && (base.Compare(p.Smallest, es[0].key) != 0 || base.Compare(p.Largest, es[len(es)-1].key) != 0) {
+		t.Fatalf("%s: key range [%v, %v]", desc, p.Smallest, p.Largest)
+	}
+}
+
+func checkGets(t *testing.T, desc string, rng *rand.Rand, r *Reader, es []entry) {
+	t.Helper()
+	probe := func(uk []byte, seq base.SeqNum) {
+		wv, wk, wf := modelGet(es, uk, seq)
+		v, k, f, err := r.Get(uk, filter.Hash(uk), seq, nil)
+		if err != nil || f != wf || (f && (k != wk || !bytes.Equal(v, wv))) {
+			t.Fatalf("%s: Get(%.20q, %d) = %.20q %v %v %v; model %.20q %v %v", desc, uk, seq, v, k, f, err, wv, wk, wf)
+		}
+	}
+	n := 300
+	if huge(es) {
+		n = 10 // each probe reads a 2 MiB block
+	}
+	for i := 0; i < n && len(es) > 0; i++ {
+		e := es[rng.IntN(len(es))]
+		probe(e.key.UserKey, e.key.Seq())
+		probe(e.key.UserKey, base.SeqNum(rng.IntN(1200)))
+		probe(e.key.UserKey, base.MaxSeqNum)
+		// A near miss: the key with a byte appended, or a random short key.
+		probe(append(slices.Clip(e.key.UserKey), 0), base.MaxSeqNum)
+	}
+	for i := 0; i < 50; i++ {
+		probe(randBytes(rng, rng.IntN(4)), base.MaxSeqNum)
+	}
+}
+
+func checkIters(t *testing.T, desc string, rng *rand.Rand, r *Reader, es []entry) {
+	t.Helper()
+	pick := func() []byte {
+		switch {
+		case rng.IntN(4) == 0:
+			return nil
+		case len(es) > 0 && rng.IntN(2) == 0:
+			return es[rng.IntN(len(es))].key.UserKey
+		}
+		return randBytes(rng, rng.IntN(3))
+	}
+	rounds := 20
+	if huge(es) {
+		rounds = 3
+	}
+	for i := 0; i < rounds; i++ {
+		lower, upper := pick(), pick()
+		var in []entry // the model's view through the bounds
+		for _, e := range es {
+			if (lower == nil || bytes.Compare(e.key.UserKey, lower) >= 0) && (upper == nil || bytes.Compare(e.key.UserKey, upper) < 0) {
+				in = append(in, e)
+			}
+		}
+		it := r.NewIter(lower, upper)
+		// Full scans both ways.
+		n := 0
+		for ok := it.First(); ok; ok = it.Next() {
+			mustAt(t, desc, it, in, n, "forward")
+			n++
+		}
+		if it.Error() != nil || n != len(in) {
+			t.Fatalf("%s: forward scan [%q,%q) saw %d of %d entries, err %v", desc, lower, upper, n, len(in), it.Error())
+		}
+		n = len(in) - 1
+		for ok := it.Last(); ok; ok = it.Prev() {
+			mustAt(t, desc, it, in, n, "backward")
+			n--
+		}
+		if it.Error() != nil || n != -1 {
+			t.Fatalf("%s: backward scan stopped at %d, err %v", desc, n, it.Error())
+		}
+		// Seeks followed by a few steps either way.
+		for j := 0; j < 20; j++ {
+			var target base.InternalKey
+			if len(es) > 0 && rng.IntN(3) > 0 {
+				target = es[rng.IntN(len(es))].key
+				target.Trailer = base.MakeTrailer(base.SeqNum(rng.IntN(1200)), base.Kind(rng.IntN(2)))
+			} else {
+				target = base.MakeInternalKey(randBytes(rng, rng.IntN(3)), base.SeqNum(rng.IntN(1200)), base.KindSet)
+			}
+			ge, _ := slices.BinarySearchFunc(in, target, func(e entry, k base.InternalKey) int { return base.Compare(e.key, k) })
+			var pos int
+			var ok bool
+			if rng.IntN(2) == 0 {
+				ok, pos = it.SeekGE(target), ge
+			} else {
+				ok, pos = it.SeekLT(target), ge-1
+			}
+			for step := 0; step < 5; step++ {
+				if pos < 0 || pos >= len(in) {
+					if ok || it.Error() != nil {
+						t.Fatalf("%s: after seek %v step %d: valid=%v err=%v, model exhausted", desc, target, step, ok, it.Error())
+					}
+					break
+				}
+				if !ok {
+					t.Fatalf("%s: after seek %v step %d: invalid (err %v), model at %v", desc, target, step, it.Error(), in[pos].key)
+				}
+				mustAt(t, desc, it, in, pos, "seek")
+				if rng.IntN(2) == 0 {
+					ok, pos = it.Next(), pos+1
+				} else {
+					ok, pos = it.Prev(), pos-1
+				}
+			}
+		}
+		if err := it.Close(); err != nil {
+			t.Fatalf("%s: iterator Close: %v", desc, err)
+		}
+	}
+}
+
+func mustAt(t *testing.T, desc string, it *Iter, in []entry, i int, how string) {
+	t.Helper()
+	if i < 0 || i >= len(in) {
+		t.Fatalf("%s: %s: iterator at %v, model exhausted (index %d of %d)", desc, how, it.Key(), i, len(in))
+	}
+	if base.Compare(it.Key(), in[i].key) != 0 || it.Key().Trailer != in[i].key.Trailer || !bytes.Equal(it.Value(), in[i].value) {
+		t.Fatalf("%s: %s: iterator at %v, model %v (index %d)", desc, how, it.Key(), in[i].key, i)
+	}
+}
+
+// TestAddOrder checks invariant 1: out-of-order and duplicate keys are
+// refused without spoiling the table.
+func TestAddOrder(t *testing.T) {
+	w := NewWriter(&memFile{}, WriterOptions{})
+	if err := w.Add(base.MakeInternalKey([]byte("b"), 5, base.KindSet), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []base.InternalKey{
+		base.MakeInternalKey([]byte("b"), 5, base.KindSet), // duplicate
+		base.MakeInternalKey([]byte("b"), 6, base.KindSet), // newer sorts first
+		base.MakeInternalKey([]byte("a"), 1, base.KindSet),
+	} {
+		if err := w.Add(k, nil); !errorsIs(err, ErrOutOfOrder) {
+			t.Fatalf("Add(%v) = %v, want ErrOutOfOrder", k, err)
+		}
+	}
+	if err := w.Add(base.MakeInternalKey([]byte("c"), 1, base.Kind(7)), nil); !errorsIs(err, ErrTooLarge) {
+		t.Fatalf("bad kind: %v", err)
+	}
+	if err := w.Add(base.MakeInternalKey(make([]byte, MaxKeySize+1), 1, base.KindSet), nil); !errorsIs(err, ErrTooLarge) {
+		t.Fatalf("huge key: %v", err)
+	}
+	if err := w.Add(base.MakeInternalKey([]byte("b"), 4, base.KindSet), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Finish(); !errorsIs(err, ErrClosed) {
+		t.Fatalf("second Finish: %v", err)
+	}
+	if err := w.Add(base.MakeInternalKey([]byte("z"), 1, base.KindSet), nil); !errorsIs(err, ErrClosed) {
+		t.Fatalf("Add after Finish: %v", err)
+	}
+}
+
+func huge(es []entry) bool {
+	for _, e := range es {
+		if len(e.key.UserKey) > 64<<10 {
+			return true
+		}
+	}
+	return false
+}
