@@ -1,0 +1,157 @@
+package filter
+
+// Point operations of the quotient filter: Insert, Contains, Delete and
+// their hash-taking twins. None allocates.
+
+// Insert adds one occurrence of key. It returns ErrFull, leaving the filter
+// unchanged, when all Slots() are taken.
+func (f *Quotient) Insert(key []byte) error { return f.InsertHash(Hash(key)) }
+
+// Contains reports whether key may have been inserted (and not deleted as
+// often as inserted). False is certain; true is wrong with probability
+// about LoadFactor()·2^-RBits() for an absent key.
+func (f *Quotient) Contains(key []byte) bool { return f.ContainsHash(Hash(key)) }
+
+// Delete removes one occurrence of key's fingerprint and reports whether
+// there was one. Deleting a key that was never inserted may remove another
+// key's colliding fingerprint (and so later cause a false negative for it):
+// callers delete only keys they inserted.
+func (f *Quotient) Delete(key []byte) bool { return f.DeleteHash(Hash(key)) }
+
+// InsertHash is Insert for a caller that already has Hash(key).
+func (f *Quotient) InsertHash(h uint64) error {
+	if uint64(f.n) >= f.slots {
+		return ErrFull
+	}
+	fq, fr := f.split(h)
+	f.insert(fq, fr)
+	return nil
+}
+
+// insert places fingerprint (fq, fr); the filter has a free slot.
+func (f *Quotient) insert(fq, fr uint64) {
+	f.n++
+	if f.isEmpty(fq) { // 1. canonical slot free: the common case at low load
+		f.setBit(qfOcc, fq, true)
+		f.setRem(fq, fr)
+		return
+	}
+	// 2. Find where fq's run starts (or would start) and the slot inside
+	// it that keeps the run sorted.
+	wasOcc := f.bit(qfOcc, fq)
+	s := f.runStart(fq)
+	f.setBit(qfOcc, fq, true)
+	pos, cont, headDemoted := s, false, false
+	if wasOcc {
+		for f.rem(pos) < fr {
+			pos = f.next(pos)
+			if !f.bit(qfCont, pos) {
+				break
+			}
+		}
+		cont = pos != s        // inside or after the run: a continuation
+		headDemoted = pos == s // new smallest remainder: the old head continues it
+	}
+	// 3. Shift slots [pos, first empty) right by one; everything moved is
+	// now past its canonical slot. is_occupied bits stay: they belong to
+	// canonical slots, not to fingerprints.
+	e := f.nextEmpty(pos)
+	for i := e; i != pos; {
+		p := f.prev(i)
+		f.setRem(i, f.rem(p))
+		f.setBit(qfCont, i, f.bit(qfCont, p))
+		f.setBit(qfShift, i, true)
+		i = p
+	}
+	if headDemoted {
+		f.setBit(qfCont, f.next(pos), true)
+	}
+	// 4. Write the new fingerprint.
+	f.setRem(pos, fr)
+	f.setBit(qfCont, pos, cont)
+	f.setBit(qfShift, pos, pos != fq)
+}
+
+// ContainsHash is Contains for a caller that already has Hash(key).
+func (f *Quotient) ContainsHash(h uint64) bool {
+	if f.n == 0 {
+		return false
+	}
+	fq, fr := f.split(h)
+	if !f.bit(qfOcc, fq) {
+		return false
+	}
+	for i := f.runStart(fq); ; {
+		r := f.rem(i)
+		if r >= fr {
+			return r == fr
+		}
+		i = f.next(i)
+		if !f.bit(qfCont, i) {
+			return false
+		}
+	}
+}
+
+// DeleteHash is Delete for a caller that already has Hash(key).
+func (f *Quotient) DeleteHash(h uint64) bool {
+	if f.n == 0 {
+		return false
+	}
+	fq, fr := f.split(h)
+	if !f.bit(qfOcc, fq) {
+		return false
+	}
+	// 1. Find the occurrence.
+	s := f.runStart(fq)
+	i := s
+	for {
+		r := f.rem(i)
+		if r == fr {
+			break
+		}
+		if r > fr {
+			return false
+		}
+		i = f.next(i)
+		if !f.bit(qfCont, i) {
+			return false
+		}
+	}
+	f.remove(fq, s, i)
+	return true
+}
+
+// remove deletes the fingerprint in slot i, which belongs to the run of
+// quotient fq starting at slot s.
+func (f *Quotient) remove(fq, s, i uint64) {
+	f.n--
+	headRemoved := i == s
+	if headRemoved && !f.bit(qfCont, f.next(i)) {
+		f.setBit(qfOcc, fq, false) // the run is now empty
+	}
+	// Shift the rest of the cluster left by one until a slot that is empty
+	// or at its canonical place (not shifted). Each moved fingerprint needs
+	// its quotient q to know whether it lands on its canonical slot: q
+	// advances to the next occupied quotient at every run head.
+	q, cur := fq, i
+	for n := uint64(1); n < f.slots; n++ {
+		j := f.next(cur)
+		if !f.bit(qfShift, j) || j == i {
+			break
+		}
+		cont := f.bit(qfCont, j)
+		if !cont {
+			q = f.nextOccupied(q)
+		} else if n == 1 && headRemoved {
+			cont = false // the run's second fingerprint becomes its head
+		}
+		f.setRem(cur, f.rem(j))
+		f.setBit(qfCont, cur, cont)
+		f.setBit(qfShift, cur, cur != q)
+		cur = j
+	}
+	f.setRem(cur, 0)
+	f.setBit(qfCont, cur, false)
+	f.setBit(qfShift, cur, false)
+}

@@ -1,0 +1,190 @@
+package filter
+
+import "math/bits"
+
+// Slot storage of the quotient filter. Slot i lives in block i/64, bit i%64
+// of the block's three metadata words, and at bits [(i%64)·rbits, +rbits) of
+// the block's remainder area (rbits words). Invariant: bits of the last
+// block beyond Slots() (only when qbits < 6) are always 0.
+
+// Offsets of the metadata words inside a block.
+const (
+	qfOcc   = 0 // is_occupied: a run has this slot as canonical slot
+	qfCont  = 1 // is_continuation: this slot continues the previous slot's run
+	qfShift = 2 // is_shifted: the fingerprint here is not in its canonical slot
+	qfRem   = 3 // first remainder word
+)
+
+// meta returns the metadata word kind of block b.
+func (f *Quotient) meta(kind, b uint64) uint64 { return f.words[b*f.stride+kind] }
+
+func (f *Quotient) bit(kind, i uint64) bool {
+	return f.words[(i>>6)*f.stride+kind]>>(i&63)&1 != 0
+}
+
+func (f *Quotient) setBit(kind, i uint64, v bool) {
+	w := &f.words[(i>>6)*f.stride+kind]
+	if v {
+		*w |= 1 << (i & 63)
+	} else {
+		*w &^= 1 << (i & 63)
+	}
+}
+
+// valid returns the mask of real slots in block b.
+func (f *Quotient) valid(b uint64) uint64 {
+	if b == f.nblocks-1 {
+		return f.lastValid
+	}
+	return ^uint64(0)
+}
+
+func (f *Quotient) isEmpty(i uint64) bool {
+	b := (i >> 6) * f.stride
+	return (f.words[b+qfOcc]|f.words[b+qfShift])>>(i&63)&1 == 0
+}
+
+func (f *Quotient) next(i uint64) uint64 { return (i + 1) & (f.slots - 1) }
+func (f *Quotient) prev(i uint64) uint64 { return (i - 1) & (f.slots - 1) }
+
+// rem returns the remainder stored in slot i.
+func (f *Quotient) rem(i uint64) uint64 {
+	off := (i & 63) * uint64(f.rbits)
+	w := (i>>6)*f.stride + qfRem + off>>6
+	sh := off & 63
+	v := f.words[w] >> sh
+	if sh+uint64(f.rbits) > 64 {
+		v |= f.words[w+1] << (64 - sh)
+	}
+	return v & f.rmask
+}
+
+// setRem stores remainder v (< 2^rbits) in slot i.
+func (f *Quotient) setRem(i, v uint64) {
+	off := (i & 63) * uint64(f.rbits)
+	w := (i>>6)*f.stride + qfRem + off>>6
+	sh := off & 63
+	f.words[w] = f.words[w]&^(f.rmask<<sh) | v<<sh
+	if sh+uint64(f.rbits) > 64 {
+		lo := 64 - sh
+		f.words[w+1] = f.words[w+1]&^(f.rmask>>lo) | v>>lo
+	}
+}
+
+// runStart returns the slot where the run of quotient fq starts, or, when fq
+// has no run, the slot where it would be inserted: the slot after the runs of
+// all occupied quotients of fq's cluster that precede fq. Slot fq must be
+// non-empty. It walks back to the cluster start (the nearest slot at or
+// before fq that is not shifted), counts the occupied quotients k in
+// [start, fq), and skips k runs forward: the answer is the k-th slot at or
+// after start whose is_continuation is 0. Both walks go a word at a time.
+func (f *Quotient) runStart(fq uint64) uint64 {
+	b, o := fq>>6, fq&63
+	below := uint64(1)<<o - 1
+	occ, uns := f.meta(qfOcc, b), ^f.meta(qfShift, b)&(below|1<<o)
+	var k int
+	var start uint64
+	if uns != 0 {
+		p := uint64(63 - bits.LeadingZeros64(uns))
+		k = bits.OnesCount64(occ & below &^ (1<<p - 1))
+		start = b<<6 | p
+	} else {
+		k = bits.OnesCount64(occ & below)
+		found := false
+		for n := uint64(0); n <= f.nblocks; n++ {
+			if b == 0 {
+				b = f.nblocks
+			}
+			b--
+			occ, uns = f.meta(qfOcc, b), ^f.meta(qfShift, b)&f.valid(b)
+			if uns != 0 {
+				p := uint64(63 - bits.LeadingZeros64(uns))
+				k += bits.OnesCount64(occ &^ (1<<p - 1))
+				start = b<<6 | p
+				found = true
+				break
+			}
+			k += bits.OnesCount64(occ)
+		}
+		if !found { // impossible in a valid filter (invariant 2)
+			return fq
+		}
+	}
+	return f.selectFree(qfCont, start, k)
+}
+
+// selectFree returns the k-th (from 0) slot at or after i, cyclically, whose
+// metadata bit kind is 0.
+func (f *Quotient) selectFree(kind, i uint64, k int) uint64 {
+	b := i >> 6
+	w := ^f.meta(kind, b) & f.valid(b) &^ (1<<(i&63) - 1)
+	for n := uint64(0); n <= f.nblocks; n++ {
+		c := bits.OnesCount64(w)
+		if k < c {
+			return b<<6 | uint64(qfSelect64(w, k))
+		}
+		k -= c
+		b++
+		if b == f.nblocks {
+			b = 0
+		}
+		w = ^f.meta(kind, b) & f.valid(b)
+	}
+	return i // impossible in a valid filter
+}
+
+// nextEmpty returns the first empty slot at or after i, cyclically. The
+// filter must not be full.
+func (f *Quotient) nextEmpty(i uint64) uint64 {
+	b := i >> 6
+	w := ^(f.meta(qfOcc, b) | f.meta(qfShift, b)) & f.valid(b) &^ (1<<(i&63) - 1)
+	for n := uint64(0); n <= f.nblocks; n++ {
+		if w != 0 {
+			return b<<6 | uint64(bits.TrailingZeros64(w))
+		}
+		b++
+		if b == f.nblocks {
+			b = 0
+		}
+		w = ^(f.meta(qfOcc, b) | f.meta(qfShift, b)) & f.valid(b)
+	}
+	return i // impossible when the filter is not full
+}
+
+// nextOccupied returns the first occupied quotient strictly after q,
+// cyclically (q itself if it is the only one).
+func (f *Quotient) nextOccupied(q uint64) uint64 {
+	i := f.next(q)
+	b := i >> 6
+	w := f.meta(qfOcc, b) &^ (1<<(i&63) - 1)
+	for n := uint64(0); n <= f.nblocks; n++ {
+		if w != 0 {
+			return b<<6 | uint64(bits.TrailingZeros64(w))
+		}
+		b++
+		if b == f.nblocks {
+			b = 0
+		}
+		w = f.meta(qfOcc, b)
+	}
+	return q
+}
+
+// qfSelect64 returns the position of the k-th (from 0) set bit of x, which
+// has more than k set bits: skip whole bytes by popcount, then clear bits.
+func qfSelect64(x uint64, k int) int {
+	off := 0
+	for off < 56 {
+		c := bits.OnesCount8(uint8(x >> off))
+		if k < c {
+			break
+		}
+		k -= c
+		off += 8
+	}
+	b := uint8(x >> off)
+	for ; k > 0; k-- {
+		b &= b - 1
+	}
+	return off + bits.TrailingZeros8(b)
+}
