@@ -28,11 +28,13 @@ var _ FS = (*MemFS)(nil)
 type memNode struct {
 	dir bool
 
-	// A file. data is everything written (what reads see); synced is the
-	// prefix made durable by the last Sync. Invariant: bytes of data below
-	// len(data) are never overwritten — data only grows by append or is
-	// replaced by Create — so synced may share data's backing array.
-	data, synced []byte
+	// A file. data is everything written (what reads see). The durable
+	// contents are the first syncedSize bytes of synced, which is data as
+	// of the last Sync: by fileData's invariant those bytes never change,
+	// and Create gives data a new fileData rather than emptying this one.
+	data       *fileData
+	synced     *fileData
+	syncedSize int64
 
 	// A directory. live is what List and lookups see; durable is live as of
 	// the last SyncDir. Both map a name to the inode it reaches.
@@ -41,6 +43,11 @@ type memNode struct {
 
 func newDirNode() *memNode {
 	return &memNode{dir: true, live: map[string]*memNode{}, durable: map[string]*memNode{}}
+}
+
+func newFileNode() *memNode {
+	d := &fileData{}
+	return &memNode{data: d, synced: d}
 }
 
 // NewMem returns an empty in-memory file system whose root directory
@@ -110,9 +117,9 @@ func (m *MemFS) Create(name string) (File, error) {
 	case ok && n.dir:
 		return nil, pathErr("create", name, syscall.EISDIR)
 	case ok:
-		n.data = nil // a new array: synced may still share the old one
+		n.data = &fileData{} // synced may still point at the old one
 	default:
-		n = &memNode{}
+		n = newFileNode()
 		dir.live[base] = n
 	}
 	return &memFile{fs: m, n: n, name: name, writable: true}, nil
@@ -273,7 +280,7 @@ func (m *MemFS) Lock(name string) (io.Closer, error) {
 	case ok && n.dir:
 		return nil, pathErr("lock", name, syscall.EISDIR)
 	case !ok:
-		dir.live[base] = &memNode{}
+		dir.live[base] = newFileNode()
 	}
 	key := strings.Join(split(name), "/")
 	if m.locks[key] {

@@ -27,9 +27,8 @@ func crashCopy(n *memNode, seen map[*memNode]*memNode) *memNode {
 		return c
 	}
 	if !n.dir {
-		// synced's capacity equals its length, so the clone's first append
-		// reallocates and never writes into m's array.
-		c := &memNode{data: n.synced, synced: n.synced}
+		d := n.synced.prefix(n.syncedSize)
+		c := &memNode{data: d, synced: d, syncedSize: d.size}
 		seen[n] = c
 		return c
 	}

@@ -85,7 +85,12 @@ func runCrashOps(t testing.TB, ops []byte) {
 				continue
 			}
 			h := md.handles[int(arg)%len(md.handles)]
-			p := make([]byte, next()%24)
+			b := next()
+			size := int(b % 24)
+			if b == 255 { // now and then, across a chunk boundary
+				size = chunkSize + 1
+			}
+			p := make([]byte, size)
 			for i := range p {
 				md.written++
 				p[i] = byte(md.written)

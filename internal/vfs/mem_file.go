@@ -41,13 +41,13 @@ func (f *memFile) Read(p []byte) (int, error) {
 	if err := f.check("read", false); err != nil {
 		return 0, err
 	}
-	if f.off >= int64(len(f.n.data)) {
+	if f.off >= f.n.data.size {
 		if len(p) == 0 {
 			return 0, nil
 		}
 		return 0, io.EOF
 	}
-	n := copy(p, f.n.data[f.off:])
+	n := f.n.data.readAt(p, f.off, f.n.data.size)
 	f.off += int64(n)
 	return n, nil
 }
@@ -61,13 +61,13 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, pathErr("readat", f.name, errNegativeOffset)
 	}
-	if off >= int64(len(f.n.data)) {
+	if off >= f.n.data.size {
 		if len(p) == 0 {
 			return 0, nil
 		}
 		return 0, io.EOF
 	}
-	n := copy(p, f.n.data[off:])
+	n := f.n.data.readAt(p, off, f.n.data.size)
 	if n < len(p) {
 		return n, io.EOF
 	}
@@ -80,19 +80,19 @@ func (f *memFile) Write(p []byte) (int, error) {
 	if err := f.check("write", true); err != nil {
 		return 0, err
 	}
-	f.n.data = append(f.n.data, p...)
+	f.n.data.append(p)
 	return len(p), nil
 }
 
-// Sync makes everything written durable. Sharing data's array is safe by
-// memNode's invariant: bytes below len(data) never change.
+// Sync makes everything written durable. It records a length, not a copy:
+// by fileData's invariant the bytes below it never change.
 func (f *memFile) Sync() error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
 	if f.closed {
 		return pathErr("sync", f.name, fs.ErrClosed)
 	}
-	f.n.synced = f.n.data[:len(f.n.data):len(f.n.data)]
+	f.n.synced, f.n.syncedSize = f.n.data, f.n.data.size
 	return nil
 }
 
@@ -102,7 +102,7 @@ func (f *memFile) Size() (int64, error) {
 	if f.closed {
 		return 0, pathErr("stat", f.name, fs.ErrClosed)
 	}
-	return int64(len(f.n.data)), nil
+	return f.n.data.size, nil
 }
 
 func (f *memFile) Close() error {

@@ -1,0 +1,227 @@
+package vfs
+
+import (
+	"errors"
+	"io/fs"
+	"slices"
+	"testing"
+)
+
+// faultWorkload performs one operation of every kind, in Op order.
+func faultWorkload(fsys FS) error {
+	steps := []func() error{
+		func() error { // create, write, sync, size, close
+			f, err := fsys.Create("/db/a")
+			if err != nil {
+				return err
+			}
+			_, err = f.Write([]byte("0123456789"))
+			if err == nil {
+				err = f.Sync()
+			}
+			if err == nil {
+				_, err = f.Size()
+			}
+			return errors.Join(err, f.Close())
+		},
+		func() error { // open, read, close
+			f, err := fsys.Open("/db/a")
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = f.ReadAt(make([]byte, 4), 0)
+			return err
+		},
+		func() error { return fsys.Rename("/db/a", "/db/b") },
+		func() error { _, err := fsys.List("/db"); return err },
+		func() error { return fsys.MkdirAll("/db/sub") },
+		func() error {
+			l, err := fsys.Lock("/db/LOCK")
+			if err != nil {
+				return err
+			}
+			return l.Close()
+		},
+		func() error { return fsys.SyncDir("/db") },
+		func() error { return fsys.Remove("/db/b") },
+	}
+	for _, s := range steps {
+		if err := s(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newFaultMem(t *testing.T) (*FaultFS, *MemFS) {
+	m := NewMem()
+	if err := m.MkdirAll("/db"); err != nil {
+		t.Fatal(err)
+	}
+	return NewFault(m), m
+}
+
+func TestFaultCounts(t *testing.T) {
+	ff, _ := newFaultMem(t)
+	if err := faultWorkload(ff); err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for op := OpAny + 1; op < numOps; op++ {
+		want := int64(1)
+		if op == OpClose {
+			want = 2
+		}
+		if got := ff.Count(op); got != want {
+			t.Errorf("Count(%s) = %d, want %d", op, got, want)
+		}
+		total += ff.Count(op)
+	}
+	if got := ff.Count(OpAny); got != total {
+		t.Errorf("Count(any) = %d, sum of kinds %d", got, total)
+	}
+}
+
+// TestFaultNth fails the first operation of each kind in turn: the
+// workload stops with ErrInjected at it, and the failure had no effect.
+func TestFaultNth(t *testing.T) {
+	for op := OpAny + 1; op < numOps; op++ {
+		t.Run(op.String(), func(t *testing.T) {
+			ff, _ := newFaultMem(t)
+			ff.FailNth(op, 1)
+			err := faultWorkload(ff)
+			if !errors.Is(err, ErrInjected) {
+				t.Fatalf("workload: %v, want ErrInjected", err)
+			}
+			var pe *fs.PathError
+			if !errors.As(err, &pe) || pe.Op != op.String() {
+				t.Fatalf("error %v does not name the operation %s", err, op)
+			}
+			// The fault fired once: the workload now runs to the end.
+			if err := faultWorkload(ff); err != nil {
+				t.Fatalf("second run: %v", err)
+			}
+		})
+	}
+}
+
+func TestFaultNoEffect(t *testing.T) {
+	ff, m := newFaultMem(t)
+	writeFile(t, m, "/db/a", []byte("x"))
+	ff.FailNth(OpRename, 1)
+	ff.FailNth(OpRemove, 1)
+	ff.FailNth(OpCreate, 1)
+	if ff.Rename("/db/a", "/db/b") == nil || ff.Remove("/db/a") == nil {
+		t.Fatal("no fault")
+	}
+	if _, err := ff.Create("/db/c"); err == nil {
+		t.Fatal("no fault")
+	}
+	if got := mustList(t, m, "/db"); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("failed operations changed the fs: %q", got)
+	}
+}
+
+// TestFaultNthCountsFromNow: n counts from the call, so a test can set up
+// first and inject into what follows.
+func TestFaultNthCountsFromNow(t *testing.T) {
+	ff, _ := newFaultMem(t)
+	for i := 0; i < 3; i++ {
+		ff.List("/db")
+	}
+	ff.FailNth(OpList, 2)
+	if _, err := ff.List("/db"); err != nil {
+		t.Fatalf("first list after FailNth(2): %v", err)
+	}
+	if _, err := ff.List("/db"); !errors.Is(err, ErrInjected) {
+		t.Fatalf("second list after FailNth(2): %v", err)
+	}
+	if _, err := ff.List("/db"); err != nil {
+		t.Fatalf("third list: %v", err)
+	}
+}
+
+func TestFaultDiskDies(t *testing.T) {
+	ff, _ := newFaultMem(t)
+	f, err := ff.Create("/db/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ff.FailFromNth(OpAny, 3)
+	if _, err := f.Write([]byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("b")); !errors.Is(err, ErrInjected) {
+		t.Fatalf("third op: %v", err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := ff.List("/"); !errors.Is(err, ErrInjected) {
+			t.Fatalf("dead disk listed: %v", err)
+		}
+	}
+	if err := f.Close(); !errors.Is(err, ErrInjected) {
+		t.Fatalf("close on a dead disk: %v", err)
+	}
+	ff.Heal()
+	if _, err := ff.List("/"); err != nil {
+		t.Fatalf("healed disk: %v", err)
+	}
+	if err := f.Close(); !errors.Is(err, fs.ErrClosed) {
+		t.Fatalf("a file closed while the disk was dead is still open: %v", err)
+	}
+}
+
+func TestFaultTornWrite(t *testing.T) {
+	ff, m := newFaultMem(t)
+	ff.SetTornWrites(true)
+	f, _ := ff.Create("/db/log")
+	ff.FailFromNth(OpWrite, 2)
+	f.Write([]byte("whole"))
+	n, err := f.Write([]byte("0123456789"))
+	if n != 5 || !errors.Is(err, ErrInjected) {
+		t.Fatalf("torn write = %d, %v; want 5, ErrInjected", n, err)
+	}
+	// The dead disk's later writes are refused whole, not torn.
+	if n, _ := f.Write([]byte("0123456789")); n != 0 {
+		t.Fatalf("write on a dead disk wrote %d bytes", n)
+	}
+	if got := readFile(t, m, "/db/log"); string(got) != "whole01234" {
+		t.Fatalf("file holds %q", got)
+	}
+}
+
+func TestFaultCrash(t *testing.T) {
+	ff, _ := newFaultMem(t)
+	f, _ := ff.Create("/db/log")
+	f.Write([]byte("durable"))
+	f.Sync()
+	f.Write([]byte(" lost"))
+	ff.SyncDir("/db")
+	ff.SyncDir("/")
+	after, err := ff.Crash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, after, "/db/log"); string(got) != "durable" {
+		t.Fatalf("after the crash the log holds %q", got)
+	}
+	if _, err := f.Write([]byte("x")); !errors.Is(err, ErrInjected) {
+		t.Fatalf("write after the crash: %v", err)
+	}
+	ff.Heal() // a crash is final
+	if _, err := ff.List("/db"); !errors.Is(err, ErrInjected) {
+		t.Fatalf("list after the crash: %v", err)
+	}
+	if _, err := NewFault(Default).Crash(); err == nil {
+		t.Fatal("crashing the OS file system succeeded")
+	}
+	// Nested: a FaultFS over a FaultFS over a MemFS crashes too.
+	inner, _ := newFaultMem(t)
+	if _, err := NewFault(inner).Crash(); err != nil {
+		t.Fatal(err)
+	}
+}
