@@ -330,7 +330,7 @@ func TestCreateRefusesExisting(t *testing.T) {
 }
 
 // readFile and writeFile edit files behind the VersionSet's back.
-func readFile(t *testing.T, fsys vfs.FS, name string) []byte {
+func readFile(t testing.TB, fsys vfs.FS, name string) []byte {
 	f, err := fsys.Open(name)
 	if err != nil {
 		t.Fatal(err)
@@ -343,7 +343,7 @@ func readFile(t *testing.T, fsys vfs.FS, name string) []byte {
 	return b
 }
 
-func writeFile(t *testing.T, fsys vfs.FS, name string, b []byte) {
+func writeFile(t testing.TB, fsys vfs.FS, name string, b []byte) {
 	f, err := fsys.Create(name)
 	if err != nil {
 		t.Fatal(err)
@@ -359,7 +359,7 @@ func writeFile(t *testing.T, fsys vfs.FS, name string, b []byte) {
 
 // buildDB creates a DB with n flushes and returns its file system, the
 // Version after n-1 and after n edits, and the manifest's path.
-func buildDB(t *testing.T, n int) (mem *vfs.MemFS, prev, last *Version, manifestPath string) {
+func buildDB(t testing.TB, n int) (mem *vfs.MemFS, prev, last *Version, manifestPath string) {
 	mem = vfs.NewMem()
 	vs, err := Create(mem, testDir)
 	if err != nil {
