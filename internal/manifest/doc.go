@@ -47,6 +47,15 @@
 //     would break them is rejected with ErrInvalidEdit before it is logged,
 //     and one found in a manifest is corruption.
 //
+// # Caveats
+//
+// Create makes the DB directory's entry durable by syncing its immediate
+// parent only: a directory created several levels deep (MkdirAll of
+// missing parents) is not fully crash-safe. Building a Version costs time
+// linear in the number of tables (LogAndApply rebuilds the file-number
+// index and re-sorts the levels an edit touches), fine for flush and
+// compaction rates but not for a per-write path.
+//
 // # Format
 //
 // File names: tables "%06d.sst", WALs "%06d.log", manifests

@@ -14,7 +14,10 @@ import (
 // Invariants (checked when a Version is built from edits):
 //
 //  1. L0 is ordered by LargestSeq descending, ties by FileNum descending,
-//     so reads visit the newest table first.
+//     so reads visit the newest table first. That order is only right if
+//     L0 tables whose key ranges overlap also have disjoint sequence
+//     ranges; flushes guarantee it, and a compaction writing into L0 must
+//     keep it. It is not checked here.
 //  2. Every level L1..L6 is ordered by Smallest, and its tables' user-key
 //     ranges do not overlap: each table's Largest user key is below the
 //     next table's Smallest user key. A user key therefore lives in at most
