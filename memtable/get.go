@@ -28,8 +28,7 @@ func (m *Memtable) Get(key []byte, seq base.SeqNum) ([]byte, Result) {
 //
 // Get does not allocate.
 func (m *Memtable) GetHash(key []byte, hash uint64, seq base.SeqNum) ([]byte, Result) {
-	m.rlock()
-	defer m.runlock()
+	defer m.runlock(m.rlock())
 	// 1. Filter.
 	if !m.noFilter && !m.filter.ContainsHash(hash) {
 		return nil, FilteredOut
@@ -55,7 +54,6 @@ func (m *Memtable) GetHash(key []byte, hash uint64, seq base.SeqNum) ([]byte, Re
 // MayContainHash reports whether the memtable's filter admits a user key
 // with this filter.Hash. false is certain: no version of the key is here.
 func (m *Memtable) MayContainHash(h uint64) bool {
-	m.rlock()
-	defer m.runlock()
+	defer m.runlock(m.rlock())
 	return m.filter.ContainsHash(h)
 }

@@ -95,8 +95,7 @@ func New(opts Options) *Memtable {
 
 // Len returns the number of entries (versions, not user keys).
 func (m *Memtable) Len() int {
-	m.rlock()
-	defer m.runlock()
+	defer m.runlock(m.rlock())
 	return m.tree.Len()
 }
 
@@ -108,8 +107,7 @@ func (m *Memtable) Empty() bool { return m.Len() == 0 }
 // until the memtable is dropped), entryOverhead per live entry, and the
 // filter. The engine compares it with its flush threshold.
 func (m *Memtable) ApproximateSize() int64 {
-	m.rlock()
-	defer m.runlock()
+	defer m.runlock(m.rlock())
 	return m.arena.bytes + m.entries*entryOverhead + int64(m.filter.SizeBytes())
 }
 
@@ -130,25 +128,26 @@ func (m *Memtable) Frozen() bool { return m.frozen.Load() }
 // writer may insert into it or replace it (growth) at any moment. The
 // caller must not modify it.
 func (m *Memtable) Filter() *filter.Quotient {
-	m.rlock()
-	defer m.runlock()
+	defer m.runlock(m.rlock())
 	return m.filter
 }
 
-// rlock and runlock guard reads. A frozen memtable is never written again,
-// and the atomic frozen flag was stored after its last write, so a reader
-// that sees it set needs no lock (invariant 4).
-func (m *Memtable) rlock() {
-	if !m.frozen.Load() {
-		m.mu.RLock()
+// rlock takes the read lock unless the memtable is frozen, and reports
+// whether it did; pass that to runlock. A frozen memtable is never written
+// again, and the atomic frozen flag was stored after its last write, so a
+// reader that sees it set needs no lock (invariant 4). The flag must not be
+// re-read at unlock time: a reader can wait for the read lock while Freeze
+// holds the write lock and then find the flag set.
+func (m *Memtable) rlock() bool {
+	if m.frozen.Load() {
+		return false
 	}
+	m.mu.RLock()
+	return true
 }
 
-// runlock must pair with the rlock call before it. Freeze takes the write
-// lock, so it cannot complete while a reader holds the read lock: a reader
-// that locked still sees frozen == false here.
-func (m *Memtable) runlock() {
-	if !m.frozen.Load() {
+func (m *Memtable) runlock(locked bool) {
+	if locked {
 		m.mu.RUnlock()
 	}
 }
