@@ -181,6 +181,15 @@ func manifests(t *testing.T, fsys vfs.FS) []string {
 	return out
 }
 
+// randManifestLimit makes a set roll over on nearly every edit or on a
+// few of them, so that both the append and the rollover paths run.
+func randManifestLimit(rng *rand.Rand) int64 {
+	if rng.IntN(2) == 0 {
+		return int64(256 + rng.IntN(2048))
+	}
+	return int64(4<<10 + rng.IntN(64<<10))
+}
+
 // TestVersionSetModel applies long random edit sequences, closing and
 // recovering now and then, with a small manifest limit so that rollovers
 // happen constantly, and checks the state after every step.
@@ -191,7 +200,7 @@ func TestVersionSetModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vs.SetMaxManifestSize(int64(256 + rng.IntN(2048)))
+	vs.SetMaxManifestSize(randManifestLimit(rng))
 	d := newDriver(t, rng, vs)
 	rollovers := 0
 	for i := range 1500 {
@@ -209,7 +218,7 @@ func TestVersionSetModel(t *testing.T) {
 			if vs, err = Recover(mem, testDir); err != nil {
 				t.Fatalf("step %d: recover: %v", i, err)
 			}
-			vs.SetMaxManifestSize(int64(256 + rng.IntN(2048)))
+			vs.SetMaxManifestSize(randManifestLimit(rng))
 			d.vs = vs
 			if vs.LastSeq() != lastSeq || vs.LogNum() != logNum || vs.nextFileNum.Load() != next+1 {
 				t.Fatalf("recovered counters seq %d log %d next %d, want %d %d %d(+1 for the new manifest)",
