@@ -79,38 +79,35 @@ func (f *Quotient) setRem(i, v uint64) {
 // [start, fq), and skips k runs forward: the answer is the k-th slot at or
 // after start whose is_continuation is 0. Both walks go a word at a time.
 func (f *Quotient) runStart(fq uint64) uint64 {
+	start, k := f.clusterStart(fq)
+	return f.selectFree(qfCont, start, k)
+}
+
+// clusterStart returns the start of fq's cluster (the nearest slot at or
+// before fq, cyclically, that is not shifted) and the number k of occupied
+// quotients in [start, fq). Slot fq must be non-empty.
+func (f *Quotient) clusterStart(fq uint64) (start uint64, k int) {
 	b, o := fq>>6, fq&63
 	below := uint64(1)<<o - 1
 	occ, uns := f.meta(qfOcc, b), ^f.meta(qfShift, b)&(below|1<<o)
-	var k int
-	var start uint64
-	if uns != 0 {
+	if uns != 0 { // the common case: the cluster starts in fq's block
 		p := uint64(63 - bits.LeadingZeros64(uns))
-		k = bits.OnesCount64(occ & below &^ (1<<p - 1))
-		start = b<<6 | p
-	} else {
-		k = bits.OnesCount64(occ & below)
-		found := false
-		for n := uint64(0); n <= f.nblocks; n++ {
-			if b == 0 {
-				b = f.nblocks
-			}
-			b--
-			occ, uns = f.meta(qfOcc, b), ^f.meta(qfShift, b)&f.valid(b)
-			if uns != 0 {
-				p := uint64(63 - bits.LeadingZeros64(uns))
-				k += bits.OnesCount64(occ &^ (1<<p - 1))
-				start = b<<6 | p
-				found = true
-				break
-			}
-			k += bits.OnesCount64(occ)
-		}
-		if !found { // impossible in a valid filter (invariant 2)
-			return fq
-		}
+		return b<<6 | p, bits.OnesCount64(occ & below &^ (1<<p - 1))
 	}
-	return f.selectFree(qfCont, start, k)
+	k = bits.OnesCount64(occ & below)
+	for n := uint64(0); n <= f.nblocks; n++ {
+		if b == 0 {
+			b = f.nblocks
+		}
+		b--
+		occ, uns = f.meta(qfOcc, b), ^f.meta(qfShift, b)&f.valid(b)
+		if uns != 0 {
+			p := uint64(63 - bits.LeadingZeros64(uns))
+			return b<<6 | p, k + bits.OnesCount64(occ&^(1<<p-1))
+		}
+		k += bits.OnesCount64(occ)
+	}
+	return fq, 0 // impossible in a valid filter (invariant 2)
 }
 
 // selectFree returns the k-th (from 0) slot at or after i, cyclically, whose

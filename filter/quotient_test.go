@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -386,5 +387,65 @@ func TestQuotientWideFingerprints(t *testing.T) {
 		if err := m.check(f, rng); err != nil {
 			t.Fatalf("seed %d qbits %d rbits %d: %v", seed, p[0], p[1], err)
 		}
+	}
+}
+
+// TestQuotientFPRTable measures the FPR at 50/75/90/95% load and bounds it
+// within 10% of theory; with 10^6 probes the bound is at least 4.4 standard
+// deviations wide. MONBAN_PRINT=1 prints the table kept in the Quotient doc.
+func TestQuotientFPRTable(t *testing.T) {
+	const seed = 1
+	rows, err := MeasureQuotient(16, 8, []float64{0.5, 0.75, 0.9, 0.95}, 1_000_000, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if os.Getenv("MONBAN_PRINT") != "" {
+			t.Logf("%.2f  %6d  %.5f       %.5f     %.3f  %.3f     %.2f  %.3f",
+				r.Load, r.Keys, r.FPR, r.TheoryFPR, r.FPR/r.TheoryFPR, r.RunScan, r.ClusterSpan, r.OccupiedFrac)
+		}
+		if math.Abs(r.FPR-r.TheoryFPR) > 0.1*r.TheoryFPR {
+			t.Errorf("seed %d load %.2f: FPR %.5f, theory %.5f: off by more than 10%%", seed, r.Load, r.FPR, r.TheoryFPR)
+		}
+		if want := -math.Expm1(-r.Load); math.Abs(r.OccupiedFrac-want) > 0.01 {
+			t.Errorf("seed %d load %.2f: occupied fraction %.4f, theory %.4f", seed, r.Load, r.OccupiedFrac, want)
+		}
+	}
+}
+
+// TestQuotientGrowFPR checks the Grow doc: fingerprints are unchanged by
+// Grow, so the very same absent keys are false positives before and after.
+func TestQuotientGrowFPR(t *testing.T) {
+	const seed = 7
+	rng := rand.New(rand.NewPCG(seed, 5))
+	f, _ := NewQuotient(12, 10)
+	for f.LoadFactor() < 0.9 {
+		if err := f.InsertHash(rng.Uint64()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	absent := make([]uint64, 200_000)
+	for i := range absent {
+		absent[i] = rng.Uint64()
+	}
+	count := func() (fp int) {
+		for _, h := range absent {
+			if f.ContainsHash(h) {
+				fp++
+			}
+		}
+		return fp
+	}
+	before := count()
+	for f.RBits() > 1 {
+		if err := f.Grow(); err != nil {
+			t.Fatal(err)
+		}
+		if after := count(); after != before {
+			t.Fatalf("seed %d: grow to qbits %d: %d false positives, %d before", seed, f.QBits(), after, before)
+		}
+	}
+	if want := QuotientTheoryFPR(f.Len(), 22) * float64(len(absent)); math.Abs(float64(before)-want) > 5*math.Sqrt(want) {
+		t.Fatalf("seed %d: %d false positives, theory %.1f", seed, before, want)
 	}
 }
