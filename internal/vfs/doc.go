@@ -38,10 +38,13 @@
 // operations per kind (Op); FailNth fails the nth operation of a kind from
 // now, once; FailFromNth also fails everything after it (the disk died);
 // SetTornWrites makes a failed Write hand the first half of its bytes to
-// the file first. Over a MemFS, Crash ends the "machine": every later call
-// through the FaultFS or its files fails, and it returns the MemFS a reboot
-// would find. Crash needs the MemFS only for that clone; failure injection
-// works over the OS too.
+// the file first; Heal brings a dead disk back; SetTrace reports each
+// operation with its number, for the failure message of a crash test. Over
+// a MemFS, Crash ends the "machine": every later call through the FaultFS
+// or its files fails, and it returns the MemFS a reboot would find. Crash
+// needs the MemFS only for that clone; failure injection works over the OS
+// too. A failed operation never reaches the inner FS (a torn Write reaches
+// it with half its bytes).
 //
 // # A crash test
 //

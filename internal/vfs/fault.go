@@ -60,6 +60,7 @@ type FaultFS struct {
 	rules  []faultRule
 	dead   string // why every operation now fails; "" while alive
 	torn   bool
+	trace  func(n int64, op Op, name string, err error)
 }
 
 // faultRule fails the operation that brings counts[op] to at; a sticky
@@ -108,6 +109,16 @@ func (f *FaultFS) SetTornWrites(on bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.torn = on
+}
+
+// SetTrace calls fn for every operation as it is counted, with its number
+// among all operations (what FailFromNth(OpAny, n) would kill) and the
+// injected error, if any — so a failing crash test can print the steps
+// that led to it. fn runs under the FaultFS's lock: it must not call f.
+func (f *FaultFS) SetTrace(fn func(n int64, op Op, name string, injected error)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.trace = fn
 }
 
 // Heal forgets every pending fault and brings a dead disk back to life
@@ -160,6 +171,9 @@ func (f *FaultFS) check(op Op, name string) (torn bool, err error) {
 	defer f.mu.Unlock()
 	f.counts[op]++
 	f.counts[OpAny]++
+	if f.trace != nil {
+		defer func() { f.trace(f.counts[OpAny], op, name, err) }()
+	}
 	if f.dead != "" {
 		return false, f.injected(op, name, f.dead)
 	}

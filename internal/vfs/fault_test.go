@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"slices"
 	"testing"
@@ -223,5 +224,24 @@ func TestFaultCrash(t *testing.T) {
 	inner, _ := newFaultMem(t)
 	if _, err := NewFault(inner).Crash(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestFaultTrace(t *testing.T) {
+	ff, _ := newFaultMem(t)
+	var log []string
+	ff.SetTrace(func(n int64, op Op, name string, err error) {
+		if n != int64(len(log)+1) {
+			t.Errorf("trace numbers %d after %d operations", n, len(log))
+		}
+		log = append(log, fmt.Sprintf("%s %s %t", op, name, errors.Is(err, ErrInjected)))
+	})
+	ff.FailNth(OpRename, 1)
+	faultWorkload(ff)
+	want := []string{"create /db/a false", "write /db/a false", "sync /db/a false",
+		"size /db/a false", "close /db/a false", "open /db/a false", "read /db/a false",
+		"close /db/a false", "rename /db/a true"}
+	if !slices.Equal(log, want) {
+		t.Fatalf("trace\n%q\nwant\n%q", log, want)
 	}
 }

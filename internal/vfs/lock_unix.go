@@ -4,7 +4,6 @@ package vfs
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"syscall"
@@ -30,7 +29,7 @@ func lockFile(name string) (io.Closer, error) {
 	if err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("vfs: lock %s: %w", name, ErrLocked)
+			return nil, &os.PathError{Op: "lock", Path: name, Err: ErrLocked}
 		}
 		return nil, &os.PathError{Op: "flock", Path: name, Err: err}
 	}
