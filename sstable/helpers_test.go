@@ -2,7 +2,9 @@ package sstable
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"slices"
@@ -142,3 +144,11 @@ func randOptions(rng *rand.Rand) WriterOptions {
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed)) }
+
+func putLE32(b []byte, v uint32) { binary.LittleEndian.PutUint32(b, v) }
+
+func leUint64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+
+func crc32Castagnoli(b []byte) uint32 { return crc32.Checksum(b, crcTable) }

@@ -1,0 +1,156 @@
+package sstable
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/cache"
+	"github.com/monbandb/monban/internal/vfs"
+)
+
+const benchKeys = 100000
+
+// benchEntries: 16-byte keys "k%015d" (even numbers; odd ones are absent
+// but in range), 100-byte values, one version each.
+func benchEntries() []entry {
+	es := make([]entry, benchKeys)
+	v := make([]byte, 100)
+	for i := range es {
+		for j := range v {
+			v[j] = byte(i*7 + j)
+		}
+		es[i] = entry{base.MakeInternalKey([]byte(fmt.Sprintf("k%015d", 2*i)), base.SeqNum(i+1), base.KindSet), append([]byte(nil), v...)}
+	}
+	return es
+}
+
+func benchKey(i int) []byte { return []byte(fmt.Sprintf("k%015d", i)) }
+
+// benchTable writes the bench table to an OS file (reads then go through
+// the page cache and a syscall, as in a DB) and opens it.
+func benchTable(b *testing.B, opts WriterOptions, c *cache.Cache) *Reader {
+	b.Helper()
+	name := filepath.Join(b.TempDir(), TableFileName(1))
+	f, err := vfs.Default.Create(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := NewWriter(f, opts)
+	for _, e := range benchEntries() {
+		if err := w.Add(e.key, e.value); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := w.Finish(); err != nil {
+		b.Fatal(err)
+	}
+	rf, err := vfs.Default.Open(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := Open(rf, ReaderOptions{Cache: c, FileNum: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { r.Close() })
+	return r
+}
+
+func BenchmarkWrite(b *testing.B) {
+	es := benchEntries()
+	var raw int64
+	for _, e := range es {
+		raw += int64(e.key.Size() + len(e.value))
+	}
+	for _, compress := range []bool{false, true} {
+		b.Run(fmt.Sprintf("snappy=%v", compress), func(b *testing.B) {
+			b.SetBytes(raw)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				w := NewWriter(&memFile{data: make([]byte, 0, 16<<20)}, WriterOptions{BloomBitsPerKey: 10, Compression: compress})
+				for _, e := range es {
+					w.Add(e.key, e.value)
+				}
+				if _, err := w.Finish(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func benchGet(b *testing.B, r *Reader, key func(i int) []byte, wantFound bool) {
+	keys := make([][]byte, 4096)
+	hashes := make([]uint64, len(keys))
+	for i := range keys {
+		keys[i] = key(int(uint64(i) * 0x9e3779b97f4a7c15 % benchKeys))
+		hashes[i] = filter.Hash(keys[i])
+	}
+	before := r.Stats()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		j := i % len(keys)
+		_, _, found, err := r.Get(keys[j], hashes[j], base.MaxSeqNum, nil)
+		if err != nil || found != wantFound {
+			b.Fatalf("Get(%s): found=%v err=%v", keys[j], found, err)
+		}
+	}
+	b.StopTimer()
+	s := r.Stats()
+	n := float64(b.N)
+	b.ReportMetric(float64(s.BlocksRead-before.BlocksRead)/n, "blocks-read/op")
+	b.ReportMetric(float64(s.CacheHits-before.CacheHits)/n, "cache-hits/op")
+	b.ReportMetric(float64(s.FilterNegatives-before.FilterNegatives)/n, "filter-skips/op")
+}
+
+func BenchmarkGet(b *testing.B) {
+	present := func(i int) []byte { return benchKey(2 * i) }
+	absent := func(i int) []byte { return benchKey(2*i + 1) }
+	b.Run("hit/cached", func(b *testing.B) {
+		r := benchTable(b, WriterOptions{BloomBitsPerKey: 10}, cache.New(64<<20))
+		for i := 0; i < benchKeys; i += 10 { // warm the cache
+			k := present(i)
+			r.Get(k, filter.Hash(k), base.MaxSeqNum, nil)
+		}
+		benchGet(b, r, present, true)
+	})
+	b.Run("hit/uncached", func(b *testing.B) {
+		benchGet(b, benchTable(b, WriterOptions{BloomBitsPerKey: 10}, nil), present, true)
+	})
+	b.Run("absent/filter", func(b *testing.B) {
+		benchGet(b, benchTable(b, WriterOptions{BloomBitsPerKey: 10}, nil), absent, false)
+	})
+	b.Run("absent/nofilter", func(b *testing.B) {
+		benchGet(b, benchTable(b, WriterOptions{}, nil), absent, false)
+	})
+}
+
+func BenchmarkScan(b *testing.B) {
+	for _, c := range []*cache.Cache{nil, cache.New(64 << 20)} {
+		b.Run(fmt.Sprintf("cached=%v", c != nil), func(b *testing.B) {
+			r := benchTable(b, WriterOptions{BloomBitsPerKey: 10}, c)
+			p := r.Properties()
+			b.SetBytes(int64(p.RawKeyBytes + p.RawValueBytes))
+			before := r.Stats()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				it := r.NewIter(nil, nil)
+				n := 0
+				for ok := it.First(); ok; ok = it.Next() {
+					n++
+				}
+				if err := it.Close(); err != nil || n != benchKeys {
+					b.Fatalf("scan saw %d entries, err %v", n, err)
+				}
+			}
+			b.StopTimer()
+			s := r.Stats()
+			b.ReportMetric(float64(s.BlocksRead-before.BlocksRead)/float64(b.N), "blocks-read/op")
+		})
+	}
+}
