@@ -36,16 +36,19 @@ func (r *Reader) damage(p int, reason string) error {
 // intactFrom reports whether an intact fragment starts at block[q] for some
 // q >= p, or at the start of a later block. It consumes the rest of the log.
 func (r *Reader) intactFrom(p int) (bool, error) {
-	for q := p; q+headerSize <= r.n; q++ {
-		if intactAt(r.block[:r.n], r.blockOff, q) {
+	// Walk the type byte of each candidate header: only 4 of 256 values
+	// are fragment types, so most offsets cost one compare.
+	b := r.block[:r.n]
+	for i := p + 6; i < len(b); i++ {
+		if b[i]-byte(typeFull) <= byte(typeLast-typeFull) && intactAt(b, r.blockOff, i-6, r.bs) {
 			return true, nil
 		}
 	}
-	for r.n == blockSize {
+	for r.n == r.bs {
 		if err := r.load(); err != nil {
 			return false, err
 		}
-		if intactAt(r.block[:r.n], r.blockOff, 0) {
+		if intactAt(r.block[:r.n], r.blockOff, 0, r.bs) {
 			return true, nil
 		}
 	}

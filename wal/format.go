@@ -2,6 +2,7 @@ package wal
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 )
 
@@ -11,7 +12,9 @@ const (
 	// blockSize is the unit of framing: no fragment crosses a multiple of
 	// blockSize, so every block of a well-formed log starts with a
 	// fragment header. That is what lets the reader look past damage
-	// (damage.go) without trusting any length it read.
+	// (damage.go) without trusting any length it read. Writers and Readers
+	// carry it in a field so tests can run the same code on small blocks
+	// (newWriterSize, newReaderSize); on disk it is always 32 KiB.
 	blockSize = 32 << 10
 
 	// headerSize is checksum (4) + length (2) + type (1).
@@ -77,21 +80,41 @@ func putHeader(b []byte, off int64, n int, t fragmentType) {
 	binary.LittleEndian.PutUint32(b[0:4], checksum(off, b[4:headerSize+n]))
 }
 
-// intactAt reports whether block[p:] begins with a whole fragment whose
-// checksum verifies, where block starts at file offset blockOff and holds
-// the bytes present of one block (fewer than blockSize at the end of the
-// file). It never reads past len(block).
-func intactAt(block []byte, blockOff int64, p int) bool {
+// framingError says what is wrong with a fragment of type t and payload
+// length n at block offset p in a block of size bs, judged by where the
+// writer puts fragments: only FULL and FIRST start after a block's first
+// byte (MIDDLE and LAST continue a record from the previous block), and
+// FIRST and MIDDLE fill their block to its end. "" means plausible.
+func framingError(t fragmentType, p, n, bs int) string {
+	end := p + headerSize + n
+	switch {
+	case t < typeFull || t > typeLast:
+		if t == typeZero {
+			return "zeroed bytes"
+		}
+		return fmt.Sprintf("unknown fragment type %d", t)
+	case end > bs:
+		return fmt.Sprintf("fragment length %d crosses its block", n)
+	case (t == typeMiddle || t == typeLast) && p != 0:
+		return t.String() + " fragment not at a block start"
+	case (t == typeFirst || t == typeMiddle) && end != bs:
+		return t.String() + " fragment ends before its block"
+	}
+	return ""
+}
+
+// intactAt reports whether block[p:] begins with a whole, well-placed
+// fragment whose checksum verifies, where block starts at file offset
+// blockOff and holds the bytes present of one block of size bs (fewer at
+// the end of the file). It never reads past len(block).
+func intactAt(block []byte, blockOff int64, p, bs int) bool {
 	if len(block)-p < headerSize {
 		return false
 	}
 	t := fragmentType(block[p+6])
-	if t < typeFull || t > typeLast {
-		return false
-	}
 	n := int(binary.LittleEndian.Uint16(block[p+4 : p+6]))
 	end := p + headerSize + n
-	if end > len(block) {
+	if end > len(block) || framingError(t, p, n, bs) != "" {
 		return false
 	}
 	return binary.LittleEndian.Uint32(block[p:p+4]) == checksum(blockOff+int64(p), block[p+4:end])

@@ -2,6 +2,7 @@ package wal
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -98,11 +99,11 @@ func readAll(t testing.TB, log []byte) readResult {
 
 // randomRecord returns a record of n random bytes.
 func randomRecord(rng *rand.Rand, n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(rng.Uint32())
+	b := make([]byte, n+8)
+	for i := 0; i < n; i += 8 {
+		binary.LittleEndian.PutUint64(b[i:], rng.Uint64())
 	}
-	return b
+	return b[:n:n]
 }
 
 // randomSize draws a record size in [0, limit]: mostly small, sometimes

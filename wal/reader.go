@@ -13,11 +13,12 @@ type Reader struct {
 	r    io.Reader
 	name string
 
-	block    [blockSize]byte
-	n        int   // bytes of block present (< blockSize only at the end of the log)
-	pos      int   // next unread byte of block
-	blockOff int64 // file offset of block[0]
-	loaded   bool  // block holds data read from r (false before the first read)
+	bs       int    // block size: blockSize outside tests
+	block    []byte // bs bytes, reused for every block
+	n        int    // bytes of block present (< bs only at the end of the log)
+	pos      int    // next unread byte of block
+	blockOff int64  // file offset of block[0]
+	loaded   bool   // block holds data read from r (false before the first read)
 
 	rec      []byte // assembles FIRST … LAST; reused across records
 	inRecord bool   // a FIRST has been read and its LAST has not
@@ -31,8 +32,11 @@ type Reader struct {
 
 // NewReader returns a Reader of the log r, which must be positioned at the
 // start of the log. name identifies the log in errors ("000012.log").
-func NewReader(r io.Reader, name string) *Reader {
-	return &Reader{r: r, name: name}
+func NewReader(r io.Reader, name string) *Reader { return newReaderSize(r, name, blockSize) }
+
+// newReaderSize reads a log framed with newWriterSize(f, bs).
+func newReaderSize(r io.Reader, name string, bs int) *Reader {
+	return &Reader{r: r, name: name, bs: bs, block: make([]byte, bs)}
 }
 
 // Next returns the next record. The slice is valid until the next call to
@@ -47,11 +51,11 @@ func (r *Reader) Next() ([]byte, error) {
 	for {
 		// Step 1: out of fragments in this block (its end, or a trailer
 		// too short for a header, which the writer fills with zeros).
-		if r.pos == r.n || blockSize-r.pos < headerSize {
+		if r.pos == r.n || r.bs-r.pos < headerSize {
 			if !allZero(r.block[r.pos:r.n]) {
 				return nil, r.damage(r.pos, "non-zero block trailer")
 			}
-			if r.loaded && r.n < blockSize {
+			if r.loaded && r.n < r.bs {
 				return nil, r.end()
 			}
 			if err := r.load(); err != nil {
@@ -70,17 +74,11 @@ func (r *Reader) Next() ([]byte, error) {
 			return nil, r.damage(p, "header cut short")
 		}
 		t := fragmentType(r.block[p+6])
-		if t < typeFull || t > typeLast {
-			if t == typeZero {
-				return nil, r.damage(p, "zeroed bytes")
-			}
-			return nil, r.damage(p, fmt.Sprintf("unknown fragment type %d", t))
-		}
 		n := int(binary.LittleEndian.Uint16(r.block[p+4 : p+6]))
-		end := p + headerSize + n
-		if end > blockSize {
-			return nil, r.damage(p, fmt.Sprintf("fragment length %d crosses its block", n))
+		if msg := framingError(t, p, n, r.bs); msg != "" {
+			return nil, r.damage(p, msg)
 		}
+		end := p + headerSize + n
 		if end > r.n {
 			return nil, r.damage(p, "fragment cut short")
 		}
@@ -125,11 +123,11 @@ func (r *Reader) Next() ([]byte, error) {
 // of the log it leaves fewer than blockSize bytes, possibly none.
 func (r *Reader) load() error {
 	if r.loaded {
-		r.blockOff += blockSize
+		r.blockOff += int64(r.bs)
 	}
 	r.loaded = true
 	r.pos = 0
-	n, err := io.ReadFull(r.r, r.block[:])
+	n, err := io.ReadFull(r.r, r.block)
 	r.n = n
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		r.err = fmt.Errorf("wal %s: read at offset %d: %w", r.name, r.blockOff+int64(n), err)

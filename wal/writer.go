@@ -16,6 +16,7 @@ const maxRetainedBuf = 1 << 20
 // engine's commit path (one writer at a time) serializes Appends.
 type Writer struct {
 	f   vfs.File
+	bs  int    // block size: blockSize outside tests
 	off int64  // bytes handed to f so far: the offset of the next byte
 	buf []byte // reused: one Append is framed here, then written at once
 	err error  // sticky: after a failed Write the file's tail is unknown
@@ -24,9 +25,10 @@ type Writer struct {
 // NewWriter returns a Writer that frames records into f, which must be
 // empty (a freshly created file): checksums are seeded with file offsets
 // counted from 0.
-func NewWriter(f vfs.File) *Writer {
-	return &Writer{f: f}
-}
+func NewWriter(f vfs.File) *Writer { return newWriterSize(f, blockSize) }
+
+// newWriterSize lets tests frame with small blocks (headerSize < bs <= blockSize).
+func newWriterSize(f vfs.File, bs int) *Writer { return &Writer{f: f, bs: bs} }
 
 // Append frames record into fragments and hands all of them to the file
 // in one Write call, so when Append returns nil the record survives a
@@ -57,16 +59,17 @@ func (w *Writer) Append(record []byte) (int64, error) {
 // offset of the first fragment and the bytes to write.
 func (w *Writer) frame(record []byte) (int64, []byte) {
 	off := w.off
-	left := blockSize - int(off%blockSize)
+	bs := w.bs
+	left := bs - int(off%int64(bs))
 	pad := 0
 	if left < headerSize {
-		pad, left = left, blockSize
+		pad, left = left, bs
 	}
 	// Fragments: the first takes what is left of this block, each later
 	// one a whole block; a header always fits (left >= headerSize).
 	frags := 1
 	if rest := len(record) - (left - headerSize); rest > 0 {
-		frags += (rest + blockSize - headerSize - 1) / (blockSize - headerSize)
+		frags += (rest + bs - headerSize - 1) / (bs - headerSize)
 	}
 	b := slices.Grow(w.buf[:0], pad+frags*headerSize+len(record))[:pad]
 	clear(b)
@@ -95,7 +98,7 @@ func (w *Writer) frame(record []byte) (int64, []byte) {
 		if last {
 			break
 		}
-		first, left = false, blockSize
+		first, left = false, bs
 	}
 	w.buf = b
 	return start, b
