@@ -63,8 +63,17 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // compression type byte: a flipped type byte is caught as well.
 func checksum(stored []byte, typ byte) uint32 {
 	c := crc32.Update(0, crcTable, stored)
-	return crc32.Update(c, crcTable, []byte{typ})
+	return crc32.Update(c, crcTable, allBytes[typ:int(typ)+1])
 }
+
+// allBytes[i] == i: a one-byte slice of any value without allocating (a
+// slice literal would escape into crc32's indirect call).
+var allBytes = func() (b [256]byte) {
+	for i := range b {
+		b[i] = byte(i)
+	}
+	return b
+}()
 
 // handle locates a block: its stored bytes (without trailer) are
 // [offset, offset+length), followed by a blockTrailerLen-byte trailer.
