@@ -57,9 +57,15 @@ func buildTable(t testing.TB, entries []entry, opts WriterOptions) ([]byte, Prop
 			t.Fatalf("Add(%v): %v", e.key, err)
 		}
 	}
+	est := w.EstimatedSize()
 	p, err := w.Finish()
 	if err != nil {
 		t.Fatalf("Finish: %v", err)
+	}
+	// The estimate covers data and index blocks, not filter, properties
+	// and footer; it must never exceed the file it predicts.
+	if est > p.FileSize || est+4096 < p.DataBytes {
+		t.Fatalf("EstimatedSize %d before Finish; file %d, data %d", est, p.FileSize, p.DataBytes)
 	}
 	if !f.closed {
 		t.Fatal("Finish did not close the file")

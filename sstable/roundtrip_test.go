@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
 
@@ -18,7 +19,11 @@ import (
 func TestRoundTrip(t *testing.T) {
 	seed := rand.Uint64()
 	rng := rand.New(rand.NewPCG(seed, 1))
-	for round := 0; round < 40; round++ {
+	rounds := 40
+	if os.Getenv("MONBAN_LONG") != "" {
+		rounds = 1000
+	}
+	for round := 0; round < rounds; round++ {
 		shape := round % 5
 		es := randEntries(rng, shape)
 		opts := randOptions(rng)
