@@ -122,13 +122,15 @@ type CacheLineRow struct {
 	// The standard layout with N·BitsPerKey bits and StandardHashes(BitsPerKey)
 	// probes: the formula, and a filter measured on the same keys.
 	StandardHashes   int
+	StandardQueries  int
 	Standard         float64
 	StandardMeasured float64
 }
 
 // MeasureCacheLine builds a cache-line filter and a standard filter of the
-// same size from n keys and measures both over queries absent keys.
-func MeasureCacheLine(n, bitsPerKey, queries int, seed uint64) CacheLineRow {
+// same size from n keys and measures each over enough absent keys
+// (QueriesFor its theoretical rate, rel, sigmas) to pin its rate to ±rel.
+func MeasureCacheLine(n, bitsPerKey int, rel, sigmas float64, seed uint64) CacheLineRow {
 	bitsPerKey = clampBitsPerKey(bitsPerKey)
 	b := NewCacheLineBuilder(bitsPerKey)
 	kStd := StandardHashes(float64(bitsPerKey))
@@ -143,13 +145,16 @@ func MeasureCacheLine(n, bitsPerKey, queries int, seed uint64) CacheLineRow {
 	if err != nil {
 		panic(err) // the encoder and decoder disagree: a bug, not input
 	}
-	return CacheLineRow{
-		N: n, BitsPerKey: bitsPerKey, Probes: f.Probes(), Queries: queries,
-		Measured:       falsePositives(f.MayContainHash, queries, seed),
+	r := CacheLineRow{
+		N: n, BitsPerKey: bitsPerKey, Probes: f.Probes(),
 		Theory:         CacheLineFPR(float64(bitsPerKey), f.Probes()),
 		StandardHashes: kStd, Standard: StandardFPR(float64(bitsPerKey), kStd),
-		StandardMeasured: falsePositives(std.MayContainHash, queries, seed),
 	}
+	r.Queries = QueriesFor(r.Theory, rel, sigmas)
+	r.StandardQueries = QueriesFor(r.Standard, rel, sigmas)
+	r.Measured = falsePositives(f.MayContainHash, r.Queries, seed)
+	r.StandardMeasured = falsePositives(std.MayContainHash, r.StandardQueries, seed)
+	return r
 }
 
 // CacheLineOverfillRow is an overfill row for the cache-line filter.

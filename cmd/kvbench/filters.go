@@ -34,7 +34,7 @@ func runFilters(args []string) error {
 	if err := overfillTable(w, queries, *seed); err != nil {
 		return err
 	}
-	cacheLineTable(w, queries, *seed)
+	cacheLineTable(w, *rel, *sigmas, *seed)
 	cacheLineOverfillTable(w, queries, *seed)
 	fmt.Printf("(%d-sigma, ±%.0f%% per rate; seed %d; %.1fs)\n", int(*sigmas), *rel*100, *seed, time.Since(start).Seconds())
 	return nil
@@ -66,13 +66,13 @@ func overfillTable(w *tabwriter.Writer, queries func(float64) int, seed uint64) 
 	return flushBlank(w)
 }
 
-func cacheLineTable(w *tabwriter.Writer, queries func(float64) int, seed uint64) {
+func cacheLineTable(w *tabwriter.Writer, rel, sigmas float64, seed uint64) {
 	fmt.Println("Cache-line Bloom vs standard layout at equal bits/key, n = 100,000 keys:")
-	fmt.Fprintln(w, "bits/key\tk\tmeasured\tcache-line theory\tstd k\tstd theory\tstd measured\tgap (theory)\tqueries\t")
+	fmt.Fprintln(w, "bits/key\tk\tmeasured\ttheory\tstd k\tstd measured\tstd formula\tgap measured\tgap theory\t")
 	for _, b := range []int{4, 6, 8, 10, 12, 16, 20} {
-		r := filter.MeasureCacheLine(100_000, b, queries(filter.CacheLineFPR(float64(b), filter.CacheLineProbes(b))), seed)
-		fmt.Fprintf(w, "%d\t%d\t%.4g\t%.4g\t%d\t%.4g\t%.4g\t%.2fx\t%d\t\n", r.BitsPerKey, r.Probes, r.Measured, r.Theory,
-			r.StandardHashes, r.Standard, r.StandardMeasured, r.Theory/r.Standard, r.Queries)
+		r := filter.MeasureCacheLine(100_000, b, rel, sigmas, seed)
+		fmt.Fprintf(w, "%d\t%d\t%.4g\t%.4g\t%d\t%.4g\t%.4g\t%.2fx\t%.2fx\t\n", r.BitsPerKey, r.Probes, r.Measured, r.Theory,
+			r.StandardHashes, r.StandardMeasured, r.Standard, r.Measured/r.StandardMeasured, r.Theory/r.Standard)
 	}
 	_ = flushBlank(w)
 }
