@@ -55,14 +55,7 @@ func (f *Quotient) insert(fq, fr uint64) {
 	// 3. Shift slots [pos, first empty) right by one; everything moved is
 	// now past its canonical slot. is_occupied bits stay: they belong to
 	// canonical slots, not to fingerprints.
-	e := f.nextEmpty(pos)
-	for i := e; i != pos; {
-		p := f.prev(i)
-		f.setRem(i, f.rem(p))
-		f.setBit(qfCont, i, f.bit(qfCont, p))
-		f.setBit(qfShift, i, true)
-		i = p
-	}
+	f.shiftUp(pos, f.nextEmpty(pos))
 	if headDemoted {
 		f.setBit(qfCont, f.next(pos), true)
 	}
@@ -130,28 +123,28 @@ func (f *Quotient) remove(fq, s, i uint64) {
 	if headRemoved && !f.bit(qfCont, f.next(i)) {
 		f.setBit(qfOcc, fq, false) // the run is now empty
 	}
-	// Shift the rest of the cluster left by one until a slot that is empty
-	// or at its canonical place (not shifted). Each moved fingerprint needs
-	// its quotient q to know whether it lands on its canonical slot: q
-	// advances to the next occupied quotient at every run head.
-	q, cur := fq, i
-	for n := uint64(1); n < f.slots; n++ {
-		j := f.next(cur)
-		if !f.bit(qfShift, j) || j == i {
+	// Close the gap: the rest of the cluster, up to a slot that is empty or
+	// at its canonical place (not shifted), moves left by one.
+	end := f.selectFree(qfShift, f.next(i), 0)
+	moved := (end - i - 1) & (f.slots - 1)
+	f.shiftDown(i, end)
+	newHead := headRemoved && moved > 0 && f.bit(qfCont, i)
+	if newHead {
+		f.setBit(qfCont, i, false) // the run's second fingerprint is its head now
+	}
+	// A moved run head stays shifted unless it landed on its canonical
+	// slot. Run heads take the occupied quotients after fq in order.
+	q := fq
+	for d := uint64(0); d < moved; {
+		h := f.selectFree(qfCont, (i+d)&(f.slots-1), 0)
+		d = (h - i) & (f.slots - 1)
+		if d >= moved {
 			break
 		}
-		cont := f.bit(qfCont, j)
-		if !cont {
+		if !(d == 0 && newHead) {
 			q = f.nextOccupied(q)
-		} else if n == 1 && headRemoved {
-			cont = false // the run's second fingerprint becomes its head
 		}
-		f.setRem(cur, f.rem(j))
-		f.setBit(qfCont, cur, cont)
-		f.setBit(qfShift, cur, cur != q)
-		cur = j
+		f.setBit(qfShift, h, h != q)
+		d++
 	}
-	f.setRem(cur, 0)
-	f.setBit(qfCont, cur, false)
-	f.setBit(qfShift, cur, false)
 }

@@ -168,20 +168,31 @@ func (f *Quotient) nextOccupied(q uint64) uint64 {
 }
 
 // qfSelect64 returns the position of the k-th (from 0) set bit of x, which
-// has more than k set bits: skip whole bytes by popcount, then clear bits.
+// has more than k set bits. Broadword (Vigna, "Broadword implementation of
+// rank/select queries"): prefix popcounts of the bytes, in parallel, find the
+// byte; a table finds the bit inside it.
 func qfSelect64(x uint64, k int) int {
-	off := 0
-	for off < 56 {
-		c := bits.OnesCount8(uint8(x >> off))
-		if k < c {
-			break
-		}
-		k -= c
-		off += 8
-	}
-	b := uint8(x >> off)
-	for ; k > 0; k-- {
-		b &= b - 1
-	}
-	return off + bits.TrailingZeros8(b)
+	const l8, h8 = 0x0101010101010101, 0x8080808080808080
+	s := x - x>>1&0x5555555555555555
+	s = s&0x3333333333333333 + s>>2&0x3333333333333333
+	s = (s + s>>4) & 0x0f0f0f0f0f0f0f0f
+	s *= l8 // byte i: set bits in bytes 0..i
+	// Byte i's top bit survives iff k >= s_i; counting them gives the byte.
+	b := uint(bits.OnesCount64(((uint64(k)*l8|h8)-s)&h8)) * 8
+	before := s << 8 >> b & 0xff // set bits below byte b/8
+	return int(b) + int(qfSelectInByte[(x>>b&0xff)<<3|(uint64(k)-before)])
 }
+
+// qfSelectInByte[v<<3|k] is the position of the k-th set bit of byte v.
+var qfSelectInByte = func() (t [256 * 8]uint8) {
+	for v := range 256 {
+		k := 0
+		for i := range 8 {
+			if v>>i&1 != 0 {
+				t[v<<3|k] = uint8(i)
+				k++
+			}
+		}
+	}
+	return t
+}()

@@ -372,7 +372,7 @@ func TestQuotientParameters(t *testing.T) {
 // TestQuotientWideFingerprints covers remainders that straddle two words
 // and the 64-bit fingerprint edge.
 func TestQuotientWideFingerprints(t *testing.T) {
-	for _, p := range [][2]uint{{1, 63}, {7, 57}, {10, 54}, {6, 37}} {
+	for _, p := range [][2]uint{{1, 63}, {7, 57}, {10, 54}, {6, 37}, {9, 23}, {11, 13}} {
 		seed := uint64(p[0]*100 + p[1])
 		rng := rand.New(rand.NewPCG(seed, 2))
 		f, _ := NewQuotient(p[0], p[1])
@@ -386,6 +386,14 @@ func TestQuotientWideFingerprints(t *testing.T) {
 		}
 		if err := m.check(f, rng); err != nil {
 			t.Fatalf("seed %d qbits %d rbits %d: %v", seed, p[0], p[1], err)
+		}
+		for len(m.hashes) > f.Slots()/3 {
+			if h := m.deleteAt(rng.IntN(len(m.hashes))); !f.DeleteHash(h) {
+				t.Fatalf("seed %d: delete of %#x failed", seed, h)
+			}
+		}
+		if err := m.check(f, rng); err != nil {
+			t.Fatalf("seed %d qbits %d rbits %d: after deletes: %v", seed, p[0], p[1], err)
 		}
 	}
 }
@@ -447,5 +455,24 @@ func TestQuotientGrowFPR(t *testing.T) {
 	}
 	if want := QuotientTheoryFPR(f.Len(), 22) * float64(len(absent)); math.Abs(float64(before)-want) > 5*math.Sqrt(want) {
 		t.Fatalf("seed %d: %d false positives, theory %.1f", seed, before, want)
+	}
+}
+
+func TestQuotientSelect64(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 0))
+	for range 20000 {
+		x := rng.Uint64() & rng.Uint64()
+		if rng.IntN(4) == 0 {
+			x = ^uint64(0)
+		}
+		k := 0
+		for i := range 64 {
+			if x>>i&1 != 0 {
+				if got := qfSelect64(x, k); got != i {
+					t.Fatalf("qfSelect64(%#x, %d) = %d, want %d", x, k, got, i)
+				}
+				k++
+			}
+		}
 	}
 }
