@@ -114,3 +114,28 @@ func TestTraceOutcomes(t *testing.T) {
 		}
 	}
 }
+
+// TestIterBoundsReadOnlyTheirBlocks: a bounded scan reads the blocks that
+// overlap its bounds and no others (the index says where to stop).
+func TestIterBoundsReadOnlyTheirBlocks(t *testing.T) {
+	data, p := buildTable(t, evenKeys(20000), WriterOptions{})
+	r := openTable(t, data, nil)
+	perBlock := p.NumEntries / p.NumDataBlocks
+	lower, upper := []byte("k010000"), []byte("k010100") // 50 keys: at most 1 + 50/perBlock + 1 blocks
+	it := r.NewIter(lower, upper)
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		n++
+	}
+	for ok := it.Last(); ok; ok = it.Prev() {
+	}
+	it.SeekGE(base.MakeInternalKey([]byte("k999999"), 1, base.KindSet)) // above upper: no read
+	it.SeekLT(base.MakeInternalKey([]byte("k000000"), 1, base.KindSet)) // below lower: no read
+	if err := it.Close(); err != nil || n != 50 {
+		t.Fatalf("saw %d entries, err %v", n, err)
+	}
+	maxBlocks := 2 * (50/perBlock + 2) // forward and backward scans
+	if s := r.Stats(); s.BlocksRead > maxBlocks {
+		t.Fatalf("bounded scans of 50 keys (%d per block) read %d blocks, want <= %d", perBlock, s.BlocksRead, maxBlocks)
+	}
+}

@@ -88,6 +88,10 @@ func (it *Iter) SeekGE(key base.InternalKey) bool {
 	if it.lower != nil && bytes.Compare(ukey, it.lower) < 0 {
 		ukey, trailer = it.lower, maxTrailer
 	}
+	if it.upper != nil && bytes.Compare(ukey, it.upper) >= 0 {
+		it.valid = false // nothing in bounds: no read
+		return false
+	}
 	i := it.r.searchIndex(ukey, trailer)
 	if i == len(it.r.index) {
 		it.valid = false
@@ -111,6 +115,10 @@ func (it *Iter) SeekLT(key base.InternalKey) bool {
 	ukey, trailer := key.UserKey, key.Trailer
 	if it.upper != nil && bytes.Compare(ukey, it.upper) >= 0 {
 		ukey, trailer = it.upper, maxTrailer
+	}
+	if it.lower != nil && bytes.Compare(ukey, it.lower) < 0 {
+		it.valid = false // nothing in bounds: no read
+		return false
 	}
 	i := it.r.searchIndex(ukey, trailer)
 	if i == len(it.r.index) {

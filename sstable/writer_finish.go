@@ -3,6 +3,8 @@ package sstable
 import (
 	"errors"
 	"fmt"
+
+	"github.com/monbandb/monban/filter"
 )
 
 // Finish writes the remaining data block, then the filter, index and
@@ -27,7 +29,7 @@ func (w *Writer) Finish() (Properties, error) {
 	ft.version = formatVersion
 	if w.filter != nil {
 		p.FilterLayout = FilterLayoutCacheLine
-		p.FilterBitsPerKey = w.opts.BloomBitsPerKey
+		p.FilterBitsPerKey = min(w.opts.BloomBitsPerKey, filter.MaxCacheLineBitsPerKey) // as the builder clamps
 		// Stored raw: a Bloom filter's bits are incompressible.
 		ft.filter = w.writeBlock(w.filter.Finish(nil), false)
 		p.FilterBytes = ft.filter.length + blockTrailerLen
