@@ -2,17 +2,40 @@ package memtable
 
 import (
 	"bytes"
+	"encoding/binary"
 
 	"github.com/monbandb/monban/internal/base"
 )
 
 // entry is one item of the B-tree: an internal key and its value. Key and
-// value share one allocation (kv = key ‖ value) so an entry is 40 bytes;
-// the B-tree stores entries by value, 63 to a node.
+// value share one allocation (kv = key ‖ value). The B-tree stores entries
+// by value, up to 63 to a node, so an entry is kept small (48 bytes).
+//
+// prefix holds the key's first 8 bytes, big-endian, zero-padded: comparing
+// prefixes orders most pairs of keys without following kv, whose bytes lie
+// wherever the arena put them (one cache miss per comparison otherwise, ~25
+// per tree descent at 500k entries). Equal prefixes fall back to the bytes.
 type entry struct {
 	kv      []byte // key then value; cap == len, so an append can never reach a neighbour
+	prefix  uint64
 	trailer uint64
 	klen    uint32
+}
+
+// keyPrefix returns the big-endian value of k's first 8 bytes, zero-padded.
+// If two keys' prefixes differ, they compare like the keys: the first
+// differing byte of the padded prefixes is either a real byte of both
+// keys, or a padding zero against a byte of a longer key that the shorter
+// one is a prefix of.
+func keyPrefix(k []byte) uint64 {
+	if len(k) >= 8 {
+		return binary.BigEndian.Uint64(k)
+	}
+	var p uint64
+	for i, c := range k {
+		p |= uint64(c) << (56 - 8*i)
+	}
+	return p
 }
 
 func (e entry) key() []byte   { return e.kv[:e.klen:e.klen] }
@@ -25,12 +48,15 @@ func (e entry) internalKey() base.InternalKey {
 // pivot builds a search key that is not copied anywhere: the B-tree only
 // compares it.
 func pivot(k base.InternalKey) entry {
-	return entry{kv: k.UserKey, trailer: k.Trailer, klen: uint32(len(k.UserKey))}
+	return entry{kv: k.UserKey, prefix: keyPrefix(k.UserKey), trailer: k.Trailer, klen: uint32(len(k.UserKey))}
 }
 
 // less orders entries by base.Compare (invariant 2 of internal/base): user
 // key ascending, trailer descending.
 func less(a, b entry) bool {
+	if a.prefix != b.prefix {
+		return a.prefix < b.prefix
+	}
 	if c := bytes.Compare(a.key(), b.key()); c != 0 {
 		return c < 0
 	}
@@ -38,10 +64,10 @@ func less(a, b entry) bool {
 }
 
 // entryOverhead is what one entry costs beyond its key and value bytes: the
-// 40-byte item in a B-tree node that is on average ~70% full (40/0.7 ≈ 57)
+// 48-byte item in a B-tree node that is on average ~70% full (48/0.7 ≈ 69)
 // plus its share of node headers and child pointers. ApproximateSize uses it;
 // it is an estimate for the flush trigger, not an accounting.
-const entryOverhead = 64
+const entryOverhead = 72
 
 // arena hands out key‖value buffers carved from large chunks, so an Add
 // costs no allocation most of the time and the GC sees a few big objects

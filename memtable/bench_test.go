@@ -1,0 +1,230 @@
+package memtable
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/internal/base"
+)
+
+// Benchmark workload (issue 3): 16-byte keys in random order, 100-byte
+// values, a memtable filled to ApproximateSize() >= 64 MiB.
+const (
+	benchKeyLen   = 16
+	benchValueLen = 100
+	benchTarget   = 64 << 20
+)
+
+// benchKey is key i: two words of a bijective scramble of i, so keys are
+// distinct, uniformly spread, and an absent key (i >= n) is just another i.
+func benchKey(dst []byte, i uint64) []byte {
+	x := i*0x9e3779b97f4a7c15 + 1
+	x ^= x >> 31
+	dst = binary.BigEndian.AppendUint64(dst[:0], x*0xbf58476d1ce4e5b9)
+	return binary.BigEndian.AppendUint64(dst, i)
+}
+
+var (
+	benchOnce sync.Once
+	benchMem  *Memtable
+	benchN    uint64
+)
+
+// bench64 returns the shared 64 MiB memtable (built once: ~1 s).
+func bench64(b *testing.B) (*Memtable, uint64) {
+	benchOnce.Do(func() {
+		m := New(Options{ExpectedEntries: 500_000})
+		value := make([]byte, benchValueLen)
+		var key []byte
+		var i uint64
+		for ; m.ApproximateSize() < benchTarget; i++ {
+			key = benchKey(key, i)
+			if err := m.Add(base.SeqNum(i+1), base.KindSet, key, value); err != nil {
+				panic(err)
+			}
+		}
+		benchMem, benchN = m, i
+	})
+	b.ReportMetric(float64(benchN), "entries")
+	return benchMem, benchN
+}
+
+func BenchmarkAdd(b *testing.B) {
+	value := make([]byte, benchValueLen)
+	key := make([]byte, 0, benchKeyLen)
+	m := New(Options{})
+	b.SetBytes(benchKeyLen + benchValueLen)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if i%(1<<19) == 0 { // start over at ~64 MiB, as a flush would
+			m = New(Options{})
+		}
+		key = benchKey(key, uint64(i))
+		if err := m.Add(base.SeqNum(i+1), base.KindSet, key, value); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGetHit(b *testing.B) {
+	m, n := bench64(b)
+	keys := benchKeys(n, 0, 1<<16)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, res := m.Get(keys[i&(1<<16-1)], base.MaxSeqNum); res != Found {
+			b.Fatal(res)
+		}
+	}
+}
+
+// BenchmarkGetAbsent compares an absent-key Get with the filter (the
+// normal path) and without it (Options.DisableFilter, flipped on the same
+// memtable so both measure the same tree): the ratio is what the filter
+// saves. tree-searches/op counts filter false positives.
+func BenchmarkGetAbsent(b *testing.B) {
+	m, n := bench64(b)
+	keys := benchKeys(n, n, 1<<16) // keys n.. were never added
+	for _, tc := range []struct {
+		name     string
+		noFilter bool
+	}{{"filter", false}, {"nofilter", true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			m.noFilter = tc.noFilter
+			defer func() { m.noFilter = false }()
+			searches := 0
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				switch _, res := m.Get(keys[i&(1<<16-1)], base.MaxSeqNum); res {
+				case Absent:
+					searches++
+				case FilteredOut:
+				default:
+					b.Fatal(res)
+				}
+			}
+			b.ReportMetric(float64(searches)/float64(b.N), "tree-searches/op")
+		})
+	}
+}
+
+// benchKeys returns count keys starting at first, shuffled over [0, n) when
+// first == 0 (hits), consecutive otherwise (absent keys).
+func benchKeys(n, first uint64, count int) [][]byte {
+	rng := rand.New(rand.NewPCG(1, 2))
+	keys := make([][]byte, count)
+	for i := range keys {
+		j := first + uint64(i)
+		if first == 0 {
+			j = rng.Uint64N(n)
+		}
+		keys[i] = benchKey(nil, j)
+	}
+	return keys
+}
+
+func BenchmarkIterNext(b *testing.B) {
+	m, _ := bench64(b)
+	it := m.NewIter()
+	defer it.Close()
+	it.First()
+	b.ReportAllocs()
+	for b.Loop() {
+		if !it.Next() {
+			it.First()
+		}
+	}
+}
+
+// BenchmarkLevelRotate measures Rotate and Flushed with filters the size of
+// a 64 MiB memtable's (the n entries of bench64, 2^19 slots each), with
+// one, two or three immutables already queued: clone + merge (or
+// subtract), linear in the filters, paid once per rotation or flush.
+func BenchmarkLevelRotate(b *testing.B) {
+	_, n := bench64(b)
+	mems := make([]*Memtable, 4)
+	for j := range mems {
+		// Only the filter matters here: real keys, empty values.
+		m := New(Options{ExpectedEntries: int(n)})
+		var key []byte
+		for i := range n {
+			key = benchKey(key, uint64(j)*n+i)
+			if err := m.AddHash(1, base.KindSet, key, nil, filter.Hash(key)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		m.Freeze()
+		mems[j] = m
+	}
+	// level returns a level whose immutables are mems[:q] (oldest first in
+	// mems, so newest first reversed) and whose active memtable is mems[q].
+	level := func(q int) *Level {
+		l := &Level{active: mems[q]}
+		for j := range q {
+			l.imm = append([]*Memtable{mems[j]}, l.imm...)
+			if l.combined == nil {
+				l.combined = mems[j].Filter()
+				continue
+			}
+			var err error
+			if l.combined, err = mergeGrowing(l.combined, mems[j].Filter()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return l
+	}
+	// The parts of rotate/queued=1: clone the combined filter, grow it
+	// (2 x 355k fingerprints need 2^20 slots at maxLoad), merge.
+	f0, f1 := mems[0].Filter(), mems[1].Filter()
+	b.Run("part=clone", func(b *testing.B) {
+		for b.Loop() {
+			f0.Clone()
+		}
+	})
+	b.Run("part=grow", func(b *testing.B) {
+		for b.Loop() {
+			if err := f0.Clone().Grow(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("part=merge", func(b *testing.B) {
+		for b.Loop() {
+			c := f0.Clone()
+			if err := c.Grow(); err != nil {
+				b.Fatal(err)
+			}
+			if err := c.Merge(f1); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for q := 1; q <= 3; q++ {
+		l := level(q)
+		b.Run(fmt.Sprintf("rotate/queued=%d", q), func(b *testing.B) {
+			for b.Loop() {
+				// The active memtable is already frozen (Freeze is
+				// idempotent), so each iteration does the same merge.
+				if _, err := l.Rotate(New(Options{})); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(l.combined.Slots()), "combined-slots")
+			b.ReportMetric(float64(n), "fingerprints/memtable")
+		})
+		if q < 2 {
+			continue // with one immutable, Flushed is O(1)
+		}
+		b.Run(fmt.Sprintf("flushed/queued=%d", q), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := l.Flushed(mems[0]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(l.combined.Slots()), "combined-slots")
+		})
+	}
+}
