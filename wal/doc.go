@@ -19,7 +19,9 @@
 //
 //  1. No fragment crosses a block boundary: every block of a well-formed log
 //     begins with a fragment header. A block's last 1-6 bytes, too few for a
-//     header, are zeros (the trailer).
+//     header, are zeros (the trailer). MIDDLE and LAST fragments start only
+//     at a block's first byte; FIRST and MIDDLE fragments end only at its
+//     last. The reader treats any other placement as damage.
 //  2. A fragment's checksum covers its length, type and payload, seeded with
 //     its own file offset: it verifies only where it was written.
 //  3. Nothing read from disk is trusted before its checksum verifies. A
@@ -66,7 +68,9 @@
 //
 // A record is one FULL fragment, or FIRST, MIDDLE*, LAST. A fragment starts
 // wherever 7 bytes are left in the block, so a non-empty record may begin
-// with an empty FIRST. Two records, "hi" at offset 0 and "wal!" at offset 9:
+// with an empty FIRST. An Append writes its padding (a trailer, if the
+// previous record left fewer than 7 bytes) and all its fragments in one
+// Write. Two records, "hi" at offset 0 and "wal!" at offset 9:
 //
 //	00: d2 46 c4 6d  02 00  01  68 69        FULL "hi"
 //	09: e0 d1 61 15  04 00  01  77 61 6c 21  FULL "wal!"

@@ -29,4 +29,12 @@ func TestFormatExample(t *testing.T) {
 	if got := binary.LittleEndian.Uint32(log); got != 0x6dc446d2 {
 		t.Fatalf("first checksum %08x, doc says 6dc446d2", got)
 	}
+
+	// docs/format.md: a third record of 40000 bytes is a FIRST of 32741
+	// bytes at offset 20 and a LAST of 7259 bytes at offset 32768.
+	log, offs = logOf(t, [][]byte{[]byte("hi"), []byte("wal!"), make([]byte, 40000)})
+	if offs[2] != 20 || log[20+6] != byte(typeFirst) || binary.LittleEndian.Uint16(log[20+4:]) != 32741 ||
+		log[32768+6] != byte(typeLast) || binary.LittleEndian.Uint16(log[32768+4:]) != 7259 || len(log) != 32768+7+7259 {
+		t.Fatalf("40000-byte record framed differently from docs/format.md")
+	}
 }

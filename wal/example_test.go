@@ -1,0 +1,52 @@
+package wal_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/wal"
+)
+
+// A log written through the file system, synced, and read back, then the
+// same log with its last record torn off by a crash.
+func Example() {
+	fs := vfs.NewMem()
+	name := filepath.Join("db", "000001.log")
+	_ = fs.MkdirAll("db")
+	f, _ := fs.Create(name)
+	w := wal.NewWriter(f)
+	for _, rec := range []string{"put cat=1", "put dog=2", "delete cat"} {
+		off, _ := w.Append([]byte(rec))
+		fmt.Printf("appended %q at offset %d\n", rec, off)
+	}
+	_ = w.Sync()
+	_ = w.Close()
+
+	f, _ = fs.Open(name)
+	data, _ := io.ReadAll(f)
+	for _, log := range [][]byte{data, data[:len(data)-4]} {
+		r := wal.NewReader(bytes.NewReader(log), name)
+		for {
+			rec, err := r.Next()
+			if err != nil {
+				fmt.Printf("%v after offset %d, %d bytes dropped\n", err, r.Offset(), r.DroppedBytes())
+				break
+			}
+			fmt.Printf("read %q\n", rec)
+		}
+	}
+	// Output:
+	// appended "put cat=1" at offset 0
+	// appended "put dog=2" at offset 16
+	// appended "delete cat" at offset 32
+	// read "put cat=1"
+	// read "put dog=2"
+	// read "delete cat"
+	// EOF after offset 32, 0 bytes dropped
+	// read "put cat=1"
+	// read "put dog=2"
+	// EOF after offset 16, 13 bytes dropped
+}
