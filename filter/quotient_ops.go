@@ -133,18 +133,20 @@ func (f *Quotient) remove(fq, s, i uint64) {
 		f.setBit(qfCont, i, false) // the run's second fingerprint is its head now
 	}
 	// A moved run head stays shifted unless it landed on its canonical
-	// slot. Run heads take the occupied quotients after fq in order.
-	q := fq
-	for d := uint64(0); d < moved; {
-		h := f.selectFree(qfCont, (i+d)&(f.slots-1), 0)
-		d = (h - i) & (f.slots - 1)
+	// slot. Run heads take the occupied quotients after fq in order, so
+	// two cursors walk the run heads and the occupied bits together.
+	heads, occupied := f.scan(qfCont, i, true), f.scan(qfOcc, f.next(fq), false)
+	for q := fq; ; {
+		h := heads.next()
+		d := (h - i) & (f.slots - 1)
 		if d >= moved {
-			break
+			return
 		}
 		if !(d == 0 && newHead) {
-			q = f.nextOccupied(q)
+			q = occupied.next()
 		}
-		f.setBit(qfShift, h, h != q)
-		d++
+		if h == q {
+			f.setBit(qfShift, h, false)
+		}
 	}
 }

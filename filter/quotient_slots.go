@@ -167,6 +167,44 @@ func (f *Quotient) nextOccupied(q uint64) uint64 {
 	return q
 }
 
+// qfScan walks the slots whose metadata bit kind is set (or, if inv, clear),
+// cyclically, a word at a time.
+type qfScan struct {
+	f       *Quotient
+	kind, b uint64
+	w       uint64 // bits of block b not yet returned
+	inv     bool
+}
+
+func (f *Quotient) scan(kind, from uint64, inv bool) qfScan {
+	s := qfScan{f: f, kind: kind, b: from >> 6, inv: inv}
+	s.w = s.word() &^ (1<<(from&63) - 1)
+	return s
+}
+
+func (s *qfScan) word() uint64 {
+	w := s.f.meta(s.kind, s.b)
+	if s.inv {
+		w = ^w & s.f.valid(s.b)
+	}
+	return w
+}
+
+// next returns the next matching slot (the last one again if there is none,
+// which callers' bounds rule out).
+func (s *qfScan) next() uint64 {
+	for n := uint64(0); s.w == 0 && n <= s.f.nblocks; n++ {
+		s.b++
+		if s.b == s.f.nblocks {
+			s.b = 0
+		}
+		s.w = s.word()
+	}
+	t := uint64(bits.TrailingZeros64(s.w)) & 63
+	s.w &= s.w - 1
+	return s.b<<6 | t
+}
+
 // qfSelect64 returns the position of the k-th (from 0) set bit of x, which
 // has more than k set bits. Broadword (Vigna, "Broadword implementation of
 // rank/select queries"): prefix popcounts of the bytes, in parallel, find the
