@@ -476,3 +476,23 @@ func TestQuotientSelect64(t *testing.T) {
 		}
 	}
 }
+
+// The worked example of docs/format.md, "Quotient filter": 4 slots, 4-bit
+// remainders; fingerprints (quotient, remainder) (1,3), (1,9), (2,5) and
+// (3,a), the last of which wraps around to slot 0.
+func ExampleQuotient_MarshalBinary() {
+	f, _ := NewQuotient(2, 4)
+	for _, fp := range []uint64{0x13, 0x19, 0x25, 0x3a} { // quotient<<4 | remainder
+		_ = f.InsertHash(fp << (64 - 6))
+	}
+	b, _ := f.MarshalBinary()
+	for i := 0; i < len(b); i += 16 {
+		fmt.Printf("%x\n", b[i:min(i+16, len(b))])
+	}
+	// Output:
+	// 4d425146010204000400000000000000
+	// 0e000000000000000400000000000000
+	// 0d000000000000003a59000000000000
+	// 00000000000000000000000000000000
+	// 0000000000000000d3dd2ad9
+}
