@@ -169,5 +169,8 @@ func (c *Iter) Value() []byte { return c.pending[c.pos].value }
 // Error returns the input's error, if it stopped the iteration.
 func (c *Iter) Error() error { return c.err }
 
+// Close closes the input.
+func (c *Iter) Close() error { return c.input.Close() }
+
 // Drops returns the entries dropped so far, by reason.
 func (c *Iter) Drops() Drops { return c.drops }

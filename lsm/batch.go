@@ -21,10 +21,15 @@ const batchHeaderLen = 12
 type Batch struct {
 	data  []byte // header followed by the entries; nil until the first write
 	count uint32
+	err   error // the first write that broke a size limit; Write returns it
 }
 
-// Put adds a write of value under key.
+// Put adds a write of value under key. A key longer than MaxKeySize or a
+// value longer than MaxValueSize makes the whole batch fail in Write.
 func (b *Batch) Put(key, value []byte) {
+	if b.checkSizes(key, value) {
+		return
+	}
 	b.grow(1 + 2*binary.MaxVarintLen32 + len(key) + len(value))
 	b.data = append(b.data, byte(base.KindSet))
 	b.data = appendBytes(b.data, key)
@@ -34,6 +39,9 @@ func (b *Batch) Put(key, value []byte) {
 
 // Delete adds a deletion of key.
 func (b *Batch) Delete(key []byte) {
+	if b.checkSizes(key, nil) {
+		return
+	}
 	b.grow(1 + binary.MaxVarintLen32 + len(key))
 	b.data = append(b.data, byte(base.KindDelete))
 	b.data = appendBytes(b.data, key)
@@ -47,6 +55,20 @@ func (b *Batch) Len() int { return int(b.count) }
 func (b *Batch) Reset() {
 	b.data = b.data[:0]
 	b.count = 0
+	b.err = nil
+}
+
+// checkSizes records the first oversized key or value and reports whether
+// the write must be dropped.
+func (b *Batch) checkSizes(key, value []byte) bool {
+	switch {
+	case b.err != nil:
+	case len(key) > MaxKeySize:
+		b.err = fmt.Errorf("%w: key of %d bytes exceeds MaxKeySize", ErrInvalidKey, len(key))
+	case len(value) > MaxValueSize:
+		b.err = fmt.Errorf("%w: value of %d bytes exceeds MaxValueSize", ErrInvalidKey, len(value))
+	}
+	return b.err != nil
 }
 
 // Size returns the batch's encoded size in bytes.

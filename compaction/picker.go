@@ -1,0 +1,151 @@
+package compaction
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/manifest"
+)
+
+// Options shape the tree; the DB fills them from its own options.
+type Options struct {
+	// L0Threshold is the number of L0 tables that makes L0 due.
+	L0Threshold int
+	// LBaseMaxBytes is L1's size target; level n's is LBaseMaxBytes ×
+	// Multiplier^(n-1).
+	LBaseMaxBytes int64
+	Multiplier    int
+}
+
+// Compaction is one merge the picker chose: the inputs from Level and the
+// tables of OutputLevel they overlap, which the merge replaces.
+type Compaction struct {
+	Level, OutputLevel int
+	// Inputs[0] are the tables of Level, Inputs[1] those of OutputLevel.
+	Inputs [2][]*manifest.FileMetadata
+	// Score is how far over its target Level was (>= 1 when picked for
+	// size; manual compactions use 0).
+	Score float64
+	// Pointer is where the next compaction of Level should start, so work
+	// spreads evenly over the key space (LevelDB's compact pointer).
+	Pointer base.InternalKey
+}
+
+// Trivial reports whether the compaction is a move: one input table that
+// overlaps nothing in the output level can change level without being
+// rewritten.
+func (c *Compaction) Trivial() bool {
+	return len(c.Inputs[0]) == 1 && len(c.Inputs[1]) == 0
+}
+
+// Kind names the compaction for stats: "move", "L0" or "size".
+func (c *Compaction) Kind() string {
+	switch {
+	case c.Trivial():
+		return "move"
+	case c.Level == 0:
+		return "L0"
+	}
+	return "size"
+}
+
+func (c *Compaction) String() string {
+	return fmt.Sprintf("L%d→L%d %s (score %.2f): %d+%d tables", c.Level, c.OutputLevel, c.Kind(), c.Score, len(c.Inputs[0]), len(c.Inputs[1]))
+}
+
+// Bounds returns the smallest and largest user keys of all inputs.
+func (c *Compaction) Bounds() (lo, hi []byte) {
+	for _, files := range c.Inputs {
+		for _, f := range files {
+			if lo == nil || bytes.Compare(f.Smallest.UserKey, lo) < 0 {
+				lo = f.Smallest.UserKey
+			}
+			if hi == nil || bytes.Compare(f.Largest.UserKey, hi) > 0 {
+				hi = f.Largest.UserKey
+			}
+		}
+	}
+	return lo, hi
+}
+
+// MaxBytes returns the size target of level (>= 1).
+func (o Options) MaxBytes(level int) int64 {
+	n := o.LBaseMaxBytes
+	for l := 1; l < level; l++ {
+		n *= int64(o.Multiplier)
+	}
+	return n
+}
+
+// Score returns how far level is over its target: L0 by table count (each
+// L0 table is another place every read must look), deeper levels by bytes.
+func (o Options) Score(v *manifest.Version, level int) float64 {
+	if level == 0 {
+		return float64(len(v.Levels[0])) / float64(o.L0Threshold)
+	}
+	return float64(v.LevelSize(level)) / float64(o.MaxBytes(level))
+}
+
+// Pick returns the most urgent compaction of v, or nil when every level is
+// within its target. pointer(level) is where the previous compaction of
+// level ended. The last level is never an input: it has nowhere to go.
+func Pick(v *manifest.Version, o Options, pointer func(level int) base.InternalKey) *Compaction {
+	best, bestScore := -1, 1.0
+	for level := 0; level < manifest.NumLevels-1; level++ {
+		if s := o.Score(v, level); s >= bestScore {
+			best, bestScore = level, s
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	c := &Compaction{Level: best, OutputLevel: best + 1, Score: bestScore}
+	if best == 0 {
+		// L0 tables overlap one another; taking them all keeps the L0
+		// invariant (newer tables hold newer versions) trivially true.
+		c.Inputs[0] = v.Levels[0]
+	} else {
+		c.Inputs[0] = []*manifest.FileMetadata{nextAfter(v.Levels[best], pointer(best))}
+	}
+	lo, hi := c.Bounds()
+	c.Inputs[1] = v.Overlaps(c.OutputLevel, lo, hi)
+	c.Pointer = c.Inputs[0][len(c.Inputs[0])-1].Largest
+	return c
+}
+
+// PickRange returns a compaction of level's tables overlapping [lo, hi]
+// into level+1 (nil if none), for manual compaction. nil bounds are open.
+func PickRange(v *manifest.Version, level int, lo, hi []byte) *Compaction {
+	files := v.Levels[level]
+	var in []*manifest.FileMetadata
+	for _, f := range files {
+		if (lo == nil || bytes.Compare(f.Largest.UserKey, lo) >= 0) && (hi == nil || bytes.Compare(f.Smallest.UserKey, hi) <= 0) {
+			in = append(in, f)
+		}
+	}
+	if len(in) == 0 {
+		return nil
+	}
+	if level == 0 {
+		in = files // see Pick: L0 compacts as a whole
+	}
+	c := &Compaction{Level: level, OutputLevel: level + 1, Inputs: [2][]*manifest.FileMetadata{in}}
+	clo, chi := c.Bounds()
+	c.Inputs[1] = v.Overlaps(c.OutputLevel, clo, chi)
+	c.Pointer = in[len(in)-1].Largest
+	return c
+}
+
+// nextAfter returns the first table of a level that starts after ptr, or
+// the first table when ptr is past the end (round robin over the level).
+func nextAfter(files []*manifest.FileMetadata, ptr base.InternalKey) *manifest.FileMetadata {
+	if ptr.UserKey != nil {
+		for _, f := range files {
+			if base.Compare(f.Smallest, ptr) > 0 {
+				return f
+			}
+		}
+	}
+	return files[0]
+}

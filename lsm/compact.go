@@ -1,0 +1,236 @@
+package lsm
+
+import (
+	"fmt"
+
+	"github.com/monbandb/monban/compaction"
+	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/manifest"
+	"github.com/monbandb/monban/internal/merge"
+	"github.com/monbandb/monban/sstable"
+)
+
+func (d *DB) compactionOptions() compaction.Options {
+	return compaction.Options{
+		L0Threshold:   d.opts.L0CompactionThreshold,
+		LBaseMaxBytes: d.opts.LBaseMaxBytes,
+		Multiplier:    d.opts.LevelMultiplier,
+	}
+}
+
+// maybeScheduleCompaction starts the compaction goroutine when a level is
+// over its target and none is running. d.mu is held.
+func (d *DB) maybeScheduleCompaction() {
+	if d.mu.compacting || d.mu.bgErr != nil || d.closed.Load() {
+		return
+	}
+	if compaction.Pick(d.rs.version, d.compactionOptions(), d.vs.CompactPointer) == nil {
+		return
+	}
+	d.mu.compacting = true
+	d.bg.Add(1)
+	go d.compactLoop()
+}
+
+// compactLoop runs the most urgent compaction until no level is over its
+// target. One compaction runs at a time, so no table is ever the input of
+// two.
+func (d *DB) compactLoop() {
+	defer d.bg.Done()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for d.mu.bgErr == nil && !d.closed.Load() {
+		v := d.rs.version
+		c := compaction.Pick(v, d.compactionOptions(), d.vs.CompactPointer)
+		if c == nil {
+			break
+		}
+		v.Ref()
+		snapshots := d.mu.snapshots.seqs()
+		d.mu.Unlock()
+		err := d.runCompaction(c, v, snapshots)
+		v.Unref()
+		d.mu.Lock()
+		if err != nil {
+			d.mu.bgErr = fmt.Errorf("monban: compaction %v: %w", c, err)
+			break
+		}
+		d.installReadState(d.rs.mem, d.vs.Current())
+		d.mu.flushCond.Broadcast()
+		d.mu.Unlock()
+		d.deleteObsoleteTables()
+		d.mu.Lock()
+	}
+	d.mu.compacting = false
+	d.mu.flushCond.Broadcast()
+}
+
+// runCompaction merges c's inputs into new tables of c.OutputLevel and
+// logs the edit that swaps them in. A trivial compaction just moves its
+// table.
+func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapshots []base.SeqNum) error {
+	edit := &manifest.VersionEdit{
+		Deleted:         map[manifest.DeletedFile]bool{},
+		CompactPointers: []manifest.CompactPointer{{Level: c.Level, Key: c.Pointer}},
+	}
+	for i, files := range c.Inputs {
+		for _, f := range files {
+			edit.Deleted[manifest.DeletedFile{Level: c.Level + i, FileNum: f.FileNum}] = true
+		}
+	}
+	d.stats.compactions[compactionKind(c)].Add(1)
+	if c.Trivial() {
+		edit.Added = []manifest.NewFile{{Level: c.OutputLevel, Meta: c.Inputs[0][0]}}
+		return d.logAndApply(edit)
+	}
+
+	inputs, readers, err := d.openCompactionInputs(c)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, r := range readers {
+			st := r.Stats()
+			d.stats.compactionBlocksRead.Add(st.BlocksRead + st.OpenBlocksRead)
+			d.stats.compactionBytesRead.Add(st.BytesRead + st.OpenBytesRead)
+			r.Close()
+		}
+	}()
+	var inBytes uint64
+	for _, files := range c.Inputs {
+		for _, f := range files {
+			inBytes += f.Size
+		}
+	}
+	d.stats.levels[c.Level].compactedBytesRead.Add(inBytes)
+
+	// A tombstone hides nothing when no level below the output holds its
+	// key: by key range (the bottom of the tree for this key) or by the
+	// in-memory filters of the tables whose range covers it.
+	elide := func(ukey []byte) (bool, compaction.DropReason) {
+		h := filter.Hash(ukey)
+		reason := compaction.DropBottom
+		for l := c.OutputLevel + 1; l < NumLevels; l++ {
+			f := v.FindFile(l, ukey)
+			if f == nil {
+				continue
+			}
+			if d.tableMayContain(f, h) {
+				return false, 0
+			}
+			reason = compaction.DropFilterProof
+		}
+		return true, reason
+	}
+	it := compaction.NewIter(merge.NewIter(inputs...), snapshots, elide)
+	defer it.Close()
+	outputs, err := d.writeTables(it, d.opts.TargetFileSize)
+	d.stats.countDrops(it.Drops(), false)
+	if err != nil {
+		return err
+	}
+	for _, meta := range outputs {
+		edit.Added = append(edit.Added, manifest.NewFile{Level: c.OutputLevel, Meta: meta})
+		d.stats.levels[c.OutputLevel].compactedBytesWritten.Add(meta.Size)
+	}
+	return d.logAndApply(edit)
+}
+
+func compactionKind(c *compaction.Compaction) int {
+	switch c.Kind() {
+	case "move":
+		return 0
+	case "L0":
+		return 1
+	}
+	return 2
+}
+
+func (d *DB) logAndApply(edit *manifest.VersionEdit) error {
+	d.manifestMu.Lock()
+	defer d.manifestMu.Unlock()
+	return d.vs.LogAndApply(edit)
+}
+
+// openCompactionInputs opens private readers of the input tables, without
+// the block cache: a compaction reads each block once, and must not evict
+// what reads are using. Their read counters are the compaction's reads.
+func (d *DB) openCompactionInputs(c *compaction.Compaction) ([]base.InternalIterator, []*sstable.Reader, error) {
+	var iters []base.InternalIterator
+	var readers []*sstable.Reader
+	fail := func(err error) ([]base.InternalIterator, []*sstable.Reader, error) {
+		for _, it := range iters {
+			it.Close()
+		}
+		for _, r := range readers {
+			r.Close()
+		}
+		return nil, nil, err
+	}
+	for _, files := range c.Inputs {
+		for _, f := range files {
+			name := manifest.MakeFilename(manifest.KindTable, f.FileNum)
+			file, err := d.fs.Open(d.path(manifest.KindTable, f.FileNum))
+			if err != nil {
+				return fail(err)
+			}
+			r, err := sstable.Open(file, sstable.ReaderOptions{FileNum: f.FileNum, Name: name})
+			if err != nil {
+				file.Close()
+				return fail(err)
+			}
+			readers = append(readers, r)
+			iters = append(iters, r.NewIter(nil, nil))
+		}
+	}
+	return iters, readers, nil
+}
+
+// writeTables writes it's entries as tables of about targetSize bytes,
+// cutting only between user keys: a level's tables must not share one
+// (manifest invariant 2).
+func (d *DB) writeTables(it *compaction.Iter, targetSize int64) ([]*manifest.FileMetadata, error) {
+	var outputs []*manifest.FileMetadata
+	var w *tableWriter
+	var lastKey []byte
+	finish := func() error {
+		meta, err := w.finish()
+		w = nil
+		if err == nil && meta != nil {
+			outputs = append(outputs, meta)
+		}
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		if w != nil && int64(w.w.EstimatedSize()) >= targetSize && string(k.UserKey) != string(lastKey) {
+			if err := finish(); err != nil {
+				return nil, err
+			}
+		}
+		if w == nil {
+			var err error
+			if w, err = d.newTableWriter(); err != nil {
+				return nil, err
+			}
+		}
+		if err := w.w.Add(k, it.Value()); err != nil {
+			w.abort()
+			return nil, err
+		}
+		lastKey = append(lastKey[:0], k.UserKey...)
+	}
+	if err := it.Error(); err != nil {
+		if w != nil {
+			w.abort()
+		}
+		return nil, err
+	}
+	if w != nil {
+		if err := finish(); err != nil {
+			return nil, err
+		}
+	}
+	return outputs, nil
+}

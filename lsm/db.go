@@ -1,0 +1,118 @@
+package lsm
+
+import (
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/cache"
+	"github.com/monbandb/monban/internal/manifest"
+	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/memtable"
+	"github.com/monbandb/monban/sstable"
+	"github.com/monbandb/monban/wal"
+)
+
+// DB is an open monban database. All methods are safe for concurrent use.
+type DB struct {
+	dir    string
+	opts   Options
+	fs     vfs.FS
+	lock   io.Closer
+	vs     *manifest.VersionSet
+	tables *sstable.TableCache
+	cache  *cache.Cache
+
+	// closed is set once by Close; every operation checks it first.
+	closed atomic.Bool
+
+	// visibleSeq is the highest sequence number whose write, and every
+	// write before it, is in the memtable (invariant 1): what a new read
+	// sees.
+	visibleSeq atomic.Uint64
+
+	// rsMu guards rs, the memtables and version that reads walk. rs is
+	// only replaced while d.mu is held too, so code holding d.mu may read
+	// d.rs without rsMu.
+	rsMu sync.RWMutex
+	rs   *readState
+
+	// mu guards the commit pipeline and the background work's state.
+	mu struct {
+		sync.Mutex
+		// writeCond wakes queued writers; flushCond wakes whoever waits for a
+		// flush or compaction (Flush, stalled writers, Close).
+		writeCond, flushCond sync.Cond
+
+		// bgErr is the first error of background work or of a WAL write; once
+		// set, every later write fails with it (the WAL may be missing a
+		// record that later records would depend on).
+		bgErr error
+
+		writers []*writer // FIFO; writers[0] leads the current commit group
+		lastSeq base.SeqNum
+
+		wal     *wal.Writer
+		walFile vfs.File
+		walNum  uint64
+		// logNums maps each memtable of the mutable level to its WAL.
+		logNums map[*memtable.Memtable]uint64
+
+		// rotations counts memtables made immutable; flushes those written to
+		// L0. Flush waits until flushes catches up with rotations.
+		rotations, flushes uint64
+		flushing           bool
+
+		compacting bool
+
+		snapshots snapshotList
+	}
+
+	// manifestMu serializes VersionSet.LogAndApply between flushes and
+	// compactions; it is never held with mu.
+	manifestMu sync.Mutex
+
+	stats dbStats
+	bg    sync.WaitGroup
+}
+
+// readState is what a read walks: the mutable level and the current
+// version. It is replaced as a whole (copy on write) when a memtable
+// rotates, a flush or a compaction completes; readers hold a reference so
+// the version's tables stay alive while they use them (invariant 2).
+type readState struct {
+	refs    atomic.Int32
+	mem     *memtable.Level
+	version *manifest.Version
+}
+
+func (rs *readState) unref() {
+	if rs.refs.Add(-1) == 0 {
+		rs.version.Unref()
+	}
+}
+
+// loadReadState returns the current read state with a reference the caller
+// must drop with unref.
+func (d *DB) loadReadState() *readState {
+	d.rsMu.RLock()
+	rs := d.rs
+	rs.refs.Add(1)
+	d.rsMu.RUnlock()
+	return rs
+}
+
+// installReadState replaces the read state. version must carry a reference
+// for the new state to own.
+func (d *DB) installReadState(mem *memtable.Level, version *manifest.Version) {
+	rs := &readState{mem: mem, version: version}
+	rs.refs.Store(1)
+	d.rsMu.Lock()
+	old := d.rs
+	d.rs = rs
+	d.rsMu.Unlock()
+	if old != nil {
+		old.unref()
+	}
+}

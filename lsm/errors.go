@@ -1,0 +1,36 @@
+package lsm
+
+import (
+	"errors"
+
+	"github.com/monbandb/monban/internal/base"
+)
+
+var (
+	// ErrNotFound is returned by Get when the key has no value: it was never
+	// written, or its newest visible version is a deletion.
+	ErrNotFound = errors.New("monban: not found")
+
+	// ErrClosed is returned by every operation on a DB after Close, and by
+	// operations on a closed Snapshot or Iter.
+	ErrClosed = errors.New("monban: closed")
+
+	// ErrCorruption is wrapped by every error that reports bytes on disk
+	// which do not decode (a bad checksum, an impossible length); the message
+	// names the file and offset.
+	ErrCorruption = base.ErrCorruption
+
+	// ErrLocked is returned by Open when another DB — in this process or
+	// another — has the directory open.
+	ErrLocked = errors.New("monban: directory is in use by another DB")
+
+	// ErrInvalidKey is returned for a key longer than MaxKeySize.
+	ErrInvalidKey = errors.New("monban: invalid key")
+)
+
+// MaxKeySize bounds a key's length (64 MiB). Empty keys are allowed: the
+// empty key sorts before every other key.
+const MaxKeySize = 64 << 20
+
+// MaxValueSize bounds a value's length (1 GiB).
+const MaxValueSize = 1 << 30

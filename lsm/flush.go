@@ -1,0 +1,252 @@
+package lsm
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"time"
+
+	"github.com/monbandb/monban/compaction"
+	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/manifest"
+	"github.com/monbandb/monban/memtable"
+	"github.com/monbandb/monban/wal"
+)
+
+// maxImmutableMemtables is how many full memtables may wait for flush
+// before writers stall: enough to absorb a burst while one is being
+// written, few enough to bound memory.
+const maxImmutableMemtables = 2
+
+// Flush makes the active memtable immutable (if it holds anything) and
+// waits until it and every memtable queued before it are written to L0.
+func (d *DB) Flush() error {
+	if err := d.commit(&writer{}); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	target := d.mu.rotations
+	for d.mu.flushes < target && d.mu.bgErr == nil && !d.closed.Load() {
+		d.mu.flushCond.Wait()
+	}
+	if d.closed.Load() {
+		return ErrClosed
+	}
+	return d.mu.bgErr
+}
+
+// makeRoomForWrite runs in the commit leader with d.mu held. It rotates a
+// full active memtable (or, with force, any non-empty one), and stalls
+// while too many memtables wait for flush or L0 has too many tables.
+func (d *DB) makeRoomForWrite(force bool) error {
+	var stallStart time.Time
+	defer func() {
+		if !stallStart.IsZero() {
+			d.stats.stalls.Add(1)
+			d.stats.stallNanos.Add(uint64(time.Since(stallStart)))
+		}
+	}()
+	for {
+		switch mem := d.rs.mem; {
+		case d.mu.bgErr != nil:
+			return d.mu.bgErr
+		case d.closed.Load():
+			return ErrClosed
+		case force && mem.Active().Empty():
+			return nil
+		case !force && mem.Active().ApproximateSize() < d.opts.MemtableSize:
+			return nil
+		case len(mem.Immutables()) >= maxImmutableMemtables,
+			d.rs.version.NumFiles(0) >= d.opts.L0StopWritesThreshold:
+			if stallStart.IsZero() {
+				stallStart = time.Now()
+			}
+			d.mu.flushCond.Wait()
+		default:
+			return d.rotateMemtable()
+		}
+	}
+}
+
+// rotateMemtable makes the active memtable immutable behind a new one with
+// a new WAL, and schedules its flush. d.mu is held; the file system calls
+// run without it (only the commit leader gets here, so nothing else
+// changes the active memtable meanwhile).
+func (d *DB) rotateMemtable() error {
+	num := d.vs.NextFileNum()
+	oldWAL := d.mu.wal
+	d.mu.Unlock()
+	f, err := d.fs.Create(d.path(manifest.KindLog, num))
+	if err == nil {
+		// Syncing the old WAL first means only the newest WAL can have a torn
+		// tail after a crash (recovery relies on it).
+		err = oldWAL.Sync()
+	}
+	d.mu.Lock()
+	if err != nil {
+		if f != nil {
+			f.Close()
+		}
+		return fmt.Errorf("monban: starting WAL %06d: %w", num, err)
+	}
+	next := memtable.New(memtable.Options{ExpectedEntries: d.expectedEntries()})
+	level, err := d.rs.mem.Rotate(next)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if err := oldWAL.Close(); err != nil {
+		d.opts.Logger("monban: closing WAL %06d: %v", d.mu.walNum, err)
+	}
+	d.mu.wal, d.mu.walFile, d.mu.walNum = wal.NewWriter(f), f, num
+	d.mu.logNums[next] = num
+	d.rs.version.Ref()
+	d.installReadState(level, d.rs.version)
+	d.mu.rotations++
+	d.maybeScheduleFlush()
+	return nil
+}
+
+// expectedEntries sizes a new memtable's filter from the entries the last
+// one held when it filled, so it rarely has to grow.
+func (d *DB) expectedEntries() int {
+	if n := d.rs.mem.Active().Len(); n > 0 {
+		return n + n/8
+	}
+	return 1024
+}
+
+// maybeScheduleFlush starts the flush goroutine if memtables wait and it
+// is not running. d.mu is held.
+func (d *DB) maybeScheduleFlush() {
+	if d.mu.flushing || len(d.rs.mem.Immutables()) == 0 || d.mu.bgErr != nil || d.closed.Load() {
+		return
+	}
+	d.mu.flushing = true
+	d.bg.Add(1)
+	go d.flushLoop()
+}
+
+// flushLoop writes the oldest immutable memtable to an L0 table, records it
+// in the manifest, and repeats while memtables wait.
+func (d *DB) flushLoop() {
+	defer d.bg.Done()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for d.mu.bgErr == nil && !d.closed.Load() {
+		imms := d.rs.mem.Immutables()
+		if len(imms) == 0 {
+			break
+		}
+		m := imms[len(imms)-1]
+		// WALs older than the next memtable's are obsolete once m is flushed.
+		nextLog := d.mu.walNum
+		if len(imms) > 1 {
+			nextLog = d.mu.logNums[imms[len(imms)-2]]
+		}
+		v := d.rs.version
+		v.Ref()
+		snapshots := d.mu.snapshots.seqs()
+		d.mu.Unlock()
+
+		err := d.flushMemtable(m, v, snapshots, nextLog)
+		v.Unref()
+
+		d.mu.Lock()
+		if err != nil {
+			d.mu.bgErr = fmt.Errorf("monban: flush: %w", err)
+			break
+		}
+		level, err := d.rs.mem.Flushed(m)
+		if err != nil {
+			d.mu.bgErr = fmt.Errorf("monban: flush: %w", err)
+			break
+		}
+		d.installReadState(level, d.vs.Current())
+		oldLog := d.mu.logNums[m]
+		delete(d.mu.logNums, m)
+		d.mu.flushes++
+		d.stats.flushes.Add(1)
+		d.mu.flushCond.Broadcast()
+		d.maybeScheduleCompaction()
+		d.mu.Unlock()
+		d.removeFile(manifest.KindLog, oldLog)
+		d.deleteObsoleteTables()
+		d.mu.Lock()
+	}
+	d.mu.flushing = false
+	d.mu.flushCond.Broadcast()
+}
+
+// flushMemtable writes m as an L0 table and logs the edit that adds it and
+// retires m's WAL. Tombstones that hide nothing in v's tables are dropped on
+// the way (compaction.Iter, invariant 2).
+func (d *DB) flushMemtable(m *memtable.Memtable, v *manifest.Version, snapshots []base.SeqNum, nextLog uint64) error {
+	edit := &manifest.VersionEdit{LogNum: nextLog}
+	// Every table of v is older than m: a tombstone none of their filters
+	// admits hides nothing.
+	elide := func(ukey []byte) (bool, compaction.DropReason) {
+		return !d.olderTablesMayContain(v, 0, ukey), compaction.DropFilterProof
+	}
+	meta, drops, err := d.writeTable(m.NewIter(), elide, snapshots)
+	if err != nil {
+		return err
+	}
+	d.stats.countDrops(drops, true)
+	if meta != nil {
+		edit.Added = append(edit.Added, manifest.NewFile{Level: 0, Meta: meta})
+		d.stats.levels[0].compactedBytesWritten.Add(meta.Size)
+	}
+	d.vs.SetLastSeq(base.SeqNum(d.visibleSeq.Load()))
+	return d.logAndApply(edit)
+}
+
+// writeTable writes the survivors of input (compaction.Iter with the
+// given snapshots and tombstone elider, which may be nil) as one table. It
+// returns nil metadata when nothing survived.
+func (d *DB) writeTable(input base.InternalIterator, elide compaction.Elider, snapshots []base.SeqNum) (*manifest.FileMetadata, compaction.Drops, error) {
+	it := compaction.NewIter(input, snapshots, elide)
+	defer it.Close()
+	outputs, err := d.writeTables(it, math.MaxInt64)
+	if err != nil || len(outputs) == 0 {
+		return nil, it.Drops(), err
+	}
+	return outputs[0], it.Drops(), nil
+}
+
+// olderTablesMayContain reports whether a table at level or deeper of v
+// may hold ukey, by key range and in-memory filter only.
+func (d *DB) olderTablesMayContain(v *manifest.Version, level int, ukey []byte) bool {
+	h := filter.Hash(ukey)
+	for l := level; l < NumLevels; l++ {
+		for _, f := range v.Overlaps(l, ukey, ukey) {
+			if d.tableMayContain(f, h) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (d *DB) path(kind manifest.FileKind, num uint64) string {
+	return filepath.Join(d.dir, manifest.MakeFilename(kind, num))
+}
+
+// removeFile deletes a file the DB no longer needs; failure only leaks
+// space (Open collects strays), so it is logged, not returned.
+func (d *DB) removeFile(kind manifest.FileKind, num uint64) {
+	if err := d.fs.Remove(d.path(kind, num)); err != nil {
+		d.opts.Logger("monban: removing %s: %v", manifest.MakeFilename(kind, num), err)
+	}
+}
+
+// deleteObsoleteTables removes the tables that left the last live version
+// (invariant 2).
+func (d *DB) deleteObsoleteTables() {
+	for _, f := range d.vs.TakeObsolete() {
+		d.tables.Evict(f.FileNum)
+		d.removeFile(manifest.KindTable, f.FileNum)
+	}
+}

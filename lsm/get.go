@@ -1,0 +1,142 @@
+package lsm
+
+import (
+	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/manifest"
+	"github.com/monbandb/monban/memtable"
+	"github.com/monbandb/monban/sstable"
+)
+
+// Get returns the value of key, or ErrNotFound. The returned slice is the
+// caller's to keep and modify.
+func (d *DB) Get(key []byte) ([]byte, error) {
+	if d.closed.Load() {
+		return nil, ErrClosed
+	}
+	return d.get(key, base.SeqNum(d.visibleSeq.Load()), nil)
+}
+
+// get is the read path (package doc, "The read path"): newest source
+// first, stopping at the first version visible at seq. tr, when not nil,
+// records every step for Explain.
+func (d *DB) get(key []byte, seq base.SeqNum, tr *Trace) ([]byte, error) {
+	rs := d.loadReadState()
+	defer rs.unref()
+	h := filter.Hash(key)
+
+	// 1. The active memtable: its filter, then its tree.
+	v, res := rs.mem.Active().GetHash(key, h, seq)
+	d.stats.countMemtable(res)
+	tr.memtable("active memtable", res)
+	if res == memtable.Found || res == memtable.Deleted {
+		return memtableValue(v, res)
+	}
+
+	// 2. The immutable memtables: one probe of their combined filter rules
+	// them all out at once; otherwise each one, newest first.
+	if imms := rs.mem.Immutables(); len(imms) > 0 {
+		if !rs.mem.CombinedFilter().ContainsHash(h) {
+			d.stats.immutableFilterNegatives.Add(1)
+			tr.step("immutable memtables (%d): combined filter: absent", len(imms))
+		} else {
+			for i, m := range imms {
+				v, res := m.GetHash(key, h, seq)
+				d.stats.countMemtable(res)
+				tr.memtable(immutableName(i), res)
+				if res == memtable.Found || res == memtable.Deleted {
+					return memtableValue(v, res)
+				}
+			}
+		}
+	}
+
+	// 3. L0, newest table first; 4. one table per deeper level.
+	for level, files := range rs.version.Levels {
+		if level == 0 {
+			for _, f := range files {
+				if v, found, err := d.getFromTable(0, f, key, h, seq, tr); found || err != nil {
+					return v, err
+				}
+			}
+			continue
+		}
+		if f := rs.version.FindFile(level, key); f != nil {
+			if v, found, err := d.getFromTable(level, f, key, h, seq, tr); found || err != nil {
+				return v, err
+			}
+		} else if len(files) > 0 {
+			tr.step("L%d: no table covers the key", level)
+		}
+	}
+	tr.result("not found")
+	return nil, ErrNotFound
+}
+
+func memtableValue(v []byte, res memtable.Result) ([]byte, error) {
+	if res == memtable.Deleted {
+		return nil, ErrNotFound
+	}
+	// The memtable's bytes are shared; the caller gets its own copy.
+	return append(make([]byte, 0, len(v)), v...), nil
+}
+
+// getFromTable looks key up in one table: key range, Bloom filter, index,
+// data block. found means the search ends here: err is ErrNotFound for a
+// tombstone.
+func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uint64, seq base.SeqNum, tr *Trace) ([]byte, bool, error) {
+	if !f.ContainsUserKey(key) {
+		tr.step("L%d %06d: out of key range", level, f.FileNum)
+		return nil, false, nil
+	}
+	r, release, err := d.tables.Get(f.FileNum)
+	if err != nil {
+		return nil, true, err
+	}
+	defer release()
+	var t sstable.GetTrace
+	v, kind, found, err := r.Get(key, h, seq, &t)
+	d.stats.levels[level].count(&t)
+	tr.table(level, &t)
+	switch {
+	case err != nil:
+		return nil, true, err
+	case !found:
+		return nil, false, nil
+	case kind == base.KindDelete:
+		tr.result("not found (deleted)")
+		return nil, true, ErrNotFound
+	}
+	tr.result("found")
+	return v, true, nil
+}
+
+// tablesMayContain reports whether the in-memory Bloom filter of any table
+// of v whose key range covers key admits it. It never reads disk: a table
+// that is not open counts as "maybe".
+func (d *DB) tablesMayContain(v *manifest.Version, key []byte, h uint64) bool {
+	for level, files := range v.Levels {
+		if level == 0 {
+			for _, f := range files {
+				if f.ContainsUserKey(key) && d.tableMayContain(f, h) {
+					return true
+				}
+			}
+			continue
+		}
+		if f := v.FindFile(level, key); f != nil && d.tableMayContain(f, h) {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *DB) tableMayContain(f *manifest.FileMetadata, h uint64) bool {
+	r, release, ok := d.tables.Peek(f.FileNum)
+	if !ok {
+		return true
+	}
+	defer release()
+	d.stats.proofProbes.Add(1)
+	return r.MayContainHash(h)
+}

@@ -1,0 +1,288 @@
+package lsm
+
+import (
+	"bytes"
+	"iter"
+
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/manifest"
+	"github.com/monbandb/monban/internal/merge"
+)
+
+// IterOptions bounds an iterator to the user keys in [LowerBound,
+// UpperBound); nil bounds are open.
+type IterOptions struct {
+	LowerBound, UpperBound []byte
+}
+
+// Iter iterates over a consistent view of the DB: the state at the
+// sequence number it was created at, even while writes, flushes and
+// compactions go on. It is not safe for concurrent use. Key and Value are
+// valid until the next positioning call; copy what you keep. Close it: an
+// open Iter keeps the tables of its view from being deleted.
+type Iter struct {
+	rs      *readState
+	seq     base.SeqNum
+	lower   []byte
+	upper   []byte
+	merged  *merge.Iter
+	forward bool
+	valid   bool
+	// In reverse, the merged iterator sits before the current entry's
+	// versions, so the current key and value are copied here.
+	savedKey, savedValue []byte
+	err                  error
+	closed               bool
+}
+
+// NewIter returns an iterator over the DB's current state. o may be nil.
+func (d *DB) NewIter(o *IterOptions) *Iter {
+	if d.closed.Load() {
+		return &Iter{err: ErrClosed, closed: true}
+	}
+	return d.newIter(base.SeqNum(d.visibleSeq.Load()), o)
+}
+
+func (d *DB) newIter(seq base.SeqNum, o *IterOptions) *Iter {
+	var opts IterOptions
+	if o != nil {
+		opts = *o
+	}
+	rs := d.loadReadState()
+	it := &Iter{rs: rs, seq: seq, lower: opts.LowerBound, upper: opts.UpperBound}
+	var sources []base.InternalIterator
+	sources = append(sources, rs.mem.Active().NewIter())
+	for _, m := range rs.mem.Immutables() {
+		sources = append(sources, m.NewIter())
+	}
+	for _, f := range rs.version.Levels[0] {
+		// An L0 table is a level of its own: L0 tables overlap.
+		sources = append(sources, newLevelIter(d, []*manifest.FileMetadata{f}, it.lower, it.upper))
+	}
+	for level := 1; level < NumLevels; level++ {
+		if files := rs.version.Levels[level]; len(files) > 0 {
+			sources = append(sources, newLevelIter(d, files, it.lower, it.upper))
+		}
+	}
+	it.merged = merge.NewIter(sources...)
+	return it
+}
+
+// First moves to the first key.
+func (it *Iter) First() bool {
+	if it.lower != nil {
+		return it.SeekGE(it.lower)
+	}
+	if !it.usable() {
+		return false
+	}
+	it.forward = true
+	it.merged.First()
+	return it.findNext(nil, false)
+}
+
+// Last moves to the last key.
+func (it *Iter) Last() bool {
+	if it.upper != nil {
+		return it.SeekLT(it.upper)
+	}
+	if !it.usable() {
+		return false
+	}
+	it.forward = false
+	it.merged.Last()
+	return it.findPrev()
+}
+
+// SeekGE moves to the first key >= key.
+func (it *Iter) SeekGE(key []byte) bool {
+	if !it.usable() {
+		return false
+	}
+	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
+		key = it.lower
+	}
+	it.forward = true
+	it.merged.SeekGE(base.SeekKey(key, it.seq))
+	return it.findNext(nil, false)
+}
+
+// SeekLT moves to the last key < key.
+func (it *Iter) SeekLT(key []byte) bool {
+	if !it.usable() {
+		return false
+	}
+	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
+		key = it.upper
+	}
+	it.forward = false
+	// SeekKey(key, MaxSeqNum) is the smallest internal key of key.
+	it.merged.SeekLT(base.SeekKey(key, base.MaxSeqNum))
+	return it.findPrev()
+}
+
+// Next moves to the next key.
+func (it *Iter) Next() bool {
+	if !it.usable() || !it.valid {
+		return false
+	}
+	if !it.forward {
+		// The merged iterator sits before savedKey's versions: step onto
+		// them, then past them.
+		it.forward = true
+		if !it.merged.Valid() {
+			it.merged.First()
+		} else {
+			it.merged.Next()
+		}
+		return it.findNext(it.savedKey, true)
+	}
+	it.savedKey = append(it.savedKey[:0], it.merged.Key().UserKey...)
+	it.merged.Next()
+	return it.findNext(it.savedKey, true)
+}
+
+// Prev moves to the previous key.
+func (it *Iter) Prev() bool {
+	if !it.usable() || !it.valid {
+		return false
+	}
+	if it.forward {
+		// Step back past every version of the current key.
+		it.savedKey = append(it.savedKey[:0], it.merged.Key().UserKey...)
+		for {
+			if !it.merged.Prev() {
+				// No earlier key: the merged iterator is exhausted backward,
+				// which findPrev reports.
+				break
+			}
+			if bytes.Compare(it.merged.Key().UserKey, it.savedKey) < 0 {
+				break
+			}
+		}
+		it.forward = false
+	}
+	return it.findPrev()
+}
+
+// findNext moves forward from the merged iterator's position to the first
+// visible, live entry: versions newer than the iterator's sequence number
+// are invisible, a tombstone hides the older versions of its key, and with
+// skipping every key <= skip has been seen already.
+func (it *Iter) findNext(skip []byte, skipping bool) bool {
+	for ; it.merged.Valid(); it.merged.Next() {
+		k := it.merged.Key()
+		if k.Seq() > it.seq {
+			continue
+		}
+		if it.upper != nil && bytes.Compare(k.UserKey, it.upper) >= 0 {
+			break
+		}
+		if skipping && bytes.Compare(k.UserKey, skip) <= 0 {
+			continue
+		}
+		if k.Kind() == base.KindDelete {
+			it.savedKey = append(it.savedKey[:0], k.UserKey...)
+			skip, skipping = it.savedKey, true
+			continue
+		}
+		it.valid = true
+		return true
+	}
+	it.err = it.merged.Error()
+	it.valid = false
+	return false
+}
+
+// findPrev moves backward to the previous visible, live key. The merged
+// iterator ends before all versions of the key found, which are copied to
+// savedKey and savedValue.
+func (it *Iter) findPrev() bool {
+	live := false
+	for ; it.merged.Valid(); it.merged.Prev() {
+		k := it.merged.Key()
+		if k.Seq() > it.seq {
+			continue
+		}
+		if live && bytes.Compare(k.UserKey, it.savedKey) < 0 {
+			break // every version of savedKey has been seen; the newest visible one won
+		}
+		if it.lower != nil && bytes.Compare(k.UserKey, it.lower) < 0 {
+			break
+		}
+		if k.Kind() == base.KindDelete {
+			live = false
+			continue
+		}
+		live = true
+		it.savedKey = append(it.savedKey[:0], k.UserKey...)
+		it.savedValue = append(it.savedValue[:0], it.merged.Value()...)
+	}
+	if !live {
+		it.err = it.merged.Error()
+	}
+	it.valid = live
+	if it.upper != nil && live && bytes.Compare(it.savedKey, it.upper) >= 0 {
+		it.valid = false
+	}
+	return it.valid
+}
+
+func (it *Iter) usable() bool {
+	if it.closed || it.err != nil {
+		it.valid = false
+		return false
+	}
+	return true
+}
+
+// Valid reports whether the iterator is on a key.
+func (it *Iter) Valid() bool { return it.valid && it.err == nil }
+
+// Key returns the current key. REQUIRES: Valid().
+func (it *Iter) Key() []byte {
+	if it.forward {
+		return it.merged.Key().UserKey
+	}
+	return it.savedKey
+}
+
+// Value returns the current value. REQUIRES: Valid().
+func (it *Iter) Value() []byte {
+	if it.forward {
+		return it.merged.Value()
+	}
+	return it.savedValue
+}
+
+// Err returns the error that stopped the iterator, if any.
+func (it *Iter) Err() error { return it.err }
+
+// Close releases the iterator's view. It returns the iterator's error.
+func (it *Iter) Close() error {
+	if it.closed {
+		return it.err
+	}
+	it.closed = true
+	it.valid = false
+	if it.merged != nil {
+		if err := it.merged.Close(); err != nil && it.err == nil {
+			it.err = err
+		}
+		it.rs.unref()
+	}
+	return it.err
+}
+
+// All returns the iterator's keys and values in order, from the first key
+// (within the bounds) on, as a Go sequence. The slices are valid only
+// during the yield call. Check Err after the loop.
+func (it *Iter) All() iter.Seq2[[]byte, []byte] {
+	return func(yield func([]byte, []byte) bool) {
+		for ok := it.First(); ok; ok = it.Next() {
+			if !yield(it.Key(), it.Value()) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,151 @@
+package lsm
+
+import (
+	"bytes"
+	"sort"
+
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/manifest"
+	"github.com/monbandb/monban/sstable"
+)
+
+// levelIter concatenates the tables of one level L1+ (sorted, not
+// overlapping) into one base.InternalIterator, opening each table only
+// when the iteration reaches it.
+type levelIter struct {
+	d            *DB
+	files        []*manifest.FileMetadata
+	lower, upper []byte
+
+	idx     int // index in files of the open table; -1 none
+	iter    *sstable.Iter
+	release func()
+	err     error
+}
+
+var _ base.InternalIterator = (*levelIter)(nil)
+
+func newLevelIter(d *DB, files []*manifest.FileMetadata, lower, upper []byte) *levelIter {
+	return &levelIter{d: d, files: files, lower: lower, upper: upper, idx: -1}
+}
+
+// open makes files[i] the current table; false if i is out of range or the
+// table cannot be opened (err is set then).
+func (l *levelIter) open(i int) bool {
+	if i == l.idx && l.iter != nil {
+		return true
+	}
+	l.closeTable()
+	if i < 0 || i >= len(l.files) {
+		return false
+	}
+	f := l.files[i]
+	if l.upper != nil && bytes.Compare(f.Smallest.UserKey, l.upper) >= 0 ||
+		l.lower != nil && bytes.Compare(f.Largest.UserKey, l.lower) < 0 {
+		return false
+	}
+	r, release, err := l.d.tables.Get(f.FileNum)
+	if err != nil {
+		l.err = err
+		return false
+	}
+	l.idx, l.iter, l.release = i, r.NewIter(l.lower, l.upper), release
+	return true
+}
+
+func (l *levelIter) closeTable() {
+	if l.iter != nil {
+		if err := l.iter.Close(); err != nil && l.err == nil {
+			l.err = err
+		}
+		l.release()
+		l.iter, l.release = nil, nil
+	}
+	l.idx = -1
+}
+
+// settle moves across table boundaries until the current table has an
+// entry or the level is exhausted, in direction dir (+1 or -1).
+func (l *levelIter) settle(ok bool, dir int) bool {
+	for !ok {
+		if l.iter != nil {
+			if err := l.iter.Error(); err != nil {
+				l.err = err
+				return false
+			}
+		}
+		next := l.idx + dir
+		if l.idx < 0 || !l.open(next) {
+			l.closeTable()
+			return false
+		}
+		if dir > 0 {
+			ok = l.iter.First()
+		} else {
+			ok = l.iter.Last()
+		}
+	}
+	return true
+}
+
+// SeekGE opens the first table whose largest key is >= key.
+func (l *levelIter) SeekGE(key base.InternalKey) bool {
+	i := sort.Search(len(l.files), func(i int) bool { return base.Compare(l.files[i].Largest, key) >= 0 })
+	if !l.open(i) {
+		return false
+	}
+	return l.settle(l.iter.SeekGE(key), +1)
+}
+
+// SeekLT opens the last table whose smallest key is < key.
+func (l *levelIter) SeekLT(key base.InternalKey) bool {
+	i := sort.Search(len(l.files), func(i int) bool { return base.Compare(l.files[i].Smallest, key) >= 0 }) - 1
+	if !l.open(i) {
+		return false
+	}
+	return l.settle(l.iter.SeekLT(key), -1)
+}
+
+func (l *levelIter) First() bool {
+	if l.lower != nil {
+		return l.SeekGE(base.SeekKey(l.lower, base.MaxSeqNum))
+	}
+	if !l.open(0) {
+		return false
+	}
+	return l.settle(l.iter.First(), +1)
+}
+
+func (l *levelIter) Last() bool {
+	if l.upper != nil {
+		return l.SeekLT(base.SeekKey(l.upper, base.MaxSeqNum))
+	}
+	if !l.open(len(l.files) - 1) {
+		return false
+	}
+	return l.settle(l.iter.Last(), -1)
+}
+
+func (l *levelIter) Next() bool {
+	if l.iter == nil {
+		return false
+	}
+	return l.settle(l.iter.Next(), +1)
+}
+
+func (l *levelIter) Prev() bool {
+	if l.iter == nil {
+		return false
+	}
+	return l.settle(l.iter.Prev(), -1)
+}
+
+func (l *levelIter) Valid() bool           { return l.iter != nil && l.iter.Valid() }
+func (l *levelIter) Key() base.InternalKey { return l.iter.Key() }
+func (l *levelIter) Value() []byte         { return l.iter.Value() }
+func (l *levelIter) Error() error          { return l.err }
+
+func (l *levelIter) Close() error {
+	l.closeTable()
+	return l.err
+}

@@ -1,0 +1,205 @@
+package lsm
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/monbandb/monban/compaction"
+	"github.com/monbandb/monban/internal/manifest"
+	"github.com/monbandb/monban/memtable"
+	"github.com/monbandb/monban/sstable"
+)
+
+// NumLevels is the number of levels of the tree: L0 and L1…L6.
+const NumLevels = manifest.NumLevels
+
+// LevelStats describes one level: its shape and what reads did there.
+type LevelStats struct {
+	Files int
+	Bytes uint64
+
+	// FilterProbes counts Get lookups that asked a table's Bloom filter;
+	// FilterNegatives those it answered "absent" — each a data-block read
+	// saved; FilterFalsePositives those it answered "maybe" for a key the
+	// table does not hold — each a wasted read.
+	FilterProbes, FilterNegatives, FilterFalsePositives uint64
+	// CacheHits and BlocksRead count data blocks Get found in the block
+	// cache and read from files; BytesRead the bytes of the latter.
+	CacheHits, BlocksRead, BytesRead uint64
+
+	// TableBytesIn counts the table bytes compactions took from this level
+	// as inputs; TableBytesWritten the bytes of tables written into it (by
+	// flushes for L0, by compactions below).
+	TableBytesIn, TableBytesWritten uint64
+}
+
+// FPR returns the measured false-positive rate of the level's filters:
+// false positives among the probes whose answer was not a true positive.
+func (s LevelStats) FPR() float64 {
+	if n := s.FilterNegatives + s.FilterFalsePositives; n > 0 {
+		return float64(s.FilterFalsePositives) / float64(n)
+	}
+	return 0
+}
+
+// Stats is a snapshot of a DB's counters since Open.
+type Stats struct {
+	Levels [NumLevels]LevelStats
+	// Total sums Levels.
+	Total LevelStats
+
+	// MemtableFilterNegatives counts memtable probes that a memtable's own
+	// quotient filter answered "absent" (no tree search);
+	// ImmutableFilterNegatives the Gets that the combined filter of the
+	// immutable memtables turned away in one probe.
+	MemtableFilterNegatives, ImmutableFilterNegatives uint64
+	// MemtableFalsePositives counts memtable searches that the filter
+	// allowed and the tree did not satisfy.
+	MemtableFalsePositives uint64
+
+	// DeletesElided counts Deletes that the filters proved unnecessary and
+	// that wrote nothing; WALBytesSaved the WAL bytes they did not write.
+	DeletesElided, WALBytesSaved uint64
+	// ProofProbes counts in-memory table filter probes made for
+	// absent-key proofs (delete elision).
+	ProofProbes uint64
+
+	// WALBytes counts bytes of records appended to WALs.
+	WALBytes uint64
+	// Flushes counts memtables written to L0 tables; MemtablesQueued is
+	// the number of immutable memtables waiting now.
+	Flushes         uint64
+	MemtablesQueued int
+
+	// FlushDrops and CompactionDrops count entries that flushes and
+	// compactions did not write, by reason: shadowed versions no snapshot
+	// could see, and tombstones that hid nothing (bottom level, or the
+	// filters' absent-key proof).
+	FlushDrops, CompactionDrops compaction.Drops
+
+	// Compactions counts compactions by kind: trivial moves, L0→L1
+	// merges, and size-triggered merges of deeper levels.
+	Compactions struct{ Move, L0, Size uint64 }
+	// CompactionBlocksRead and CompactionBytesRead count what compactions
+	// read from their input tables — and from nothing else: tombstone
+	// elision decides from in-memory filters only.
+	CompactionBlocksRead, CompactionBytesRead uint64
+
+	// Stalls counts commits that waited for flushes or compactions to catch
+	// up; StallTime is the total time they waited.
+	Stalls    uint64
+	StallTime time.Duration
+}
+
+// WriteAmplification returns the bytes written to tables (by flushes and
+// compactions) per byte flushed from memtables: 1 for a tree that never
+// compacts, growing with each level data is rewritten into.
+func (s Stats) WriteAmplification() float64 {
+	if s.Levels[0].TableBytesWritten == 0 {
+		return 0
+	}
+	return float64(s.Total.TableBytesWritten) / float64(s.Levels[0].TableBytesWritten)
+}
+
+type levelCounters struct {
+	filterProbes, filterNegatives, filterFalsePositives atomic.Uint64
+	cacheHits, blocksRead, bytesRead                    atomic.Uint64
+	compactedBytesRead, compactedBytesWritten           atomic.Uint64
+}
+
+// count adds what one table lookup did.
+func (c *levelCounters) count(t *sstable.GetTrace) {
+	if t.FilterConsulted {
+		c.filterProbes.Add(1)
+		switch {
+		case !t.FilterMayContain:
+			c.filterNegatives.Add(1)
+		case t.Outcome == sstable.OutcomeAbsent:
+			c.filterFalsePositives.Add(1)
+		}
+	}
+	if t.BlockIndex >= 0 {
+		if t.CacheHit {
+			c.cacheHits.Add(1)
+		} else {
+			c.blocksRead.Add(1)
+			c.bytesRead.Add(t.BlockLength)
+		}
+	}
+}
+
+type dbStats struct {
+	levels [NumLevels]levelCounters
+
+	memtableFilterNegatives, immutableFilterNegatives, memtableFalsePositives atomic.Uint64
+	deletesElided, walBytesSaved, proofProbes                                 atomic.Uint64
+	walBytes, flushes                                                         atomic.Uint64
+	stalls, stallNanos                                                        atomic.Uint64
+	flushDrops, compactionDrops                                               [len(compaction.Drops{})]atomic.Uint64
+	compactions                                                               [3]atomic.Uint64 // by compactionKind
+	compactionBlocksRead, compactionBytesRead                                 atomic.Uint64
+}
+
+func (s *dbStats) countDrops(d compaction.Drops, flush bool) {
+	dst := &s.compactionDrops
+	if flush {
+		dst = &s.flushDrops
+	}
+	for i, n := range d {
+		dst[i].Add(n)
+	}
+}
+
+func (s *dbStats) countMemtable(res memtable.Result) {
+	switch res {
+	case memtable.FilteredOut:
+		s.memtableFilterNegatives.Add(1)
+	case memtable.Absent:
+		s.memtableFalsePositives.Add(1)
+	}
+}
+
+// Stats returns a snapshot of the DB's counters and shape.
+func (d *DB) Stats() Stats {
+	var s Stats
+	rs := d.loadReadState()
+	defer rs.unref()
+	for i := range s.Levels {
+		l, c := &s.Levels[i], &d.stats.levels[i]
+		l.Files = rs.version.NumFiles(i)
+		l.Bytes = rs.version.LevelSize(i)
+		l.FilterProbes, l.FilterNegatives = c.filterProbes.Load(), c.filterNegatives.Load()
+		l.FilterFalsePositives = c.filterFalsePositives.Load()
+		l.CacheHits, l.BlocksRead, l.BytesRead = c.cacheHits.Load(), c.blocksRead.Load(), c.bytesRead.Load()
+		l.TableBytesIn, l.TableBytesWritten = c.compactedBytesRead.Load(), c.compactedBytesWritten.Load()
+		s.Total.add(*l)
+	}
+	s.MemtableFilterNegatives = d.stats.memtableFilterNegatives.Load()
+	s.ImmutableFilterNegatives = d.stats.immutableFilterNegatives.Load()
+	s.MemtableFalsePositives = d.stats.memtableFalsePositives.Load()
+	s.DeletesElided, s.WALBytesSaved = d.stats.deletesElided.Load(), d.stats.walBytesSaved.Load()
+	s.ProofProbes = d.stats.proofProbes.Load()
+	s.WALBytes, s.Flushes = d.stats.walBytes.Load(), d.stats.flushes.Load()
+	s.MemtablesQueued = len(rs.mem.Immutables())
+	for i := range s.FlushDrops {
+		s.FlushDrops[i] = d.stats.flushDrops[i].Load()
+		s.CompactionDrops[i] = d.stats.compactionDrops[i].Load()
+	}
+	s.Compactions.Move, s.Compactions.L0, s.Compactions.Size = d.stats.compactions[0].Load(), d.stats.compactions[1].Load(), d.stats.compactions[2].Load()
+	s.CompactionBlocksRead, s.CompactionBytesRead = d.stats.compactionBlocksRead.Load(), d.stats.compactionBytesRead.Load()
+	s.Stalls, s.StallTime = d.stats.stalls.Load(), time.Duration(d.stats.stallNanos.Load())
+	return s
+}
+
+func (s *LevelStats) add(o LevelStats) {
+	s.Files += o.Files
+	s.Bytes += o.Bytes
+	s.FilterProbes += o.FilterProbes
+	s.FilterNegatives += o.FilterNegatives
+	s.FilterFalsePositives += o.FilterFalsePositives
+	s.CacheHits += o.CacheHits
+	s.BlocksRead += o.BlocksRead
+	s.BytesRead += o.BytesRead
+	s.TableBytesIn += o.TableBytesIn
+	s.TableBytesWritten += o.TableBytesWritten
+}

@@ -1,0 +1,56 @@
+package lsm
+
+import (
+	"github.com/monbandb/monban/internal/manifest"
+	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/sstable"
+)
+
+// tableWriter is one table being written by a flush or a compaction.
+type tableWriter struct {
+	d   *DB
+	num uint64
+	w   *sstable.Writer
+}
+
+func (d *DB) newTableWriter() (*tableWriter, error) {
+	num := d.vs.NextFileNum()
+	f, err := d.fs.Create(d.path(manifest.KindTable, num))
+	if err != nil {
+		return nil, err
+	}
+	return &tableWriter{d: d, num: num, w: d.newSSTableWriter(f)}, nil
+}
+
+func (d *DB) newSSTableWriter(f vfs.File) *sstable.Writer {
+	return sstable.NewWriter(f, sstable.WriterOptions{BlockSize: d.opts.BlockSize, BloomBitsPerKey: d.opts.bloomBits()})
+}
+
+// finish completes the table, syncs it and its directory entry, and
+// returns its metadata — nil, with the file removed, if it is empty.
+func (t *tableWriter) finish() (*manifest.FileMetadata, error) {
+	props, err := t.w.Finish()
+	if err != nil {
+		t.d.removeFile(manifest.KindTable, t.num)
+		return nil, err
+	}
+	if props.NumEntries == 0 {
+		t.d.removeFile(manifest.KindTable, t.num)
+		return nil, nil
+	}
+	if err := t.d.fs.SyncDir(t.d.dir); err != nil {
+		return nil, err
+	}
+	return &manifest.FileMetadata{
+		FileNum: t.num, Size: props.FileSize,
+		Smallest: props.Smallest, Largest: props.Largest,
+		SmallestSeq: props.SmallestSeq, LargestSeq: props.LargestSeq,
+		NumEntries: props.NumEntries, NumDeletions: props.NumDeletions,
+	}, nil
+}
+
+// abort abandons the table and removes its file.
+func (t *tableWriter) abort() {
+	t.w.Abort()
+	t.d.removeFile(manifest.KindTable, t.num)
+}

@@ -1,0 +1,197 @@
+package lsm
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/internal/base"
+)
+
+// maxGroupBytes bounds how much a commit leader gathers from queued writers
+// into one WAL record, so a small write queued behind a leader does not wait
+// for megabytes of others' I/O.
+const maxGroupBytes = 1 << 20
+
+// writer is one caller of commit waiting in the queue.
+type writer struct {
+	batch *Batch // nil for a rotation request from Flush
+	done  bool
+	err   error
+}
+
+// Put sets key to value.
+func (d *DB) Put(key, value []byte) error {
+	var b Batch
+	b.Put(key, value)
+	return d.Write(&b)
+}
+
+// Delete removes key. Deleting a key that does not exist is not an error.
+//
+// Unless Options.KeepAbsentDeletes is set, a delete of a key that no filter
+// on its path admits — the mutable level's quotient filters, then the Bloom
+// filter of every table whose key range covers it — is proven unnecessary
+// and writes nothing at all (Stats.DeletesElided).
+func (d *DB) Delete(key []byte) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if err := d.checkOpen(); err != nil {
+		return err
+	}
+	if !d.opts.KeepAbsentDeletes {
+		if d.provablyAbsent(key) {
+			d.stats.deletesElided.Add(1)
+			d.stats.walBytesSaved.Add(uint64(batchHeaderLen + 1 + binary.MaxVarintLen32 + len(key)))
+			return nil
+		}
+	}
+	var b Batch
+	b.Delete(key)
+	return d.Write(&b)
+}
+
+// provablyAbsent reports whether no filter on key's read path admits it,
+// which proves that no version of key exists anywhere: a delete of it is a
+// no-op. Only in-memory filters are consulted; no disk is read.
+func (d *DB) provablyAbsent(key []byte) bool {
+	rs := d.loadReadState()
+	defer rs.unref()
+	h := filter.Hash(key)
+	if rs.mem.MayContainHash(h) {
+		return false
+	}
+	return !d.tablesMayContain(rs.version, key, h)
+}
+
+// Write applies every write of b atomically.
+func (d *DB) Write(b *Batch) error {
+	if b.err != nil {
+		return b.err
+	}
+	if b.Len() == 0 {
+		return d.checkOpen()
+	}
+	return d.commit(&writer{batch: b})
+}
+
+func (d *DB) checkOpen() error {
+	if d.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+func checkKey(key []byte) error {
+	if len(key) > MaxKeySize {
+		return fmt.Errorf("%w: key of %d bytes exceeds MaxKeySize", ErrInvalidKey, len(key))
+	}
+	return nil
+}
+
+// commit runs w through the commit pipeline. Writers queue in FIFO order;
+// the writer at the head leads: it gathers the batches queued behind it
+// into one group, assigns their sequence numbers, and — without holding
+// d.mu — appends the group to the WAL as one record and applies it to the
+// memtable. Only the leader touches the active memtable, so the memtable
+// sees one writer at a time.
+func (d *DB) commit(w *writer) error {
+	d.mu.Lock()
+	if d.closed.Load() {
+		d.mu.Unlock()
+		return ErrClosed
+	}
+	d.mu.writers = append(d.mu.writers, w)
+	for !w.done && d.mu.writers[0] != w {
+		d.mu.writeCond.Wait()
+	}
+	if w.done {
+		d.mu.Unlock()
+		return w.err
+	}
+
+	// 1. Make room: rotate a full memtable, or stall while flushes and L0
+	// are too far behind.
+	err := d.makeRoomForWrite(w.batch == nil)
+	group := []*writer{w}
+	if err == nil && w.batch != nil {
+		group = d.gatherGroup()
+		// 2. Sequence numbers, in queue order (invariant 1).
+		first := d.mu.lastSeq + 1
+		rec := d.groupRecord(group, first)
+		count := binary.LittleEndian.Uint32(rec[8:12])
+		d.mu.lastSeq += base.SeqNum(count)
+		walw, mem := d.mu.wal, d.rs.mem.Active()
+		d.mu.Unlock()
+
+		// 3. WAL, then memtable, outside the lock.
+		if _, err = walw.Append(rec); err == nil && d.opts.Sync {
+			err = walw.Sync()
+		}
+		if err == nil {
+			d.stats.walBytes.Add(uint64(len(rec)))
+			err = d.applyToMemtable(mem, rec)
+		}
+		d.mu.Lock()
+		if err != nil && d.mu.bgErr == nil {
+			d.mu.bgErr = fmt.Errorf("monban: commit: %w", err)
+		} else if err == nil {
+			// 4. Publish.
+			d.visibleSeq.Store(uint64(first) + uint64(count) - 1)
+		}
+	}
+	for _, g := range group {
+		g.done, g.err = true, err
+	}
+	d.mu.writers = d.mu.writers[len(group):]
+	d.mu.writeCond.Broadcast()
+	d.mu.Unlock()
+	return err
+}
+
+// gatherGroup returns the leader and the batches queued behind it, up to
+// maxGroupBytes. Rotation requests (nil batches) end a group: they need
+// their own trip through makeRoomForWrite.
+func (d *DB) gatherGroup() []*writer {
+	size := d.mu.writers[0].batch.Size()
+	n := 1
+	for ; n < len(d.mu.writers); n++ {
+		b := d.mu.writers[n].batch
+		if b == nil || size+b.Size() > maxGroupBytes {
+			break
+		}
+		size += b.Size()
+	}
+	return d.mu.writers[:n]
+}
+
+// groupRecord encodes a commit group as one batch record starting at seq
+// first: one header, then every batch's entries in queue order.
+func (d *DB) groupRecord(group []*writer, first base.SeqNum) []byte {
+	if len(group) == 1 {
+		return group[0].batch.encode(first)
+	}
+	var all Batch
+	for _, g := range group {
+		if all.data == nil {
+			all.grow(g.batch.Size())
+		}
+		all.data = append(all.data, g.batch.data[batchHeaderLen:]...)
+		all.count += g.batch.count
+	}
+	return all.encode(first)
+}
+
+// applyToMemtable inserts every entry of a committed record.
+func (d *DB) applyToMemtable(mem memtableWriter, rec []byte) error {
+	_, err := decodeBatch(rec, func(e batchEntry) error {
+		return mem.AddHash(e.Seq, e.Kind, e.Key, e.Value, filter.Hash(e.Key))
+	})
+	return err
+}
+
+// memtableWriter is the part of a memtable the commit pipeline writes to.
+type memtableWriter interface {
+	AddHash(seq base.SeqNum, kind base.Kind, key, value []byte, hash uint64) error
+}
