@@ -228,3 +228,37 @@ func BenchmarkLevelRotate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFilterLoad backs maxLoad: the cost of a memtable filter probe
+// (absent key) and of an insert (Insert then Delete, so the load stays
+// put) at increasing load, 2^16 slots of FingerprintBits-wide
+// fingerprints.
+func BenchmarkFilterLoad(b *testing.B) {
+	const q = 16
+	for _, load := range []float64{0.5, 0.75, 0.85, 0.9, 0.95} {
+		f, err := filter.NewQuotient(q, FingerprintBits-q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(3, 4))
+		for range int(load * (1 << q)) {
+			if err := f.InsertHash(rng.Uint64()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(fmt.Sprintf("load=%.2f/contains", load), func(b *testing.B) {
+			for b.Loop() {
+				f.ContainsHash(rng.Uint64())
+			}
+		})
+		b.Run(fmt.Sprintf("load=%.2f/insert+delete", load), func(b *testing.B) {
+			for b.Loop() {
+				h := rng.Uint64()
+				if err := f.InsertHash(h); err != nil {
+					b.Fatal(err)
+				}
+				f.DeleteHash(h)
+			}
+		})
+	}
+}
