@@ -88,8 +88,12 @@ func (l *levelIter) settle(ok bool, dir int) bool {
 	return true
 }
 
-// SeekGE opens the first table whose largest key is >= key.
+// SeekGE opens the first table whose largest key is >= key (or the lower
+// bound, if that is greater).
 func (l *levelIter) SeekGE(key base.InternalKey) bool {
+	if l.lower != nil && bytes.Compare(key.UserKey, l.lower) < 0 {
+		key = base.SeekKey(l.lower, base.MaxSeqNum)
+	}
 	i := sort.Search(len(l.files), func(i int) bool { return base.Compare(l.files[i].Largest, key) >= 0 })
 	if !l.open(i) {
 		return false
@@ -97,8 +101,12 @@ func (l *levelIter) SeekGE(key base.InternalKey) bool {
 	return l.settle(l.iter.SeekGE(key), +1)
 }
 
-// SeekLT opens the last table whose smallest key is < key.
+// SeekLT opens the last table whose smallest key is < key (or the upper
+// bound, if that is smaller).
 func (l *levelIter) SeekLT(key base.InternalKey) bool {
+	if l.upper != nil && bytes.Compare(key.UserKey, l.upper) >= 0 {
+		key = base.SeekKey(l.upper, base.MaxSeqNum)
+	}
 	i := sort.Search(len(l.files), func(i int) bool { return base.Compare(l.files[i].Smallest, key) >= 0 }) - 1
 	if !l.open(i) {
 		return false
