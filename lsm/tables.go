@@ -1,0 +1,48 @@
+package lsm
+
+// TableInfo describes one SSTable of the tree, for tools that show its
+// shape (kvbench tree).
+type TableInfo struct {
+	Level    int
+	FileNum  uint64
+	Size     uint64
+	Smallest []byte // user keys, inclusive
+	Largest  []byte
+	// Entries counts the table's entries, Tombstones those that are
+	// deletions.
+	Entries, Tombstones uint64
+	// FilterBitsPerKey is the Bloom filter density the table was written
+	// with (0: no filter); FilterBytes the filter block's size. Both are -1
+	// when the table could not be opened to read them.
+	FilterBitsPerKey int
+	FilterBytes      int64
+}
+
+// Tables lists the tables of the current version, level by level (L0
+// newest first, deeper levels in key order).
+func (d *DB) Tables() ([]TableInfo, error) {
+	if d.closed.Load() {
+		return nil, ErrClosed
+	}
+	rs := d.loadReadState()
+	defer rs.unref()
+	var out []TableInfo
+	for level, files := range rs.version.Levels {
+		for _, f := range files {
+			t := TableInfo{
+				Level: level, FileNum: f.FileNum, Size: f.Size,
+				Smallest: append([]byte(nil), f.Smallest.UserKey...),
+				Largest:  append([]byte(nil), f.Largest.UserKey...),
+				Entries:  f.NumEntries, Tombstones: f.NumDeletions,
+				FilterBitsPerKey: -1, FilterBytes: -1,
+			}
+			if r, release, err := d.tables.Get(f.FileNum); err == nil {
+				p := r.Properties()
+				t.FilterBitsPerKey, t.FilterBytes = p.FilterBitsPerKey, int64(p.FilterBytes)
+				release()
+			}
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
