@@ -55,13 +55,32 @@ func (c *qfCursor) next() (fp uint64, ok bool) {
 }
 
 // qfBuilder fills an empty filter with fingerprints given in ascending
-// order. Appending in order never shifts within a cluster; only the
-// fingerprints whose cluster wraps past the last slot push the clusters at
-// the start of the table, as Insert does.
-type qfBuilder struct{ f *Quotient }
+// order. Each goes to the slot after the previous one or to its canonical
+// slot, whichever is later, in O(1): nothing ever shifts. Only fingerprints
+// whose run would pass the last slot, and so wrap around to the clusters at
+// the start of the table, go through insert, which shifts those clusters.
+type qfBuilder struct {
+	f        *Quotient
+	next     uint64 // first slot after the last appended fingerprint
+	lastQ    uint64
+	appended bool
+}
 
-func (b qfBuilder) add(fp uint64) {
-	b.f.insert(fp>>b.f.rbits, fp&b.f.rmask)
+func (b *qfBuilder) add(fp uint64) {
+	f := b.f
+	q, r := fp>>f.rbits, fp&f.rmask
+	pos := max(q, b.next)
+	if pos >= f.slots { // wraps around: from here on, the general path
+		f.insert(q, r)
+		b.next = f.slots
+		return
+	}
+	f.setBit(qfOcc, q, true)
+	f.setRem(pos, r)
+	f.setBit(qfCont, pos, b.appended && q == b.lastQ)
+	f.setBit(qfShift, pos, pos != q)
+	f.n++
+	b.next, b.lastQ, b.appended = pos+1, q, true
 }
 
 // compatible checks that other's fingerprints can be compared with f's.
@@ -88,7 +107,7 @@ func (f *Quotient) Merge(other *Quotient) error {
 	}
 	out := &Quotient{}
 	out.init(f.qbits, f.rbits)
-	b := qfBuilder{out}
+	b := &qfBuilder{f: out}
 	x, y := f.cursor(), other.cursor()
 	a, aok := x.next()
 	c, cok := y.next()
@@ -119,7 +138,7 @@ func (f *Quotient) Subtract(other *Quotient) error {
 	}
 	out := &Quotient{}
 	out.init(f.qbits, f.rbits)
-	b := qfBuilder{out}
+	b := &qfBuilder{f: out}
 	x, y := f.cursor(), other.cursor()
 	a, aok := x.next()
 	c, cok := y.next()
@@ -145,7 +164,12 @@ func (f *Quotient) Subtract(other *Quotient) error {
 // fingerprint width qbits+rbits, and so each fingerprint, is unchanged, only
 // split one bit later. Hence the FPR at a fixed number of keys n,
 // 1-exp(-n·2^-(qbits+rbits)), is unchanged too, while the load factor
-// halves; TestQuotientGrowFPR measures this. It returns an error wrapping
+// halves. Measured (TestQuotientGrowFPR, 2^12 slots at 90% load, rbits 10):
+// the same 200,000 absent keys give exactly the same false positives before
+// and after each of nine Grows, down to rbits 1. (Growing is not a way to
+// lower the FPR: a filter sized for the final n from the start has the
+// same fingerprint width and FPR for fewer slots' worth of time spent
+// shifting.) It returns an error wrapping
 // ErrFull, and f is unchanged, when rbits would reach 0 or qbits would
 // exceed 32. Time is linear; it allocates the new table.
 func (f *Quotient) Grow() error {
@@ -154,7 +178,7 @@ func (f *Quotient) Grow() error {
 	}
 	out := &Quotient{}
 	out.init(f.qbits+1, f.rbits-1)
-	b := qfBuilder{out}
+	b := &qfBuilder{f: out}
 	x := f.cursor()
 	for fp, ok := x.next(); ok; fp, ok = x.next() {
 		b.add(fp)

@@ -128,7 +128,10 @@ func (f *Quotient) remove(fq, s, i uint64) {
 	end := f.selectFree(qfShift, f.next(i), 0)
 	moved := (end - i - 1) & (f.slots - 1)
 	f.shiftDown(i, end)
-	newHead := headRemoved && moved > 0 && f.bit(qfCont, i)
+	if moved == 0 {
+		return
+	}
+	newHead := headRemoved && f.bit(qfCont, i)
 	if newHead {
 		f.setBit(qfCont, i, false) // the run's second fingerprint is its head now
 	}
