@@ -18,7 +18,7 @@ import (
 // standard deviations wide.
 func runFilters(args []string) error {
 	fs := flag.NewFlagSet("filters", flag.ContinueOnError)
-	sigmas := fs.Float64("sigmas", 4, "measure each rate to ±rel at this many standard deviations")
+	sigmas := fs.Float64("sigmas", 8, "measure each rate to ±rel at this many standard deviations (the tests use 4)")
 	rel := fs.Float64("rel", 0.10, "relative precision of each measured rate")
 	seed := fs.Uint64("seed", 1, "key-set seed")
 	if err := fs.Parse(args); err != nil {
