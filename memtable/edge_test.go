@@ -3,6 +3,7 @@ package memtable
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/monbandb/monban/internal/base"
@@ -107,6 +108,28 @@ func TestResultString(t *testing.T) {
 	for r, want := range map[Result]string{FilteredOut: "filtered-out", Absent: "absent", Found: "found", Deleted: "deleted", 9: "Result(9)"} {
 		if r.String() != want {
 			t.Errorf("%d: %q", r, r.String())
+		}
+	}
+}
+
+// TestLessMatchesCompare: the prefix shortcut in less orders entries
+// exactly like base.Compare, including keys that differ only in padding
+// zeros (a vs a\x00), share 8-byte prefixes, or are shorter than 8 bytes.
+func TestLessMatchesCompare(t *testing.T) {
+	seed := rand.Uint64()
+	rng := rand.New(rand.NewPCG(seed, 5))
+	alphabet := []byte{0x00, 0x01, 0x7f, 0x80, 0xff}
+	key := func() base.InternalKey {
+		k := make([]byte, rng.IntN(13))
+		for i := range k {
+			k[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return base.MakeInternalKey(k, base.SeqNum(rng.IntN(3)), base.Kind(rng.IntN(2)))
+	}
+	for range 200_000 {
+		a, b := key(), key()
+		if got, want := less(pivot(a), pivot(b)), base.Compare(a, b) < 0; got != want {
+			t.Fatalf("seed %d: less(%v, %v) = %v, base.Compare says %v", seed, a, b, got, want)
 		}
 	}
 }
