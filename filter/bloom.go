@@ -57,9 +57,10 @@ func NewBloom(n int, p float64) (*Bloom, error) {
 	return newBloomBits(uint64(m), StandardHashes(m/float64(n))), nil
 }
 
-// newBloomBits returns a filter of m ≥ 1 bits and k ≥ 1 probes; the
-// measurements use it to compare layouts at equal bits per key.
+// newBloomBits returns a filter of m bits (at least 1) and k ≥ 1 probes;
+// the measurements use it to compare layouts at equal bits per key.
 func newBloomBits(m uint64, k int) *Bloom {
+	m = max(m, 1)
 	return &Bloom{words: make([]uint64, (m+63)/64), m: m, k: k}
 }
 

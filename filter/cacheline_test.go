@@ -186,3 +186,20 @@ func TestOpenCacheLineCorrupt(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasureEdges: the measuring helpers take degenerate arguments without
+// panicking, and reject what they cannot measure.
+func TestMeasureEdges(t *testing.T) {
+	if r := MeasureCacheLine(0, 10, 0.10, 4, 1); r.Measured != 0 || r.StandardMeasured != 0 {
+		t.Errorf("no keys: measured %v / %v false positives, want 0", r.Measured, r.StandardMeasured)
+	}
+	if _, err := MeasureBloomOverfill(100, 0.01, []int{2, 1}, 10, 1); !errors.Is(err, ErrInvalidParameter) {
+		t.Errorf("descending multiples: err = %v, want ErrInvalidParameter", err)
+	}
+	if _, err := MeasureBloomDesign(0, 0.01, 10, 1); !errors.Is(err, ErrInvalidParameter) {
+		t.Errorf("n = 0: err = %v, want ErrInvalidParameter", err)
+	}
+	if got := QueriesFor(0.0001, 0.10, 4); got < 15_990_000 || got > 16_000_000 {
+		t.Errorf("QueriesFor(1e-4, 10%%, 4σ) = %d, want ~1.6e7", got)
+	}
+}

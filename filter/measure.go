@@ -37,6 +37,9 @@ func (b *testKey) next(i uint64) uint64 {
 
 // falsePositives queries absent keys [0, queries) of seed against mayContain.
 func falsePositives(mayContain func(uint64) bool, queries int, seed uint64) float64 {
+	if queries <= 0 {
+		return 0
+	}
 	var k testKey
 	k.hash('a', seed, 0)
 	fp := 0
