@@ -40,6 +40,18 @@
 //     passes the filter reads at most one data block.
 //  6. Blocks handed out are immutable (see internal/cache, invariant 2).
 //
+// # Caveats
+//
+//   - Prev inside a data block re-decodes from the preceding restart point,
+//     so a backward scan costs up to BlockRestartInterval decodes per entry
+//     (LevelDB's trade-off); a huge restart interval makes it quadratic.
+//   - Index keys are whole last keys, not shortened separators (invariant
+//     4): tables of very long keys have large indexes.
+//   - ReaderOptions.FileNum is the block-cache key: two readers sharing a
+//     cache must not use the same number for different files.
+//   - Open's reads (footer, index, filter, properties) are counted in
+//     ReadStats.OpenBlocksRead/OpenBytesRead, not BlocksRead/BytesRead.
+//
 // # Format
 //
 // Described byte by byte, with a worked example, in docs/format.md

@@ -122,10 +122,15 @@ func decodedOrRaw(enc []byte) any {
 	return enc
 }
 
-// EstimatedSize is the file size if Finish were called now, less the meta
-// blocks: what compaction compares against its target file size.
+// EstimatedSize is about the file size if Finish were called now, less the
+// filter, properties and footer: what compaction compares against its target
+// file size. The pending data block counts uncompressed.
 func (w *Writer) EstimatedSize() uint64 {
-	return w.offset + uint64(w.data.estimatedSize()) + uint64(w.index.estimatedSize())
+	est := w.offset + uint64(w.index.estimatedSize())
+	if w.data.entries > 0 {
+		est += uint64(w.data.estimatedSize()) + blockTrailerLen
+	}
+	return est
 }
 
 // flushDataBlock writes the pending data block and indexes it under its
