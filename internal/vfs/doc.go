@@ -54,7 +54,7 @@
 //	count := vfs.NewFault(setup())
 //	run(count)                            // the workload: flush, compaction…
 //	n := count.Count(vfs.OpAny)
-//	for i := int64(1); i <= n; i++ {
+//	for i := int64(1); i <= n+1; i++ {    // n+1: dies just after the end
 //		ff := vfs.NewFault(setup())        // same starting MemFS each time
 //		ff.SetTornWrites(true)
 //		ff.FailFromNth(vfs.OpAny, i)      // the machine dies at operation i
