@@ -119,16 +119,29 @@ func TestQuotientModel(t *testing.T) {
 	if os.Getenv("MONBAN_LONG") != "" {
 		seeds = 5000
 	}
+	var cov qfCoverage
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
-		if err := runQuotientModel(seed); err != nil {
+		if err := runQuotientModel(seed, &cov); err != nil {
 			t.Fatalf("seed %d: %v (rerun: runQuotientModel(%d))", seed, err, seed)
 		}
 	}
+	// The walk must have reached what it claims to test.
+	if cov.wrapped < seeds*10 || cov.loaded95 < seeds*5 || cov.full < seeds {
+		t.Fatalf("coverage too thin: %+v over %d seeds", cov, seeds)
+	}
+	t.Logf("steps with a cluster wrapping past the last slot: %d, at load in [95%%, 100%%): %d, full: %d",
+		cov.wrapped, cov.loaded95, cov.full)
 }
 
-func runQuotientModel(seed uint64) error {
+// qfCoverage counts the states a model run visited.
+type qfCoverage struct{ wrapped, loaded95, full int }
+
+func runQuotientModel(seed uint64, cov *qfCoverage) error {
 	rng := rand.New(rand.NewPCG(seed, 0x9f))
 	qbits := 1 + uint(rng.IntN(8))
+	if rng.IntN(2) == 0 {
+		qbits = 6 + uint(rng.IntN(3)) // big enough for loads between 95% and 100%
+	}
 	rbits := 1 + uint(rng.IntN(7))
 	f, err := NewQuotient(qbits, rbits)
 	if err != nil {
@@ -141,7 +154,21 @@ func runQuotientModel(seed uint64) error {
 	for i := range pool {
 		pool[i] = rng.Uint64()
 	}
-	target := 0.5 + 0.5*rng.Float64() // load the walk drifts toward
+	target := 0.6 + 0.45*rng.Float64() // load the walk drifts toward (> 1: full)
+	if rng.IntN(2) == 0 {
+		target = 0.95 + 0.04*rng.Float64()
+	}
+	// Start near the target load, then walk around it.
+	for f.Len() < min(f.Slots(), int(target*float64(f.Slots()))) {
+		h := pool[rng.IntN(len(pool))]
+		if err := f.InsertHash(h); err != nil {
+			return fmt.Errorf("fill to %.3f: %v", target, err)
+		}
+		m.insert(h)
+	}
+	if err := m.check(f, rng); err != nil {
+		return fmt.Errorf("filled to %.3f (qbits=%d rbits=%d): %v", target, qbits, rbits, err)
+	}
 	for step := range 300 {
 		op := rng.IntN(100)
 		switch {
@@ -251,6 +278,14 @@ func runQuotientModel(seed uint64) error {
 			f = g
 		default:
 			f = f.Clone()
+		}
+		if f.Len() > 0 && f.bit(qfShift, 0) {
+			cov.wrapped++
+		}
+		if f.Len() == f.Slots() {
+			cov.full++
+		} else if f.LoadFactor() >= 0.95 {
+			cov.loaded95++
 		}
 		check := m.checkCheap
 		if step%16 == 15 {
