@@ -31,7 +31,11 @@ func TestGetAllocs(t *testing.T) {
 		got := testing.AllocsPerRun(200, func() {
 			r.Get(tc.key, h, base.MaxSeqNum, &tr)
 		})
-		if got > tc.limit {
+		limit := tc.limit
+		if raceEnabled {
+			limit++ // the pooled scratch may have been dropped (race_on_test.go)
+		}
+		if got > limit {
 			t.Errorf("%s: %.2f allocations per Get, want <= %.0f", tc.name, got, tc.limit)
 		}
 	}
