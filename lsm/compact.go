@@ -56,10 +56,10 @@ func (d *DB) compactLoop() {
 			d.mu.bgErr = fmt.Errorf("monban: compaction %v: %w", c, err)
 			break
 		}
-		d.installReadState(d.rs.mem, d.vs.Current())
+		old := d.installReadState(d.rs.mem, d.vs.Current())
 		d.mu.flushCond.Broadcast()
 		d.mu.Unlock()
-		d.deleteObsoleteTables()
+		old.unref()
 		d.mu.Lock()
 	}
 	d.mu.compacting = false

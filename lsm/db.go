@@ -82,14 +82,19 @@ type DB struct {
 // rotates, a flush or a compaction completes; readers hold a reference so
 // the version's tables stay alive while they use them (invariant 2).
 type readState struct {
+	db      *DB
 	refs    atomic.Int32
 	mem     *memtable.Level
 	version *manifest.Version
 }
 
+// unref drops a reference. The last one releases the version, which may
+// leave tables that no live version holds: they are deleted now, by
+// whichever reader let go last (invariant 2).
 func (rs *readState) unref() {
 	if rs.refs.Add(-1) == 0 {
 		rs.version.Unref()
+		rs.db.deleteObsoleteTables()
 	}
 }
 
@@ -103,16 +108,16 @@ func (d *DB) loadReadState() *readState {
 	return rs
 }
 
-// installReadState replaces the read state. version must carry a reference
-// for the new state to own.
-func (d *DB) installReadState(mem *memtable.Level, version *manifest.Version) {
-	rs := &readState{mem: mem, version: version}
+// installReadState replaces the read state and returns the old one, whose
+// reference the caller drops with unref — after releasing d.mu, since the
+// last unref may delete files. version must carry a reference for the new
+// state to own.
+func (d *DB) installReadState(mem *memtable.Level, version *manifest.Version) (old *readState) {
+	rs := &readState{db: d, mem: mem, version: version}
 	rs.refs.Store(1)
 	d.rsMu.Lock()
-	old := d.rs
+	old = d.rs
 	d.rs = rs
 	d.rsMu.Unlock()
-	if old != nil {
-		old.unref()
-	}
+	return old
 }

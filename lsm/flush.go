@@ -10,6 +10,7 @@ import (
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/manifest"
+	"github.com/monbandb/monban/internal/vfs"
 	"github.com/monbandb/monban/memtable"
 	"github.com/monbandb/monban/wal"
 )
@@ -78,20 +79,18 @@ func (d *DB) rotateMemtable() error {
 	num := d.vs.NextFileNum()
 	oldWAL := d.mu.wal
 	d.mu.Unlock()
-	f, err := d.fs.Create(d.path(manifest.KindLog, num))
+	// Syncing the old WAL first means only the newest WAL can have a torn
+	// tail after a crash (recovery relies on it).
+	err := oldWAL.Sync()
+	var f vfs.File
 	if err == nil {
-		// Syncing the old WAL first means only the newest WAL can have a torn
-		// tail after a crash (recovery relies on it).
-		err = oldWAL.Sync()
+		f, err = d.createWAL(num)
 	}
 	d.mu.Lock()
 	if err != nil {
-		if f != nil {
-			f.Close()
-		}
-		return fmt.Errorf("monban: starting WAL %06d: %w", num, err)
+		return err
 	}
-	next := memtable.New(memtable.Options{ExpectedEntries: d.expectedEntries()})
+	next := d.newMemtable(d.expectedEntries())
 	level, err := d.rs.mem.Rotate(next)
 	if err != nil {
 		f.Close()
@@ -103,10 +102,33 @@ func (d *DB) rotateMemtable() error {
 	d.mu.wal, d.mu.walFile, d.mu.walNum = wal.NewWriter(f), f, num
 	d.mu.logNums[next] = num
 	d.rs.version.Ref()
-	d.installReadState(level, d.rs.version)
+	// The old state shares its version with the new one, so this unref
+	// cannot release a version, and no file is deleted under d.mu.
+	d.installReadState(level, d.rs.version).unref()
 	d.mu.rotations++
 	d.maybeScheduleFlush()
 	return nil
+}
+
+// newMemtable returns an empty memtable whose filter is sized for
+// expected entries.
+func (d *DB) newMemtable(expected int) *memtable.Memtable {
+	return memtable.New(memtable.Options{ExpectedEntries: expected, DisableFilter: d.opts.IgnoreFilters})
+}
+
+// createWAL creates WAL num and makes its name durable: a synced record
+// in a file whose directory entry a crash can take away is not durable.
+func (d *DB) createWAL(num uint64) (vfs.File, error) {
+	f, err := d.fs.Create(d.path(manifest.KindLog, num))
+	if err == nil {
+		if err = d.fs.SyncDir(d.dir); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("monban: starting WAL %06d: %w", num, err)
+	}
+	return f, nil
 }
 
 // expectedEntries sizes a new memtable's filter from the entries the last
@@ -164,7 +186,7 @@ func (d *DB) flushLoop() {
 			d.mu.bgErr = fmt.Errorf("monban: flush: %w", err)
 			break
 		}
-		d.installReadState(level, d.vs.Current())
+		old := d.installReadState(level, d.vs.Current())
 		oldLog := d.mu.logNums[m]
 		delete(d.mu.logNums, m)
 		d.mu.flushes++
@@ -172,8 +194,8 @@ func (d *DB) flushLoop() {
 		d.mu.flushCond.Broadcast()
 		d.maybeScheduleCompaction()
 		d.mu.Unlock()
+		old.unref()
 		d.removeFile(manifest.KindLog, oldLog)
-		d.deleteObsoleteTables()
 		d.mu.Lock()
 	}
 	d.mu.flushing = false

@@ -36,7 +36,7 @@ func (d *DB) get(key []byte, seq base.SeqNum, tr *Trace) ([]byte, error) {
 	// 2. The immutable memtables: one probe of their combined filter rules
 	// them all out at once; otherwise each one, newest first.
 	if imms := rs.mem.Immutables(); len(imms) > 0 {
-		if !rs.mem.CombinedFilter().ContainsHash(h) {
+		if !d.opts.IgnoreFilters && !rs.mem.CombinedFilter().ContainsHash(h) {
 			d.stats.immutableFilterNegatives.Add(1)
 			tr.step("immutable memtables (%d): combined filter: absent", len(imms))
 		} else {
@@ -132,6 +132,9 @@ func (d *DB) tablesMayContain(v *manifest.Version, key []byte, h uint64) bool {
 }
 
 func (d *DB) tableMayContain(f *manifest.FileMetadata, h uint64) bool {
+	if d.opts.IgnoreFilters {
+		return true
+	}
 	r, release, ok := d.tables.Peek(f.FileNum)
 	if !ok {
 		return true

@@ -72,22 +72,26 @@ func (d *DB) recover() error {
 	if err != nil {
 		return fmt.Errorf("monban: %w", err)
 	}
-	var logs []uint64
+	var logs, obsoleteLogs []uint64
 	for _, name := range names {
 		kind, num, ok := manifest.ParseFilename(name)
 		if !ok {
 			continue
 		}
 		vs.MarkFileNumUsed(num)
-		if kind == manifest.KindLog && num >= vs.LogNum() {
+		switch {
+		case kind == manifest.KindLog && num >= vs.LogNum():
 			logs = append(logs, num)
+		case kind == manifest.KindLog:
+			// Flushed before the crash, deleted not yet.
+			obsoleteLogs = append(obsoleteLogs, num)
 		}
 	}
 	slices.Sort(logs)
 
 	seq := vs.LastSeq()
 	current := vs.Current()
-	d.installReadState(memtable.NewLevel(memtable.New(memtable.Options{})), current)
+	d.installReadState(memtable.NewLevel(d.newMemtable(0)), current) // the first: no old state
 	edit := &manifest.VersionEdit{}
 	for i, num := range logs {
 		last, err := d.replayWAL(num, i == len(logs)-1, edit)
@@ -98,9 +102,9 @@ func (d *DB) recover() error {
 	}
 
 	num := vs.NextFileNum()
-	f, err := d.fs.Create(d.path(manifest.KindLog, num))
+	f, err := d.createWAL(num)
 	if err != nil {
-		return fmt.Errorf("monban: %w", err)
+		return err
 	}
 	d.mu.wal, d.mu.walFile, d.mu.walNum = wal.NewWriter(f), f, num
 	d.mu.logNums[d.rs.mem.Active()] = num
@@ -111,8 +115,8 @@ func (d *DB) recover() error {
 	if err := vs.LogAndApply(edit); err != nil {
 		return fmt.Errorf("monban: %w", err)
 	}
-	d.installReadState(d.rs.mem, vs.Current())
-	for _, n := range logs {
+	d.installReadState(d.rs.mem, vs.Current()).unref()
+	for _, n := range append(logs, obsoleteLogs...) {
 		d.removeFile(manifest.KindLog, n)
 	}
 	d.removeStrayTables(names)
@@ -132,7 +136,7 @@ func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (bas
 	}
 	defer f.Close()
 	r := wal.NewReader(f, name)
-	mem := memtable.New(memtable.Options{})
+	mem := d.newMemtable(0)
 	var last base.SeqNum
 	flush := func() error {
 		if mem.Empty() {
@@ -147,7 +151,7 @@ func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (bas
 		if meta != nil {
 			edit.Added = append(edit.Added, manifest.NewFile{Level: 0, Meta: meta})
 		}
-		mem = memtable.New(memtable.Options{})
+		mem = d.newMemtable(0)
 		return nil
 	}
 	for {

@@ -43,6 +43,13 @@ type Options struct {
 	// both. Set it when every delete must leave a WAL record.
 	KeepAbsentDeletes bool
 
+	// IgnoreFilters makes reads and absent-key proofs behave as if no
+	// filter existed: Get searches every memtable tree and reads an index
+	// and data block from every table whose key range covers the key, and
+	// no delete is elided. Filters are still written. It exists to measure,
+	// on the same data, what the filters save (kvbench's comparison runs).
+	IgnoreFilters bool
+
 	// L0CompactionThreshold is the number of L0 tables that triggers an
 	// L0→L1 compaction. Default 4.
 	L0CompactionThreshold int

@@ -59,7 +59,7 @@ func (d *DB) provablyAbsent(key []byte) bool {
 	rs := d.loadReadState()
 	defer rs.unref()
 	h := filter.Hash(key)
-	if rs.mem.MayContainHash(h) {
+	if d.opts.IgnoreFilters || rs.mem.MayContainHash(h) {
 		return false
 	}
 	return !d.tablesMayContain(rs.version, key, h)

@@ -1,0 +1,195 @@
+package lsm
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/monbandb/monban/internal/vfs"
+)
+
+// dbContents reads every key and value of d.
+func dbContents(t *testing.T, d *DB) model {
+	t.Helper()
+	got := model{}
+	it := d.NewIter(nil)
+	for k, v := range it.All() {
+		got[string(k)] = string(v)
+	}
+	if err := it.Close(); err != nil {
+		t.Fatalf("iterating: %v", err)
+	}
+	return got
+}
+
+// TestCrashRecovery crashes the machine (vfs.FaultFS.Crash: everything not
+// synced is lost) at random points — during writes, flushes, compactions,
+// and with the disk dying at a random operation — then reopens and checks:
+// every write acknowledged with Options.Sync is present, nothing that was
+// never written appears, a batch is all or nothing, and no table or WAL
+// file is left that the DB does not use. MONBAN_CRASH_ROUNDS runs more.
+func TestCrashRecovery(t *testing.T) {
+	rounds := 25
+	if s := os.Getenv("MONBAN_CRASH_ROUNDS"); s != "" {
+		rounds, _ = strconv.Atoi(s)
+	}
+	for round := range rounds {
+		seed := modelSeed(t) + uint64(round)
+		rng := rand.New(rand.NewPCG(seed, 2))
+		mem := vfs.NewMem()
+		acked := model{}
+		for epoch := range 4 {
+			ffs := vfs.NewFault(mem)
+			if rng.IntN(2) == 0 {
+				ffs.FailFromNth(vfs.OpAny, int64(rng.IntN(400)+1))
+				ffs.SetTornWrites(rng.IntN(2) == 0)
+			}
+			opts := &Options{
+				FS: ffs, Sync: true, MemtableSize: 1 << 10, BlockSize: 256, TargetFileSize: 2 << 10,
+				LBaseMaxBytes: 4 << 10, L0CompactionThreshold: 2,
+			}
+			// maybe is the state after the one write that failed, which may
+			// or may not have reached the disk.
+			var maybe model
+			if d, err := Open("/db", opts); err == nil {
+				maybe = crashWorkload(rng, d, acked, epoch)
+				defer d.Close()
+			}
+			crashed, err := ffs.Crash()
+			if err != nil {
+				t.Fatal(err)
+			}
+			mem = crashed
+
+			d, err := Open("/db", &Options{FS: mem, MemtableSize: 1 << 10})
+			if err != nil {
+				t.Fatalf("seed %d epoch %d: reopen after crash: %v", seed, epoch, err)
+			}
+			got := dbContents(t, d)
+			switch {
+			case maps.Equal(got, acked):
+			case maybe != nil && maps.Equal(got, maybe):
+				acked = maybe
+			default:
+				t.Fatalf("seed %d epoch %d: after crash the DB holds %d keys, acknowledged %d (unacknowledged alternative: %v)\n%s",
+					seed, epoch, len(got), len(acked), maybe != nil, diffModels(got, acked))
+			}
+			checkNoOrphans(t, seed, mem, d)
+			if err := d.Close(); err != nil {
+				t.Fatalf("seed %d epoch %d: close: %v", seed, epoch, err)
+			}
+		}
+	}
+}
+
+// crashWorkload writes to d until its operations run out or one fails,
+// updating acked with every acknowledged write. It returns the state that
+// the failed write would have made, if one failed.
+func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int) model {
+	for i := range rng.IntN(300) {
+		next := maps.Clone(acked)
+		var b Batch
+		for range rng.IntN(4) + 1 {
+			k := fmt.Sprintf("k%03d", rng.IntN(150))
+			if rng.IntN(4) == 0 {
+				b.Delete([]byte(k))
+				delete(next, k)
+			} else {
+				v := fmt.Sprintf("e%d-%d", epoch, i)
+				b.Put([]byte(k), []byte(v))
+				next[k] = v
+			}
+		}
+		var err error
+		switch {
+		case rng.IntN(40) == 0:
+			err = d.Flush()
+			next = maps.Clone(acked)
+		case b.Len() == 1 && rng.IntN(2) == 0:
+			// Single deletes go through Delete, which may elide them.
+			if k, ok := singleDelete(&b); ok {
+				err = d.Delete(k)
+				break
+			}
+			fallthrough
+		default:
+			err = d.Write(&b)
+		}
+		if err != nil {
+			return next
+		}
+		clear(acked)
+		maps.Copy(acked, next)
+	}
+	return nil
+}
+
+func singleDelete(b *Batch) ([]byte, bool) {
+	var key []byte
+	ok := false
+	decodeBatch(b.encode(0), func(e batchEntry) error {
+		key, ok = e.Key, e.Kind == 0
+		return nil
+	})
+	return key, ok
+}
+
+// checkNoOrphans checks that the directory holds exactly the tables of the
+// current version and one WAL.
+func checkNoOrphans(t *testing.T, seed uint64, fs vfs.FS, d *DB) {
+	t.Helper()
+	d.waitIdle()
+	tables, err := d.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := map[string]bool{}
+	for _, tb := range tables {
+		live[fmt.Sprintf("%06d.sst", tb.FileNum)] = true
+	}
+	names, err := fs.List("/db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := 0
+	for _, n := range names {
+		switch {
+		case strings.HasSuffix(n, ".sst") && !live[n]:
+			t.Fatalf("seed %d: orphaned table %s (live %v)", seed, n, live)
+		case strings.HasSuffix(n, ".log"):
+			logs++
+		}
+	}
+	if logs != 1 {
+		t.Fatalf("seed %d: %d WAL files after recovery, want 1: %v", seed, logs, names)
+	}
+}
+
+func diffModels(got, want model) string {
+	var b strings.Builder
+	for k, v := range want {
+		if g, ok := got[k]; !ok || g != v {
+			fmt.Fprintf(&b, "  %s: got %q (present %v), want %q\n", k, g, ok, v)
+		}
+	}
+	for k, v := range got {
+		if _, ok := want[k]; !ok {
+			fmt.Fprintf(&b, "  %s: got %q, never written or deleted\n", k, v)
+		}
+	}
+	return b.String()
+}
+
+// waitIdle waits until no flush or compaction is running, so that the
+// files they made obsolete are gone.
+func (d *DB) waitIdle() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for d.mu.flushing || d.mu.compacting {
+		d.mu.flushCond.Wait()
+	}
+}
