@@ -77,9 +77,14 @@ const (
 //     slot (cyclically), and every slot from the canonical slot to the run's
 //     end is non-empty.
 //  3. Len() equals the number of non-empty slots and never exceeds Slots():
-//     Insert returns ErrFull instead of degrading.
+//     every slot can be used (inserts succeed up to 100% load, ever slower
+//     past 90%; TestQuotientFillToFull), and Insert into a full filter
+//     returns ErrFull, changing nothing, instead of degrading.
 //  4. No sequence of Insert and Delete of inserted keys gives a false
 //     negative.
+//
+// UnmarshalBinary checks 1-3 on decoded bytes, so they hold for every
+// Quotient however it was made.
 //
 // # False positives and probes
 //
