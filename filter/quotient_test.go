@@ -242,3 +242,47 @@ func ExampleQuotient_MarshalBinary() {
 	// 00000000000000000000000000000000
 	// 0000000000000000d3dd2ad9
 }
+
+// TestQuotientBulkLarge checks Merge (between different qbits), Subtract and
+// Grow on larger tables against filters built by Insert alone: the layouts
+// must be byte-identical.
+func TestQuotientBulkLarge(t *testing.T) {
+	const seed = 21
+	rng := rand.New(rand.NewPCG(seed, 6))
+	build := func(q, r uint, hs []uint64) *Quotient {
+		f, _ := NewQuotient(q, r)
+		for _, h := range hs {
+			if err := f.InsertHash(h); err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+		}
+		return f
+	}
+	enc := func(f *Quotient) []byte { b, _ := f.MarshalBinary(); return b }
+	ha := make([]uint64, 14000)
+	hb := make([]uint64, 1500)
+	for i := range ha {
+		ha[i] = rng.Uint64()
+	}
+	for i := range hb {
+		hb[i] = rng.Uint64() | 0xff<<56 // crowd the top: clusters wrap
+	}
+	a := build(14, 10, ha)
+	b := build(11, 13, hb)
+	orig := enc(a)
+	if err := a.Merge(b); err != nil {
+		t.Fatalf("seed %d: merge: %v", seed, err)
+	}
+	if !bytes.Equal(enc(a), enc(build(14, 10, append(append([]uint64(nil), ha...), hb...)))) {
+		t.Fatalf("seed %d: merge differs from inserting both", seed)
+	}
+	if err := a.Subtract(b); err != nil || !bytes.Equal(enc(a), orig) {
+		t.Fatalf("seed %d: subtract did not undo merge: %v", seed, err)
+	}
+	if err := a.Grow(); err != nil || !bytes.Equal(enc(a), enc(build(15, 9, ha))) {
+		t.Fatalf("seed %d: grow differs from inserting at qbits 15: %v", seed, err)
+	}
+	if err := b.Merge(a); !errors.Is(err, ErrFull) || !bytes.Equal(enc(b), enc(build(11, 13, hb))) {
+		t.Fatalf("seed %d: overfull merge: %v, or b changed", seed, err)
+	}
+}
