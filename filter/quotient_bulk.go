@@ -22,7 +22,7 @@ type qfCursor struct {
 	f         *Quotient
 	pos, q    uint64
 	left      int // fingerprints not yet returned
-	startedAt bool
+	started bool
 }
 
 func (f *Quotient) cursor() qfCursor {
@@ -44,10 +44,10 @@ func (c *qfCursor) next() (fp uint64, ok bool) {
 	for f.isEmpty(c.pos) {
 		c.pos = f.next(c.pos)
 	}
-	if c.startedAt && !f.bit(qfCont, c.pos) {
+	if c.started && !f.bit(qfCont, c.pos) {
 		c.q = f.nextOccupied(c.q)
 	}
-	c.startedAt = true
+	c.started = true
 	fp = c.q<<f.rbits | f.rem(c.pos)
 	c.pos = f.next(c.pos)
 	c.left--
