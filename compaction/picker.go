@@ -32,11 +32,11 @@ type Compaction struct {
 	Pointer base.InternalKey
 }
 
-// Trivial reports whether the compaction is a move: one input table that
-// overlaps nothing in the output level can change level without being
-// rewritten.
+// Trivial reports whether the compaction is a move: input tables that
+// overlap nothing in the output level, nor (outside L0) one another, can
+// change level without being rewritten.
 func (c *Compaction) Trivial() bool {
-	return len(c.Inputs[0]) == 1 && len(c.Inputs[1]) == 0
+	return len(c.Inputs[1]) == 0 && (c.Level > 0 || len(c.Inputs[0]) == 1)
 }
 
 // Kind names the compaction for stats: "move", "L0" or "size".

@@ -19,6 +19,66 @@ func (d *DB) compactionOptions() compaction.Options {
 	}
 }
 
+// Compact flushes the memtable and compacts the whole key space down the
+// tree, so that every table ends in the last level and every tombstone and
+// shadowed version that no snapshot needs is gone. It waits for the work.
+func (d *DB) Compact() error { return d.CompactRange(nil, nil) }
+
+// CompactRange flushes the memtable and compacts the tables overlapping the
+// user keys [lo, hi] (nil bounds are open) level by level down to the last
+// level.
+func (d *DB) CompactRange(lo, hi []byte) error {
+	if err := d.Flush(); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for d.mu.compacting {
+		d.mu.flushCond.Wait()
+	}
+	if d.closed.Load() {
+		return ErrClosed
+	}
+	d.mu.compacting = true
+	defer func() {
+		d.mu.compacting = false
+		d.mu.flushCond.Broadcast()
+		d.maybeScheduleCompaction()
+	}()
+	for level := 0; level < NumLevels-1 && d.mu.bgErr == nil; level++ {
+		v := d.rs.version
+		c := compaction.PickRange(v, level, lo, hi)
+		if c == nil {
+			continue
+		}
+		if err := d.compactLocked(c); err != nil {
+			d.mu.bgErr = fmt.Errorf("monban: compaction %v: %w", c, err)
+		}
+	}
+	return d.mu.bgErr
+}
+
+// compactLocked runs c and installs its result. d.mu is held on entry and
+// exit, released meanwhile.
+func (d *DB) compactLocked(c *compaction.Compaction) error {
+	v := d.rs.version
+	v.Ref()
+	snapshots := d.mu.snapshots.seqs()
+	d.mu.Unlock()
+	err := d.runCompaction(c, v, snapshots)
+	v.Unref()
+	d.mu.Lock()
+	if err != nil {
+		return err
+	}
+	old := d.installReadState(d.rs.mem, d.vs.Current())
+	d.mu.flushCond.Broadcast()
+	d.mu.Unlock()
+	old.unref()
+	d.mu.Lock()
+	return nil
+}
+
 // maybeScheduleCompaction starts the compaction goroutine when a level is
 // over its target and none is running. d.mu is held.
 func (d *DB) maybeScheduleCompaction() {
@@ -41,26 +101,13 @@ func (d *DB) compactLoop() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for d.mu.bgErr == nil && !d.closed.Load() {
-		v := d.rs.version
-		c := compaction.Pick(v, d.compactionOptions(), d.vs.CompactPointer)
+		c := compaction.Pick(d.rs.version, d.compactionOptions(), d.vs.CompactPointer)
 		if c == nil {
 			break
 		}
-		v.Ref()
-		snapshots := d.mu.snapshots.seqs()
-		d.mu.Unlock()
-		err := d.runCompaction(c, v, snapshots)
-		v.Unref()
-		d.mu.Lock()
-		if err != nil {
+		if err := d.compactLocked(c); err != nil {
 			d.mu.bgErr = fmt.Errorf("monban: compaction %v: %w", c, err)
-			break
 		}
-		old := d.installReadState(d.rs.mem, d.vs.Current())
-		d.mu.flushCond.Broadcast()
-		d.mu.Unlock()
-		old.unref()
-		d.mu.Lock()
 	}
 	d.mu.compacting = false
 	d.mu.flushCond.Broadcast()
@@ -81,7 +128,9 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 	}
 	d.stats.compactions[compactionKind(c)].Add(1)
 	if c.Trivial() {
-		edit.Added = []manifest.NewFile{{Level: c.OutputLevel, Meta: c.Inputs[0][0]}}
+		for _, f := range c.Inputs[0] {
+			edit.Added = append(edit.Added, manifest.NewFile{Level: c.OutputLevel, Meta: f})
+		}
 		return d.logAndApply(edit)
 	}
 
@@ -134,6 +183,7 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 		edit.Added = append(edit.Added, manifest.NewFile{Level: c.OutputLevel, Meta: meta})
 		d.stats.levels[c.OutputLevel].compactedBytesWritten.Add(meta.Size)
 	}
+	d.loadTables(edit.Added)
 	return d.logAndApply(edit)
 }
 

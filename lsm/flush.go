@@ -222,6 +222,7 @@ func (d *DB) flushMemtable(m *memtable.Memtable, v *manifest.Version, snapshots 
 		d.stats.levels[0].compactedBytesWritten.Add(meta.Size)
 	}
 	d.vs.SetLastSeq(base.SeqNum(d.visibleSeq.Load()))
+	d.loadTables(edit.Added)
 	return d.logAndApply(edit)
 }
 
@@ -261,6 +262,17 @@ func (d *DB) path(kind manifest.FileKind, num uint64) string {
 func (d *DB) removeFile(kind manifest.FileKind, num uint64) {
 	if err := d.fs.Remove(d.path(kind, num)); err != nil {
 		d.opts.Logger("monban: removing %s: %v", manifest.MakeFilename(kind, num), err)
+	}
+}
+
+// loadTables opens new tables in the table cache, so their filters are in
+// memory before the first read needs them and the absent-key proofs (which
+// never open a table) can count on them.
+func (d *DB) loadTables(metas []manifest.NewFile) {
+	for _, nf := range metas {
+		if _, release, err := d.tables.Get(nf.Meta.FileNum); err == nil {
+			release()
+		}
 	}
 }
 

@@ -120,6 +120,7 @@ func (d *DB) recover() error {
 		d.removeFile(manifest.KindLog, n)
 	}
 	d.removeStrayTables(names)
+	d.loadVersionTables()
 	d.mu.Lock()
 	d.maybeScheduleCompaction()
 	d.mu.Unlock()
@@ -184,6 +185,23 @@ func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (bas
 		d.opts.Logger("monban: dropped a torn tail of %d bytes from %s", n, name)
 	}
 	return last, flush()
+}
+
+// loadVersionTables opens the tables of the current version, newest levels
+// first, up to MaxOpenFiles, so that their filters are in memory from the
+// start.
+func (d *DB) loadVersionTables() {
+	rs := d.loadReadState()
+	defer rs.unref()
+	n := 0
+	for level, files := range rs.version.Levels {
+		for _, f := range files {
+			if n++; n > d.opts.MaxOpenFiles {
+				return
+			}
+			d.loadTables([]manifest.NewFile{{Level: level, Meta: f}})
+		}
+	}
 }
 
 // removeStrayTables deletes table files that no live version names:

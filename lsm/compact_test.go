@@ -1,0 +1,117 @@
+package lsm
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/monbandb/monban/internal/vfs"
+)
+
+func putRange(t *testing.T, d *DB, prefix string, n int) {
+	t.Helper()
+	for i := range n {
+		if err := d.Put(fmt.Appendf(nil, "%s%05d", prefix, i), []byte("value-value-value")); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestDeletesOfDeepKeysCompactAway: keys that exist only in the last level
+// are deleted; a full compaction carries the tombstones down, where they
+// meet and remove their puts, and then vanish themselves (bottom level).
+func TestDeletesOfDeepKeysCompactAway(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), &Options{MemtableSize: 8 << 10, TargetFileSize: 8 << 10, LBaseMaxBytes: 32 << 10})
+	defer d.Close()
+	putRange(t, d, "k", 2000)
+	if err := d.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	st := d.Stats()
+	if st.Levels[NumLevels-1].Files == 0 {
+		t.Fatalf("Compact left nothing in the last level: %v", levelFiles(st))
+	}
+	for i := range 1000 {
+		if err := d.Delete(fmt.Appendf(nil, "k%05d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := d.Stats().DeletesElided; got != 0 {
+		t.Fatalf("%d deletes of present keys were elided", got)
+	}
+	if err := d.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	tables, _ := d.Tables()
+	var entries, tombstones uint64
+	for _, tb := range tables {
+		entries += tb.Entries
+		tombstones += tb.Tombstones
+	}
+	if entries != 1000 || tombstones != 0 {
+		t.Fatalf("after deleting half and compacting: %d entries, %d tombstones in tables; want 1000, 0", entries, tombstones)
+	}
+	st = d.Stats()
+	if st.CompactionDrops[0] < 1000 || st.CompactionDrops[1]+st.CompactionDrops[2] < 1000 {
+		t.Fatalf("drops by reason %v: want >= 1000 shadowed puts and >= 1000 elided tombstones", st.CompactionDrops)
+	}
+	for i := range 2000 {
+		want := "value-value-value"
+		if i < 1000 {
+			want = ""
+		}
+		mustGet(t, d, fmt.Sprintf("k%05d", i), want)
+	}
+}
+
+// TestDeletesOfAbsentKeysLeaveNoTombstone: deletes of keys that exist
+// nowhere are elided by the filters (no WAL record); with elision off they
+// are written, and the flush drops them by filter proof. Keys outside every
+// table's range are proven absent by the range alone, so none of their
+// tombstones survive; keys inside a table's range are proven absent by its
+// Bloom filter, so only its false positives (about 1%) survive.
+func TestDeletesOfAbsentKeysLeaveNoTombstone(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("KeepAbsentDeletes=%v", keep), func(t *testing.T) {
+			d := openMem(t, vfs.NewMem(), &Options{MemtableSize: 64 << 10, KeepAbsentDeletes: keep})
+			defer d.Close()
+			putRange(t, d, "m", 500)
+			if err := d.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			walBefore := d.Stats().WALBytes
+			for i := range 500 {
+				// "a…" sorts before every table; "m%05d-x" falls inside the
+				// table's range, where only its Bloom filter rules it out.
+				for _, k := range []string{fmt.Sprintf("a%05d", i), fmt.Sprintf("m%05d-x", i)} {
+					if err := d.Delete([]byte(k)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			st := d.Stats()
+			if !keep && (st.DeletesElided < 990 || st.WALBytes-walBefore > 10*64) {
+				t.Fatalf("elided %d of 1000 absent deletes, wrote %d WAL bytes", st.DeletesElided, st.WALBytes-walBefore)
+			}
+			if keep && st.DeletesElided != 0 {
+				t.Fatalf("KeepAbsentDeletes: %d deletes elided", st.DeletesElided)
+			}
+			if err := d.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			tables, _ := d.Tables()
+			var tombstones uint64
+			for _, tb := range tables {
+				tombstones += tb.Tombstones
+				if tb.Tombstones > 0 && string(tb.Smallest) < "m" {
+					t.Fatalf("table %06d [%q, %q] keeps tombstones of keys outside every table", tb.FileNum, tb.Smallest, tb.Largest)
+				}
+			}
+			if tombstones > 10 {
+				t.Fatalf("%d tombstones of absent keys survived the flush; the filters' false positives allow ~5", tombstones)
+			}
+			if keep && d.Stats().FlushDrops[2] < 990 {
+				t.Fatalf("flush dropped %d tombstones by filter proof, want about 1000", d.Stats().FlushDrops[2])
+			}
+		})
+	}
+}
