@@ -19,9 +19,9 @@ import "fmt"
 // the largest. The quotient of each slot is tracked by advancing to the next
 // occupied quotient at every run head.
 type qfCursor struct {
-	f         *Quotient
-	pos, q    uint64
-	left      int // fingerprints not yet returned
+	f       *Quotient
+	pos, q  uint64
+	left    int // fingerprints not yet returned
 	started bool
 }
 
