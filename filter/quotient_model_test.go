@@ -115,7 +115,7 @@ func (m *qfModel) checkLayout(f *Quotient, rng *rand.Rand) error {
 // model on small tables, where clusters wrap around the end often, up to
 // and past full load.
 func TestQuotientModel(t *testing.T) {
-	seeds := 80
+	seeds := 50
 	if os.Getenv("MONBAN_LONG") != "" {
 		seeds = 5000
 	}
