@@ -107,7 +107,8 @@ func fixChecksums(data []byte) {
 	ft := data[len(data)-footerLen:]
 	putLE32(ft[52:], crc32Castagnoli(ft[:52]))
 	fixAt := func(off, n uint64) {
-		if off > uint64(len(data)) || n > uint64(len(data)) || off+n+blockTrailerLen > uint64(len(data))-footerLen {
+		limit := uint64(len(data)) - footerLen
+		if off > limit || n > limit || off+n+blockTrailerLen > limit { // no overflow: both <= limit
 			return
 		}
 		putLE32(data[off+n+1:], checksum(data[off:off+n], data[off+n]))
@@ -116,7 +117,7 @@ func fixChecksums(data []byte) {
 		fixAt(leUint64(ft[16*i:]), leUint64(ft[16*i+8:]))
 	}
 	io, il := leUint64(ft[0:]), leUint64(ft[8:])
-	if il > maxBlockLen || io+il > uint64(len(data)) {
+	if il > maxBlockLen || io > uint64(len(data)) || io+il > uint64(len(data)) {
 		return
 	}
 	var it blockIter
