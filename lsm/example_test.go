@@ -1,0 +1,93 @@
+package lsm_test
+
+import (
+	"errors"
+	"fmt"
+	"log"
+	"os"
+
+	"github.com/monbandb/monban/lsm"
+)
+
+// Example opens a DB, writes, reads, iterates and closes it.
+func Example() {
+	dir, err := os.MkdirTemp("", "monban-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	db, err := lsm.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+
+	var b lsm.Batch
+	b.Put([]byte("apple"), []byte("red"))
+	b.Put([]byte("banana"), []byte("yellow"))
+	b.Put([]byte("cherry"), []byte("dark red"))
+	if err := db.Write(&b); err != nil {
+		log.Fatal(err)
+	}
+	if err := db.Delete([]byte("banana")); err != nil {
+		log.Fatal(err)
+	}
+
+	it := db.NewIter(nil)
+	for k, v := range it.All() {
+		fmt.Printf("%s=%s\n", k, v)
+	}
+	if err := it.Close(); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// apple=red
+	// cherry=dark red
+}
+
+// ExampleDB_Get shows a hit, a miss, and what a snapshot keeps.
+func ExampleDB_Get() {
+	dir, _ := os.MkdirTemp("", "monban-example")
+	defer os.RemoveAll(dir)
+	db, err := lsm.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+
+	db.Put([]byte("k"), []byte("v1"))
+	snap := db.NewSnapshot()
+	defer snap.Close()
+	db.Put([]byte("k"), []byte("v2"))
+
+	v, _ := db.Get([]byte("k"))
+	old, _ := snap.Get([]byte("k"))
+	_, err = db.Get([]byte("missing"))
+	fmt.Printf("now %s, at the snapshot %s, missing: %v\n", v, old, errors.Is(err, lsm.ErrNotFound))
+	// Output: now v2, at the snapshot v1, missing: true
+}
+
+// ExampleDB_Explain prints the read path of one key: which filters ruled
+// the key out, and which blocks were read.
+func ExampleDB_Explain() {
+	dir, _ := os.MkdirTemp("", "monban-example")
+	defer os.RemoveAll(dir)
+	db, err := lsm.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	for i := range 100 {
+		db.Put(fmt.Appendf(nil, "key%03d", 2*i), []byte("v"))
+	}
+	db.Flush()
+
+	tr, _ := db.Explain([]byte("key042"))
+	fmt.Print(tr)
+	// Output:
+	// Get("key042")
+	//   1. active memtable: quotient filter: absent (no tree search)
+	//   2. L0 000004.sst: in range; filter: maybe; block 0 @0+1386 read from file; found #22,SET
+	//   => found
+}
