@@ -63,7 +63,7 @@ func (d *DB) CompactRange(lo, hi []byte) error {
 func (d *DB) compactLocked(c *compaction.Compaction) error {
 	v := d.rs.version
 	v.Ref()
-	snapshots := d.mu.snapshots.seqs()
+	snapshots := d.snapshotSeqs()
 	d.mu.Unlock()
 	err := d.runCompaction(c, v, snapshots)
 	v.Unref()

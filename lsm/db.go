@@ -65,9 +65,13 @@ type DB struct {
 		flushing           bool
 
 		compacting bool
-
-		snapshots snapshotList
 	}
+
+	// snapMu guards snapshots. An absent-key proof that removes a put from
+	// the memtable holds it for reading, so no snapshot that could see the
+	// put appears while the proof is checked and applied.
+	snapMu    sync.RWMutex
+	snapshots snapshotList
 
 	// manifestMu serializes VersionSet.LogAndApply between flushes and
 	// compactions; it is never held with mu.
@@ -96,6 +100,13 @@ func (rs *readState) unref() {
 		rs.version.Unref()
 		rs.db.deleteObsoleteTables()
 	}
+}
+
+// snapshotSeqs returns the open snapshots' sequence numbers, ascending.
+func (d *DB) snapshotSeqs() []base.SeqNum {
+	d.snapMu.RLock()
+	defer d.snapMu.RUnlock()
+	return d.snapshots.seqs()
 }
 
 // loadReadState returns the current read state with a reference the caller

@@ -170,7 +170,7 @@ func (d *DB) flushLoop() {
 		}
 		v := d.rs.version
 		v.Ref()
-		snapshots := d.mu.snapshots.seqs()
+		snapshots := d.snapshotSeqs()
 		d.mu.Unlock()
 
 		err := d.flushMemtable(m, v, snapshots, nextLog)

@@ -19,10 +19,10 @@ type Snapshot struct {
 
 // NewSnapshot returns a snapshot of the current state.
 func (d *DB) NewSnapshot() *Snapshot {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.snapMu.Lock()
+	defer d.snapMu.Unlock()
 	s := &Snapshot{db: d, seq: base.SeqNum(d.visibleSeq.Load())}
-	d.mu.snapshots.add(s.seq)
+	d.snapshots.add(s.seq)
 	return s
 }
 
@@ -47,13 +47,14 @@ func (s *Snapshot) Close() error {
 	if s.closed.Swap(true) {
 		return ErrClosed
 	}
-	s.db.mu.Lock()
-	s.db.mu.snapshots.remove(s.seq)
-	s.db.mu.Unlock()
+	s.db.snapMu.Lock()
+	s.db.snapshots.remove(s.seq)
+	s.db.snapMu.Unlock()
 	return nil
 }
 
-// snapshotList counts open snapshots per sequence number. Guarded by d.mu.
+// snapshotList counts open snapshots per sequence number. Guarded by
+// d.snapMu.
 type snapshotList struct {
 	counts map[base.SeqNum]int
 }
@@ -69,6 +70,15 @@ func (l *snapshotList) remove(seq base.SeqNum) {
 	if l.counts[seq]--; l.counts[seq] <= 0 {
 		delete(l.counts, seq)
 	}
+}
+
+// newest returns the highest open snapshot's sequence number, 0 if none.
+func (l *snapshotList) newest() base.SeqNum {
+	var n base.SeqNum
+	for s := range l.counts {
+		n = max(n, s)
+	}
+	return n
 }
 
 // seqs returns the open snapshots' sequence numbers, ascending, as

@@ -60,6 +60,10 @@ type Stats struct {
 	// DeletesElided counts Deletes that the filters proved unnecessary and
 	// that wrote nothing; WALBytesSaved the WAL bytes they did not write.
 	DeletesElided, WALBytesSaved uint64
+	// PutsAnnihilated counts deletes that met their key's only put in the
+	// active memtable, with nothing older anywhere and no snapshot to see
+	// it, and removed it instead of adding a tombstone.
+	PutsAnnihilated uint64
 	// ProofProbes counts in-memory table filter probes made for
 	// absent-key proofs (delete elision).
 	ProofProbes uint64
@@ -132,7 +136,7 @@ type dbStats struct {
 	levels [NumLevels]levelCounters
 
 	memtableFilterNegatives, immutableFilterNegatives, memtableFalsePositives atomic.Uint64
-	deletesElided, walBytesSaved, proofProbes                                 atomic.Uint64
+	deletesElided, walBytesSaved, proofProbes, putsAnnihilated                atomic.Uint64
 	walBytes, flushes                                                         atomic.Uint64
 	stalls, stallNanos                                                        atomic.Uint64
 	flushDrops, compactionDrops                                               [len(compaction.Drops{})]atomic.Uint64
@@ -178,7 +182,7 @@ func (d *DB) Stats() Stats {
 	s.ImmutableFilterNegatives = d.stats.immutableFilterNegatives.Load()
 	s.MemtableFalsePositives = d.stats.memtableFalsePositives.Load()
 	s.DeletesElided, s.WALBytesSaved = d.stats.deletesElided.Load(), d.stats.walBytesSaved.Load()
-	s.ProofProbes = d.stats.proofProbes.Load()
+	s.ProofProbes, s.PutsAnnihilated = d.stats.proofProbes.Load(), d.stats.putsAnnihilated.Load()
 	s.WALBytes, s.Flushes = d.stats.walBytes.Load(), d.stats.flushes.Load()
 	s.MemtablesQueued = len(rs.mem.Immutables())
 	for i := range s.FlushDrops {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/memtable"
 )
 
 // maxGroupBytes bounds how much a commit leader gathers from queued writers
@@ -184,14 +185,42 @@ func (d *DB) groupRecord(group []*writer, first base.SeqNum) []byte {
 }
 
 // applyToMemtable inserts every entry of a committed record.
-func (d *DB) applyToMemtable(mem memtableWriter, rec []byte) error {
+func (d *DB) applyToMemtable(mem *memtable.Memtable, rec []byte) error {
 	_, err := decodeBatch(rec, func(e batchEntry) error {
-		return mem.AddHash(e.Seq, e.Kind, e.Key, e.Value, filter.Hash(e.Key))
+		h := filter.Hash(e.Key)
+		if e.Kind == base.KindDelete && !d.opts.KeepAbsentDeletes && d.annihilate(mem, e.Key, h) {
+			return nil
+		}
+		return mem.AddHash(e.Seq, e.Kind, e.Key, e.Value, h)
 	})
 	return err
 }
 
-// memtableWriter is the part of a memtable the commit pipeline writes to.
-type memtableWriter interface {
-	AddHash(seq base.SeqNum, kind base.Kind, key, value []byte, hash uint64) error
+// annihilate applies a delete of key by removing its put instead of adding
+// a tombstone, when that is provably the same: the put is the key's only
+// version in the active memtable, the filters prove no older version exists
+// (immutable memtables, tables), and no open snapshot can see the put. Both
+// entries then vanish: nothing is left to flush or compact away. The WAL
+// keeps both records; replay applies them as written, and the flush drops
+// them instead.
+func (d *DB) annihilate(mem *memtable.Memtable, key []byte, h uint64) bool {
+	put, ok := mem.SoleVersionHash(key, h)
+	if !ok || put.Kind() != base.KindSet {
+		return false
+	}
+	rs := d.loadReadState()
+	defer rs.unref()
+	if c := rs.mem.CombinedFilter(); c != nil && c.ContainsHash(h) || d.tablesMayContain(rs.version, key, h) {
+		return false
+	}
+	d.snapMu.RLock()
+	defer d.snapMu.RUnlock()
+	if len(d.snapshots.counts) > 0 && d.snapshots.newest() >= put.Seq() {
+		return false
+	}
+	if !mem.RemoveHash(put, h) {
+		return false
+	}
+	d.stats.putsAnnihilated.Add(1)
+	return true
 }

@@ -1,0 +1,143 @@
+package lsm
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"testing"
+)
+
+// benchKey writes the key of index i into dst: 16 bytes, a bijective mix
+// of i so that insertion order is random relative to key order. Present
+// keys are even indexes, absent ones odd: absent keys fall between present
+// ones, inside every table's range, where only the filters can rule them
+// out.
+func benchKey(dst []byte, i uint64) []byte {
+	x := i * 0x9e3779b97f4a7c15
+	x ^= x >> 29
+	dst = binary.BigEndian.AppendUint64(dst[:0], x)
+	return binary.BigEndian.AppendUint64(dst, i)
+}
+
+const benchKeys = 200_000
+
+// benchDB opens a DB in a temporary directory holding benchKeys present
+// keys (values of 100 bytes), flushed and compacted.
+func benchDB(b *testing.B, opts *Options) *DB {
+	b.Helper()
+	d, err := Open(b.TempDir(), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { d.Close() })
+	val := make([]byte, 100)
+	var k []byte
+	var batch Batch
+	for i := uint64(0); i < benchKeys; i++ {
+		k = benchKey(k, 2*i)
+		batch.Put(k, val)
+		if batch.Len() == 100 {
+			if err := d.Write(&batch); err != nil {
+				b.Fatal(err)
+			}
+			batch.Reset()
+		}
+	}
+	if err := d.Write(&batch); err != nil {
+		b.Fatal(err)
+	}
+	if err := d.Compact(); err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+func BenchmarkPut(b *testing.B) {
+	d, err := Open(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	val := make([]byte, 100)
+	var k []byte
+	b.SetBytes(16 + 100)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		k = benchKey(k, uint64(i))
+		if err := d.Put(k, val); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// reportReads reports the table reads per op since before.
+func reportReads(b *testing.B, d *DB, before Stats) {
+	after := d.Stats()
+	n := float64(b.N)
+	b.ReportMetric(float64(after.Total.BlocksRead-before.Total.BlocksRead)/n, "blocks-read/op")
+	b.ReportMetric(float64(after.Total.CacheHits-before.Total.CacheHits)/n, "cache-hits/op")
+	b.ReportMetric(float64(after.Total.FilterNegatives-before.Total.FilterNegatives)/n, "filter-skips/op")
+}
+
+func benchGet(b *testing.B, opts *Options, present bool) {
+	d := benchDB(b, opts)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var k []byte
+	before := d.Stats()
+	b.ReportAllocs()
+	for b.Loop() {
+		i := 2 * rng.Uint64N(benchKeys)
+		if !present {
+			i++
+		}
+		k = benchKey(k, i)
+		_, err := d.Get(k)
+		if present != (err == nil) {
+			b.Fatalf("Get(%x): %v", k, err)
+		}
+	}
+	reportReads(b, d, before)
+}
+
+func BenchmarkGetHit(b *testing.B)  { benchGet(b, nil, true) }
+func BenchmarkGetMiss(b *testing.B) { benchGet(b, nil, false) }
+
+// BenchmarkGetMissIgnoreFilters is GetMiss on the same data with filters
+// switched off: what every miss would cost without them.
+func BenchmarkGetMissIgnoreFilters(b *testing.B) { benchGet(b, &Options{IgnoreFilters: true}, false) }
+
+// BenchmarkDelete measures deletes of absent and of present keys, with the
+// absent-key proof on (the default) and off: what the proof saves on the
+// former and costs on the latter.
+func BenchmarkDelete(b *testing.B) {
+	for _, tc := range []struct {
+		name    string
+		present bool
+		keep    bool
+	}{
+		{"absent/proof", false, false},
+		{"absent/no-proof", false, true},
+		{"present/proof", true, false},
+		{"present/no-proof", true, true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			d := benchDB(b, &Options{KeepAbsentDeletes: tc.keep})
+			rng := rand.New(rand.NewPCG(3, 4))
+			var k []byte
+			before := d.Stats()
+			b.ReportAllocs()
+			for b.Loop() {
+				i := 2 * rng.Uint64N(benchKeys)
+				if !tc.present {
+					i++
+				}
+				k = benchKey(k, i)
+				if err := d.Delete(k); err != nil {
+					b.Fatal(err)
+				}
+			}
+			after := d.Stats()
+			b.ReportMetric(float64(after.DeletesElided-before.DeletesElided)/float64(b.N), "elided/op")
+			b.ReportMetric(float64(after.WALBytes-before.WALBytes)/float64(b.N), "wal-bytes/op")
+		})
+	}
+}
