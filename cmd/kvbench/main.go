@@ -1,32 +1,56 @@
-// Command kvbench measures what monban's filters save. Subcommands:
-//
-//	kvbench filters   the filter tables: designed against measured FPR
-//
-// With no subcommand it runs the default job, which until the DB workloads
-// land is the filter tables.
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 )
 
 func main() {
-	args := os.Args[1:]
-	cmd := "filters"
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is kvbench with its arguments and output streams, returning the exit
+// status: 0 done, 1 a benchmark or subcommand failed, 2 bad usage.
+func run(args []string, stdout, stderr io.Writer) int {
+	cmd := ""
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
 	}
 	var err error
 	switch cmd {
+	case "":
+		var c *config
+		if c, err = parseConfig(args, stderr); err == nil {
+			err = runBenchmarks(c, stdout, stderr)
+		}
 	case "filters":
+		// filters.go prints to os.Stdout and returns flag errors unmarked.
 		err = runFilters(args)
+	case "tree":
+		err = runTree(args, stdout, stderr)
+	case "explain":
+		err = runExplain(args, stdout, stderr)
 	default:
-		fmt.Fprintf(os.Stderr, "kvbench: unknown subcommand %q\nusage: kvbench [filters]\n", cmd)
-		os.Exit(2)
+		err = usageError("unknown subcommand %q (want filters, tree, explain, or flags)", cmd)
+		fmt.Fprintf(stderr, "kvbench: %v\n", err)
+		_, _ = parseConfig([]string{"-h"}, stderr)
+		return 2
 	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "kvbench %s: %v\n", cmd, err)
-		os.Exit(1)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
 	}
+	name := "kvbench"
+	if cmd != "" {
+		name += " " + cmd
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", name, err)
+	return 1
 }

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/monbandb/monban/lsm"
+)
+
+// bench is one DB under test: the one built with one -bloom_bits value, or
+// its copy opened with filters ignored.
+type bench struct {
+	cfg        *config
+	bits       int // kvbench's bits per key, 0 meaning no filter
+	dir        string
+	db         *lsm.DB
+	keys       keySpace
+	vals       *valueSource
+	filtersOff bool
+	rep        *reporter
+	stderr     io.Writer
+}
+
+func (b *bench) options() *lsm.Options {
+	bits := b.bits
+	if bits == 0 {
+		bits = -1 // lsm: 0 is "default", negative is "none"
+	}
+	cache := b.cfg.cacheSize
+	if cache <= 0 {
+		cache = -1 // lsm: 0 is "default", negative is "no cache"
+	}
+	return &lsm.Options{
+		MemtableSize:    b.cfg.writeBufferSize,
+		BloomBitsPerKey: bits,
+		BlockCacheSize:  cache,
+		Sync:            b.cfg.sync,
+		IgnoreFilters:   b.filtersOff,
+		TargetFileSize:  b.cfg.targetFileSize,
+		LBaseMaxBytes:   b.cfg.levelBase,
+	}
+}
+
+// open opens the DB and then every table in it (DB.Tables reads each
+// table's properties), so the run starts with every index and filter in
+// memory, as in a DB that has served reads for a while. Without that the
+// absent-key proof of Delete treats a table nobody has opened yet as
+// "maybe" and elides nothing.
+func (b *bench) open() (err error) {
+	if b.db, err = lsm.Open(b.dir, b.options()); err != nil {
+		return err
+	}
+	_, err = b.db.Tables()
+	return err
+}
+
+// runBenchmarks is the default command: for each -bloom_bits value, a DB
+// built with it and every -benchmarks workload run on it in order.
+func runBenchmarks(c *config, stdout, stderr io.Writer) (err error) {
+	rep := newReporter(c, stdout)
+	root := c.db
+	if root == "" {
+		if root, err = os.MkdirTemp("", "kvbench-"); err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, os.RemoveAll(root)) }()
+	}
+	rep.header(root)
+	for _, bits := range c.bloomBits {
+		dir := root
+		if len(c.bloomBits) > 1 {
+			dir = filepath.Join(root, fmt.Sprintf("bloom-%02d", bits))
+		}
+		b := &bench{cfg: c, bits: bits, dir: dir, keys: keySpace{num: c.num, keySize: c.keySize},
+			vals: newValueSource(c.valueSize, c.seed), rep: rep, stderr: stderr}
+		if err := b.runAll(); err != nil {
+			return err
+		}
+	}
+	return rep.finish()
+}
+
+// runAll builds b's DB (unless -use_existing_db) and runs the workloads.
+func (b *bench) runAll() (err error) {
+	if !b.cfg.useExisting {
+		if err := clearDB(b.dir); err != nil {
+			return err
+		}
+	}
+	if err := b.open(); err != nil {
+		return err
+	}
+	defer func() {
+		if b.db != nil {
+			err = errors.Join(err, b.db.Close())
+		}
+	}()
+	for _, name := range b.cfg.benchmarks {
+		w := workloads[name]
+		var on, off *record
+		var err error
+		if w.compare && b.cfg.compare {
+			on, off, err = b.compared(name, w)
+		} else {
+			on, err = w.run(b, name)
+		}
+		if err != nil {
+			return fmt.Errorf("benchmark %s (bloom_bits %d): %w", name, b.bits, err)
+		}
+		if on != nil {
+			b.rep.result(on, off)
+		}
+	}
+	return nil
+}
+
+// compared runs w twice on the same data: on a copy of the DB's directory
+// opened with Options.IgnoreFilters, then on the DB itself, reopened so
+// that both runs start alike (cold block cache, WAL replayed). The
+// operations are the same: they come from the same seeds.
+func (b *bench) compared(name string, w workload) (on, off *record, err error) {
+	if err := b.db.Close(); err != nil {
+		return nil, nil, err
+	}
+	b.db = nil
+	cp := b.dir + ".nofilters"
+	err = copyDir(b.dir, cp)
+	if err == nil {
+		c := *b
+		c.dir, c.filtersOff = cp, true
+		if err = c.open(); err == nil {
+			off, err = w.run(&c, name)
+			err = errors.Join(err, c.db.Close())
+		}
+	}
+	err = errors.Join(err, os.RemoveAll(cp))
+	if openErr := b.open(); openErr != nil {
+		return nil, nil, errors.Join(err, openErr)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("filters off: %w", err)
+	}
+	on, err = w.run(b, name)
+	return on, off, err
+}
+
+// copyDir copies the DB files of src (a flat directory; LOCK excepted)
+// into a new directory dst.
+func copyDir(src, dst string) error {
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || e.Name() == "LOCK" {
+			continue
+		}
+		if err := copyFile(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	return errors.Join(err, out.Close())
+}
+
+// clearDB empties dir for a fresh build, as db_bench does, but only if it
+// is absent, empty, or holds a monban DB (a CURRENT file): kvbench never
+// deletes a directory it cannot recognise.
+func clearDB(dir string) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case len(entries) == 0:
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, "CURRENT")); err != nil {
+		var names []string
+		for _, e := range entries[:min(3, len(entries))] {
+			names = append(names, e.Name())
+		}
+		return fmt.Errorf("%s is not empty and holds no monban DB (%s…): refusing to delete it", dir, strings.Join(names, ", "))
+	}
+	return os.RemoveAll(dir)
+}
+
+// warm opens every table of the DB (see open).
+func (b *bench) warm() error {
+	_, err := b.db.Tables()
+	return err
+}

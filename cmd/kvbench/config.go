@@ -1,0 +1,178 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// config is the parsed command line of a benchmark run. Names follow
+// RocksDB's db_bench where it has the same knob.
+type config struct {
+	benchmarks  []string
+	num         int
+	reads       int
+	deletes     int
+	keySize     int
+	valueSize   int
+	threads     int
+	seed        uint64
+	bloomBits   []int // kvbench's 0 means "no filter" (lsm's -1)
+	cacheSize   int64
+	sync        bool
+	db          string
+	useExisting bool
+	histogram   bool
+	json        bool
+	svg         string
+	compare     bool
+
+	writeBufferSize int64
+	targetFileSize  int64
+	levelBase       int64
+
+	defaulted bool // no flags at all: the embedded default run
+}
+
+// defaultBenchmarks is the embedded default run: about a minute on a
+// 2-core machine, most of it in the comparison runs with filters off.
+const defaultBenchmarks = "fillrandom,readrandom,readmissing,deleteabsent,deleterandom,seekrandom,scan,stats"
+
+// workloadNames lists every -benchmarks value, in the order -h shows them.
+var workloadNames = []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readmissing",
+	"deleteabsent", "deleterandom", "readwhilewriting", "seekrandom", "scan", "compact", "stats"}
+
+// errUsage marks a command line that cannot run: the caller prints usage
+// and exits with status 2, as package flag does.
+var errUsage = errors.New("bad usage")
+
+func usageError(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errUsage}, args...)...)
+}
+
+// parseConfig parses the flags of the default benchmark command. Flag errors
+// are written to stderr by package flag and returned wrapping errUsage.
+func parseConfig(args []string, stderr io.Writer) (*config, error) {
+	c := &config{defaulted: len(args) == 0}
+	fs := flag.NewFlagSet("kvbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	benchmarks := fs.String("benchmarks", defaultBenchmarks, "comma-separated workloads, run in order: "+strings.Join(workloadNames, ", "))
+	fs.IntVar(&c.num, "num", 200_000, "number of keys written by the fill benchmarks (present keys are 0, 2, 4, … 2·(num-1))")
+	fs.IntVar(&c.reads, "reads", 100_000, "operations per read workload (readrandom, readmissing, readwhilewriting, seekrandom)")
+	fs.IntVar(&c.deletes, "deletes", -1, "operations per delete workload; -1: same as -reads")
+	fs.IntVar(&c.keySize, "key_size", 16, "key size in bytes (zero-padded decimal)")
+	fs.IntVar(&c.valueSize, "value_size", 100, "value size in bytes")
+	fs.IntVar(&c.threads, "threads", 1, "goroutines sharing each workload's operations")
+	fs.Uint64Var(&c.seed, "seed", 1, "seed of key order and value bytes; equal seeds give equal operations")
+	bits := fs.String("bloom_bits", "10", "Bloom bits per key for new tables, or a list (0,5,10,15,20): the DB is rebuilt per value; 0 writes no filter")
+	fs.Int64Var(&c.cacheSize, "cache_size", 8<<20, "block cache bytes; 0 or negative disables the cache")
+	fs.BoolVar(&c.sync, "sync", false, "fsync the WAL on every commit")
+	fs.StringVar(&c.db, "db", "", "DB directory (default: a temporary one, removed afterwards)")
+	fs.BoolVar(&c.useExisting, "use_existing_db", false, "run on the DB in -db as it is: no fill benchmarks, no rebuild")
+	fs.BoolVar(&c.histogram, "histogram", false, "print p50/p95/p99/p99.9 latencies per benchmark")
+	fs.BoolVar(&c.json, "json", false, "print one JSON object per line instead of text")
+	fs.StringVar(&c.svg, "svg", "", "write charts to this SVG file: block reads per missing-key lookup vs bits per key, and latency percentiles")
+	fs.BoolVar(&c.compare, "compare", true, "rerun each read and delete workload with Options.IgnoreFilters on a copy of the same DB")
+	fs.Int64Var(&c.writeBufferSize, "write_buffer_size", 1<<20, "memtable bytes before a flush (lsm default 4 MiB; smaller makes a deeper tree from less data)")
+	fs.Int64Var(&c.targetFileSize, "target_file_size_base", 1<<20, "compaction output table size")
+	fs.Int64Var(&c.levelBase, "max_bytes_for_level_base", 4<<20, "size target of L1; each level below is 10x")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: kvbench [flags]              run benchmarks (no flags: the default run, about a minute)\n"+
+			"       kvbench filters [flags]      the filter tables: designed vs measured FPR\n"+
+			"       kvbench tree -db DIR         the LSM's shape: levels, tables, key ranges, filter bits\n"+
+			"       kvbench explain -db DIR KEY  the read path of one key, step by step\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return nil, usageError("unexpected argument %q", fs.Arg(0))
+	}
+	var err error
+	if c.benchmarks, err = parseBenchmarks(*benchmarks); err == nil {
+		if c.bloomBits, err = parseIntList(*bits); err == nil {
+			err = c.validate()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "kvbench: %v\n", err)
+		fs.Usage()
+		return nil, err
+	}
+	if c.deletes < 0 {
+		c.deletes = c.reads
+	}
+	return c, nil
+}
+
+func parseBenchmarks(s string) ([]string, error) {
+	var out []string
+	for name := range strings.SplitSeq(s, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !slices.Contains(workloadNames, name) {
+			return nil, usageError("unknown benchmark %q", name)
+		}
+		out = append(out, name)
+	}
+	if len(out) == 0 {
+		return nil, usageError("-benchmarks is empty")
+	}
+	return out, nil
+}
+
+func parseIntList(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 || n > 64 {
+			return nil, usageError("-bloom_bits: %q is not a bits-per-key value in 0..64", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func (c *config) validate() error {
+	switch {
+	case c.num < 1:
+		return usageError("-num must be at least 1")
+	case c.reads < 0:
+		return usageError("-reads must not be negative")
+	case c.threads < 1 || c.threads > 1024:
+		return usageError("-threads must be in 1..1024")
+	case c.valueSize < 0 || c.valueSize > 1<<20:
+		return usageError("-value_size must be in 0..1048576")
+	case c.keySize > 1<<10:
+		return usageError("-key_size must be at most 1024")
+	case c.keySize < len(strconv.Itoa(2*c.num)):
+		return usageError("-key_size %d cannot hold key %d of -num %d: need %d digits", c.keySize, 2*c.num-1, c.num, len(strconv.Itoa(2*c.num)))
+	case c.useExisting && c.db == "":
+		return usageError("-use_existing_db needs -db")
+	case c.useExisting && len(c.bloomBits) > 1:
+		return usageError("-use_existing_db cannot rebuild the DB per -bloom_bits value")
+	case c.writeBufferSize < 1<<10 || c.targetFileSize < 1<<10 || c.levelBase < 1<<10:
+		return usageError("-write_buffer_size, -target_file_size_base and -max_bytes_for_level_base must be at least 1024")
+	}
+	if c.useExisting {
+		for _, b := range c.benchmarks {
+			if isFill(b) {
+				return usageError("%s would overwrite the -use_existing_db DB", b)
+			}
+		}
+	}
+	return nil
+}
+
+func isFill(name string) bool { return strings.HasPrefix(name, "fill") }

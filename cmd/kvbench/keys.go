@@ -1,0 +1,77 @@
+package main
+
+import (
+	"math/rand/v2"
+)
+
+// keySpace maps key numbers to keys. Key n is n in decimal, zero-padded to
+// keySize bytes, so keys sort as their numbers do. The fills write the even
+// numbers 0, 2, … 2·(num-1); the odd numbers between them are the missing
+// keys: they fall inside every table's key range, so nothing but a filter
+// can rule them out without reading a data block.
+type keySpace struct {
+	num     int
+	keySize int
+}
+
+// present returns the number of the i-th written key.
+func (k keySpace) present(i int) uint64 { return 2 * uint64(i) }
+
+// missing returns the number of the i-th absent key, just above present(i).
+func (k keySpace) missing(i int) uint64 { return 2*uint64(i) + 1 }
+
+// key writes key n into dst (len keySize) without allocating.
+func (k keySpace) key(dst []byte, n uint64) []byte {
+	dst = dst[:k.keySize]
+	for i := len(dst) - 1; i >= 0; i-- {
+		dst[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return dst
+}
+
+// valueSource hands out value bytes: windows of one random buffer, so
+// values are incompressible (as db_bench's with compression_ratio 1) and
+// making one costs nothing.
+type valueSource struct {
+	buf  []byte
+	size int
+}
+
+func newValueSource(size int, seed uint64) *valueSource {
+	r := rand.New(rand.NewPCG(seed, 0x76616c7565))
+	buf := make([]byte, max(1<<20, 2*size))
+	for i := range buf {
+		buf[i] = byte(r.Uint32())
+	}
+	return &valueSource{buf: buf, size: size}
+}
+
+// value returns the value for operation i. It aliases the buffer; the DB
+// copies what it stores.
+func (v *valueSource) value(i uint64) []byte {
+	off := int(i*7919) % (len(v.buf) - v.size + 1)
+	return v.buf[off : off+v.size]
+}
+
+// permutation returns 0..n-1 in the seeded random order fillrandom writes.
+func permutation(n int, seed uint64) []uint32 {
+	p := make([]uint32, n)
+	for i := range p {
+		p[i] = uint32(i)
+	}
+	r := rand.New(rand.NewPCG(seed, 0x7065726d))
+	r.Shuffle(n, func(i, j int) { p[i], p[j] = p[j], p[i] })
+	return p
+}
+
+// opRand is the random source of one thread of one workload: the same seed,
+// workload and thread give the same operations, so a comparison run with
+// filters off repeats exactly the lookups of the run with filters on.
+func opRand(seed uint64, workload string, thread int) *rand.Rand {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(workload); i++ {
+		h = (h ^ uint64(workload[i])) * 1099511628211
+	}
+	return rand.New(rand.NewPCG(seed^h, uint64(thread)))
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/monbandb/monban/lsm"
+)
+
+// openExisting opens the DB in dir for the inspection subcommands, refusing
+// to create one where there is none (lsm.Open would).
+func openExisting(dir string) (*lsm.DB, error) {
+	if _, err := os.Stat(filepath.Join(dir, "CURRENT")); err != nil {
+		return nil, fmt.Errorf("%s: no monban DB here: %w", dir, err)
+	}
+	return lsm.Open(dir, nil)
+}
+
+// subFlags parses -db for tree and explain; positional arguments are
+// returned.
+func subFlags(name, usage string, args []string, stderr io.Writer) (dir string, rest []string, err error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := fs.String("db", "", "DB directory (required)")
+	fs.Usage = func() { fmt.Fprintf(stderr, "usage: kvbench %s\n", usage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return "", nil, err
+		}
+		return "", nil, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if *db == "" {
+		fs.Usage()
+		return "", nil, usageError("-db is required")
+	}
+	return *db, fs.Args(), nil
+}
+
+// runTree prints the tree's shape: per level, its tables with their sizes,
+// entry counts, key ranges and filters.
+func runTree(args []string, stdout, stderr io.Writer) error {
+	dir, rest, err := subFlags("tree", "tree -db DIR", args, stderr)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		fmt.Fprintln(stderr, "usage: kvbench tree -db DIR")
+		return usageError("tree: unexpected argument %q", rest[0])
+	}
+	db, err := openExisting(dir)
+	if err != nil {
+		return err
+	}
+	tables, err := db.Tables()
+	stats := db.Stats()
+	if err = errors.Join(err, db.Close()); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: %d tables, %s\n", dir, stats.Total.Files, size(int64(stats.Total.Bytes)))
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	level := -1
+	for _, t := range tables {
+		if t.Level != level {
+			level = t.Level
+			l := stats.Levels[level]
+			fmt.Fprintf(tw, "L%d\t%d tables\t%s\t\t\t\t\n", level, l.Files, size(int64(l.Bytes)))
+		}
+		filterDesc := "no filter"
+		switch {
+		case t.FilterBitsPerKey < 0:
+			filterDesc = "filter: table not readable"
+		case t.FilterBitsPerKey > 0:
+			filterDesc = fmt.Sprintf("bloom %d bits/key, %s", t.FilterBitsPerKey, size(t.FilterBytes))
+		}
+		fmt.Fprintf(tw, "  %06d\t%s\t%d entries (%d tombstones)\t%s\t[%q .. %q]\t\n",
+			t.FileNum, size(int64(t.Size)), t.Entries, t.Tombstones, filterDesc, t.Smallest, t.Largest)
+	}
+	return tw.Flush()
+}
+
+// runExplain prints the read path of one key.
+func runExplain(args []string, stdout, stderr io.Writer) error {
+	dir, rest, err := subFlags("explain", "explain -db DIR KEY", args, stderr)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		fmt.Fprintln(stderr, "usage: kvbench explain -db DIR KEY")
+		return usageError("explain: want exactly one KEY, got %d arguments", len(rest))
+	}
+	db, err := openExisting(dir)
+	if err != nil {
+		return err
+	}
+	tr, err := db.Explain([]byte(rest[0]))
+	if err = errors.Join(err, db.Close()); err != nil {
+		return err
+	}
+	_, err = io.WriteString(stdout, tr.String())
+	return err
+}

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/monbandb/monban/lsm"
+)
+
+// workload is one -benchmarks entry. compare marks the workloads whose
+// point lookups or deletes ask the filters: they run a second time with
+// Options.IgnoreFilters on a copy of the same DB.
+type workload struct {
+	compare bool
+	run     func(b *bench, name string) (*record, error)
+}
+
+var workloads = map[string]workload{
+	"fillseq":          {run: func(b *bench, name string) (*record, error) { return b.fill(name, nil) }},
+	"fillrandom":       {run: func(b *bench, name string) (*record, error) { return b.fill(name, permutation(b.cfg.num, b.cfg.seed)) }},
+	"overwrite":        {run: (*bench).overwrite},
+	"readrandom":       {compare: true, run: func(b *bench, name string) (*record, error) { return b.read(name, b.keys.present) }},
+	"readmissing":      {compare: true, run: func(b *bench, name string) (*record, error) { return b.read(name, b.keys.missing) }},
+	"deleteabsent":     {compare: true, run: func(b *bench, name string) (*record, error) { return b.delete(name, b.keys.missing) }},
+	"deleterandom":     {compare: true, run: func(b *bench, name string) (*record, error) { return b.delete(name, b.keys.present) }},
+	"readwhilewriting": {compare: true, run: (*bench).readWhileWriting},
+	"seekrandom":       {run: (*bench).seekRandom},
+	"scan":             {run: (*bench).scan},
+	"compact":          {run: (*bench).compact},
+	"stats":            {run: (*bench).stats},
+}
+
+// fill writes every present key once, in key order (order nil) or in the
+// given order of key indexes, then flushes (untimed) so the read workloads
+// that follow find the data in tables, where the Bloom filters are.
+func (b *bench) fill(name string, order []uint32) (*record, error) {
+	kv := int64(b.keys.keySize + b.cfg.valueSize)
+	r, err := b.runOps(name, b.cfg.num, func(t *thread, i int) error {
+		n := i
+		if order != nil {
+			n = int(order[i])
+		}
+		t.bytes += kv
+		return b.db.Put(b.keys.key(t.key, b.keys.present(n)), b.vals.value(uint64(i)))
+	})
+	return b.afterWrite(name, r, err)
+}
+
+// overwrite puts -num random present keys again.
+func (b *bench) overwrite(name string) (*record, error) {
+	kv := int64(b.keys.keySize + b.cfg.valueSize)
+	r, err := b.runOps(name, b.cfg.num, func(t *thread, i int) error {
+		t.bytes += kv
+		return b.db.Put(b.keys.key(t.key, b.keys.present(t.rng.IntN(b.cfg.num))), b.vals.value(uint64(i)))
+	})
+	return b.afterWrite(name, r, err)
+}
+
+func (b *bench) afterWrite(name string, r opsResult, err error) (*record, error) {
+	if err != nil {
+		return nil, err
+	}
+	if err := b.db.Flush(); err != nil {
+		return nil, fmt.Errorf("flush after writing: %w", err)
+	}
+	return newRecord(b, name, r), b.warm()
+}
+
+// read Gets -reads random keys numbered by keyOf (present or missing).
+func (b *bench) read(name string, keyOf func(int) uint64) (*record, error) {
+	before := b.db.Stats()
+	r, err := b.runOps(name, b.cfg.reads, b.getOp(keyOf))
+	if err != nil {
+		return nil, err
+	}
+	return b.readRecord(name, r, before)
+}
+
+func (b *bench) getOp(keyOf func(int) uint64) func(t *thread, i int) error {
+	return func(t *thread, i int) error {
+		key := b.keys.key(t.key, keyOf(t.rng.IntN(b.cfg.num)))
+		v, err := b.db.Get(key)
+		switch {
+		case err == nil:
+			t.found++
+			t.bytes += int64(len(key) + len(v))
+		case !errors.Is(err, lsm.ErrNotFound):
+			return err
+		}
+		return nil
+	}
+}
+
+func (b *bench) readRecord(name string, r opsResult, before lsm.Stats) (*record, error) {
+	tables, err := b.db.Tables()
+	if err != nil {
+		return nil, err
+	}
+	rec := newRecord(b, name, r)
+	rec.Reads = readsFrom(statsDiff(before, b.db.Stats()), r.ops, tables, b.bits)
+	return rec, nil
+}
+
+// delete deletes -deletes random keys numbered by keyOf, then flushes
+// (untimed) so the report can say which tombstones the flush dropped.
+func (b *bench) delete(name string, keyOf func(int) uint64) (*record, error) {
+	before := b.db.Stats()
+	r, err := b.runOps(name, b.cfg.deletes, func(t *thread, i int) error {
+		return b.db.Delete(b.keys.key(t.key, keyOf(t.rng.IntN(b.cfg.num))))
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := b.db.Flush(); err != nil {
+		return nil, fmt.Errorf("flush after deleting: %w", err)
+	}
+	tables, err := b.db.Tables()
+	if err != nil {
+		return nil, err
+	}
+	d := statsDiff(before, b.db.Stats())
+	rec := newRecord(b, name, r)
+	rec.Deletes = deletesFrom(d)
+	rec.Reads = readsFrom(d, r.ops, tables, b.bits)
+	return rec, nil
+}
+
+// readWhileWriting runs -reads Gets of present keys on -threads goroutines
+// while one more goroutine overwrites random keys until they finish; the
+// figures are the readers'.
+func (b *bench) readWhileWriting(name string) (*record, error) {
+	var stop atomic.Bool
+	var writes atomic.Int64
+	var werr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		rng := opRand(b.cfg.seed, name+"/writer", 0)
+		key := make([]byte, b.keys.keySize)
+		for i := uint64(0); !stop.Load(); i++ {
+			if werr = b.db.Put(b.keys.key(key, b.keys.present(rng.IntN(b.cfg.num))), b.vals.value(i)); werr != nil {
+				return
+			}
+			writes.Add(1)
+		}
+	})
+	before := b.db.Stats()
+	r, err := b.runOps(name, b.cfg.reads, b.getOp(b.keys.present))
+	stop.Store(true)
+	wg.Wait()
+	if err = errors.Join(err, werr); err != nil {
+		return nil, err
+	}
+	rec, err := b.readRecord(name, r, before)
+	if rec != nil {
+		rec.Note = fmt.Sprintf("%d writes by 1 writer meanwhile", writes.Load())
+	}
+	return rec, err
+}
+
+// seekRandom positions an iterator (one per thread, reused) at -reads
+// random present keys.
+func (b *bench) seekRandom(name string) (*record, error) {
+	r, err := b.runOps(name, b.cfg.reads, func(t *thread, i int) error {
+		if t.iter == nil {
+			t.iter = b.db.NewIter(nil)
+		}
+		key := b.keys.key(t.key, b.keys.present(t.rng.IntN(b.cfg.num)))
+		if t.iter.SeekGE(key) && string(t.iter.Key()) == string(key) {
+			t.found++
+			t.bytes += int64(len(key) + len(t.iter.Value()))
+		}
+		return t.iter.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return newRecord(b, name, r), nil
+}
+
+// scan iterates the whole DB once, forward, on one goroutine; an op is
+// one entry.
+func (b *bench) scan(name string) (*record, error) {
+	it := b.db.NewIter(nil)
+	var r opsResult
+	start := time.Now()
+	last := start
+	for ok := it.First(); ok; ok = it.Next() {
+		r.bytes += int64(len(it.Key()) + len(it.Value()))
+		r.found++
+		now := time.Now()
+		r.hist.add(now.Sub(last))
+		last = now
+	}
+	r.elapsed = time.Since(start)
+	r.busy, r.ops = r.elapsed, r.found
+	if err := errors.Join(it.Err(), it.Close()); err != nil {
+		return nil, err
+	}
+	return newRecord(b, name, r), nil
+}
+
+// compacter is DB.Compact, asked for through an interface while it is
+// being added to lsm: with it, compact compacts the whole key range; without
+// it, it flushes and leaves compaction to the background.
+type compacter interface{ Compact() error }
+
+// compact compacts the whole key range: one op.
+func (b *bench) compact(name string) (*record, error) {
+	start := time.Now()
+	c, ok := any(b.db).(compacter)
+	var err error
+	if ok {
+		err = c.Compact()
+	} else {
+		err = b.db.Flush()
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := opsResult{ops: 1, elapsed: time.Since(start)}
+	r.busy = r.elapsed
+	r.hist.add(r.elapsed)
+	rec := newRecord(b, name, r)
+	if !ok {
+		rec.Note = "(lsm has no DB.Compact: flushed the memtable; compactions run in the background)"
+	}
+	return rec, b.warm()
+}
+
+// stats prints the DB's counters since it was last opened.
+func (b *bench) stats(name string) (*record, error) {
+	b.rep.stats(b.bits, b.db.Stats())
+	return nil, nil
+}

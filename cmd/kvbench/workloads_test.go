@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// jsonRun runs kvbench with -json and decodes every stdout line, failing
+// the test on a line that is not a JSON object.
+func jsonRun(t *testing.T, args ...string) []map[string]any {
+	t.Helper()
+	code, stdout, stderr := runArgs(t, append(append([]string{"-json"}, tiny...), args...)...)
+	if code != 0 {
+		t.Fatalf("run(%q) = %d, stderr:\n%s", args, code, stderr)
+	}
+	var out []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("line %q is not a JSON object: %v", sc.Text(), err)
+		}
+		out = append(out, m)
+	}
+	if len(out) == 0 || out[0]["type"] != "header" {
+		t.Fatalf("no header line first: %s", stdout)
+	}
+	return out
+}
+
+func results(lines []map[string]any, bench string, filters bool) []map[string]any {
+	var out []map[string]any
+	for _, m := range lines {
+		if m["type"] == "result" && m["benchmark"] == bench && m["filters"] == filters {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func num(m map[string]any, path ...string) float64 {
+	var v any = m
+	for _, p := range path {
+		v = v.(map[string]any)[p]
+	}
+	return v.(float64)
+}
+
+// Every workload runs at a tiny size, all of them in one run on one DB,
+// and says what it did.
+func TestEachWorkload(t *testing.T) {
+	lines := jsonRun(t, "-benchmarks", strings.Join(workloadNames, ","), "-threads", "2")
+	for _, name := range workloadNames {
+		if name == "stats" {
+			if !slices.ContainsFunc(lines, func(m map[string]any) bool { return m["type"] == "stats" }) {
+				t.Error("no stats line")
+			}
+			continue
+		}
+		on := results(lines, name, true)
+		if len(on) != 1 || num(on[0], "ops") == 0 {
+			t.Errorf("%s: results %v", name, on)
+		}
+		if off := results(lines, name, false); (len(off) == 1) != workloads[name].compare {
+			t.Errorf("%s: comparison runs %v, want compare=%v", name, off, workloads[name].compare)
+		}
+	}
+}
+
+// The key space does what the report promises: written keys are found,
+// missing keys are not, and the filters turn almost every missing key away.
+func TestReadAndDeleteFigures(t *testing.T) {
+	lines := jsonRun(t, "-benchmarks", "fillseq,readrandom,readmissing,deleteabsent")
+	rr := results(lines, "readrandom", true)[0]
+	if num(rr, "found") != num(rr, "ops") {
+		t.Errorf("readrandom found %v of %v", rr["found"], rr["ops"])
+	}
+	for _, filters := range []bool{true, false} {
+		rm := results(lines, "readmissing", filters)[0]
+		if num(rm, "found") != 0 {
+			t.Errorf("readmissing (filters %v) found %v", filters, rm["found"])
+		}
+	}
+	rm := results(lines, "readmissing", true)[0]
+	if neg, probes := num(rm, "reads", "filter_negatives"), num(rm, "reads", "filter_probes"); probes == 0 || neg < 0.9*probes {
+		t.Errorf("readmissing: %v negatives of %v probes at 10 bits per key", neg, probes)
+	}
+	da := results(lines, "deleteabsent", true)[0]
+	if el := num(da, "deletes", "elided"); el < 0.9*num(da, "ops") {
+		t.Errorf("deleteabsent elided %v of %v", el, da["ops"])
+	}
+	if el := num(results(lines, "deleteabsent", false)[0], "deletes", "elided"); el != 0 {
+		t.Errorf("deleteabsent with filters ignored elided %v", el)
+	}
+}
+
+func TestSVGWellFormed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chart.svg")
+	code, stdout, stderr := runArgs(t, append(append([]string{}, tiny...),
+		"-bloom_bits", "0,4,10", "-benchmarks", "fillrandom,readmissing,readrandom", "-svg", path)...)
+	if code != 0 {
+		t.Fatalf("run = %d, stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, "Bloom sweep") {
+		t.Errorf("no sweep table:\n%s", stdout)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	dec := xml.NewDecoder(f)
+	var root string
+	polylines := 0
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			if root == "" {
+				root = se.Name.Local
+			}
+			if se.Name.Local == "polyline" {
+				polylines++
+			}
+		}
+	}
+	if root != "svg" || polylines < 4 {
+		t.Fatalf("root %q, %d polylines", root, polylines)
+	}
+}
+
+func TestTextReport(t *testing.T) {
+	code, stdout, stderr := runArgs(t, append(append([]string{}, tiny...), "-histogram",
+		"-benchmarks", "fillrandom,readmissing,deleteabsent,stats")...)
+	if code != 0 {
+		t.Fatalf("run = %d, stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"Go:", "GOMAXPROCS", "fillrandom   :", "micros/op", "ops/sec;", "readmissing  :",
+		"filters on :", "filters off:", "saved      :", "deletes elided", "latency us: p50", "stats (bloom_bits 10"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestTreeAndExplain(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	if code, _, stderr := runArgs(t, append(append([]string{}, tiny...), "-db", dir, "-benchmarks", "fillseq")...); code != 0 {
+		t.Fatalf("fill = %d:\n%s", code, stderr)
+	}
+	code, stdout, stderr := runArgs(t, "tree", "-db", dir)
+	if code != 0 || !strings.Contains(stdout, "L0") && !strings.Contains(stdout, "L1") || !strings.Contains(stdout, "bits/key") {
+		t.Fatalf("tree = %d:\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runArgs(t, "explain", "-db", dir, "0000000000000042")
+	if code != 0 || !strings.Contains(stdout, `Get("0000000000000042")`) || !strings.Contains(stdout, "=> found") {
+		t.Fatalf("explain present = %d:\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, _ = runArgs(t, "explain", "-db", dir, "0000000000000043")
+	if code != 0 || !strings.Contains(stdout, "=> not found") {
+		t.Fatalf("explain missing = %d:\n%s", code, stdout)
+	}
+	if code, _, stderr := runArgs(t, "tree", "-db", filepath.Join(dir, "nothing")); code != 1 || !strings.Contains(stderr, "no monban DB") {
+		t.Fatalf("tree of no DB = %d:\n%s", code, stderr)
+	}
+	// -use_existing_db runs on what is there.
+	lines := jsonRun(t, "-db", dir, "-use_existing_db", "-benchmarks", "readrandom")
+	if rr := results(lines, "readrandom", true); len(rr) != 1 || num(rr[0], "found") != num(rr[0], "ops") {
+		t.Fatalf("readrandom on existing DB: %v", rr)
+	}
+}
+
+func TestHistogramPercentiles(t *testing.T) {
+	var h histogram
+	for i := 1; i <= 10000; i++ {
+		h.add(durationNs(i * 100))
+	}
+	for _, p := range percentiles {
+		want := p / 100 * 10000 * 100
+		got := float64(h.percentile(p))
+		if got < want || got > want*1.125+1 {
+			t.Errorf("p%v = %v, want %v (+12.5%%)", p, got, want)
+		}
+	}
+	if h.percentile(100) != h.max {
+		t.Errorf("p100 = %v, max %v", h.percentile(100), h.max)
+	}
+}
