@@ -66,7 +66,8 @@ func (d *DB) recover() error {
 	if d.opts.BlockCacheSize > 0 {
 		d.cache = cache.New(d.opts.BlockCacheSize)
 	}
-	d.tables = sstable.NewTableCache(d.fs, d.dir, d.opts.MaxOpenFiles, d.cache)
+	d.tables = sstable.NewTableCache(d.fs, d.dir, d.opts.MaxOpenFiles,
+		sstable.ReaderOptions{Cache: d.cache, IgnoreFilter: d.opts.IgnoreFilters})
 
 	names, err := d.fs.List(d.dir)
 	if err != nil {

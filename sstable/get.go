@@ -43,7 +43,7 @@ func (r *Reader) Get(ukey []byte, hash uint64, seq base.SeqNum, trace *GetTrace)
 		trace.InRange = true
 	}
 	// 2. Filter.
-	if r.hasFilter {
+	if r.useFilter {
 		r.stats.filterProbes.Add(1)
 		may := r.filter.MayContainHash(hash)
 		if trace != nil {

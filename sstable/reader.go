@@ -24,6 +24,10 @@ type ReaderOptions struct {
 	FileNum uint64
 	// Name appears in errors and traces; default TableFileName(FileNum).
 	Name string
+	// IgnoreFilter makes Get behave as if the table had no filter block
+	// (the filter is still loaded and MayContainHash still answers). It
+	// exists to measure, on the same table, what the filter saves.
+	IgnoreFilter bool
 }
 
 // Reader reads one table. Open loads footer, index, filter and properties
@@ -40,6 +44,8 @@ type Reader struct {
 	index     []indexEntry
 	filter    filter.CacheLine
 	hasFilter bool
+	// useFilter is hasFilter unless ReaderOptions.IgnoreFilter.
+	useFilter bool
 
 	stats   readCounters
 	closed  atomic.Bool
@@ -64,6 +70,7 @@ func Open(f vfs.File, opts ReaderOptions) (*Reader, error) {
 	if err := r.open(); err != nil {
 		return nil, errors.Join(fmt.Errorf("sstable %s: %w", r.name, err), f.Close())
 	}
+	r.useFilter = r.hasFilter && !opts.IgnoreFilter
 	return r, nil
 }
 

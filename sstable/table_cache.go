@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/monbandb/monban/internal/cache"
 	"github.com/monbandb/monban/internal/vfs"
 )
 
@@ -24,7 +23,7 @@ type TableCache struct {
 	fs         vfs.FS
 	dir        string
 	maxOpen    int
-	blockCache *cache.Cache
+	readerOpts ReaderOptions
 
 	mu     sync.Mutex
 	tables map[uint64]*tableEntry
@@ -44,10 +43,10 @@ type tableEntry struct {
 }
 
 // NewTableCache returns a cache of readers of dir's tables; maxOpen < 1 is
-// taken as 1.
-func NewTableCache(fs vfs.FS, dir string, maxOpen int, blockCache *cache.Cache) *TableCache {
-	c := &TableCache{fs: fs, dir: dir, maxOpen: max(maxOpen, 1), blockCache: blockCache, tables: map[uint64]*tableEntry{}}
-	return c
+// taken as 1. Every reader is opened with opts, FileNum and Name set per
+// table.
+func NewTableCache(fs vfs.FS, dir string, maxOpen int, opts ReaderOptions) *TableCache {
+	return &TableCache{fs: fs, dir: dir, maxOpen: max(maxOpen, 1), readerOpts: opts, tables: map[uint64]*tableEntry{}}
 }
 
 // Get returns the reader of table fileNum, opening dir/TableFileName(fileNum)
@@ -108,7 +107,9 @@ func (c *TableCache) open(fileNum uint64) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sstable: open %s: %w", name, err)
 	}
-	return Open(f, ReaderOptions{Cache: c.blockCache, FileNum: fileNum, Name: TableFileName(fileNum)})
+	opts := c.readerOpts
+	opts.FileNum, opts.Name = fileNum, TableFileName(fileNum)
+	return Open(f, opts)
 }
 
 // removeLocked takes e out of the cache; the caller then drops the cache's
@@ -148,7 +149,7 @@ func (c *TableCache) Evict(fileNum uint64) {
 	if e != nil {
 		e.unref()
 	}
-	c.blockCache.EvictFile(fileNum)
+	c.readerOpts.Cache.EvictFile(fileNum)
 }
 
 // Close drops every cached reader; readers still in use close when

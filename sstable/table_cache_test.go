@@ -41,7 +41,7 @@ func TestTableCache(t *testing.T) {
 		writeTableFile(t, fs, "db", n, evenKeys(int(n)*10))
 	}
 	bc := cache.New(1 << 20)
-	tc := NewTableCache(fs, "db", 2, bc)
+	tc := NewTableCache(fs, "db", 2, ReaderOptions{Cache: bc})
 	get := func(n uint64) (*Reader, func()) {
 		r, release, err := tc.Get(n)
 		if err != nil {
@@ -106,7 +106,7 @@ func TestTableCacheConcurrent(t *testing.T) {
 	for n := uint64(1); n <= 6; n++ {
 		writeTableFile(t, fs, "db", n, evenKeys(200))
 	}
-	tc := NewTableCache(fs, "db", 3, cache.New(256<<10))
+	tc := NewTableCache(fs, "db", 3, ReaderOptions{Cache: cache.New(256 << 10)})
 	var wg sync.WaitGroup
 	for g := 0; g < 6; g++ {
 		wg.Add(1)
