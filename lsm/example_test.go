@@ -83,11 +83,17 @@ func ExampleDB_Explain() {
 	}
 	db.Flush()
 
-	tr, _ := db.Explain([]byte("key042"))
-	fmt.Print(tr)
+	for _, k := range []string{"key042", "key043"} {
+		tr, _ := db.Explain([]byte(k))
+		fmt.Print(tr)
+	}
 	// Output:
 	// Get("key042")
 	//   1. active memtable: quotient filter: absent (no tree search)
 	//   2. L0 000004.sst: in range; filter: maybe; block 0 @0+1386 read from file; found #22,SET
 	//   => found
+	// Get("key043")
+	//   1. active memtable: quotient filter: absent (no tree search)
+	//   2. L0 000004.sst: in range; filter: absent (read avoided)
+	//   => not found
 }
