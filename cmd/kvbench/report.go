@@ -73,7 +73,7 @@ func (r *reporter) header(dir string) {
 	}
 	p("kvbench", "monban LSM: what the filters save on reads and deletes")
 	if c.defaulted {
-		p("Default run", "embedded workload, about a minute on a 2-core machine (kvbench -h for flags)")
+		p("Default run", "embedded workload, about a minute on a 2-core machine (kvbench -h for the flags)")
 	}
 	p("Date", "%s", h.Date)
 	p("Go", "%s %s/%s, %d CPUs (GOMAXPROCS %d)", h.GoVersion, h.GOOS, h.GOARCH, h.CPUs, h.GOMAXPROCS)
