@@ -49,12 +49,22 @@ func (d *DB) makeRoomForWrite(force bool) error {
 			d.stats.stallNanos.Add(uint64(time.Since(stallStart)))
 		}
 	}()
+	slowedDown := false
 	for {
 		switch mem := d.rs.mem; {
 		case d.mu.bgErr != nil:
 			return d.mu.bgErr
 		case d.closed.Load():
 			return ErrClosed
+		case !force && !slowedDown && d.rs.version.NumFiles(0) >= d.opts.L0SlowdownWritesThreshold &&
+			d.rs.version.NumFiles(0) < d.opts.L0StopWritesThreshold:
+			// Delay this commit once, rather than let L0 reach the stop
+			// threshold and halt every writer for a whole compaction.
+			slowedDown = true
+			d.stats.slowdowns.Add(1)
+			d.mu.Unlock()
+			time.Sleep(time.Millisecond)
+			d.mu.Lock()
 		case force && mem.Active().Empty():
 			return nil
 		case !force && mem.Active().ApproximateSize() < d.opts.MemtableSize:

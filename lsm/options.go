@@ -54,6 +54,11 @@ type Options struct {
 	// L0→L1 compaction. Default 4.
 	L0CompactionThreshold int
 
+	// L0SlowdownWritesThreshold is the number of L0 tables at which each
+	// commit is delayed by a millisecond, handing the disk and a core to
+	// compaction before L0 reaches the stop threshold. Default 8.
+	L0SlowdownWritesThreshold int
+
 	// L0StopWritesThreshold is the number of L0 tables at which writes wait
 	// for compaction. Default 12.
 	L0StopWritesThreshold int
@@ -90,6 +95,7 @@ func (o *Options) withDefaults() Options {
 	setDefault(&r.BlockCacheSize, 8<<20)
 	setDefault(&r.MaxOpenFiles, 1000)
 	setDefault(&r.L0CompactionThreshold, 4)
+	setDefault(&r.L0SlowdownWritesThreshold, 8)
 	setDefault(&r.L0StopWritesThreshold, 12)
 	setDefault(&r.LBaseMaxBytes, 64<<20)
 	setDefault(&r.LevelMultiplier, 10)

@@ -89,8 +89,11 @@ type Stats struct {
 	// elision decides from in-memory filters only.
 	CompactionBlocksRead, CompactionBytesRead uint64
 
-	// Stalls counts commits that waited for flushes or compactions to catch
-	// up; StallTime is the total time they waited.
+	// Slowdowns counts commits delayed by a millisecond because L0 passed
+	// Options.L0SlowdownWritesThreshold. Stalls counts commits that waited
+	// for flushes or compactions to catch up (too many memtables queued, or
+	// L0 at Options.L0StopWritesThreshold); StallTime is their total wait.
+	Slowdowns uint64
 	Stalls    uint64
 	StallTime time.Duration
 }
@@ -138,7 +141,7 @@ type dbStats struct {
 	memtableFilterNegatives, immutableFilterNegatives, memtableFalsePositives atomic.Uint64
 	deletesElided, walBytesSaved, proofProbes, putsAnnihilated                atomic.Uint64
 	walBytes, flushes                                                         atomic.Uint64
-	stalls, stallNanos                                                        atomic.Uint64
+	stalls, stallNanos, slowdowns                                             atomic.Uint64
 	flushDrops, compactionDrops                                               [len(compaction.Drops{})]atomic.Uint64
 	compactions                                                               [3]atomic.Uint64 // by compactionKind
 	compactionBlocksRead, compactionBytesRead                                 atomic.Uint64
@@ -191,6 +194,7 @@ func (d *DB) Stats() Stats {
 	}
 	s.Compactions.Move, s.Compactions.L0, s.Compactions.Size = d.stats.compactions[0].Load(), d.stats.compactions[1].Load(), d.stats.compactions[2].Load()
 	s.CompactionBlocksRead, s.CompactionBytesRead = d.stats.compactionBlocksRead.Load(), d.stats.compactionBytesRead.Load()
+	s.Slowdowns = d.stats.slowdowns.Load()
 	s.Stalls, s.StallTime = d.stats.stalls.Load(), time.Duration(d.stats.stallNanos.Load())
 	return s
 }
