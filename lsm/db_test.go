@@ -85,3 +85,75 @@ func TestBasicReadWriteFlushReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestKeySizes: the empty key and keys and values of a megabyte work
+// through the memtable, a flush and a reopen; oversized ones are refused
+// whole, before anything is written.
+func TestKeySizes(t *testing.T) {
+	fs := vfs.NewMem()
+	d := openMem(t, fs, nil)
+	big := bytes.Repeat([]byte("k"), 1<<20)
+	bigVal := bytes.Repeat([]byte("v"), 1<<20)
+	for _, kv := range [][2][]byte{{nil, []byte("empty key")}, {big, bigVal}, {[]byte("a"), nil}} {
+		if err := d.Put(kv[0], kv[1]); err != nil {
+			t.Fatalf("Put(%d-byte key, %d-byte value): %v", len(kv[0]), len(kv[1]), err)
+		}
+	}
+	var b Batch
+	b.Put([]byte("ok"), []byte("v"))
+	b.Put(make([]byte, MaxKeySize+1), nil)
+	if err := d.Write(&b); !errors.Is(err, ErrInvalidKey) {
+		t.Fatalf("oversized key: %v, want ErrInvalidKey", err)
+	}
+	if err := d.Put([]byte("x"), make([]byte, MaxValueSize+1)); !errors.Is(err, ErrInvalidKey) {
+		t.Fatalf("oversized value: %v, want ErrInvalidKey", err)
+	}
+	check := func() {
+		t.Helper()
+		mustGet(t, d, "", "empty key")
+		mustGet(t, d, "ok", "")
+		if v, err := d.Get(big); err != nil || !bytes.Equal(v, bigVal) {
+			t.Fatalf("1 MiB key: %d bytes, %v", len(v), err)
+		}
+		if v, err := d.Get([]byte("a")); err != nil || len(v) != 0 {
+			t.Fatalf("empty value: %q, %v", v, err)
+		}
+	}
+	check()
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	check()
+	d.Close()
+	d = openMem(t, fs, nil)
+	defer d.Close()
+	check()
+	if _, err := d.Get(nil); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if _, err := d.Get([]byte("a")); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Get after Close: %v, want ErrClosed", err)
+	}
+	if err := d.Put([]byte("a"), nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Put after Close: %v, want ErrClosed", err)
+	}
+}
+
+// TestSecondOpenIsLocked: a directory has one DB at a time.
+func TestSecondOpenIsLocked(t *testing.T) {
+	dir := t.TempDir()
+	d, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir, nil); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second Open: %v, want ErrLocked", err)
+	}
+	d.Close()
+	d, err = Open(dir, nil)
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	d.Close()
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/sstable"
 )
 
 var (
@@ -24,13 +25,14 @@ var (
 	// another — has the directory open.
 	ErrLocked = errors.New("monban: directory is in use by another DB")
 
-	// ErrInvalidKey is returned for a key longer than MaxKeySize.
+	// ErrInvalidKey is returned for a key longer than MaxKeySize or a value
+	// longer than MaxValueSize; nothing of the write is applied.
 	ErrInvalidKey = errors.New("monban: invalid key")
 )
 
-// MaxKeySize bounds a key's length (64 MiB). Empty keys are allowed: the
-// empty key sorts before every other key.
-const MaxKeySize = 64 << 20
+// MaxKeySize bounds a key's length (8 MiB): what an SSTable can hold.
+// Empty keys are allowed: the empty key sorts before every other key.
+const MaxKeySize = sstable.MaxKeySize
 
-// MaxValueSize bounds a value's length (1 GiB).
-const MaxValueSize = 1 << 30
+// MaxValueSize bounds a value's length (32 MiB): what an SSTable can hold.
+const MaxValueSize = sstable.MaxValueSize

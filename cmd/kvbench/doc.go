@@ -22,8 +22,8 @@
 // micros/op is per-thread time per op and ops/sec is ops over wall time,
 // as in db_bench. The write workloads and the delete workloads end with an
 // untimed Flush, so reads find the data in tables and the report can say
-// which tombstones the flush dropped. lsm has no Compact yet: "compact"
-// flushes and leaves compaction to the background.
+// which tombstones the flush dropped. "compact" runs DB.Compact over the
+// whole key range.
 //
 // # What the filters saved
 //

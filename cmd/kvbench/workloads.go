@@ -202,32 +202,16 @@ func (b *bench) scan(name string) (*record, error) {
 	return newRecord(b, name, r), nil
 }
 
-// compacter is DB.Compact, asked for through an interface while it is
-// being added to lsm: with it, compact compacts the whole key range; without
-// it, it flushes and leaves compaction to the background.
-type compacter interface{ Compact() error }
-
-// compact compacts the whole key range: one op.
+// compact compacts the whole key range down the tree (DB.Compact): one op.
 func (b *bench) compact(name string) (*record, error) {
 	start := time.Now()
-	c, ok := any(b.db).(compacter)
-	var err error
-	if ok {
-		err = c.Compact()
-	} else {
-		err = b.db.Flush()
-	}
-	if err != nil {
+	if err := b.db.Compact(); err != nil {
 		return nil, err
 	}
 	r := opsResult{ops: 1, elapsed: time.Since(start)}
 	r.busy = r.elapsed
 	r.hist.add(r.elapsed)
-	rec := newRecord(b, name, r)
-	if !ok {
-		rec.Note = "(lsm has no DB.Compact: flushed the memtable; compactions run in the background)"
-	}
-	return rec, b.warm()
+	return newRecord(b, name, r), b.warm()
 }
 
 // stats prints the DB's counters since it was last opened.
