@@ -2,6 +2,7 @@ package filter
 
 import (
 	"fmt"
+	"github.com/monbandb/monban/internal/cpuclock"
 	"runtime"
 	"sync"
 	"testing"
@@ -171,13 +172,13 @@ func benchQuerySpeedup(b *testing.B, n int) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			timeIt := func(may func(uint64) bool, from int) time.Duration {
-				start := threadCPU()
+				start := cpuclock.Thread()
 				for i := from; i < from+chunk; i++ {
 					if may(mix.key(i)) {
 						sink++
 					}
 				}
-				return threadCPU() - start
+				return cpuclock.Thread() - start
 			}
 			var stdT, clT time.Duration
 			for b.Loop() {

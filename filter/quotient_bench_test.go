@@ -2,6 +2,7 @@ package filter
 
 import (
 	"fmt"
+	"github.com/monbandb/monban/internal/cpuclock"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -17,8 +18,8 @@ import (
 //
 // Insert and Delete keep the load within one batch (1% of the slots) of the
 // target: the timer stops while a batch is undone. Besides wall-clock ns/op,
-// each reports cpu-ns/op, the thread's CPU time (threadCPU, from
-// bench_clock_*_test.go), which other jobs on a shared machine disturb less.
+// each reports cpu-ns/op, the thread's CPU time (internal/cpuclock),
+// which other jobs on a shared machine disturb less.
 
 type qfBenchKey struct{ qbits, pct int }
 
@@ -78,11 +79,11 @@ func benchQuotientUpdate(b *testing.B, qbits, pct int, insert bool) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	var cpu time.Duration
-	start := threadCPU()
+	start := cpuclock.Thread()
 	i := 0
 	for n := 0; n < b.N; n++ {
 		if i == len(batch) {
-			cpu += threadCPU() - start
+			cpu += cpuclock.Thread() - start
 			b.StopTimer()
 			if insert { // undo the batch; a delete batch undid itself
 				for _, h := range batch {
@@ -97,7 +98,7 @@ func benchQuotientUpdate(b *testing.B, qbits, pct int, insert bool) {
 			}
 			i = 0
 			b.StartTimer()
-			start = threadCPU()
+			start = cpuclock.Thread()
 		}
 		if insert {
 			if err := f.InsertHash(batch[i]); err != nil {
@@ -108,7 +109,7 @@ func benchQuotientUpdate(b *testing.B, qbits, pct int, insert bool) {
 		}
 		i++
 	}
-	cpu += threadCPU() - start
+	cpu += cpuclock.Thread() - start
 	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(f.LoadFactor(), "load")
 }
@@ -133,14 +134,14 @@ func benchQuotientContains(b *testing.B, qbits, pct int, present bool) {
 	defer runtime.UnlockOSThread()
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := threadCPU()
+	start := cpuclock.Thread()
 	hits := 0
 	for n := 0; n < b.N; n++ {
 		if f.ContainsHash(probe[n&(len(probe)-1)]) {
 			hits++
 		}
 	}
-	b.ReportMetric(float64(threadCPU()-start)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cpuclock.Thread()-start)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(hits)/float64(b.N), "maybe/op")
 	b.ReportMetric(f.LoadFactor(), "load")
 	b.ReportMetric(float64(f.SizeBytes())/float64(f.Slots()), "bytes/slot")

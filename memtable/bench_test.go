@@ -3,6 +3,7 @@ package memtable
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/monbandb/monban/internal/cpuclock"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -60,9 +61,9 @@ func bench64(b *testing.B) (*Memtable, uint64) {
 // defer cpuClock(b)().
 func cpuClock(b *testing.B) func() {
 	runtime.LockOSThread()
-	start := threadCPU()
+	start := cpuclock.Thread()
 	return func() {
-		b.ReportMetric(float64(threadCPU()-start)/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(cpuclock.Thread()-start)/float64(b.N), "cpu-ns/op")
 		runtime.UnlockOSThread()
 	}
 }
@@ -145,11 +146,11 @@ func BenchmarkGetAbsentRatio(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		for side, noFilter := range []bool{false, true} {
 			m.noFilter = noFilter
-			start := threadCPU()
+			start := cpuclock.Thread()
 			for j := range round {
 				m.Get(keys[(i*round+j)&(1<<16-1)], base.MaxSeqNum)
 			}
-			spent[side] += threadCPU() - start
+			spent[side] += cpuclock.Thread() - start
 		}
 		gets += round
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package memtable
+package cpuclock
 
 import (
 	"syscall"
@@ -8,11 +8,9 @@ import (
 	"unsafe"
 )
 
-// threadCPU is this thread's CPU time (CLOCK_THREAD_CPUTIME_ID). On a
-// machine shared with other jobs, wall-clock time also counts the moments
-// the thread was descheduled; CPU time does not. Callers lock the OS
-// thread.
-func threadCPU() time.Duration {
+// Thread returns this thread's CPU time (CLOCK_THREAD_CPUTIME_ID). Callers
+// lock the OS thread (runtime.LockOSThread) around what they measure.
+func Thread() time.Duration {
 	const clockThreadCPUTimeID = 3
 	var ts syscall.Timespec
 	if _, _, errno := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTimeID, uintptr(unsafe.Pointer(&ts)), 0); errno != 0 {
