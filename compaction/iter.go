@@ -49,18 +49,21 @@ type Iter struct {
 	snapshots []base.SeqNum
 	elide     Elider
 
-	// pending holds the kept versions of the current user key, newest first,
-	// copied because the input moves on before they are emitted.
+	// pending holds the kept versions of the current user key, newest first.
+	// The input moves on before they are emitted, so the user key is copied
+	// to ukey and the values to vals, buffers reused from key to key: the
+	// merge allocates nothing per entry once they have grown.
 	pending []entry
 	pos     int
-	buf     []byte
+	ukey    []byte
+	vals    []byte
 	drops   Drops
 	err     error
 }
 
 type entry struct {
-	key   base.InternalKey
-	value []byte
+	trailer          uint64
+	valStart, valEnd int // in vals
 }
 
 // NewIter returns an iterator over what survives of input. snapshots must
@@ -96,12 +99,10 @@ func (c *Iter) Next() bool {
 // leaving the input on the first entry of the following key.
 func (c *Iter) fill() bool {
 	for c.input.Valid() && len(c.pending) == 0 {
-		c.buf = c.buf[:0]
-		ukey := c.input.Key().UserKey
-		c.buf = append(c.buf, ukey...)
-		ukey = c.buf
+		c.ukey = append(c.ukey[:0], c.input.Key().UserKey...)
+		c.vals = c.vals[:0]
 		lastStripe := -1
-		for ; c.input.Valid() && bytes.Equal(c.input.Key().UserKey, ukey); c.input.Next() {
+		for ; c.input.Valid() && bytes.Equal(c.input.Key().UserKey, c.ukey); c.input.Next() {
 			k := c.input.Key()
 			s := c.stripe(k.Seq())
 			if s == lastStripe {
@@ -109,17 +110,16 @@ func (c *Iter) fill() bool {
 				continue
 			}
 			lastStripe = s
-			c.pending = append(c.pending, entry{
-				key:   base.InternalKey{UserKey: ukey, Trailer: k.Trailer},
-				value: append([]byte(nil), c.input.Value()...),
-			})
+			start := len(c.vals)
+			c.vals = append(c.vals, c.input.Value()...)
+			c.pending = append(c.pending, entry{trailer: k.Trailer, valStart: start, valEnd: len(c.vals)})
 		}
 		if err := c.input.Error(); err != nil {
 			c.err = err
 			c.pending = c.pending[:0]
 			return false
 		}
-		c.elideOldestTombstones(ukey)
+		c.elideOldestTombstones(c.ukey)
 	}
 	return len(c.pending) > 0
 }
@@ -129,11 +129,11 @@ func (c *Iter) fill() bool {
 // older version in the output has already gone.
 func (c *Iter) elideOldestTombstones(ukey []byte) {
 	n := len(c.pending)
-	if n == 0 || c.pending[n-1].key.Kind() != base.KindDelete || c.elide == nil {
+	if n == 0 || base.Kind(c.pending[n-1].trailer) != base.KindDelete || c.elide == nil {
 		return
 	}
 	ok, reason := c.elide(ukey)
-	for ok && n > 0 && c.pending[n-1].key.Kind() == base.KindDelete {
+	for ok && n > 0 && base.Kind(c.pending[n-1].trailer) == base.KindDelete {
 		c.drops[reason]++
 		n--
 	}
@@ -161,10 +161,16 @@ func (c *Iter) Valid() bool { return c.pos < len(c.pending) }
 
 // Key returns the current entry's key; it stays valid until the next call
 // to Next.
-func (c *Iter) Key() base.InternalKey { return c.pending[c.pos].key }
+func (c *Iter) Key() base.InternalKey {
+	return base.InternalKey{UserKey: c.ukey, Trailer: c.pending[c.pos].trailer}
+}
 
-// Value returns the current entry's value.
-func (c *Iter) Value() []byte { return c.pending[c.pos].value }
+// Value returns the current entry's value, valid until the next call to
+// Next.
+func (c *Iter) Value() []byte {
+	e := c.pending[c.pos]
+	return c.vals[e.valStart:e.valEnd:e.valEnd]
+}
 
 // Error returns the input's error, if it stopped the iteration.
 func (c *Iter) Error() error { return c.err }
