@@ -110,11 +110,13 @@ func (d *DB) snapshotSeqs() []base.SeqNum {
 }
 
 // loadReadState returns the current read state with a reference the caller
-// must drop with unref.
+// must drop with unref, or nil once Close has released it.
 func (d *DB) loadReadState() *readState {
 	d.rsMu.RLock()
 	rs := d.rs
-	rs.refs.Add(1)
+	if rs != nil {
+		rs.refs.Add(1)
+	}
 	d.rsMu.RUnlock()
 	return rs
 }

@@ -138,6 +138,27 @@ func TestKeySizes(t *testing.T) {
 	if err := d.Put([]byte("a"), nil); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Put after Close: %v, want ErrClosed", err)
 	}
+	if err := d.Delete([]byte("a")); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Delete after Close: %v, want ErrClosed", err)
+	}
+	if err := d.Flush(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Flush after Close: %v, want ErrClosed", err)
+	}
+	if err := d.Compact(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Compact after Close: %v, want ErrClosed", err)
+	}
+	if it := d.NewIter(nil); it.First() || !errors.Is(it.Close(), ErrClosed) {
+		t.Fatal("iterator over a closed DB")
+	}
+	if _, err := d.Explain([]byte("a")); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Explain after Close: %v, want ErrClosed", err)
+	}
+	if st := d.Stats(); st.Total.Files != 0 {
+		t.Fatalf("Stats after Close: %d files", st.Total.Files)
+	}
+	if err := d.Close(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("second Close: %v, want ErrClosed", err)
+	}
 }
 
 // TestSecondOpenIsLocked: a directory has one DB at a time.

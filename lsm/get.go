@@ -22,6 +22,9 @@ func (d *DB) Get(key []byte) ([]byte, error) {
 // records every step for Explain.
 func (d *DB) get(key []byte, seq base.SeqNum, tr *Trace) ([]byte, error) {
 	rs := d.loadReadState()
+	if rs == nil {
+		return nil, ErrClosed
+	}
 	defer rs.unref()
 	h := filter.Hash(key)
 

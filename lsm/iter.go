@@ -49,6 +49,9 @@ func (d *DB) newIter(seq base.SeqNum, o *IterOptions) *Iter {
 		opts = *o
 	}
 	rs := d.loadReadState()
+	if rs == nil {
+		return &Iter{err: ErrClosed, closed: true}
+	}
 	it := &Iter{rs: rs, seq: seq, lower: opts.LowerBound, upper: opts.UpperBound}
 	var sources []base.InternalIterator
 	sources = append(sources, rs.mem.Active().NewIter())

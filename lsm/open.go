@@ -192,7 +192,7 @@ func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (bas
 // first, up to MaxOpenFiles, so that their filters are in memory from the
 // start.
 func (d *DB) loadVersionTables() {
-	rs := d.loadReadState()
+	rs := d.loadReadState() // not nil: Open has not returned yet
 	defer rs.unref()
 	n := 0
 	for level, files := range rs.version.Levels {
@@ -243,10 +243,11 @@ func (d *DB) Close() error {
 // closeResources releases what Open acquired, in reverse order.
 func (d *DB) closeResources() error {
 	var errs []error
-	if d.rs != nil {
-		d.rsMu.Lock()
-		rs := d.rs
-		d.rsMu.Unlock()
+	d.rsMu.Lock()
+	rs := d.rs
+	d.rs = nil
+	d.rsMu.Unlock()
+	if rs != nil {
 		rs.unref()
 	}
 	if d.tables != nil {

@@ -166,15 +166,22 @@ func (s *dbStats) countMemtable(res memtable.Result) {
 	}
 }
 
-// Stats returns a snapshot of the DB's counters and shape.
+// Stats returns a snapshot of the DB's counters and shape. After Close the
+// counters remain readable; the shape (files, bytes, queued memtables)
+// reads zero.
 func (d *DB) Stats() Stats {
 	var s Stats
 	rs := d.loadReadState()
-	defer rs.unref()
+	if rs != nil {
+		defer rs.unref()
+		s.MemtablesQueued = len(rs.mem.Immutables())
+	}
 	for i := range s.Levels {
 		l, c := &s.Levels[i], &d.stats.levels[i]
-		l.Files = rs.version.NumFiles(i)
-		l.Bytes = rs.version.LevelSize(i)
+		if rs != nil {
+			l.Files = rs.version.NumFiles(i)
+			l.Bytes = rs.version.LevelSize(i)
+		}
 		l.FilterProbes, l.FilterNegatives = c.filterProbes.Load(), c.filterNegatives.Load()
 		l.FilterFalsePositives = c.filterFalsePositives.Load()
 		l.CacheHits, l.BlocksRead, l.BytesRead = c.cacheHits.Load(), c.blocksRead.Load(), c.bytesRead.Load()
@@ -187,7 +194,6 @@ func (d *DB) Stats() Stats {
 	s.DeletesElided, s.WALBytesSaved = d.stats.deletesElided.Load(), d.stats.walBytesSaved.Load()
 	s.ProofProbes, s.PutsAnnihilated = d.stats.proofProbes.Load(), d.stats.putsAnnihilated.Load()
 	s.WALBytes, s.Flushes = d.stats.walBytes.Load(), d.stats.flushes.Load()
-	s.MemtablesQueued = len(rs.mem.Immutables())
 	for i := range s.FlushDrops {
 		s.FlushDrops[i] = d.stats.flushDrops[i].Load()
 		s.CompactionDrops[i] = d.stats.compactionDrops[i].Load()

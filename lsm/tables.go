@@ -25,6 +25,9 @@ func (d *DB) Tables() ([]TableInfo, error) {
 		return nil, ErrClosed
 	}
 	rs := d.loadReadState()
+	if rs == nil {
+		return nil, ErrClosed
+	}
 	defer rs.unref()
 	var out []TableInfo
 	for level, files := range rs.version.Levels {

@@ -58,6 +58,9 @@ func (d *DB) Delete(key []byte) error {
 // no-op. Only in-memory filters are consulted; no disk is read.
 func (d *DB) provablyAbsent(key []byte) bool {
 	rs := d.loadReadState()
+	if rs == nil {
+		return false // closed: the write that follows reports it
+	}
 	defer rs.unref()
 	h := filter.Hash(key)
 	if d.opts.IgnoreFilters || rs.mem.MayContainHash(h) {
@@ -209,6 +212,9 @@ func (d *DB) annihilate(mem *memtable.Memtable, key []byte, h uint64) bool {
 		return false
 	}
 	rs := d.loadReadState()
+	if rs == nil {
+		return false
+	}
 	defer rs.unref()
 	if c := rs.mem.CombinedFilter(); c != nil && c.ContainsHash(h) || d.tablesMayContain(rs.version, key, h) {
 		return false
