@@ -179,9 +179,14 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 	if err != nil {
 		return err
 	}
+	var outBytes uint64
 	for _, meta := range outputs {
 		edit.Added = append(edit.Added, manifest.NewFile{Level: c.OutputLevel, Meta: meta})
 		d.stats.levels[c.OutputLevel].compactedBytesWritten.Add(meta.Size)
+		outBytes += meta.Size
+	}
+	if inBytes > outBytes {
+		d.stats.spaceReclaimed.Add(inBytes - outBytes)
 	}
 	d.loadTables(edit.Added)
 	return d.logAndApply(edit)

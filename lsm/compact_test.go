@@ -2,8 +2,10 @@ package lsm
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 
+	"github.com/monbandb/monban/compaction"
 	"github.com/monbandb/monban/internal/vfs"
 )
 
@@ -113,5 +115,55 @@ func TestDeletesOfAbsentKeysLeaveNoTombstone(t *testing.T) {
 				t.Fatalf("flush dropped %d tombstones by filter proof, want about 1000", d.Stats().FlushDrops[2])
 			}
 		})
+	}
+}
+
+// TestCompactionReadsOnlyItsInputs: while compactions drop tombstones by
+// filter proof against deeper tables, the only table files read are the
+// compactions' own inputs (and the outputs, opened to load their filters):
+// the proofs come from filters already in memory.
+func TestCompactionReadsOnlyItsInputs(t *testing.T) {
+	fs := vfs.NewFault(vfs.NewMem())
+	d := openMem(t, fs, &Options{MemtableSize: 16 << 10, TargetFileSize: 16 << 10, KeepAbsentDeletes: true})
+	defer d.Close()
+	putRange(t, d, "k", 3000)
+	if err := d.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	deep, _ := d.Tables()
+	deepNames := map[string]bool{}
+	for _, tb := range deep {
+		deepNames[fmt.Sprintf("/db/%06d.sst", tb.FileNum)] = true
+	}
+	var mu sync.Mutex
+	read := map[string]bool{}
+	fs.SetTrace(func(_ int64, op vfs.Op, name string, _ error) {
+		if op == vfs.OpRead || op == vfs.OpOpen {
+			mu.Lock()
+			read[name] = true
+			mu.Unlock()
+		}
+	})
+	// Tombstones of keys between the deep tables' keys: only the deep
+	// tables' Bloom filters can prove them unnecessary.
+	for i := range 3000 {
+		if err := d.Delete(fmt.Appendf(nil, "k%05d-x", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	d.waitIdle()
+	fs.SetTrace(nil)
+	for name := range read {
+		if deepNames[name] {
+			t.Errorf("%s, a deeper table outside the compactions' inputs, was read", name)
+		}
+	}
+	st := d.Stats()
+	if st.FlushDrops[compaction.DropFilterProof]+st.CompactionDrops[compaction.DropFilterProof] < 2900 {
+		t.Fatalf("tombstones dropped by filter proof: flush %d, compaction %d; want about 3000",
+			st.FlushDrops[compaction.DropFilterProof], st.CompactionDrops[compaction.DropFilterProof])
 	}
 }

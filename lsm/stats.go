@@ -88,6 +88,10 @@ type Stats struct {
 	// read from their input tables — and from nothing else: tombstone
 	// elision decides from in-memory filters only.
 	CompactionBlocksRead, CompactionBytesRead uint64
+	// SpaceReclaimed is the table bytes compactions removed: their inputs'
+	// size minus their outputs' (shadowed versions, dropped tombstones and
+	// the keys they deleted).
+	SpaceReclaimed uint64
 
 	// Slowdowns counts commits delayed by a millisecond because L0 passed
 	// Options.L0SlowdownWritesThreshold. Stalls counts commits that waited
@@ -144,7 +148,7 @@ type dbStats struct {
 	stalls, stallNanos, slowdowns                                             atomic.Uint64
 	flushDrops, compactionDrops                                               [len(compaction.Drops{})]atomic.Uint64
 	compactions                                                               [3]atomic.Uint64 // by compactionKind
-	compactionBlocksRead, compactionBytesRead                                 atomic.Uint64
+	compactionBlocksRead, compactionBytesRead, spaceReclaimed                 atomic.Uint64
 }
 
 func (s *dbStats) countDrops(d compaction.Drops, flush bool) {
@@ -200,6 +204,7 @@ func (d *DB) Stats() Stats {
 	}
 	s.Compactions.Move, s.Compactions.L0, s.Compactions.Size = d.stats.compactions[0].Load(), d.stats.compactions[1].Load(), d.stats.compactions[2].Load()
 	s.CompactionBlocksRead, s.CompactionBytesRead = d.stats.compactionBlocksRead.Load(), d.stats.compactionBytesRead.Load()
+	s.SpaceReclaimed = d.stats.spaceReclaimed.Load()
 	s.Slowdowns = d.stats.slowdowns.Load()
 	s.Stalls, s.StallTime = d.stats.stalls.Load(), time.Duration(d.stats.stallNanos.Load())
 	return s
