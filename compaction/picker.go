@@ -12,8 +12,7 @@ import (
 type Options struct {
 	// L0Threshold is the number of L0 tables that makes L0 due.
 	L0Threshold int
-	// LBaseMaxBytes is L1's size target; level n's is LBaseMaxBytes ×
-	// Multiplier^(n-1).
+	// LBaseMaxBytes bounds the base level's target (see Targets).
 	LBaseMaxBytes int64
 	Multiplier    int
 }
@@ -69,22 +68,47 @@ func (c *Compaction) Bounds() (lo, hi []byte) {
 	return lo, hi
 }
 
-// MaxBytes returns the size target of level (>= 1).
-func (o Options) MaxBytes(level int) int64 {
-	n := o.LBaseMaxBytes
-	for l := 1; l < level; l++ {
-		n *= int64(o.Multiplier)
+// Targets returns the size target of every level of v, and the base
+// level: the level L0 compacts into. Targets are dynamic, as in RocksDB's
+// level_compaction_dynamic_level_bytes: the last level's target is its
+// actual size, each level above it a Multiplier-th of the one below, up to
+// the first level whose target is at most LBaseMaxBytes — the base level.
+// Levels above the base have target 0 and stay empty. So about 90% of the
+// data sits in the last level whatever the DB's size (space amplification
+// about 1.1), and an L0 compaction rewrites a base level a Multiplier-th
+// of the data or less, not a fixed-size L1 that holds most of it.
+func (o Options) Targets(v *manifest.Version) (targets [manifest.NumLevels]int64, base int) {
+	last := manifest.NumLevels - 1
+	target := max(int64(v.LevelSize(last)), 1)
+	base = last
+	for l := last; l >= 1; l-- {
+		targets[l] = target
+		base = l
+		if target <= o.LBaseMaxBytes {
+			break
+		}
+		target /= int64(o.Multiplier)
 	}
-	return n
+	return targets, base
 }
 
 // Score returns how far level is over its target: L0 by table count (each
 // L0 table is another place every read must look), deeper levels by bytes.
+// A non-empty level above the base level (left over from a larger DB) is
+// due at once.
 func (o Options) Score(v *manifest.Version, level int) float64 {
 	if level == 0 {
 		return float64(len(v.Levels[0])) / float64(o.L0Threshold)
 	}
-	return float64(v.LevelSize(level)) / float64(o.MaxBytes(level))
+	targets, _ := o.Targets(v)
+	size := v.LevelSize(level)
+	if targets[level] == 0 {
+		if size > 0 {
+			return 100
+		}
+		return 0
+	}
+	return float64(size) / float64(targets[level])
 }
 
 // Pick returns the most urgent compaction of v, or nil when every level is
@@ -105,6 +129,7 @@ func Pick(v *manifest.Version, o Options, pointer func(level int) base.InternalK
 		// L0 tables overlap one another; taking them all keeps the L0
 		// invariant (newer tables hold newer versions) trivially true.
 		c.Inputs[0] = v.Levels[0]
+		_, c.OutputLevel = o.Targets(v)
 	} else {
 		c.Inputs[0] = []*manifest.FileMetadata{nextAfter(v.Levels[best], pointer(best))}
 	}

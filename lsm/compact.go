@@ -121,9 +121,9 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 		Deleted:         map[manifest.DeletedFile]bool{},
 		CompactPointers: []manifest.CompactPointer{{Level: c.Level, Key: c.Pointer}},
 	}
-	for i, files := range c.Inputs {
-		for _, f := range files {
-			edit.Deleted[manifest.DeletedFile{Level: c.Level + i, FileNum: f.FileNum}] = true
+	for i, level := range [2]int{c.Level, c.OutputLevel} {
+		for _, f := range c.Inputs[i] {
+			edit.Deleted[manifest.DeletedFile{Level: level, FileNum: f.FileNum}] = true
 		}
 	}
 	d.stats.compactions[compactionKind(c)].Add(1)

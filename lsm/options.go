@@ -63,8 +63,11 @@ type Options struct {
 	// for compaction. Default 12.
 	L0StopWritesThreshold int
 
-	// LBaseMaxBytes is the size target of L1; each deeper level's target is
-	// LevelMultiplier times the one above. Default 64 MiB.
+	// LBaseMaxBytes bounds the size target of the base level, the level L0
+	// compacts into. Level targets are dynamic: the last level's is its
+	// actual size, each level above it LevelMultiplier times smaller, up to
+	// the first one at most LBaseMaxBytes, the base level; the levels above
+	// it stay empty (compaction.Options.Targets). Default 64 MiB.
 	LBaseMaxBytes int64
 
 	// LevelMultiplier is the size ratio between adjacent levels. Default 10.

@@ -1,0 +1,65 @@
+package compaction
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/manifest"
+)
+
+func table(num uint64, lo, hi string, size uint64) *manifest.FileMetadata {
+	return &manifest.FileMetadata{
+		FileNum: num, Size: size,
+		Smallest: base.MakeInternalKey([]byte(lo), 1, base.KindSet),
+		Largest:  base.MakeInternalKey([]byte(hi), 1, base.KindSet),
+	}
+}
+
+// TestTargetsAreDynamic: the last level's size sets every target, and the
+// base level is the first one at most LBaseMaxBytes.
+func TestTargetsAreDynamic(t *testing.T) {
+	o := Options{L0Threshold: 4, LBaseMaxBytes: 64, Multiplier: 10}
+	for _, tc := range []struct {
+		lastSize uint64
+		base     int
+		targets  string
+	}{
+		{0, 6, "[0 0 0 0 0 0 1]"},
+		{50, 6, "[0 0 0 0 0 0 50]"},
+		{640, 5, "[0 0 0 0 0 64 640]"},
+		{6500, 3, "[0 0 0 6 65 650 6500]"},
+		// A DB too large for six levels: L1 is the base, above its bound.
+		{64_000_000_000, 1, "[0 640000 6400000 64000000 640000000 6400000000 64000000000]"},
+	} {
+		var v manifest.Version
+		if tc.lastSize > 0 {
+			v.Levels[6] = []*manifest.FileMetadata{table(1, "a", "z", tc.lastSize)}
+		}
+		targets, b := o.Targets(&v)
+		if b != tc.base || fmt.Sprint(targets) != tc.targets {
+			t.Errorf("last level %d bytes: base L%d, targets %v; want L%d, %s", tc.lastSize, b, targets, tc.base, tc.targets)
+		}
+	}
+}
+
+// TestPickL0IntoBaseLevel: L0 compacts into the base level, with the
+// tables there that overlap it; a level above the base holding data is due
+// first.
+func TestPickL0IntoBaseLevel(t *testing.T) {
+	o := Options{L0Threshold: 2, LBaseMaxBytes: 64, Multiplier: 10}
+	noPointer := func(int) base.InternalKey { return base.InternalKey{} }
+	var v manifest.Version
+	v.Levels[0] = []*manifest.FileMetadata{table(5, "c", "f", 10), table(4, "a", "d", 10)}
+	v.Levels[5] = []*manifest.FileMetadata{table(2, "a", "b", 30), table(3, "e", "g", 30), table(6, "x", "y", 1)}
+	v.Levels[6] = []*manifest.FileMetadata{table(1, "a", "z", 640)}
+	c := Pick(&v, o, noPointer)
+	if c == nil || c.Level != 0 || c.OutputLevel != 5 || len(c.Inputs[0]) != 2 || len(c.Inputs[1]) != 2 {
+		t.Fatalf("picked %v, want L0→L5 with the 2 overlapping L5 tables", c)
+	}
+	v.Levels[0] = nil
+	v.Levels[2] = []*manifest.FileMetadata{table(7, "m", "n", 1)}
+	if c := Pick(&v, o, noPointer); c == nil || c.Level != 2 || !c.Trivial() {
+		t.Fatalf("picked %v, want the stray L2 table moved down", c)
+	}
+}
