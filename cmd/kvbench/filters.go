@@ -13,7 +13,8 @@ import (
 
 // runFilters prints the filter tables of filter/README.md: the standard
 // Bloom filter's design and overfill tables (seed 001), and the same tables
-// for the cache-line filter against its own theory and the standard formula.
+// for the cache-line filter against its own theory and the standard formula,
+// and the quotient filter's FPR and probe lengths by load.
 // Every rate is measured over enough absent keys that ±rel is -sigmas
 // standard deviations wide.
 func runFilters(args []string) error {
@@ -36,6 +37,9 @@ func runFilters(args []string) error {
 	}
 	cacheLineTable(w, *rel, *sigmas, *seed)
 	cacheLineOverfillTable(w, queries, *seed)
+	if err := quotientTable(w, *seed); err != nil {
+		return err
+	}
 	fmt.Printf("(%d-sigma, ±%.0f%% per rate; seed %d; %.1fs)\n", int(*sigmas), *rel*100, *seed, time.Since(start).Seconds())
 	return nil
 }
@@ -84,6 +88,22 @@ func cacheLineOverfillTable(w *tabwriter.Writer, queries func(float64) int, seed
 		fmt.Fprintf(w, "%d (%dx)\t%.4f\t%.3f\t%.4f\t%.4f\t%.4f\t%d\t\n", r.Added, r.Multiple, r.Measured, r.FillRatio, r.Estimated, r.Naive, r.Theory, r.Queries)
 	}
 	_ = flushBlank(w)
+}
+
+// quotientTable measures the quotient filter the way its type doc does
+// (go doc ./filter Quotient): 2^16 slots, 8-bit remainders, 10^6 absent
+// keys per load.
+func quotientTable(w *tabwriter.Writer, seed uint64) error {
+	fmt.Println("Quotient filter, 2^16 slots, 8-bit remainders, 10^6 absent keys per load:")
+	rows, err := filter.MeasureQuotient(16, 8, []float64{0.5, 0.75, 0.9, 0.95}, 1_000_000, seed)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "load\tmeasured\ttheory\tratio\tremainders compared\tcluster span\t")
+	for _, r := range rows {
+		fmt.Fprintf(w, "%.0f%%\t%.5f\t%.5f\t%.3f\t%.2f\t%.2f\t\n", 100*r.Load, r.FPR, r.TheoryFPR, r.FPR/r.TheoryFPR, r.RunScan, r.ClusterSpan)
+	}
+	return flushBlank(w)
 }
 
 func flushBlank(w *tabwriter.Writer) error {
