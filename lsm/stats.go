@@ -65,7 +65,8 @@ type Stats struct {
 	// it, and removed it instead of adding a tombstone.
 	PutsAnnihilated uint64
 	// ProofProbes counts in-memory table filter probes made for
-	// absent-key proofs (delete elision).
+	// absent-key proofs: delete elision, and tombstone elision at flush and
+	// compaction.
 	ProofProbes uint64
 
 	// WALBytes counts bytes of records appended to WALs.
