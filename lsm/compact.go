@@ -174,7 +174,12 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 	}
 	it := compaction.NewIter(merge.NewIter(inputs...), snapshots, elide)
 	defer it.Close()
-	outputs, err := d.writeTables(it, d.opts.TargetFileSize)
+	var grandparents []*manifest.FileMetadata
+	if c.OutputLevel+1 < NumLevels {
+		lo, hi := c.Bounds()
+		grandparents = v.Overlaps(c.OutputLevel+1, lo, hi)
+	}
+	outputs, err := d.writeTables(it, compaction.NewSplitter(d.opts.TargetFileSize, grandparents))
 	d.stats.countDrops(it.Drops(), false)
 	if err != nil {
 		return err
@@ -242,10 +247,9 @@ func (d *DB) openCompactionInputs(c *compaction.Compaction) ([]base.InternalIter
 	return iters, readers, nil
 }
 
-// writeTables writes it's entries as tables of about targetSize bytes,
-// cutting only between user keys: a level's tables must not share one
-// (manifest invariant 2).
-func (d *DB) writeTables(it *compaction.Iter, targetSize int64) ([]*manifest.FileMetadata, error) {
+// writeTables writes it's entries as tables, cut where split says, which is
+// only ever between user keys.
+func (d *DB) writeTables(it *compaction.Iter, split *compaction.Splitter) ([]*manifest.FileMetadata, error) {
 	var outputs []*manifest.FileMetadata
 	var w *tableWriter
 	var lastKey []byte
@@ -259,9 +263,15 @@ func (d *DB) writeTables(it *compaction.Iter, targetSize int64) ([]*manifest.Fil
 	}
 	for ok := it.First(); ok; ok = it.Next() {
 		k := it.Key()
-		if w != nil && int64(w.w.EstimatedSize()) >= targetSize && string(k.UserKey) != string(lastKey) {
-			if err := finish(); err != nil {
-				return nil, err
+		if w == nil || string(k.UserKey) != string(lastKey) {
+			var written int64
+			if w != nil {
+				written = int64(w.w.EstimatedSize())
+			}
+			if split.SplitBefore(k.UserKey, written) {
+				if err := finish(); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if w == nil {

@@ -242,7 +242,7 @@ func (d *DB) flushMemtable(m *memtable.Memtable, v *manifest.Version, snapshots 
 func (d *DB) writeTable(input base.InternalIterator, elide compaction.Elider, snapshots []base.SeqNum) (*manifest.FileMetadata, compaction.Drops, error) {
 	it := compaction.NewIter(input, snapshots, elide)
 	defer it.Close()
-	outputs, err := d.writeTables(it, math.MaxInt64)
+	outputs, err := d.writeTables(it, compaction.NewSplitter(math.MaxInt64, nil))
 	if err != nil || len(outputs) == 0 {
 		return nil, it.Drops(), err
 	}
