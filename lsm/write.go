@@ -3,6 +3,7 @@ package lsm
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
@@ -14,6 +15,10 @@ import (
 // for megabytes of others' I/O.
 const maxGroupBytes = 1 << 20
 
+// writerPool recycles writers: a writer is free once commit returns, as
+// its leader has marked it done and let go of the queue by then.
+var writerPool = sync.Pool{New: func() any { return new(writer) }}
+
 // writer is one caller of commit waiting in the queue.
 type writer struct {
 	batch *Batch // nil for a rotation request from Flush
@@ -21,11 +26,19 @@ type writer struct {
 	err   error
 }
 
+// batchPool recycles the one-write batches of Put and Delete. A batch is
+// free again once Write returns: the commit pipeline is done with it by
+// then, also when another writer's leader wrote it.
+var batchPool = sync.Pool{New: func() any { return new(Batch) }}
+
 // Put sets key to value.
 func (d *DB) Put(key, value []byte) error {
-	var b Batch
+	b := batchPool.Get().(*Batch)
+	b.Reset()
 	b.Put(key, value)
-	return d.Write(&b)
+	err := d.Write(b)
+	batchPool.Put(b)
+	return err
 }
 
 // Delete removes key. Deleting a key that does not exist is not an error.
@@ -48,9 +61,12 @@ func (d *DB) Delete(key []byte) error {
 			return nil
 		}
 	}
-	var b Batch
+	b := batchPool.Get().(*Batch)
+	b.Reset()
 	b.Delete(key)
-	return d.Write(&b)
+	err := d.Write(b)
+	batchPool.Put(b)
+	return err
 }
 
 // provablyAbsent reports whether no filter on key's read path admits it,
@@ -77,7 +93,11 @@ func (d *DB) Write(b *Batch) error {
 	if b.Len() == 0 {
 		return d.checkOpen()
 	}
-	return d.commit(&writer{batch: b})
+	w := writerPool.Get().(*writer)
+	*w = writer{batch: b}
+	err := d.commit(w)
+	writerPool.Put(w)
+	return err
 }
 
 func (d *DB) checkOpen() error {
@@ -118,7 +138,7 @@ func (d *DB) commit(w *writer) error {
 	// 1. Make room: rotate a full memtable, or stall while flushes and L0
 	// are too far behind.
 	err := d.makeRoomForWrite(w.batch == nil)
-	group := []*writer{w}
+	group := d.mu.writers[:1] // w; later appends to the queue leave it be
 	if err == nil && w.batch != nil {
 		group = d.gatherGroup()
 		// 2. Sequence numbers, in queue order (invariant 1).
