@@ -3,6 +3,7 @@ package lsm
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 )
 
@@ -140,4 +141,23 @@ func BenchmarkDelete(b *testing.B) {
 			b.ReportMetric(float64(after.WALBytes-before.WALBytes)/float64(b.N), "wal-bytes/op")
 		})
 	}
+}
+
+// BenchmarkGetMissParallel is GetMiss from every core at once: what the
+// shared structures of the read path (read state, table cache, block
+// cache) cost under contention.
+func BenchmarkGetMissParallel(b *testing.B) {
+	d := benchDB(b, nil)
+	var seed atomic.Uint64
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		rng := rand.New(rand.NewPCG(seed.Add(1), 2))
+		var k []byte
+		for pb.Next() {
+			k = benchKey(k, 2*rng.Uint64N(benchKeys)+1)
+			if _, err := d.Get(k); err == nil {
+				b.Fatalf("Get(%x) found an absent key", k)
+			}
+		}
+	})
 }

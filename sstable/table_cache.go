@@ -5,19 +5,26 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/monbandb/monban/internal/vfs"
 )
 
-// TableCache keeps up to maxOpen Readers open, least recently used first out,
-// so that a DB with thousands of tables holds a bounded number of file
-// descriptors and never re-reads a hot table's index and filter.
+// TableCache keeps up to maxOpen Readers open, so that a DB with thousands
+// of tables holds a bounded number of file descriptors and never re-reads a
+// hot table's index and filter.
 //
-// Reference counting: the cache holds one reference to each reader it lists,
-// and each Get hands out another, released by calling the returned func
-// exactly once. A reader closes when its last reference goes, so one in use
-// is never closed under its user — even if it is evicted meanwhile (the
-// open-file count may then exceed maxOpen until users release).
+// Every point read asks it for a table, several times per Get, so a hit
+// takes only the read lock and two atomic operations; the list order is
+// changed only when a table is opened. Eviction is CLOCK-like: a hit sets
+// the entry's referenced bit, and the eviction scan from the least recently
+// opened end gives a referenced entry a second chance instead of closing it.
+//
+// Reference counting: the cache holds one reference to each reader it
+// lists, and each Get hands out another, released by calling the returned
+// func exactly once. A reader closes when its last reference goes, so one
+// in use is never closed under its user — even if it is evicted meanwhile
+// (the open-file count may then exceed maxOpen until users release).
 // Safe for concurrent use.
 type TableCache struct {
 	fs         vfs.FS
@@ -25,21 +32,26 @@ type TableCache struct {
 	maxOpen    int
 	readerOpts ReaderOptions
 
-	mu     sync.Mutex
+	mu     sync.RWMutex
 	tables map[uint64]*tableEntry
-	lru    list.List // of *tableEntry, most recent at the front
+	lru    list.List // of *tableEntry, most recently opened or spared at the front
 	closed bool
 }
 
 type tableEntry struct {
 	c       *TableCache
 	fileNum uint64
-	elem    *list.Element // nil once out of the cache
-	refs    int           // guarded by c.mu
-	ready   chan struct{} // closed when r/err are set
-	r       *Reader
-	err     error
-	release func() // allocated once per entry, so Get allocates nothing
+	elem    *list.Element // guarded by c.mu (write); nil once out of the cache
+	// refs counts the cache's reference (while listed) and every Get's.
+	// Invariant: an entry in c.tables has refs >= 1, so a Get holding the
+	// read lock may add to it without the count ever rising from zero.
+	refs       atomic.Int32
+	referenced atomic.Bool
+	opened     atomic.Bool   // r and err are set; the fast path's check
+	ready      chan struct{} // closed when opened is set, for waiters
+	r          *Reader
+	err        error
+	release    func() // allocated once per entry, so Get allocates nothing
 }
 
 // NewTableCache returns a cache of readers of dir's tables; maxOpen < 1 is
@@ -53,52 +65,89 @@ func NewTableCache(fs vfs.FS, dir string, maxOpen int, opts ReaderOptions) *Tabl
 // if needed, and a func that releases it. Concurrent Gets of one table open
 // it once.
 func (c *TableCache) Get(fileNum uint64) (*Reader, func(), error) {
+	c.mu.RLock()
+	closed, e := c.closed, c.tables[fileNum]
+	if e != nil {
+		e.refs.Add(1)
+		e.referenced.Store(true)
+	}
+	c.mu.RUnlock()
+	switch {
+	case closed:
+		return nil, nil, ErrClosed
+	case e != nil:
+		return e.wait()
+	}
+
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		return nil, nil, ErrClosed
 	}
-	e := c.tables[fileNum]
-	if e != nil {
-		e.refs++
-		c.lru.MoveToFront(e.elem)
+	if e = c.tables[fileNum]; e != nil { // opened meanwhile
+		e.refs.Add(1)
 		c.mu.Unlock()
-		<-e.ready
-		if e.err != nil {
-			e.release()
-			return nil, nil, e.err
-		}
-		return e.r, e.release, nil
+		return e.wait()
 	}
-	e = &tableEntry{c: c, fileNum: fileNum, refs: 2, ready: make(chan struct{})}
+	e = &tableEntry{c: c, fileNum: fileNum, ready: make(chan struct{})}
+	e.refs.Store(2)
 	e.release = e.unref
 	e.elem = c.lru.PushFront(e)
 	c.tables[fileNum] = e
-	var victims []*tableEntry
-	for c.lru.Len() > c.maxOpen {
-		victims = append(victims, c.removeLocked(c.lru.Back().Value.(*tableEntry)))
-	}
+	victims := c.evictLocked()
 	c.mu.Unlock()
 	for _, v := range victims {
 		v.unref()
 	}
 
 	e.r, e.err = c.open(fileNum)
+	e.opened.Store(true)
 	close(e.ready)
 	if e.err != nil {
 		// Forget the failure so a later Get retries (the file may appear).
 		c.mu.Lock()
-		if c.tables[fileNum] == e {
+		mine := c.tables[fileNum] == e
+		if mine {
 			c.removeLocked(e)
-			c.mu.Unlock()
+		}
+		c.mu.Unlock()
+		if mine {
 			e.unref()
-		} else {
-			c.mu.Unlock()
 		}
 		e.unref()
 		return nil, nil, e.err
 	}
 	return e.r, e.release, nil
+}
+
+// wait returns e's reader once it is open, holding the reference the
+// caller took.
+func (e *tableEntry) wait() (*Reader, func(), error) {
+	if !e.opened.Load() {
+		<-e.ready
+	}
+	if e.err != nil {
+		e.unref()
+		return nil, nil, e.err
+	}
+	return e.r, e.release, nil
+}
+
+// evictLocked takes entries out of the cache until it holds maxOpen,
+// sparing (once) those hit since they were last passed over. The caller
+// drops the cache's reference to each victim, outside c.mu.
+func (c *TableCache) evictLocked() []*tableEntry {
+	var victims []*tableEntry
+	// Each spared entry loses its bit, so two passes always find victims.
+	for scans := 2 * c.lru.Len(); c.lru.Len() > c.maxOpen && scans > 0; scans-- {
+		e := c.lru.Back().Value.(*tableEntry)
+		if e.referenced.Swap(false) {
+			c.lru.MoveToFront(e.elem)
+			continue
+		}
+		victims = append(victims, c.removeLocked(e))
+	}
+	return victims
 }
 
 func (c *TableCache) open(fileNum uint64) (*Reader, error) {
@@ -123,18 +172,28 @@ func (c *TableCache) removeLocked(e *tableEntry) *tableEntry {
 
 // unref drops one reference; the last one closes the reader.
 func (e *tableEntry) unref() {
-	c := e.c
-	c.mu.Lock()
-	e.refs--
-	last := e.refs == 0
-	if e.refs < 0 {
-		c.mu.Unlock()
+	switch n := e.refs.Add(-1); {
+	case n == 0 && e.r != nil:
+		e.r.Close()
+	case n < 0:
 		panic(fmt.Sprintf("sstable: table %d released more often than acquired", e.fileNum))
 	}
-	c.mu.Unlock()
-	if last && e.r != nil {
-		e.r.Close()
+}
+
+// Peek returns the reader of table fileNum and a func that releases it, if
+// the table is open already; it never opens a file, so it never reads disk.
+// The absent-key proofs use it: a table that is not open cannot vouch for a
+// key, and the caller treats it as "maybe".
+func (c *TableCache) Peek(fileNum uint64) (*Reader, func(), bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	e := c.tables[fileNum]
+	if c.closed || e == nil || !e.opened.Load() || e.err != nil {
+		return nil, nil, false
 	}
+	e.refs.Add(1)
+	e.referenced.Store(true)
+	return e.r, e.release, true
 }
 
 // Evict is called when table fileNum is deleted: it leaves the cache, closes
