@@ -255,3 +255,20 @@ func TestRecoveryTornTailAndCorruption(t *testing.T) {
 		})
 	}
 }
+
+func TestInvalidOptions(t *testing.T) {
+	for _, o := range []Options{
+		{MemtableSize: -1},
+		{LevelMultiplier: 1},
+		{BloomBitsPerKey: 65},
+		{L0CompactionThreshold: 10, L0StopWritesThreshold: 5},
+	} {
+		o.FS = vfs.NewMem()
+		if d, err := Open("/db", &o); !errors.Is(err, ErrInvalidOptions) {
+			if d != nil {
+				d.Close()
+			}
+			t.Errorf("Open with %+v: %v, want ErrInvalidOptions", o, err)
+		}
+	}
+}

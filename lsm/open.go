@@ -28,6 +28,9 @@ import (
 // else fails Open with an error wrapping ErrCorruption that names the file.
 func Open(dir string, opts *Options) (*DB, error) {
 	d := &DB{dir: dir, opts: opts.withDefaults()}
+	if err := d.opts.validate(); err != nil {
+		return nil, err
+	}
 	d.fs = d.opts.FS
 	d.mu.writeCond.L = &d.mu
 	d.mu.flushCond.L = &d.mu

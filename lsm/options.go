@@ -1,6 +1,11 @@
 package lsm
 
-import "github.com/monbandb/monban/internal/vfs"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/monbandb/monban/internal/vfs"
+)
 
 // Options configures a DB. The zero value (and a nil *Options) selects the
 // defaults documented on each field.
@@ -116,6 +121,28 @@ func setDefault[T int | int64](p *T, def T) {
 	if *p == 0 {
 		*p = def
 	}
+}
+
+// ErrInvalidOptions is wrapped by Open's error for options that cannot work
+// (a negative size, a level multiplier below 2, thresholds out of order).
+var ErrInvalidOptions = errors.New("monban: invalid options")
+
+// validate checks options after defaults are applied.
+func (o *Options) validate() error {
+	switch {
+	case o.MemtableSize < 0, o.BlockSize < 0, o.MaxOpenFiles < 0, o.LBaseMaxBytes < 0, o.TargetFileSize < 0:
+		return fmt.Errorf("%w: sizes and counts must not be negative", ErrInvalidOptions)
+	case o.BloomBitsPerKey > 64:
+		return fmt.Errorf("%w: BloomBitsPerKey %d above 64", ErrInvalidOptions, o.BloomBitsPerKey)
+	case o.LevelMultiplier < 2:
+		return fmt.Errorf("%w: LevelMultiplier %d below 2", ErrInvalidOptions, o.LevelMultiplier)
+	case o.L0CompactionThreshold < 1 ||
+		o.L0SlowdownWritesThreshold < o.L0CompactionThreshold ||
+		o.L0StopWritesThreshold < o.L0SlowdownWritesThreshold:
+		return fmt.Errorf("%w: need 1 <= L0CompactionThreshold (%d) <= L0SlowdownWritesThreshold (%d) <= L0StopWritesThreshold (%d)",
+			ErrInvalidOptions, o.L0CompactionThreshold, o.L0SlowdownWritesThreshold, o.L0StopWritesThreshold)
+	}
+	return nil
 }
 
 // bloomBits returns the bits per key to write, 0 meaning no filter.
