@@ -129,7 +129,7 @@ func Pick(v *manifest.Version, o Options, pointer func(level int) base.InternalK
 		// L0 tables overlap one another; taking them all keeps the L0
 		// invariant (newer tables hold newer versions) trivially true.
 		c.Inputs[0] = v.Levels[0]
-		_, c.OutputLevel = o.Targets(v)
+		c.OutputLevel = l0OutputLevel(v, o)
 	} else {
 		c.Inputs[0] = []*manifest.FileMetadata{nextAfter(v.Levels[best], pointer(best))}
 	}
@@ -137,6 +137,21 @@ func Pick(v *manifest.Version, o Options, pointer func(level int) base.InternalK
 	c.Inputs[1] = v.Overlaps(c.OutputLevel, lo, hi)
 	c.Pointer = c.Inputs[0][len(c.Inputs[0])-1].Largest
 	return c
+}
+
+// l0OutputLevel is where L0 compacts: the base level, unless a level
+// above it still holds tables (left over from when the DB was larger).
+// Those tables are older than L0's and newer than the base level's, so L0
+// must land on the first of them: reads look at levels top down, and data
+// written below older data would be shadowed by it.
+func l0OutputLevel(v *manifest.Version, o Options) int {
+	_, base := o.Targets(v)
+	for l := 1; l < base; l++ {
+		if len(v.Levels[l]) > 0 {
+			return l
+		}
+	}
+	return base
 }
 
 // PickRange returns a compaction of level's tables overlapping [lo, hi]

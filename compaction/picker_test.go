@@ -57,8 +57,14 @@ func TestPickL0IntoBaseLevel(t *testing.T) {
 	if c == nil || c.Level != 0 || c.OutputLevel != 5 || len(c.Inputs[0]) != 2 || len(c.Inputs[1]) != 2 {
 		t.Fatalf("picked %v, want L0→L5 with the 2 overlapping L5 tables", c)
 	}
-	v.Levels[0] = nil
+	// A table left in L2 (above the base level) holds data older than L0's
+	// and newer than L5's: L0 must compact into L2, not below it.
 	v.Levels[2] = []*manifest.FileMetadata{table(7, "m", "n", 1)}
+	if l := l0OutputLevel(&v, o); l != 2 {
+		t.Fatalf("L0 would compact into L%d, below the older data in L2", l)
+	}
+	// The stray table itself is due first, and moves down.
+	v.Levels[0] = nil
 	if c := Pick(&v, o, noPointer); c == nil || c.Level != 2 || !c.Trivial() {
 		t.Fatalf("picked %v, want the stray L2 table moved down", c)
 	}
