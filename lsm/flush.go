@@ -15,10 +15,14 @@ import (
 	"github.com/monbandb/monban/wal"
 )
 
-// maxImmutableMemtables is how many full memtables may wait for flush
-// before writers stall: enough to absorb a burst while one is being
-// written, few enough to bound memory.
-const maxImmutableMemtables = 2
+// Full memtables may queue for flush: one is normal (it is being written),
+// slowdownImmutableMemtables slows each commit by a millisecond, and
+// stopImmutableMemtables stalls writers — enough to absorb a burst, few
+// enough to bound memory to stop+1 memtables.
+const (
+	slowdownImmutableMemtables = 2
+	stopImmutableMemtables     = 3
+)
 
 // Flush makes the active memtable immutable (if it holds anything) and
 // waits until it and every memtable queued before it are written to L0.
@@ -56,10 +60,10 @@ func (d *DB) makeRoomForWrite(force bool) error {
 			return d.mu.bgErr
 		case d.closed.Load():
 			return ErrClosed
-		case !force && !slowedDown && d.rs.version.NumFiles(0) >= d.opts.L0SlowdownWritesThreshold &&
-			d.rs.version.NumFiles(0) < d.opts.L0StopWritesThreshold:
-			// Delay this commit once, rather than let L0 reach the stop
-			// threshold and halt every writer for a whole compaction.
+		case !force && !slowedDown && d.slowdownDue(mem):
+			// Delay this commit once, rather than let L0 or the flush queue
+			// reach its stop threshold and halt every writer for a whole
+			// compaction or flush.
 			slowedDown = true
 			d.stats.slowdowns.Add(1)
 			d.mu.Unlock()
@@ -69,7 +73,7 @@ func (d *DB) makeRoomForWrite(force bool) error {
 			return nil
 		case !force && mem.Active().ApproximateSize() < d.opts.MemtableSize:
 			return nil
-		case len(mem.Immutables()) >= maxImmutableMemtables,
+		case len(mem.Immutables()) >= stopImmutableMemtables,
 			d.rs.version.NumFiles(0) >= d.opts.L0StopWritesThreshold:
 			if stallStart.IsZero() {
 				stallStart = time.Now()
@@ -79,6 +83,16 @@ func (d *DB) makeRoomForWrite(force bool) error {
 			return d.rotateMemtable()
 		}
 	}
+}
+
+// slowdownDue reports whether L0 or the flush queue is past its slowdown
+// threshold but short of its stop threshold. d.mu is held.
+func (d *DB) slowdownDue(mem *memtable.Level) bool {
+	l0, queued := d.rs.version.NumFiles(0), len(mem.Immutables())
+	if l0 >= d.opts.L0StopWritesThreshold || queued >= stopImmutableMemtables {
+		return false
+	}
+	return l0 >= d.opts.L0SlowdownWritesThreshold || queued >= slowdownImmutableMemtables
 }
 
 // rotateMemtable makes the active memtable immutable behind a new one with

@@ -95,9 +95,10 @@ type Stats struct {
 	SpaceReclaimed uint64
 
 	// Slowdowns counts commits delayed by a millisecond because L0 passed
-	// Options.L0SlowdownWritesThreshold. Stalls counts commits that waited
-	// for flushes or compactions to catch up (too many memtables queued, or
-	// L0 at Options.L0StopWritesThreshold); StallTime is their total wait.
+	// Options.L0SlowdownWritesThreshold or two memtables were queued for
+	// flush. Stalls counts commits that waited for flushes or compactions
+	// to catch up (three memtables queued, or L0 at
+	// Options.L0StopWritesThreshold); StallTime is their total wait.
 	Slowdowns uint64
 	Stalls    uint64
 	StallTime time.Duration
