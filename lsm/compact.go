@@ -215,7 +215,9 @@ func (d *DB) logAndApply(edit *manifest.VersionEdit) error {
 
 // openCompactionInputs opens private readers of the input tables, without
 // the block cache: a compaction reads each block once, and must not evict
-// what reads are using. Their read counters are the compaction's reads.
+// what reads are using. Their read counters are the compaction's reads
+// (blocks, as the tables count them; the file sees fewer, larger reads
+// through readaheadFile).
 func (d *DB) openCompactionInputs(c *compaction.Compaction) ([]base.InternalIterator, []*sstable.Reader, error) {
 	var iters []base.InternalIterator
 	var readers []*sstable.Reader
@@ -235,7 +237,12 @@ func (d *DB) openCompactionInputs(c *compaction.Compaction) ([]base.InternalIter
 			if err != nil {
 				return fail(err)
 			}
-			r, err := sstable.Open(file, sstable.ReaderOptions{FileNum: f.FileNum, Name: name})
+			ra, err := newReadaheadFile(file)
+			if err != nil {
+				file.Close()
+				return fail(err)
+			}
+			r, err := sstable.Open(ra, sstable.ReaderOptions{FileNum: f.FileNum, Name: name})
 			if err != nil {
 				file.Close()
 				return fail(err)

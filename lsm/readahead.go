@@ -1,0 +1,69 @@
+package lsm
+
+import (
+	"io"
+
+	"github.com/monbandb/monban/internal/vfs"
+)
+
+// compactionReadahead is how much a compaction input reads per system
+// call. A compaction reads each input table once, front to back, a block
+// at a time; 256 KiB reads turn ~64 block-sized preads into one.
+const compactionReadahead = 256 << 10
+
+// readaheadFile serves ReadAt from a window it refills with large reads.
+// It is for one goroutine reading forward (a compaction input); reads that
+// miss the window, such as Open's footer and index, just move it.
+type readaheadFile struct {
+	vfs.File
+	buf    []byte
+	bufOff int64 // file offset of buf[0]
+	size   int64
+}
+
+func newReadaheadFile(f vfs.File) (*readaheadFile, error) {
+	size, err := f.Size()
+	if err != nil {
+		return nil, err
+	}
+	return &readaheadFile{File: f, size: size}, nil
+}
+
+// ReadAt implements io.ReaderAt over the window.
+func (r *readaheadFile) ReadAt(p []byte, off int64) (int, error) {
+	if len(p) > compactionReadahead {
+		return r.File.ReadAt(p, off)
+	}
+	if off < r.bufOff || off+int64(len(p)) > r.bufOff+int64(len(r.buf)) {
+		if err := r.fill(off); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, r.buf[off-r.bufOff:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// fill reads the window starting at off (or what is left of the file).
+func (r *readaheadFile) fill(off int64) error {
+	if off >= r.size {
+		r.buf, r.bufOff = r.buf[:0], off
+		return nil
+	}
+	n := min(int64(compactionReadahead), r.size-off)
+	if int64(cap(r.buf)) < n {
+		r.buf = make([]byte, compactionReadahead)
+	}
+	r.buf = r.buf[:n]
+	m, err := r.File.ReadAt(r.buf, off)
+	r.buf, r.bufOff = r.buf[:m], off
+	if m == int(n) {
+		return nil
+	}
+	if err == nil {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
