@@ -165,7 +165,7 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 			if f == nil {
 				continue
 			}
-			if d.tableMayContain(f, h) {
+			if d.tableMayContain(f, h, &d.stats.mergeProofProbes) {
 				return false, 0
 			}
 			reason = compaction.DropFilterProof

@@ -269,7 +269,7 @@ func (d *DB) olderTablesMayContain(v *manifest.Version, level int, ukey []byte) 
 	h := filter.Hash(ukey)
 	for l := level; l < NumLevels; l++ {
 		for _, f := range v.Overlaps(l, ukey, ukey) {
-			if d.tableMayContain(f, h) {
+			if d.tableMayContain(f, h, &d.stats.mergeProofProbes) {
 				return true
 			}
 		}

@@ -1,6 +1,8 @@
 package lsm
 
 import (
+	"sync/atomic"
+
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/manifest"
@@ -117,24 +119,24 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 // tablesMayContain reports whether the in-memory Bloom filter of any table
 // of v whose key range covers key admits it. It never reads disk: a table
 // that is not open counts as "maybe".
-func (d *DB) tablesMayContain(v *manifest.Version, key []byte, h uint64) bool {
+func (d *DB) tablesMayContain(v *manifest.Version, key []byte, h uint64, probes *atomic.Uint64) bool {
 	for level, files := range v.Levels {
 		if level == 0 {
 			for _, f := range files {
-				if f.ContainsUserKey(key) && d.tableMayContain(f, h) {
+				if f.ContainsUserKey(key) && d.tableMayContain(f, h, probes) {
 					return true
 				}
 			}
 			continue
 		}
-		if f := v.FindFile(level, key); f != nil && d.tableMayContain(f, h) {
+		if f := v.FindFile(level, key); f != nil && d.tableMayContain(f, h, probes) {
 			return true
 		}
 	}
 	return false
 }
 
-func (d *DB) tableMayContain(f *manifest.FileMetadata, h uint64) bool {
+func (d *DB) tableMayContain(f *manifest.FileMetadata, h uint64, probes *atomic.Uint64) bool {
 	if d.opts.IgnoreFilters {
 		return true
 	}
@@ -143,6 +145,6 @@ func (d *DB) tableMayContain(f *manifest.FileMetadata, h uint64) bool {
 		return true
 	}
 	defer release()
-	d.stats.proofProbes.Add(1)
+	probes.Add(1)
 	return r.MayContainHash(h)
 }

@@ -64,10 +64,11 @@ type Stats struct {
 	// active memtable, with nothing older anywhere and no snapshot to see
 	// it, and removed it instead of adding a tombstone.
 	PutsAnnihilated uint64
-	// ProofProbes counts in-memory table filter probes made for
-	// absent-key proofs: delete elision, and tombstone elision at flush and
-	// compaction.
-	ProofProbes uint64
+	// DeleteProofProbes counts in-memory table filter probes made to prove
+	// a deleted key absent (delete elision, put annihilation);
+	// MergeProofProbes those made by flushes and compactions to prove a
+	// tombstone unnecessary.
+	DeleteProofProbes, MergeProofProbes uint64
 
 	// WALBytes counts bytes of records appended to WALs.
 	WALBytes uint64
@@ -145,7 +146,8 @@ type dbStats struct {
 	levels [NumLevels]levelCounters
 
 	memtableFilterNegatives, immutableFilterNegatives, memtableFalsePositives atomic.Uint64
-	deletesElided, walBytesSaved, proofProbes, putsAnnihilated                atomic.Uint64
+	deletesElided, walBytesSaved, putsAnnihilated                             atomic.Uint64
+	deleteProofProbes, mergeProofProbes                                       atomic.Uint64
 	walBytes, flushes                                                         atomic.Uint64
 	stalls, stallNanos, slowdowns                                             atomic.Uint64
 	flushDrops, compactionDrops                                               [len(compaction.Drops{})]atomic.Uint64
@@ -198,7 +200,8 @@ func (d *DB) Stats() Stats {
 	s.ImmutableFilterNegatives = d.stats.immutableFilterNegatives.Load()
 	s.MemtableFalsePositives = d.stats.memtableFalsePositives.Load()
 	s.DeletesElided, s.WALBytesSaved = d.stats.deletesElided.Load(), d.stats.walBytesSaved.Load()
-	s.ProofProbes, s.PutsAnnihilated = d.stats.proofProbes.Load(), d.stats.putsAnnihilated.Load()
+	s.PutsAnnihilated = d.stats.putsAnnihilated.Load()
+	s.DeleteProofProbes, s.MergeProofProbes = d.stats.deleteProofProbes.Load(), d.stats.mergeProofProbes.Load()
 	s.WALBytes, s.Flushes = d.stats.walBytes.Load(), d.stats.flushes.Load()
 	for i := range s.FlushDrops {
 		s.FlushDrops[i] = d.stats.flushDrops[i].Load()

@@ -82,7 +82,7 @@ func (d *DB) provablyAbsent(key []byte) bool {
 	if d.opts.IgnoreFilters || rs.mem.MayContainHash(h) {
 		return false
 	}
-	return !d.tablesMayContain(rs.version, key, h)
+	return !d.tablesMayContain(rs.version, key, h, &d.stats.deleteProofProbes)
 }
 
 // Write applies every write of b atomically.
@@ -236,7 +236,7 @@ func (d *DB) annihilate(mem *memtable.Memtable, key []byte, h uint64) bool {
 		return false
 	}
 	defer rs.unref()
-	if c := rs.mem.CombinedFilter(); c != nil && c.ContainsHash(h) || d.tablesMayContain(rs.version, key, h) {
+	if c := rs.mem.CombinedFilter(); c != nil && c.ContainsHash(h) || d.tablesMayContain(rs.version, key, h, &d.stats.deleteProofProbes) {
 		return false
 	}
 	d.snapMu.RLock()

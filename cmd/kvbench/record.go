@@ -69,7 +69,7 @@ type deletes struct {
 	Elided          uint64            `json:"elided"`
 	WALBytesSaved   uint64            `json:"wal_bytes_saved"`
 	WALBytes        uint64            `json:"wal_bytes_written"`
-	ProofProbes     uint64            `json:"proof_probes"`
+	ProofProbes     uint64            `json:"proof_probes"` // Stats.DeleteProofProbes
 	FlushDrops      map[string]uint64 `json:"flush_drops"`
 	CompactionDrops map[string]uint64 `json:"compaction_drops"`
 }
@@ -166,7 +166,7 @@ func standardFPR(b int) float64 {
 
 func deletesFrom(d lsm.Stats) *deletes {
 	del := &deletes{Elided: d.DeletesElided, WALBytesSaved: d.WALBytesSaved, WALBytes: d.WALBytes,
-		ProofProbes: d.ProofProbes, FlushDrops: map[string]uint64{}, CompactionDrops: map[string]uint64{}}
+		ProofProbes: d.DeleteProofProbes, FlushDrops: map[string]uint64{}, CompactionDrops: map[string]uint64{}}
 	for i, name := range dropReasons {
 		del.FlushDrops[name] = d.FlushDrops[i]
 		del.CompactionDrops[name] = d.CompactionDrops[i]
@@ -203,7 +203,8 @@ func statsDiff(a, b lsm.Stats) lsm.Stats {
 	d.MemtableFalsePositives -= a.MemtableFalsePositives
 	d.DeletesElided -= a.DeletesElided
 	d.WALBytesSaved -= a.WALBytesSaved
-	d.ProofProbes -= a.ProofProbes
+	d.DeleteProofProbes -= a.DeleteProofProbes
+	d.MergeProofProbes -= a.MergeProofProbes
 	d.WALBytes -= a.WALBytes
 	d.Flushes -= a.Flushes
 	for i := range d.FlushDrops {
