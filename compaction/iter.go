@@ -14,8 +14,9 @@ const (
 	// DropShadowed: a newer version of the key in the same snapshot stripe
 	// hides the entry from every reader and snapshot.
 	DropShadowed DropReason = iota
-	// DropBottom: a tombstone with nothing older below it, because its
-	// output is the bottom of the tree.
+	// DropBottom: a tombstone with nothing older below it, because no
+	// table below its output covers its key: the bottom of the tree, for
+	// that key.
 	DropBottom
 	// DropFilterProof: a tombstone with nothing older below it, because the
 	// in-memory filters of every older table whose range covers the key say

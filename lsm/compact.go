@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/monbandb/monban/compaction"
-	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/internal/merge"
@@ -154,24 +153,8 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 	}
 	d.stats.levels[c.Level].compactedBytesRead.Add(inBytes)
 
-	// A tombstone hides nothing when no level below the output holds its
-	// key: by key range (the bottom of the tree for this key) or by the
-	// in-memory filters of the tables whose range covers it.
-	elide := func(ukey []byte) (bool, compaction.DropReason) {
-		h := filter.Hash(ukey)
-		reason := compaction.DropBottom
-		for l := c.OutputLevel + 1; l < NumLevels; l++ {
-			f := v.FindFile(l, ukey)
-			if f == nil {
-				continue
-			}
-			if d.tableMayContain(f, h, &d.stats.mergeProofProbes) {
-				return false, 0
-			}
-			reason = compaction.DropFilterProof
-		}
-		return true, reason
-	}
+	// Only the levels below the output hold data older than the inputs.
+	elide := d.tombstoneElider(v, c.OutputLevel+1)
 	it := compaction.NewIter(merge.NewIter(inputs...), snapshots, elide)
 	defer it.Close()
 	var grandparents []*manifest.FileMetadata

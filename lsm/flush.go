@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/monbandb/monban/compaction"
-	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/internal/vfs"
@@ -233,9 +232,7 @@ func (d *DB) flushMemtable(m *memtable.Memtable, v *manifest.Version, snapshots 
 	edit := &manifest.VersionEdit{LogNum: nextLog}
 	// Every table of v is older than m: a tombstone none of their filters
 	// admits hides nothing.
-	elide := func(ukey []byte) (bool, compaction.DropReason) {
-		return !d.olderTablesMayContain(v, 0, ukey), compaction.DropFilterProof
-	}
+	elide := d.tombstoneElider(v, 0)
 	meta, drops, err := d.writeTable(m.NewIter(), elide, snapshots)
 	if err != nil {
 		return err
@@ -261,20 +258,6 @@ func (d *DB) writeTable(input base.InternalIterator, elide compaction.Elider, sn
 		return nil, it.Drops(), err
 	}
 	return outputs[0], it.Drops(), nil
-}
-
-// olderTablesMayContain reports whether a table at level or deeper of v
-// may hold ukey, by key range and in-memory filter only.
-func (d *DB) olderTablesMayContain(v *manifest.Version, level int, ukey []byte) bool {
-	h := filter.Hash(ukey)
-	for l := level; l < NumLevels; l++ {
-		for _, f := range v.Overlaps(l, ukey, ukey) {
-			if d.tableMayContain(f, h, &d.stats.mergeProofProbes) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func (d *DB) path(kind manifest.FileKind, num uint64) string {

@@ -3,6 +3,7 @@ package lsm
 import (
 	"sync/atomic"
 
+	"github.com/monbandb/monban/compaction"
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/manifest"
@@ -116,24 +117,45 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 	return v, true, nil
 }
 
-// tablesMayContain reports whether the in-memory Bloom filter of any table
-// of v whose key range covers key admits it. It never reads disk: a table
-// that is not open counts as "maybe".
-func (d *DB) tablesMayContain(v *manifest.Version, key []byte, h uint64, probes *atomic.Uint64) bool {
-	for level, files := range v.Levels {
+// tablesMayContain reports whether a table of v at level from or deeper
+// may hold key: its key range covers key and its in-memory Bloom filter
+// admits it. covered reports whether any table's range covered key at all.
+// It never reads disk: a table that is not open counts as "maybe".
+func (d *DB) tablesMayContain(v *manifest.Version, from int, key []byte, h uint64, probes *atomic.Uint64) (may, covered bool) {
+	for level := from; level < NumLevels; level++ {
 		if level == 0 {
-			for _, f := range files {
-				if f.ContainsUserKey(key) && d.tableMayContain(f, h, probes) {
-					return true
+			for _, f := range v.Levels[0] {
+				if f.ContainsUserKey(key) {
+					covered = true
+					if d.tableMayContain(f, h, probes) {
+						return true, true
+					}
 				}
 			}
 			continue
 		}
-		if f := v.FindFile(level, key); f != nil && d.tableMayContain(f, h, probes) {
-			return true
+		if f := v.FindFile(level, key); f != nil {
+			covered = true
+			if d.tableMayContain(f, h, probes) {
+				return true, true
+			}
 		}
 	}
-	return false
+	return false, covered
+}
+
+// tombstoneElider is the absent-key proof of flushes and compactions: a
+// tombstone hides nothing when no table of v at level from or deeper
+// covers its key (the bottom of the tree, for that key), or none of the
+// filters of those that do admits it.
+func (d *DB) tombstoneElider(v *manifest.Version, from int) compaction.Elider {
+	return func(ukey []byte) (bool, compaction.DropReason) {
+		may, covered := d.tablesMayContain(v, from, ukey, filter.Hash(ukey), &d.stats.mergeProofProbes)
+		if !covered {
+			return true, compaction.DropBottom
+		}
+		return !may, compaction.DropFilterProof
+	}
 }
 
 func (d *DB) tableMayContain(f *manifest.FileMetadata, h uint64, probes *atomic.Uint64) bool {

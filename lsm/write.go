@@ -82,7 +82,8 @@ func (d *DB) provablyAbsent(key []byte) bool {
 	if d.opts.IgnoreFilters || rs.mem.MayContainHash(h) {
 		return false
 	}
-	return !d.tablesMayContain(rs.version, key, h, &d.stats.deleteProofProbes)
+	may, _ := d.tablesMayContain(rs.version, 0, key, h, &d.stats.deleteProofProbes)
+	return !may
 }
 
 // Write applies every write of b atomically.
@@ -236,7 +237,10 @@ func (d *DB) annihilate(mem *memtable.Memtable, key []byte, h uint64) bool {
 		return false
 	}
 	defer rs.unref()
-	if c := rs.mem.CombinedFilter(); c != nil && c.ContainsHash(h) || d.tablesMayContain(rs.version, key, h, &d.stats.deleteProofProbes) {
+	if c := rs.mem.CombinedFilter(); c != nil && c.ContainsHash(h) {
+		return false
+	}
+	if may, _ := d.tablesMayContain(rs.version, 0, key, h, &d.stats.deleteProofProbes); may {
 		return false
 	}
 	d.snapMu.RLock()
