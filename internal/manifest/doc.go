@@ -76,7 +76,10 @@
 //	6 deleted file  uvarint level, uvarint file number
 //	7 new file      uvarint level, file number, size, lp smallest, lp largest,
 //	                smallest seq, largest seq, entries, deletions (uvarints)
+//	8 new table     the fields of 7, then table id uint64 LE (nonzero)
 //
+// Tag 7 is written for a table whose TableID is 0 (recorded before ids
+// existed), tag 8 for every other, so an edit has one encoding.
 // Tags 1-4 appear at most once per edit; an unknown tag is corruption. The
 // integrity of each edit rests on the wal's per-fragment CRC-32C. The
 // complete description and a worked hex example are in docs/format.md,

@@ -31,6 +31,12 @@ type FileMetadata struct {
 	// that are tombstones. Compaction uses them to favour tables whose
 	// tombstones would reclaim space (CompensatedSize).
 	NumEntries, NumDeletions uint64
+	// TableID is the table file's identity: a random nonzero value the
+	// engine draws when it writes the table and also stores in the table's
+	// properties, so that Open can tell a replaced or swapped .sst from the
+	// one the manifest names (a number says where, not what). 0 means
+	// unknown: a table recorded before ids existed (NewFile tag 7).
+	TableID uint64
 
 	// Compacting (in-memory) is set by the compaction picker while a
 	// compaction has the table as an input, so that two compactions never

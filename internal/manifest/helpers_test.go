@@ -30,6 +30,7 @@ func tableFor(num uint64, lo, hi string, seq base.SeqNum) *FileMetadata {
 	return &FileMetadata{
 		FileNum: num, Size: 1000 + num, Smallest: ikey(lo, seq), Largest: ikey(hi, seq),
 		SmallestSeq: seq, LargestSeq: seq, NumEntries: 10, NumDeletions: 3,
+		TableID: num*0x9e3779b97f4a7c15 | 1,
 	}
 }
 
@@ -84,9 +85,14 @@ func randEdit(rng *rand.Rand) *VersionEdit {
 		}
 		s1, s2 := base.SeqNum(rng.Uint64N(uint64(base.MaxSeqNum)+1)), base.SeqNum(rng.Uint64N(uint64(base.MaxSeqNum)+1))
 		n := big()
+		var id uint64 // 0 half the time: a table recorded before table ids (tag 7)
+		if rng.IntN(2) == 0 {
+			id = rng.Uint64() | 1
+		}
 		e.Added = append(e.Added, NewFile{Level: rng.IntN(NumLevels), Meta: &FileMetadata{
 			FileNum: big() + 1, Size: big(), Smallest: a, Largest: b,
 			SmallestSeq: min(s1, s2), LargestSeq: max(s1, s2), NumEntries: n, NumDeletions: n / 2,
+			TableID: id,
 		}})
 	}
 	return e
@@ -135,7 +141,8 @@ func keysEqual(a, b base.InternalKey) bool {
 
 func metaEqual(a, b *FileMetadata) error {
 	if a.FileNum != b.FileNum || a.Size != b.Size || !keysEqual(a.Smallest, b.Smallest) || !keysEqual(a.Largest, b.Largest) ||
-		a.SmallestSeq != b.SmallestSeq || a.LargestSeq != b.LargestSeq || a.NumEntries != b.NumEntries || a.NumDeletions != b.NumDeletions {
+		a.SmallestSeq != b.SmallestSeq || a.LargestSeq != b.LargestSeq || a.NumEntries != b.NumEntries || a.NumDeletions != b.NumDeletions ||
+		a.TableID != b.TableID {
 		return fmt.Errorf("metadata %v vs %v", a, b)
 	}
 	return nil

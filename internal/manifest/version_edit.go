@@ -19,7 +19,13 @@ const (
 	tagLastSeq        = 4
 	tagCompactPointer = 5
 	tagDeletedFile    = 6
-	tagNewFile        = 7
+	// tagNewFile is a table recorded without an id (TableID 0), as every
+	// table was before ids existed; tagNewTable is the same fields followed
+	// by the id. Encode picks tag 7 exactly when the id is 0, so an edit
+	// keeps one encoding and old tables are carried forward as they were.
+	tagNewFile  = 7
+	tagNewTable = 8
+	maxTag      = tagNewTable
 )
 
 // formatMagic and formatVersion open every manifest: the first edit of a
@@ -109,7 +115,11 @@ func (e *VersionEdit) Encode(dst []byte) []byte {
 	}
 	for _, nf := range e.Added {
 		m := nf.Meta
-		dst = binary.AppendUvarint(dst, tagNewFile)
+		tag := uint64(tagNewTable)
+		if m.TableID == 0 {
+			tag = tagNewFile
+		}
+		dst = binary.AppendUvarint(dst, tag)
 		dst = binary.AppendUvarint(dst, uint64(nf.Level))
 		dst = binary.AppendUvarint(dst, m.FileNum)
 		dst = binary.AppendUvarint(dst, m.Size)
@@ -119,6 +129,11 @@ func (e *VersionEdit) Encode(dst []byte) []byte {
 		dst = binary.AppendUvarint(dst, uint64(m.LargestSeq))
 		dst = binary.AppendUvarint(dst, m.NumEntries)
 		dst = binary.AppendUvarint(dst, m.NumDeletions)
+		if m.TableID != 0 {
+			// Fixed width: the id is random, so a varint would take 9 or 10
+			// bytes for nearly every table.
+			dst = binary.LittleEndian.AppendUint64(dst, m.TableID)
+		}
 	}
 	return dst
 }

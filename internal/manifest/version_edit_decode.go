@@ -15,14 +15,14 @@ import (
 func (e *VersionEdit) Decode(b []byte) error {
 	*e = VersionEdit{}
 	d := decoder{b: b}
-	var seen [tagNewFile + 1]bool
+	var seen [maxTag + 1]bool
 	for d.off < len(d.b) {
 		tagOff := d.off
 		tag := d.uvarint("tag")
 		if d.err != nil {
 			break
 		}
-		if tag < tagFormat || tag > tagNewFile {
+		if tag < tagFormat || tag > maxTag {
 			return corruptf("unknown tag %d at byte %d", tag, tagOff)
 		}
 		// A scalar field given twice would make the edit's meaning depend
@@ -64,8 +64,16 @@ func (e *VersionEdit) Decode(b []byte) error {
 				return corruptf("file %06d deleted twice from L%d at byte %d", df.FileNum, df.Level, tagOff)
 			}
 			e.Deleted[df] = true
-		case tagNewFile:
+		case tagNewFile, tagNewTable:
 			nf := d.newFile()
+			if tag == tagNewTable {
+				nf.Meta.TableID = d.fixed64("table id")
+				// 0 means "no id" and is written as tag 7: a tag 8 holding
+				// it is not an encoding Encode produces.
+				if d.err == nil && nf.Meta.TableID == 0 {
+					return corruptf("table id 0 in a tag %d record at byte %d", tagNewTable, tagOff)
+				}
+			}
 			if d.err != nil {
 				break
 			}
@@ -113,6 +121,19 @@ func (d *decoder) uvarint(what string) uint64 {
 		return 0
 	}
 	d.off += n
+	return v
+}
+
+func (d *decoder) fixed64(what string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b)-d.off < 8 {
+		d.fail(what)
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(d.b[d.off:])
+	d.off += 8
 	return v
 }
 
