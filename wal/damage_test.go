@@ -22,6 +22,7 @@ var longTests = os.Getenv("MONBAN_LONG") != ""
 // and on the real 32 KiB ones.
 type damageLog struct {
 	bs      int
+	synced  bool // read with the synced-log rule (NewSyncedReader)
 	bytes   []byte
 	records [][]byte
 	ends    []int64 // ends[i]: offset just past record i (the next Append starts there)
@@ -90,6 +91,7 @@ func newDamageLog(t testing.TB, bs int) *damageLog {
 // io.EOF and wantDropped, or (wantCorrupt) a *CorruptionError at wantAt.
 func (d *damageLog) check(log []byte, wantN int, wantCorrupt bool, wantAt, wantDropped int64) error {
 	r := newReaderSize(bytes.NewReader(log), "damaged.log", d.bs)
+	r.synced = d.synced
 	n := 0
 	for {
 		rec, err := r.Next()

@@ -39,6 +39,16 @@
 //     either way.
 //  5. Append returns the offset of the record's first fragment, and Reader
 //     reports the same offset (Offset) when it returns that record.
+//  6. A Reader made by NewSyncedReader, for a log whose every Append was
+//     synced before the next (the manifest), accepts less as a torn tail:
+//     the first damage must be the end of the file cutting short a header,
+//     a fragment (one whose bytes do not verify at the length present), or
+//     a record between its fragments; or every byte from the damage to the
+//     end of the file must be zero. Anything else, in particular a whole
+//     fragment failing its checksum or framing as the log's last bytes, is
+//     corruption. The cost is a false alarm after a crash on a file system
+//     that extended the file and persisted the unsynced final Append's first
+//     pages but not its later ones (a whole fragment then ends in zeros).
 //
 // Invariant 4 is the line between "a crash" and "a disk that lost data".
 // A process crash leaves a prefix of the Writes; a machine crash leaves the

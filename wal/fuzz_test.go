@@ -27,13 +27,28 @@ func seedLogs(t testing.TB) [][]byte {
 // FuzzReader feeds arbitrary bytes to a Reader on 64-byte blocks (so small
 // inputs cross blocks) and on real ones: it must never panic or loop, must
 // end with io.EOF or a corruption error, and can't return more payload than
-// the input holds.
+// the input holds. The synced-log rule runs too: it returns the same
+// records, and calls a tail torn only where the plain rule does.
 func FuzzReader(f *testing.F) {
 	for _, s := range seedLogs(f) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, log []byte) {
 		for _, bs := range []int{64, blockSize} {
+			plain := newReaderSize(bytes.NewReader(log), "fuzz.log", bs)
+			strict := newReaderSize(bytes.NewReader(log), "fuzz.log", bs)
+			strict.synced = true
+			for {
+				a, aerr := plain.Next()
+				b, berr := strict.Next()
+				if aerr == nil && berr == nil && bytes.Equal(a, b) {
+					continue
+				}
+				if aerr == nil || berr == nil || berr == io.EOF && aerr != io.EOF {
+					t.Fatalf("block %d: plain rule (%d bytes, %v), synced rule (%d bytes, %v)", bs, len(a), aerr, len(b), berr)
+				}
+				break
+			}
 			r := newReaderSize(bytes.NewReader(log), "fuzz.log", bs)
 			total := 0
 			for {

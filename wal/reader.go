@@ -27,12 +27,24 @@ type Reader struct {
 	lastOff int64 // offset of the last record returned
 	lastEnd int64 // offset just past the last record returned
 	dropped int64
+	synced  bool  // the synced-log rule (NewSyncedReader)
 	err     error // sticky: io.EOF, *CorruptionError or an I/O error
 }
 
 // NewReader returns a Reader of the log r, which must be positioned at the
 // start of the log. name identifies the log in errors ("000012.log").
 func NewReader(r io.Reader, name string) *Reader { return newReaderSize(r, name, blockSize) }
+
+// NewSyncedReader is NewReader for a log whose every Append is synced
+// before the next one starts, such as the manifest: only the final record
+// can be unfinished at a crash, so it judges the tail by the stricter rule
+// of invariant 6 (a cut-short final fragment or zeros are a torn tail,
+// anything else is corruption). Everything else is as with NewReader.
+func NewSyncedReader(r io.Reader, name string) *Reader {
+	rd := NewReader(r, name)
+	rd.synced = true
+	return rd
+}
 
 // newReaderSize reads a log framed with newWriterSize(f, bs).
 func newReaderSize(r io.Reader, name string, bs int) *Reader {
@@ -53,7 +65,7 @@ func (r *Reader) Next() ([]byte, error) {
 		// too short for a header, which the writer fills with zeros).
 		if r.pos == r.n || r.bs-r.pos < headerSize {
 			if !allZero(r.block[r.pos:r.n]) {
-				return nil, r.damage(r.pos, "non-zero block trailer")
+				return nil, r.damage(r.pos, "non-zero block trailer", false)
 			}
 			if r.loaded && r.n < r.bs {
 				return nil, r.end()
@@ -71,20 +83,20 @@ func (r *Reader) Next() ([]byte, error) {
 		// until the checksum passes; the length is bounded by the block.
 		p := r.pos
 		if r.n-p < headerSize {
-			return nil, r.damage(p, "header cut short")
+			return nil, r.damage(p, "header cut short", true)
 		}
 		t := fragmentType(r.block[p+6])
 		n := int(binary.LittleEndian.Uint16(r.block[p+4 : p+6]))
 		if msg := framingError(t, p, n, r.bs); msg != "" {
-			return nil, r.damage(p, msg)
+			return nil, r.damage(p, msg, false)
 		}
 		end := p + headerSize + n
 		if end > r.n {
-			return nil, r.damage(p, "fragment cut short")
+			return nil, r.damage(p, "fragment cut short", true)
 		}
 		off := r.blockOff + int64(p)
 		if binary.LittleEndian.Uint32(r.block[p:p+4]) != checksum(off, r.block[p+4:end]) {
-			return nil, r.damage(p, "checksum mismatch")
+			return nil, r.damage(p, "checksum mismatch", false)
 		}
 
 		// Step 3: fit the fragment into its record.
@@ -92,20 +104,20 @@ func (r *Reader) Next() ([]byte, error) {
 		switch t {
 		case typeFull:
 			if r.inRecord {
-				return nil, r.damage(p, "FULL inside a record")
+				return nil, r.damage(p, "FULL inside a record", false)
 			}
 			r.pos = end
 			r.lastOff, r.lastEnd = off, off+int64(headerSize+n)
 			return payload, nil
 		case typeFirst:
 			if r.inRecord {
-				return nil, r.damage(p, "FIRST inside a record")
+				return nil, r.damage(p, "FIRST inside a record", false)
 			}
 			r.inRecord, r.recStart = true, off
 			r.rec = append(r.rec[:0], payload...)
 		case typeMiddle, typeLast:
 			if !r.inRecord {
-				return nil, r.damage(p, t.String()+" without FIRST")
+				return nil, r.damage(p, t.String()+" without FIRST", false)
 			}
 			r.rec = append(r.rec, payload...)
 			if t == typeLast {
