@@ -18,8 +18,11 @@ const maxCurrentSize = 256
 //
 //  1. read CURRENT for the manifest's name;
 //  2. replay the manifest's edits into one Version and the counters;
-//     a torn record at the tail (a crash mid-append) ends the log cleanly
-//     and is dropped, RecoveredDroppedBytes says how much;
+//     a torn final record ends the log cleanly and is dropped
+//     (RecoveredDroppedBytes says how much). Torn is judged by the rule of
+//     a log synced after every append (wal.NewSyncedReader): only a final
+//     record cut short by the end of the file, or zeros, can be a crash;
+//     any other damage, in the last record too, is corruption;
 //  3. roll over to a new manifest holding a snapshot, so appends never
 //     follow a torn tail and the log never grows across restarts, then
 //     remove every other MANIFEST-* and a stale CURRENT.tmp.
@@ -86,7 +89,7 @@ func (vs *VersionSet) replay(name string) (*Version, counters, error) {
 	corrupt := func(i int, format string, args ...any) error {
 		return fmt.Errorf("manifest: %s: edit %d: %s: %w", name, i, fmt.Sprintf(format, args...), base.ErrCorruption)
 	}
-	r := wal.NewReader(f, name)
+	r := wal.NewSyncedReader(f, name)
 	b := newBuilder(&Version{})
 	var next uint64
 	var e VersionEdit
