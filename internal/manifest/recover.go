@@ -1,8 +1,10 @@
 package manifest
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 
 	"github.com/monbandb/monban/internal/base"
@@ -27,10 +29,16 @@ const maxCurrentSize = 256
 //     follow a torn tail and the log never grows across restarts, then
 //     remove every other MANIFEST-* and a stale CURRENT.tmp.
 //
-// A missing CURRENT returns an error wrapping fs.ErrNotExist (the DB does
-// not exist yet). A CURRENT that is malformed or names a manifest that
-// cannot be opened, and a manifest that does not decode or apply, return
-// an error wrapping base.ErrCorruption that names the file.
+// An error wrapping fs.ErrNotExist means exactly "no DB here, create
+// one": dir is missing or holds no monban data file (no *.sst, *.log or
+// MANIFEST-*; LOCK and CURRENT.tmp are not data), or the only one is
+// MANIFEST-000001 holding a prefix of what Create writes (a Create that
+// crashed before CURRENT existed; see createdManifest). Every other state
+// is a damaged DB and returns an error wrapping base.ErrCorruption, never
+// fs.ErrNotExist, that names the file at fault: data files without
+// CURRENT; an empty or malformed CURRENT; a CURRENT naming a manifest that
+// is missing or cannot be opened; a manifest that is empty, corrupt
+// (docs/format.md, "End of a manifest") or does not apply.
 func Recover(fsys vfs.FS, dir string) (*VersionSet, error) {
 	vs := newVersionSet(fsys, dir)
 	name, oldNum, err := vs.readCurrent()
@@ -60,6 +68,9 @@ func Recover(fsys vfs.FS, dir string) (*VersionSet, error) {
 // readCurrent returns the manifest name CURRENT holds and its number.
 func (vs *VersionSet) readCurrent() (string, uint64, error) {
 	f, err := vs.fs.Open(vs.path(currentName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", 0, vs.noCurrent()
+	}
 	if err != nil {
 		return "", 0, fmt.Errorf("manifest: opening CURRENT: %w", err)
 	}
@@ -77,13 +88,103 @@ func (vs *VersionSet) readCurrent() (string, uint64, error) {
 	return name, num, nil
 }
 
+// noCurrent returns the error for a directory without CURRENT: fs.ErrNotExist
+// if it holds no DB (Recover's doc), corruption naming CURRENT otherwise.
+func (vs *VersionSet) noCurrent() error {
+	noDB := fmt.Errorf("manifest: no DB in %s: %w", vs.dir, fs.ErrNotExist)
+	names, err := vs.fs.List(vs.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return noDB
+	}
+	if err != nil {
+		return fmt.Errorf("manifest: CURRENT is missing and listing %s failed: %w", vs.dir, err)
+	}
+	var data []string
+	for _, n := range names {
+		if kind, _, ok := ParseFilename(n); ok && (kind == KindTable || kind == KindLog || kind == KindManifest) {
+			data = append(data, n)
+		}
+	}
+	if len(data) == 0 {
+		return noDB
+	}
+	if len(data) == 1 && data[0] == MakeFilename(KindManifest, 1) {
+		crashed, err := vs.isCrashedCreate(data[0])
+		if err != nil {
+			return err
+		}
+		if crashed {
+			return noDB
+		}
+	}
+	return fmt.Errorf("manifest: CURRENT is missing but %s holds %d data files (%s): %w",
+		vs.dir, len(data), strings.Join(data[:min(len(data), 4)], ", "), base.ErrCorruption)
+}
+
+// isCrashedCreate reports whether the manifest called name holds a prefix
+// (possibly all, possibly none) of the bytes Create writes to it, followed
+// by nothing but zeros (a file extended before its data landed). Create
+// writes CURRENT only after that manifest is synced, and nothing else is
+// written before CURRENT exists, so such a directory holds no data: a DB
+// that ever logged an edit or wrote a WAL or table would show it.
+func (vs *VersionSet) isCrashedCreate(name string) (bool, error) {
+	want, err := createdManifest()
+	if err != nil {
+		return false, err
+	}
+	f, err := vs.fs.Open(vs.path(name))
+	if err != nil {
+		return false, fmt.Errorf("manifest: CURRENT is missing and %s cannot be opened (%v): %w", name, err, base.ErrCorruption)
+	}
+	defer f.Close()
+	// Create writes a few dozen bytes; zero fill reaches at most a page or
+	// a file-system block, well within one log block.
+	const limit = 32 << 10
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return false, fmt.Errorf("manifest: reading %s: %w", name, err)
+	}
+	n := len(b)
+	for n > 0 && b[n-1] == 0 {
+		n--
+	}
+	return len(b) <= limit && n <= len(want) && string(b[:n]) == string(want[:n]), nil
+}
+
+// createdManifest returns the bytes Create writes to MANIFEST-000001: the
+// snapshot of the empty tree with next file number 2, framed as a log
+// (docs/format.md, the first worked example; TestCreateExample pins it).
+func createdManifest() ([]byte, error) {
+	mem := vfs.NewMem()
+	f, err := mem.Create("m")
+	if err != nil {
+		return nil, err
+	}
+	w := wal.NewWriter(f)
+	if _, err := w.Append((&VersionEdit{FormatVersion: formatVersion, NextFileNum: 2}).Encode(nil)); err != nil {
+		return nil, err
+	}
+	size := w.Size()
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	if f, err = mem.Open("m"); err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, size)
+	_, err = f.ReadAt(b, 0)
+	return b, err
+}
+
 // replay reads every edit of the manifest called name into a Version and
 // the counters, and sets vs.nextFileNum and vs.droppedBytes.
 func (vs *VersionSet) replay(name string) (*Version, counters, error) {
 	var c counters
 	f, err := vs.fs.Open(vs.path(name))
 	if err != nil {
-		return nil, c, fmt.Errorf("manifest: CURRENT names %s, which cannot be opened: %w: %w", name, base.ErrCorruption, err)
+		// Not wrapping err: a missing manifest must not read as "no DB".
+		return nil, c, fmt.Errorf("manifest: CURRENT names %s, which cannot be opened (%v): %w", name, err, base.ErrCorruption)
 	}
 	defer f.Close()
 	corrupt := func(i int, format string, args ...any) error {
