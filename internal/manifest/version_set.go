@@ -119,7 +119,11 @@ func (vs *VersionSet) SetLastSeq(s base.SeqNum) {
 }
 
 // LogNum returns the number of the oldest WAL that recovery must replay;
-// older WALs are obsolete.
+// older WALs are obsolete. 0 (a DB that never logged one) names no WAL.
+// A nonzero LogNum was recorded only after the engine created that WAL
+// and synced its directory entry, and the WAL is removed only after a
+// later edit moves LogNum past it: at Open, a missing "%06d.log" for a
+// nonzero LogNum is lost data, not a WAL that never existed.
 func (vs *VersionSet) LogNum() uint64 { return vs.logNum.Load() }
 
 // ManifestFileNum returns the number of the manifest being appended to.
@@ -128,6 +132,8 @@ func (vs *VersionSet) ManifestFileNum() uint64 { return vs.manifestNum.Load() }
 
 // RecoveredDroppedBytes returns how many bytes of torn tail Recover dropped
 // from the manifest it replayed (0 after Create), for the DB's log line.
+// A dropped tail held no committed edit (LogAndApply had not returned for
+// it), so tables it named are crash residue like any other unnamed table.
 func (vs *VersionSet) RecoveredDroppedBytes() int64 { return vs.droppedBytes }
 
 // CompactPointer returns where the last compaction of level ended (zero
@@ -145,6 +151,10 @@ func (vs *VersionSet) SetMaxManifestSize(n int64) { vs.maxManifestSize = n }
 // LiveFiles returns the numbers of the tables held by any live Version:
 // the tables the DB must keep. A table file on disk that is not in it, and
 // whose number is below NextFileNum when the scan started, is garbage.
+// Right after Recover returns without error it is exactly the recovered
+// Version's tables, and any other .sst in the directory is provably crash
+// residue or an obsolete table: Recover fails (ErrCorruption) rather than
+// return a manifest that could have lost an edit.
 func (vs *VersionSet) LiveFiles() map[uint64]bool {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
