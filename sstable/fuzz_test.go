@@ -22,6 +22,8 @@ func FuzzBlock(f *testing.F) {
 	}
 	p := Properties{NumEntries: 1, Smallest: base.MakeInternalKey([]byte("a"), 1, base.KindSet), Largest: base.MakeInternalKey([]byte("b"), 1, base.KindSet)}
 	f.Add(p.encode())
+	p.TableID = 0x8a1c2b3d4e5f6071
+	f.Add(p.encode())
 	f.Add([]byte{})
 	f.Add([]byte{0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -54,7 +56,8 @@ func FuzzBlock(f *testing.F) {
 
 // FuzzReader opens arbitrary bytes as a table and reads everything it
 // finds: errors must wrap ErrCorruption, nothing may panic. Seeds are valid
-// tables; fixChecksums lets mutations reach past the block checksums.
+// tables, some with a table id; fixChecksums lets mutations reach past the
+// block checksums.
 func FuzzReader(f *testing.F) {
 	_, data := corruptTable(f)
 	f.Add(data, false)
