@@ -55,9 +55,10 @@ func FuzzBlock(f *testing.F) {
 }
 
 // FuzzReader opens arbitrary bytes as a table and reads everything it
-// finds: errors must wrap ErrCorruption, nothing may panic. Seeds are valid
-// tables, some with a table id; fixChecksums lets mutations reach past the
-// block checksums.
+// finds: errors must wrap ErrCorruption, nothing may panic. A table that
+// opens must pass the identity check with its own size and id and fail it
+// with any other id. Seeds are valid tables, some with an id;
+// fixChecksums lets mutations reach past the block checksums.
 func FuzzReader(f *testing.F) {
 	_, data := corruptTable(f)
 	f.Add(data, false)
@@ -80,6 +81,18 @@ func FuzzReader(f *testing.F) {
 			return
 		}
 		defer r.Close()
+		id, other := r.Properties().TableID, r.Properties().TableID+1
+		if other == 0 {
+			other = 1 // 0 would skip the check
+		}
+		r2, err := Open(&memFile{data: data}, ReaderOptions{FileNum: 1, ExpectSize: uint64(len(data)), ExpectTableID: id})
+		if err != nil {
+			t.Fatalf("Open expecting the table's own size and id %#x: %v", id, err)
+		}
+		r2.Close()
+		if _, err := Open(&memFile{data: data}, ReaderOptions{FileNum: 1, ExpectTableID: other}); !errors.Is(err, base.ErrCorruption) {
+			t.Fatalf("Open of the table with id %#x expecting %#x: %v", id, other, err)
+		}
 		it := r.NewIter(nil, nil)
 		var keys [][]byte
 		for ok := it.First(); ok && len(keys) < 1000; ok = it.Next() {
