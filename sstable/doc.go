@@ -8,10 +8,10 @@
 // blocks), block.go (prefix compression and restart points),
 // writer_finish.go (filter, index, properties, footer), reader.go (Open:
 // verify and pin the meta blocks; dataBlock: cache, then file), identity.go
-// (is this file the table the manifest means?), get.go (the
-// point-read path, four numbered steps), iter.go (two-level iterator),
-// table_cache.go (open readers, reference counted), stats.go (what was
-// counted and what a trace shows).
+// (is this file the table the manifest means?), get.go (the point-read
+// path, four numbered steps), iter.go (two-level iterator), table_cache.go
+// (open readers, reference counted, checked against the caller's
+// TableRef), stats.go (what was counted and what a trace shows).
 //
 // # Lifetime and concurrency
 //
@@ -42,8 +42,9 @@
 //  6. Blocks handed out are immutable (see internal/cache, invariant 2).
 //  7. A Reader opened with ReaderOptions.ExpectSize and ExpectTableID is
 //     the table the caller expects: its file size and its table.id property
-//     match. Checksums cannot tell a
-//     valid table in the wrong file (two files swapped); this check does.
+//     match. Checksums cannot tell a valid table in the wrong file (two
+//     files swapped); this check does. TableCache.Get checks every reader
+//     it returns, open already or not, against the TableRef it is given.
 //
 // # Caveats
 //

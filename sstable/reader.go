@@ -32,7 +32,7 @@ type ReaderOptions struct {
 	// table: its file size and Properties.TableID. Open fails with
 	// corruption when the file disagrees (another table's file, or a
 	// truncated one); a table without an id fails an ExpectTableID check.
-	// 0 checks nothing.
+	// 0 checks nothing. TableCache sets both per table from its TableRef.
 	ExpectSize, ExpectTableID uint64
 }
 
