@@ -11,7 +11,8 @@ import (
 )
 
 // corruptTable is a small table with every region present: several data
-// blocks (some snappy-compressed), a filter, an index, properties, footer.
+// blocks (some snappy-compressed), a filter, an index, properties (with a
+// table id), footer.
 func corruptTable(t testing.TB) ([]entry, []byte) {
 	var es []entry
 	for i := 0; i < 60; i++ {
@@ -21,7 +22,7 @@ func corruptTable(t testing.TB) ([]entry, []byte) {
 			es = append(es, entry{base.MakeInternalKey(uk, base.SeqNum(1), base.KindDelete), nil})
 		}
 	}
-	data, _ := buildTable(t, es, WriterOptions{BlockSize: 256, BloomBitsPerKey: 10, Compression: true, BlockRestartInterval: 4})
+	data, _ := buildTable(t, es, WriterOptions{BlockSize: 256, BloomBitsPerKey: 10, Compression: true, BlockRestartInterval: 4, TableID: 0x8a1c2b3d4e5f6071})
 	return es, data
 }
 

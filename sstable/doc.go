@@ -7,10 +7,11 @@
 // Reading the source, in data-flow order: writer.go (Add: entries into
 // blocks), block.go (prefix compression and restart points),
 // writer_finish.go (filter, index, properties, footer), reader.go (Open:
-// verify and pin the meta blocks; dataBlock: cache, then file), get.go (the
-// point-read path, four numbered steps), iter.go (two-level iterator),
-// table_cache.go (open readers, reference counted), stats.go (what was
-// counted and what a trace shows).
+// verify and pin the meta blocks; dataBlock: cache, then file), identity.go
+// (is this file the table the manifest means?), get.go (the point-read
+// path, four numbered steps), iter.go (two-level iterator), table_cache.go
+// (open readers, reference counted, checked against the caller's
+// TableRef), stats.go (what was counted and what a trace shows).
 //
 // # Lifetime and concurrency
 //
@@ -39,6 +40,11 @@
 //     Reader; only data blocks go through the block cache. A Get that
 //     passes the filter reads at most one data block.
 //  6. Blocks handed out are immutable (see internal/cache, invariant 2).
+//  7. A Reader opened with ReaderOptions.ExpectSize and ExpectTableID is
+//     the table the caller expects: its file size and its table.id property
+//     match. Checksums cannot tell a valid table in the wrong file (two
+//     files swapped); this check does. TableCache.Get checks every reader
+//     it returns, open already or not, against the TableRef it is given.
 //
 // # Caveats
 //
@@ -51,6 +57,9 @@
 //     cache must not use the same number for different files.
 //   - Open's reads (footer, index, filter, properties) are counted in
 //     ReadStats.OpenBlocksRead/OpenBytesRead, not BlocksRead/BytesRead.
+//   - A table written without an id (WriterOptions.TableID 0, or before the
+//     table.id property existed) fails any ExpectTableID check: callers
+//     pass 0 for tables the manifest knows no id of. Size is still checked.
 //
 // # Format
 //

@@ -14,7 +14,7 @@ func TestFormatExample(t *testing.T) {
 		{base.MakeInternalKey([]byte("cat"), 5, base.KindSet), []byte("meow")},
 		{base.MakeInternalKey([]byte("cow"), 3, base.KindDelete), nil},
 	}
-	data, p := buildTable(t, es, WriterOptions{})
+	data, p := buildTable(t, es, WriterOptions{TableID: 0x8a1c2b3d4e5f6071})
 	unhex := func(s string) string { return strings.Join(strings.Fields(s), "") }
 	for _, part := range []struct {
 		off  int
@@ -24,10 +24,12 @@ func TestFormatExample(t *testing.T) {
 		     01 0a 00 6f 77 00 03 00 00 00 00 00 00 00 00 00 00 01 00 00 00 00 5c f0 d1 ad`},
 		{44, `00 0b 02 63 6f 77 00 03 00 00 00 00 00 00 00 27 00 00 00 00 01 00 00 00 00 35 07 ca f0`},
 		{73, `00 0b 01 64 61 74 61 2e 62 6c 6f 63 6b 73 01`},
-		{393, `2c 00 00 00 00 00 00 00 18 00 00 00 00 00 00 00
+		{328, `00 08 0a 74 61 62 6c 65 2e 69 64 f1 c0 fd f2 d4 e7 8a 8e 8a 01`},
+		{409, `0f 00 00 00 00 21 ef d4 42`},
+		{418, `2c 00 00 00 00 00 00 00 18 00 00 00 00 00 00 00
 		       00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
-		       49 00 00 00 00 00 00 00 3b 01 00 00 00 00 00 00
-		       01 00 00 00 78 04 8c c8 4d 4f 4e 42 41 4e 53 54`},
+		       49 00 00 00 00 00 00 00 54 01 00 00 00 00 00 00
+		       01 00 00 00 f3 2f 4f 86 4d 4f 4e 42 41 4e 53 54`},
 	} {
 		want := unhex(part.want)
 		got := hex.EncodeToString(data[part.off:min(len(data), part.off+len(want)/2)])
@@ -35,7 +37,7 @@ func TestFormatExample(t *testing.T) {
 			t.Errorf("bytes at %d:\n got %s\nwant %s", part.off, got, want)
 		}
 	}
-	if len(data) != 457 || p.DataBytes != 44 || p.IndexBytes != 29 {
+	if len(data) != 482 || p.TableID != 0x8a1c2b3d4e5f6071 || p.DataBytes != 44 || p.IndexBytes != 29 {
 		t.Errorf("size %d, props %+v", len(data), p)
 	}
 }

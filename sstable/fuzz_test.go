@@ -22,6 +22,8 @@ func FuzzBlock(f *testing.F) {
 	}
 	p := Properties{NumEntries: 1, Smallest: base.MakeInternalKey([]byte("a"), 1, base.KindSet), Largest: base.MakeInternalKey([]byte("b"), 1, base.KindSet)}
 	f.Add(p.encode())
+	p.TableID = 0x8a1c2b3d4e5f6071
+	f.Add(p.encode())
 	f.Add([]byte{})
 	f.Add([]byte{0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -53,8 +55,10 @@ func FuzzBlock(f *testing.F) {
 }
 
 // FuzzReader opens arbitrary bytes as a table and reads everything it
-// finds: errors must wrap ErrCorruption, nothing may panic. Seeds are valid
-// tables; fixChecksums lets mutations reach past the block checksums.
+// finds: errors must wrap ErrCorruption, nothing may panic. A table that
+// opens must pass the identity check with its own size and id and fail it
+// with any other id. Seeds are valid tables, some with an id;
+// fixChecksums lets mutations reach past the block checksums.
 func FuzzReader(f *testing.F) {
 	_, data := corruptTable(f)
 	f.Add(data, false)
@@ -77,6 +81,18 @@ func FuzzReader(f *testing.F) {
 			return
 		}
 		defer r.Close()
+		id, other := r.Properties().TableID, r.Properties().TableID+1
+		if other == 0 {
+			other = 1 // 0 would skip the check
+		}
+		r2, err := Open(&memFile{data: data}, ReaderOptions{FileNum: 1, ExpectSize: uint64(len(data)), ExpectTableID: id})
+		if err != nil {
+			t.Fatalf("Open expecting the table's own size and id %#x: %v", id, err)
+		}
+		r2.Close()
+		if _, err := Open(&memFile{data: data}, ReaderOptions{FileNum: 1, ExpectTableID: other}); !errors.Is(err, base.ErrCorruption) {
+			t.Fatalf("Open of the table with id %#x expecting %#x: %v", id, other, err)
+		}
 		it := r.NewIter(nil, nil)
 		var keys [][]byte
 		for ok := it.First(); ok && len(keys) < 1000; ok = it.Next() {

@@ -151,6 +151,7 @@ func randOptions(rng *rand.Rand) WriterOptions {
 		BlockRestartInterval: []int{1, 2, 16}[rng.IntN(3)],
 		BloomBitsPerKey:      []int{0, 10}[rng.IntN(2)],
 		Compression:          rng.IntN(2) == 0,
+		TableID:              []uint64{0, rng.Uint64() | 1}[rng.IntN(2)],
 	}
 }
 

@@ -26,6 +26,11 @@ type Properties struct {
 	DataBytes, IndexBytes, FilterBytes uint64
 	FileSize                           uint64
 	NumDataBlocks                      uint64
+	// TableID is the identity the engine drew for the table and recorded
+	// in the manifest (WriterOptions.TableID), so that Open can tell this
+	// table's file from another's; 0 when the table has none (written
+	// without one, or before the property existed).
+	TableID uint64
 }
 
 // Property names, in the sorted order they are written.
@@ -44,11 +49,13 @@ const (
 	propRawValueBytes = "raw.value_bytes"
 	propSeqLargest    = "seq.largest"
 	propSeqSmallest   = "seq.smallest"
+	propTableID       = "table.id"
 )
 
 // encode writes the properties as a block of name → value entries (the
 // block format, restart interval 1). Numbers are uvarints, keys are encoded
-// internal keys, the layout is its string.
+// internal keys, the layout is its string. A zero TableID is not written, so
+// "no id" reads back the same from old and new tables.
 func (p *Properties) encode() []byte {
 	b := blockBuilder{restartInterval: 1}
 	u := func(name string, v uint64) { b.add([]byte(name), binary.AppendUvarint(nil, v)) }
@@ -68,6 +75,9 @@ func (p *Properties) encode() []byte {
 	u(propRawValueBytes, p.RawValueBytes)
 	u(propSeqLargest, uint64(p.LargestSeq))
 	u(propSeqSmallest, uint64(p.SmallestSeq))
+	if p.TableID != 0 {
+		u(propTableID, p.TableID)
+	}
 	return b.finish()
 }
 
@@ -131,6 +141,8 @@ func decodeProperties(block []byte) (Properties, error) {
 			p.LargestSeq = base.SeqNum(num)
 		case propSeqSmallest:
 			p.SmallestSeq = base.SeqNum(num)
+		case propTableID:
+			p.TableID = num
 		}
 	}
 	if it.err != nil {

@@ -28,6 +28,12 @@ type ReaderOptions struct {
 	// (the filter is still loaded and MayContainHash still answers). It
 	// exists to measure, on the same table, what the filter saves.
 	IgnoreFilter bool
+	// ExpectSize and ExpectTableID are what the manifest records of the
+	// table: its file size and Properties.TableID. Open fails with
+	// corruption when the file disagrees (another table's file, or a
+	// truncated one); a table without an id fails an ExpectTableID check.
+	// 0 checks nothing. TableCache sets both per table from its TableRef.
+	ExpectSize, ExpectTableID uint64
 }
 
 // Reader reads one table. Open loads footer, index, filter and properties
@@ -60,35 +66,43 @@ type indexEntry struct {
 }
 
 // Open reads and verifies the table in f, which the Reader owns from now
-// on (Close closes it, and so does a failed Open). Errors about the bytes
-// wrap base.ErrCorruption and name the file.
+// on (Close closes it, and so does a failed Open). Errors about the bytes,
+// and a file that is not the table opts expects, wrap base.ErrCorruption
+// and name the file.
 func Open(f vfs.File, opts ReaderOptions) (*Reader, error) {
 	r := &Reader{f: f, cache: opts.Cache, fileNum: opts.FileNum, name: opts.Name}
 	if r.name == "" {
 		r.name = TableFileName(opts.FileNum)
 	}
-	if err := r.open(); err != nil {
-		return nil, errors.Join(fmt.Errorf("sstable %s: %w", r.name, err), f.Close())
+	fail := func(err error) (*Reader, error) { return nil, errors.Join(err, f.Close()) }
+	size, err := f.Size()
+	if err != nil {
+		return fail(fmt.Errorf("sstable %s: %w", r.name, err))
+	}
+	if err := checkSize(r.name, uint64(size), opts.ExpectSize); err != nil {
+		return fail(err)
+	}
+	if err := r.open(uint64(size)); err != nil {
+		return fail(fmt.Errorf("sstable %s: %w", r.name, err))
+	}
+	if err := checkTableID(r.name, r.props.TableID, opts.ExpectTableID); err != nil {
+		return fail(err)
 	}
 	r.useFilter = r.hasFilter && !opts.IgnoreFilter
 	return r, nil
 }
 
-func (r *Reader) open() error {
-	size, err := r.f.Size()
-	if err != nil {
-		return err
-	}
+func (r *Reader) open(size uint64) error {
 	if size < footerLen {
 		return fmt.Errorf("file of %d bytes is shorter than the %d-byte footer: %w", size, footerLen, base.ErrCorruption)
 	}
 	fb := make([]byte, footerLen)
-	if err := r.readAt(fb, uint64(size)-footerLen); err != nil {
+	if err := r.readAt(fb, size-footerLen); err != nil {
 		return err
 	}
 	r.stats.openBlocksRead.Add(1)
 	r.stats.openBytesRead.Add(footerLen)
-	ft, err := decodeFooter(fb, uint64(size)-footerLen)
+	ft, err := decodeFooter(fb, size-footerLen)
 	if err != nil {
 		return err
 	}
@@ -104,7 +118,7 @@ func (r *Reader) open() error {
 	if r.props, err = decodeProperties(propsBlock); err != nil {
 		return fmt.Errorf("properties block: %w", err)
 	}
-	r.props.FileSize = uint64(size)
+	r.props.FileSize = size
 	indexBlock, err := r.readMeta(ft.index, "index")
 	if err != nil {
 		return err

@@ -52,9 +52,9 @@ func TestRoundTrip(t *testing.T) {
 func propsEqual(a, b Properties) bool {
 	return base.Compare(a.Smallest, b.Smallest) == 0 && base.Compare(a.Largest, b.Largest) == 0 &&
 		fmt.Sprint(a.NumEntries, a.NumDeletions, a.SmallestSeq, a.LargestSeq, a.FilterLayout, a.FilterBitsPerKey,
-			a.RawKeyBytes, a.RawValueBytes, a.DataBytes, a.IndexBytes, a.FilterBytes, a.FileSize, a.NumDataBlocks) ==
+			a.RawKeyBytes, a.RawValueBytes, a.DataBytes, a.IndexBytes, a.FilterBytes, a.FileSize, a.NumDataBlocks, a.TableID) ==
 			fmt.Sprint(b.NumEntries, b.NumDeletions, b.SmallestSeq, b.LargestSeq, b.FilterLayout, b.FilterBitsPerKey,
-				b.RawKeyBytes, b.RawValueBytes, b.DataBytes, b.IndexBytes, b.FilterBytes, b.FileSize, b.NumDataBlocks)
+				b.RawKeyBytes, b.RawValueBytes, b.DataBytes, b.IndexBytes, b.FilterBytes, b.FileSize, b.NumDataBlocks, b.TableID)
 }
 
 func checkProps(t *testing.T, desc string, es []entry, p Properties, size int) {

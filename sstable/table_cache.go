@@ -54,17 +54,29 @@ type tableEntry struct {
 	release    func() // allocated once per entry, so Get allocates nothing
 }
 
+// TableRef names a table and what the manifest records of it: the cache
+// opens file FileNum expecting Size bytes and table id TableID
+// (ReaderOptions.ExpectSize, ExpectTableID; 0 checks nothing).
+type TableRef struct {
+	FileNum, Size, TableID uint64
+}
+
 // NewTableCache returns a cache of readers of dir's tables; maxOpen < 1 is
-// taken as 1. Every reader is opened with opts, FileNum and Name set per
-// table.
+// taken as 1. Every reader is opened with opts, FileNum, Name, ExpectSize
+// and ExpectTableID set per table.
 func NewTableCache(fs vfs.FS, dir string, maxOpen int, opts ReaderOptions) *TableCache {
 	return &TableCache{fs: fs, dir: dir, maxOpen: max(maxOpen, 1), readerOpts: opts, tables: map[uint64]*tableEntry{}}
 }
 
-// Get returns the reader of table fileNum, opening dir/TableFileName(fileNum)
-// if needed, and a func that releases it. Concurrent Gets of one table open
-// it once.
-func (c *TableCache) Get(fileNum uint64) (*Reader, func(), error) {
+// Get returns the reader of table t.FileNum, opening
+// dir/TableFileName(t.FileNum) if needed, and a func that releases it.
+// Concurrent Gets of one table open it once. The reader is checked against
+// t's size and id even when it is open already (a table is cached by file
+// number alone), so Get never returns a table other than the one t names;
+// a mismatch wraps base.ErrCorruption. A failed open is not cached: a later
+// Get tries again.
+func (c *TableCache) Get(t TableRef) (*Reader, func(), error) {
+	fileNum := t.FileNum
 	c.mu.RLock()
 	closed, e := c.closed, c.tables[fileNum]
 	if e != nil {
@@ -76,7 +88,7 @@ func (c *TableCache) Get(fileNum uint64) (*Reader, func(), error) {
 	case closed:
 		return nil, nil, ErrClosed
 	case e != nil:
-		return e.wait()
+		return e.wait(t)
 	}
 
 	c.mu.Lock()
@@ -87,7 +99,7 @@ func (c *TableCache) Get(fileNum uint64) (*Reader, func(), error) {
 	if e = c.tables[fileNum]; e != nil { // opened meanwhile
 		e.refs.Add(1)
 		c.mu.Unlock()
-		return e.wait()
+		return e.wait(t)
 	}
 	e = &tableEntry{c: c, fileNum: fileNum, ready: make(chan struct{})}
 	e.refs.Store(2)
@@ -100,7 +112,7 @@ func (c *TableCache) Get(fileNum uint64) (*Reader, func(), error) {
 		v.unref()
 	}
 
-	e.r, e.err = c.open(fileNum)
+	e.r, e.err = c.open(t)
 	e.opened.Store(true)
 	close(e.ready)
 	if e.err != nil {
@@ -120,15 +132,22 @@ func (c *TableCache) Get(fileNum uint64) (*Reader, func(), error) {
 	return e.r, e.release, nil
 }
 
-// wait returns e's reader once it is open, holding the reference the
-// caller took.
-func (e *tableEntry) wait() (*Reader, func(), error) {
+// wait returns e's reader once it is open and checked against t, holding
+// the reference the caller took.
+func (e *tableEntry) wait(t TableRef) (*Reader, func(), error) {
 	if !e.opened.Load() {
 		<-e.ready
 	}
-	if e.err != nil {
+	err := e.err
+	if err == nil {
+		p := e.r.Properties()
+		if err = checkSize(e.r.name, p.FileSize, t.Size); err == nil {
+			err = checkTableID(e.r.name, p.TableID, t.TableID)
+		}
+	}
+	if err != nil {
 		e.unref()
-		return nil, nil, e.err
+		return nil, nil, err
 	}
 	return e.r, e.release, nil
 }
@@ -150,14 +169,15 @@ func (c *TableCache) evictLocked() []*tableEntry {
 	return victims
 }
 
-func (c *TableCache) open(fileNum uint64) (*Reader, error) {
-	name := filepath.Join(c.dir, TableFileName(fileNum))
+func (c *TableCache) open(t TableRef) (*Reader, error) {
+	name := filepath.Join(c.dir, TableFileName(t.FileNum))
 	f, err := c.fs.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("sstable: open %s: %w", name, err)
 	}
 	opts := c.readerOpts
-	opts.FileNum, opts.Name = fileNum, TableFileName(fileNum)
+	opts.FileNum, opts.Name = t.FileNum, TableFileName(t.FileNum)
+	opts.ExpectSize, opts.ExpectTableID = t.Size, t.TableID
 	return Open(f, opts)
 }
 

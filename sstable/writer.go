@@ -24,6 +24,11 @@ type WriterOptions struct {
 	// Compression enables snappy per data block, kept only where it saves at
 	// least 1/8 of the block.
 	Compression bool
+	// TableID is stored in the properties block (Properties.TableID): the
+	// engine draws a random nonzero id per table and records it in the
+	// manifest, and ReaderOptions.ExpectTableID checks it at Open. 0 stores
+	// no id.
+	TableID uint64
 }
 
 func (o WriterOptions) withDefaults() WriterOptions {
@@ -67,6 +72,7 @@ func NewWriter(f vfs.File, opts WriterOptions) *Writer {
 		opts:  opts,
 		data:  blockBuilder{restartInterval: opts.BlockRestartInterval},
 		index: blockBuilder{restartInterval: 1}, // every index key whole: binary-searchable in place
+		props: Properties{TableID: opts.TableID},
 	}
 	if opts.BloomBitsPerKey > 0 {
 		w.filter = filter.NewCacheLineBuilder(opts.BloomBitsPerKey)
