@@ -76,9 +76,14 @@ const entryOverhead = 72
 //
 // Only the writer (under Memtable.mu) calls alloc; readers only read bytes
 // of entries already published in the tree.
+//
+// Invariant: used = bytes handed out + tails of chunks given up on. The
+// current chunk's unused tail is not counted: the engine rotates a memtable
+// when ApproximateSize reaches its MemtableSize, and counting a whole fresh
+// chunk would rotate a small memtable after its first entry (issue 11).
 type arena struct {
 	chunk []byte // unused tail of the current chunk
-	bytes int64  // total bytes held: chunks plus large buffers
+	used  int64
 }
 
 const (
@@ -87,13 +92,15 @@ const (
 )
 
 func (a *arena) alloc(n int) []byte {
+	a.used += int64(n)
 	if n > arenaLarge {
-		a.bytes += int64(n)
 		return make([]byte, n)
 	}
 	if n > len(a.chunk) {
+		// No later buffer will be carved from the old tail: it is held
+		// for nothing until the memtable goes, so it counts as used.
+		a.used += int64(len(a.chunk))
 		a.chunk = make([]byte, arenaChunk)
-		a.bytes += arenaChunk
 	}
 	b := a.chunk[:n:n]
 	a.chunk = a.chunk[n:]
