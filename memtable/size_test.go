@@ -62,3 +62,33 @@ func TestFillToSize(t *testing.T) {
 		})
 	}
 }
+
+// TestArenaChunks: chunks double from arenaFirstChunk to arenaChunk, a
+// buffer larger than the current chunk size gets a chunk of its own size,
+// and used exceeds the bytes handed out only by the tails given up on (less
+// than one buffer per chunk).
+func TestArenaChunks(t *testing.T) {
+	var a arena
+	var sizes []int
+	var handed int64
+	for handed < 1<<20 {
+		b := a.alloc(100)
+		handed += int64(len(b))
+		if len(sizes) == 0 || sizes[len(sizes)-1] != a.last {
+			sizes = append(sizes, a.last)
+		}
+	}
+	want := []int{4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10}
+	if fmt.Sprint(sizes) != fmt.Sprint(want) {
+		t.Fatalf("chunk sizes %v, want %v", sizes, want)
+	}
+	chunks := int64(4 + (1<<20-60<<10)/(64<<10) + 1)
+	if waste := a.used - handed; waste < 0 || waste >= chunks*100 {
+		t.Fatalf("used %d for %d handed out: %d beyond, want < %d", a.used, handed, waste, chunks*100)
+	}
+
+	var b arena
+	if buf := b.alloc(arenaLarge); len(buf) != arenaLarge || len(b.chunk) != 0 || b.used != arenaLarge {
+		t.Fatalf("first alloc of %d: len %d, tail %d, used %d", arenaLarge, len(buf), len(b.chunk), b.used)
+	}
+}
