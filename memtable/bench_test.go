@@ -86,6 +86,36 @@ func BenchmarkAdd(b *testing.B) {
 	}
 }
 
+// BenchmarkAddSmall is BenchmarkAdd for an engine with a small
+// MemtableSize (issue 11): a memtable is replaced once ApproximateSize
+// reaches size, as the engine's rotation would, so the cost of starting a
+// memtable (first chunk, first filter) is paid per flush, and
+// "entries/memtable" shows how many Adds a flush is worth.
+func BenchmarkAddSmall(b *testing.B) {
+	for _, size := range []int64{4 << 10, 64 << 10} {
+		b.Run(fmt.Sprintf("size=%dKiB", size>>10), func(b *testing.B) {
+			value := make([]byte, benchValueLen)
+			key := make([]byte, 0, benchKeyLen)
+			m := New(Options{})
+			memtables := 1
+			b.SetBytes(benchKeyLen + benchValueLen)
+			b.ReportAllocs()
+			defer cpuClock(b)()
+			for i := 0; b.Loop(); i++ {
+				if m.ApproximateSize() >= size {
+					m = New(Options{})
+					memtables++
+				}
+				key = benchKey(key, uint64(i))
+				if err := m.Add(base.SeqNum(i+1), base.KindSet, key, value); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/float64(memtables), "entries/memtable")
+		})
+	}
+}
+
 func BenchmarkGetHit(b *testing.B) {
 	m, n := bench64(b)
 	keys := benchKeys(n, 0, 1<<16)

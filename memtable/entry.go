@@ -74,26 +74,44 @@ const entryOverhead = 72
 // instead of one per entry. Bytes are never reused: values returned by Get
 // alias them for as long as the caller holds them.
 //
+// Chunks start at arenaFirstChunk and double up to arenaChunk: a small
+// memtable (the engine rotates at Options.MemtableSize, which may be a few
+// KiB) then holds little more memory than it reports, while a big one
+// pays four extra allocations (60 KiB in small chunks) before its first
+// full-size chunk.
+//
 // Only the writer (under Memtable.mu) calls alloc; readers only read bytes
 // of entries already published in the tree.
+//
+// Invariant: used = bytes handed out + tails of chunks given up on. The
+// current chunk's unused tail is not counted: the engine rotates a memtable
+// when ApproximateSize reaches its MemtableSize, and counting a whole fresh
+// chunk would rotate a small memtable after its first entry (issue 11).
 type arena struct {
 	chunk []byte // unused tail of the current chunk
-	bytes int64  // total bytes held: chunks plus large buffers
+	last  int    // size of the last chunk allocated; 0 before the first
+	used  int64
 }
 
 const (
-	arenaChunk = 64 << 10 // one chunk: big enough to amortise, small enough to waste little
-	arenaLarge = 8 << 10  // buffers above this get their own allocation
+	arenaFirstChunk = 4 << 10  // a page: what a 4 KiB memtable needs
+	arenaChunk      = 64 << 10 // full size: big enough to amortise, small enough to waste little
+	arenaLarge      = 8 << 10  // buffers above this get their own allocation
 )
 
 func (a *arena) alloc(n int) []byte {
+	a.used += int64(n)
 	if n > arenaLarge {
-		a.bytes += int64(n)
 		return make([]byte, n)
 	}
 	if n > len(a.chunk) {
-		a.chunk = make([]byte, arenaChunk)
-		a.bytes += arenaChunk
+		// No later buffer will be carved from the old tail: it is held
+		// for nothing until the memtable goes, so it counts as used.
+		a.used += int64(len(a.chunk))
+		a.last = min(max(2*a.last, arenaFirstChunk), arenaChunk)
+		// While chunks are small, one of up to arenaLarge bytes may not
+		// fit: it gets a chunk of its own size, with no tail to waste.
+		a.chunk = make([]byte, max(a.last, n))
 	}
 	b := a.chunk[:n:n]
 	a.chunk = a.chunk[n:]

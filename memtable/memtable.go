@@ -102,13 +102,15 @@ func (m *Memtable) Len() int {
 // Empty reports whether the memtable holds no entry.
 func (m *Memtable) Empty() bool { return m.Len() == 0 }
 
-// ApproximateSize returns the bytes the memtable holds: arena bytes (keys
-// and values, including those of removed entries, which stay allocated
-// until the memtable is dropped), entryOverhead per live entry, and the
-// filter. The engine compares it with its flush threshold.
+// ApproximateSize returns the bytes the memtable holds: key and value bytes
+// (including those of removed entries and rejected duplicates, which stay
+// in the arena until the memtable is dropped, and the chunk tails the arena
+// gave up on), entryOverhead per live entry, and the filter. It grows with
+// every Add from the first one: the arena's chunk in use counts only as far
+// as it is filled. The engine compares it with its flush threshold.
 func (m *Memtable) ApproximateSize() int64 {
 	defer m.runlock(m.rlock())
-	return m.arena.bytes + m.entries*entryOverhead + int64(m.filter.SizeBytes())
+	return m.arena.used + m.entries*entryOverhead + int64(m.filter.SizeBytes())
 }
 
 // Freeze makes the memtable immutable: Add and Remove return ErrFrozen
