@@ -225,10 +225,9 @@ func (d *DB) openCompactionInputs(c *compaction.Compaction) ([]base.InternalIter
 				file.Close()
 				return fail(err)
 			}
-			r, err := sstable.Open(ra, sstable.ReaderOptions{FileNum: f.FileNum, Name: name})
+			r, err := sstable.Open(ra, sstable.ReaderOptions{FileNum: f.FileNum, Name: name, ExpectSize: f.Size, ExpectTableID: f.TableID})
 			if err != nil {
-				file.Close()
-				return fail(err)
+				return fail(err) // Open closed ra, and file with it
 			}
 			readers = append(readers, r)
 			iters = append(iters, r.NewIter(nil, nil))

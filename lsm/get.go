@@ -95,7 +95,7 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 		tr.step("L%d %06d: out of key range", level, f.FileNum)
 		return nil, false, nil
 	}
-	r, release, err := d.tables.Get(f.FileNum)
+	r, release, err := d.tables.Get(tableRef(f))
 	if err != nil {
 		return nil, true, err
 	}
@@ -156,6 +156,13 @@ func (d *DB) tombstoneElider(v *manifest.Version, from int) compaction.Elider {
 		}
 		return !may, compaction.DropFilterProof
 	}
+}
+
+// tableRef is what the table cache checks a table file against: the size
+// and identity the manifest recorded for it, so that a swapped or replaced
+// file gives ErrCorruption, never a wrong answer.
+func tableRef(f *manifest.FileMetadata) sstable.TableRef {
+	return sstable.TableRef{FileNum: f.FileNum, Size: f.Size, TableID: f.TableID}
 }
 
 func (d *DB) tableMayContain(f *manifest.FileMetadata, h uint64, probes *atomic.Uint64) bool {

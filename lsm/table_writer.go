@@ -1,8 +1,9 @@
 package lsm
 
 import (
+	"math/rand/v2"
+
 	"github.com/monbandb/monban/internal/manifest"
-	"github.com/monbandb/monban/internal/vfs"
 	"github.com/monbandb/monban/sstable"
 )
 
@@ -19,11 +20,22 @@ func (d *DB) newTableWriter() (*tableWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tableWriter{d: d, num: num, w: d.newSSTableWriter(f)}, nil
+	w := sstable.NewWriter(f, sstable.WriterOptions{
+		BlockSize: d.opts.BlockSize, BloomBitsPerKey: d.opts.bloomBits(), TableID: newTableID(),
+	})
+	return &tableWriter{d: d, num: num, w: w}, nil
 }
 
-func (d *DB) newSSTableWriter(f vfs.File) *sstable.Writer {
-	return sstable.NewWriter(f, sstable.WriterOptions{BlockSize: d.opts.BlockSize, BloomBitsPerKey: d.opts.bloomBits()})
+// newTableID draws a table's identity: random, so that a table file put in
+// another's place — swapped, restored from an old backup, or left by a DB
+// that reused its file numbers — never passes the check against the
+// manifest, which a file number alone could not tell apart.
+func newTableID() uint64 {
+	for {
+		if id := rand.Uint64(); id != 0 {
+			return id
+		}
+	}
 }
 
 // finish completes the table, syncs it and its directory entry, and
@@ -46,6 +58,7 @@ func (t *tableWriter) finish() (*manifest.FileMetadata, error) {
 		Smallest: props.Smallest, Largest: props.Largest,
 		SmallestSeq: props.SmallestSeq, LargestSeq: props.LargestSeq,
 		NumEntries: props.NumEntries, NumDeletions: props.NumDeletions,
+		TableID: props.TableID,
 	}, nil
 }
 
