@@ -67,9 +67,7 @@ type DB struct {
 		compacting bool
 	}
 
-	// snapMu guards snapshots. An absent-key proof that removes a put from
-	// the memtable holds it for reading, so no snapshot that could see the
-	// put appears while the proof is checked and applied.
+	// snapMu guards snapshots.
 	snapMu    sync.RWMutex
 	snapshots snapshotList
 
@@ -79,6 +77,20 @@ type DB struct {
 
 	stats dbStats
 	bg    sync.WaitGroup
+
+	hooks testHooks
+}
+
+// testHooks stop the engine between two steps whose order matters, so a
+// test can replay an interleaving step by step. Tests set them right after
+// Open; they are nil otherwise.
+type testHooks struct {
+	// beforePublish runs in a commit leader after its group is in the
+	// memtable and before its sequence numbers are visible.
+	beforePublish func()
+	// betweenReadLoads runs in a Get or NewIter between loading the read
+	// state and the sequence number.
+	betweenReadLoads func()
 }
 
 // readState is what a read walks: the mutable level and the current

@@ -35,18 +35,34 @@
 // (sequence numbers); a concurrent group of writers shares one WAL write.
 // A write acknowledged without error survives a process crash, and with
 // Options.Sync a machine crash. A Batch is atomic, across crashes too.
-// Reads see a consistent prefix of commits: a Get, an iterator or a
-// Snapshot sees every write acknowledged before it started and, of the
-// writes concurrent with it, a prefix.
 //
-// Invariants:
+// Reads see exactly a published prefix of commits: a reader at sequence
+// number S — a Get, an iterator, a Snapshot — sees every write with
+// sequence number <= S and none above it, whatever runs concurrently
+// (commits, memtable rotations, flushes, compactions, table-cache
+// evictions). S covers every write acknowledged before the read started.
+// Four invariants keep it so:
 //
 //  1. Sequence numbers are assigned in commit order and published (made
 //     visible to reads) in the same order, only after the write is in the
-//     WAL and the memtable.
+//     WAL and the memtable. Nothing already in a memtable is changed or
+//     removed before the memtable is flushed: a delete is a tombstone, even
+//     when it meets its key's only put, since a reader below its sequence
+//     number may still be reading the put.
 //  2. A file is deleted only when no version, reader or iterator refers to
 //     it, and only after the manifest no longer names it.
 //  3. A user's delete never removes a key's fingerprint from the mutable
 //     level's filter; only an entry that physically leaves the mutable level
-//     (flushed, or removed by an absent-key proof) does.
+//     (flushed) does.
+//  4. A read takes its read state (memtables and version, referenced) before
+//     its sequence number. Every write published by then is in a memtable
+//     the read state holds, or in one that rotated after it, and the read
+//     state keeps every version its memtables and tables hold while it is
+//     referenced — so flushes and compactions, which drop shadowed versions
+//     only in the new tables they write, never take away a version a live
+//     reader needs. A Snapshot, whose reads take a new read state each
+//     time, is protected instead by the snapshot list that every flush and
+//     compaction respects; a snapshot taken after a flush or compaction
+//     started sees at least every version in its inputs, of which they keep
+//     the newest.
 package lsm

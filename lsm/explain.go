@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/memtable"
 	"github.com/monbandb/monban/sstable"
 )
@@ -38,8 +37,13 @@ func (d *DB) Explain(key []byte) (Trace, error) {
 	if d.closed.Load() {
 		return Trace{}, ErrClosed
 	}
+	rs, seq := d.currentView()
+	if rs == nil {
+		return Trace{}, ErrClosed
+	}
+	defer rs.unref()
 	t := &Trace{Key: append([]byte(nil), key...)}
-	_, err := d.get(key, base.SeqNum(d.visibleSeq.Load()), t)
+	_, err := d.get(rs, key, seq, t)
 	if err == ErrNotFound {
 		err = nil
 	}

@@ -17,18 +17,36 @@ func (d *DB) Get(key []byte) ([]byte, error) {
 	if d.closed.Load() {
 		return nil, ErrClosed
 	}
-	return d.get(key, base.SeqNum(d.visibleSeq.Load()), nil)
+	rs, seq := d.currentView()
+	if rs == nil {
+		return nil, ErrClosed
+	}
+	defer rs.unref()
+	return d.get(rs, key, seq, nil)
+}
+
+// currentView returns what a new read sees: the read state, with a
+// reference the caller drops with unref (nil once Close released it), and
+// the sequence number to read at. The order is the point (package doc,
+// invariant 4): every write published by the time seq is loaded went into
+// a memtable that rs holds or that rotated after rs was taken, and rs's
+// memtables and tables keep every version they held for as long as the
+// reference lasts, so no flush or compaction can take away a version seq
+// needs. Loaded the other way round, a flush between the two loads could
+// drop the version seq sees, and the read would fall through to an older
+// one.
+func (d *DB) currentView() (*readState, base.SeqNum) {
+	rs := d.loadReadState()
+	if h := d.hooks.betweenReadLoads; h != nil {
+		h()
+	}
+	return rs, base.SeqNum(d.visibleSeq.Load())
 }
 
 // get is the read path (package doc, "The read path"): newest source
 // first, stopping at the first version visible at seq. tr, when not nil,
 // records every step for Explain.
-func (d *DB) get(key []byte, seq base.SeqNum, tr *Trace) ([]byte, error) {
-	rs := d.loadReadState()
-	if rs == nil {
-		return nil, ErrClosed
-	}
-	defer rs.unref()
+func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte, error) {
 	h := filter.Hash(key)
 
 	// 1. The active memtable: its filter, then its tree.

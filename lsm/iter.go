@@ -40,17 +40,19 @@ func (d *DB) NewIter(o *IterOptions) *Iter {
 	if d.closed.Load() {
 		return &Iter{err: ErrClosed, closed: true}
 	}
-	return d.newIter(base.SeqNum(d.visibleSeq.Load()), o)
+	rs, seq := d.currentView()
+	return d.newIter(rs, seq, o)
 }
 
-func (d *DB) newIter(seq base.SeqNum, o *IterOptions) *Iter {
+// newIter returns an iterator over rs at seq; the iterator owns rs's
+// reference (a nil rs: the DB is closed).
+func (d *DB) newIter(rs *readState, seq base.SeqNum, o *IterOptions) *Iter {
+	if rs == nil {
+		return &Iter{err: ErrClosed, closed: true}
+	}
 	var opts IterOptions
 	if o != nil {
 		opts = *o
-	}
-	rs := d.loadReadState()
-	if rs == nil {
-		return &Iter{err: ErrClosed, closed: true}
 	}
 	it := &Iter{rs: rs, seq: seq, lower: opts.LowerBound, upper: opts.UpperBound}
 	var sources []base.InternalIterator

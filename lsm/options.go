@@ -41,18 +41,21 @@ type Options struct {
 	// process crash only. Default false.
 	Sync bool
 
-	// KeepAbsentDeletes turns off the absent-key proof for deletes. By
+	// KeepAbsentDeletes turns off the absent-key proof for Delete. By
 	// default a Delete of a key that no filter on its path admits writes
-	// nothing (no WAL record, no tombstone, counted in Stats.DeletesElided),
-	// and a tombstone that meets its only put in the active memtable removes
-	// both. Set it when every delete must leave a WAL record.
+	// nothing (no WAL record, no tombstone, counted in Stats.DeletesElided).
+	// Set it when every delete must leave a WAL record. Flushes and
+	// compactions still drop tombstones that hide nothing.
 	KeepAbsentDeletes bool
 
 	// IgnoreFilters makes reads and absent-key proofs behave as if no
-	// filter existed: Get searches every memtable tree and reads an index
-	// and data block from every table whose key range covers the key, and
-	// no delete is elided. Filters are still written. It exists to measure,
-	// on the same data, what the filters save (kvbench's comparison runs).
+	// filter existed: memtables keep no quotient filter, Get searches every
+	// memtable tree and reads an index and data block from every table whose
+	// key range covers the key, no Delete is elided, and flushes and
+	// compactions drop a tombstone only where no deeper table's key range
+	// covers its key (never on a filter's word). Table filters are still
+	// written. It exists to measure, on the same data, what the filters save
+	// (kvbench's comparison runs).
 	IgnoreFilters bool
 
 	// L0CompactionThreshold is the number of L0 tables that triggers an

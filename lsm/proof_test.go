@@ -4,39 +4,56 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/monbandb/monban/compaction"
 	"github.com/monbandb/monban/internal/vfs"
 )
 
 // TestDeleteMeetsPutInMemtable: a delete of a key whose only version is a
-// put in the active memtable, with nothing older anywhere and no snapshot,
-// removes the put; a snapshot that can see the put, or an older version in
-// a table, keeps the tombstone.
+// put in the memtable is a tombstone there like any other (a reader may
+// still see the put); the flush drops both when nothing older exists and
+// no snapshot can see the put, and keeps what a snapshot or an older
+// version in a table needs.
 func TestDeleteMeetsPutInMemtable(t *testing.T) {
 	fs := vfs.NewMem()
 	d := openMem(t, fs, nil)
 	d.Put([]byte("fresh"), []byte("v"))
 	d.Delete([]byte("fresh"))
-	if n := d.Stats().PutsAnnihilated; n != 1 {
-		t.Fatalf("PutsAnnihilated = %d, want 1", n)
+	mustGet(t, d, "fresh", "")
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if tables, _ := d.Tables(); len(tables) != 0 {
+		t.Fatalf("flush of a put and its delete wrote %d tables, want none", len(tables))
+	}
+	if drops := d.Stats().FlushDrops; drops[compaction.DropShadowed] != 1 || drops[compaction.DropBottom] != 1 {
+		t.Fatalf("flush drops %v, want the put shadowed and the tombstone at the bottom", drops)
 	}
 	mustGet(t, d, "fresh", "")
 
 	d.Put([]byte("seen"), []byte("v"))
 	s := d.NewSnapshot()
 	d.Delete([]byte("seen"))
+	d.Put([]byte("old"), []byte("v1"))
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	mustGet(t, s, "seen", "v")
 	mustGet(t, d, "seen", "")
 	s.Close()
-
-	d.Put([]byte("old"), []byte("v1"))
-	d.Flush()
 	d.Put([]byte("old"), []byte("v2"))
 	d.Delete([]byte("old"))
-	mustGet(t, d, "old", "")
-	if n := d.Stats().PutsAnnihilated; n != 1 {
-		t.Fatalf("PutsAnnihilated = %d, want still 1 (snapshot and older version must keep their tombstones)", n)
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
 	}
-	// Recovery replays put and delete from the WAL as written.
+	mustGet(t, d, "old", "")
+	var tombstones uint64
+	tables, _ := d.Tables()
+	for _, tb := range tables {
+		tombstones += tb.Tombstones
+	}
+	if tombstones != 2 {
+		t.Fatalf("tables hold %d tombstones, want 2 (one a snapshot saw the put behind, one over an older version)", tombstones)
+	}
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,12 @@ func (s *Snapshot) Get(key []byte) ([]byte, error) {
 	if s.closed.Load() || s.db.closed.Load() {
 		return nil, ErrClosed
 	}
-	return s.db.get(key, s.seq, nil)
+	rs := s.db.loadReadState()
+	if rs == nil {
+		return nil, ErrClosed
+	}
+	defer rs.unref()
+	return s.db.get(rs, key, s.seq, nil)
 }
 
 // NewIter returns an iterator over the snapshot's state.
@@ -39,7 +44,7 @@ func (s *Snapshot) NewIter(o *IterOptions) *Iter {
 	if s.closed.Load() {
 		return &Iter{err: ErrClosed}
 	}
-	return s.db.newIter(s.seq, o)
+	return s.db.newIter(s.db.loadReadState(), s.seq, o)
 }
 
 // Close releases the snapshot. Closing twice returns ErrClosed.

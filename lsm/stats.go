@@ -60,12 +60,8 @@ type Stats struct {
 	// DeletesElided counts Deletes that the filters proved unnecessary and
 	// that wrote nothing; WALBytesSaved the WAL bytes they did not write.
 	DeletesElided, WALBytesSaved uint64
-	// PutsAnnihilated counts deletes that met their key's only put in the
-	// active memtable, with nothing older anywhere and no snapshot to see
-	// it, and removed it instead of adding a tombstone.
-	PutsAnnihilated uint64
 	// DeleteProofProbes counts in-memory table filter probes made to prove
-	// a deleted key absent (delete elision, put annihilation);
+	// a deleted key absent (delete elision);
 	// MergeProofProbes those made by flushes and compactions to prove a
 	// tombstone unnecessary.
 	DeleteProofProbes, MergeProofProbes uint64
@@ -146,7 +142,7 @@ type dbStats struct {
 	levels [NumLevels]levelCounters
 
 	memtableFilterNegatives, immutableFilterNegatives, memtableFalsePositives atomic.Uint64
-	deletesElided, walBytesSaved, putsAnnihilated                             atomic.Uint64
+	deletesElided, walBytesSaved                                              atomic.Uint64
 	deleteProofProbes, mergeProofProbes                                       atomic.Uint64
 	walBytes, flushes                                                         atomic.Uint64
 	stalls, stallNanos, slowdowns                                             atomic.Uint64
@@ -200,7 +196,6 @@ func (d *DB) Stats() Stats {
 	s.ImmutableFilterNegatives = d.stats.immutableFilterNegatives.Load()
 	s.MemtableFalsePositives = d.stats.memtableFalsePositives.Load()
 	s.DeletesElided, s.WALBytesSaved = d.stats.deletesElided.Load(), d.stats.walBytesSaved.Load()
-	s.PutsAnnihilated = d.stats.putsAnnihilated.Load()
 	s.DeleteProofProbes, s.MergeProofProbes = d.stats.deleteProofProbes.Load(), d.stats.mergeProofProbes.Load()
 	s.WALBytes, s.Flushes = d.stats.walBytes.Load(), d.stats.flushes.Load()
 	for i := range s.FlushDrops {

@@ -158,6 +158,9 @@ func (d *DB) commit(w *writer) error {
 			d.stats.walBytes.Add(uint64(len(rec)))
 			err = d.applyToMemtable(mem, rec)
 		}
+		if h := d.hooks.beforePublish; h != nil {
+			h()
+		}
 		d.mu.Lock()
 		if err != nil && d.mu.bgErr == nil {
 			d.mu.bgErr = fmt.Errorf("monban: commit: %w", err)
@@ -208,49 +211,14 @@ func (d *DB) groupRecord(group []*writer, first base.SeqNum) []byte {
 	return all.encode(first)
 }
 
-// applyToMemtable inserts every entry of a committed record.
+// applyToMemtable inserts every entry of a committed record. A delete is
+// always a tombstone, even when it meets its key's only put here: removing
+// the put in place would show the delete to readers whose sequence number
+// predates it (package doc, invariant 1). The flush drops both instead,
+// where no reader can tell.
 func (d *DB) applyToMemtable(mem *memtable.Memtable, rec []byte) error {
 	_, err := decodeBatch(rec, func(e batchEntry) error {
-		h := filter.Hash(e.Key)
-		if e.Kind == base.KindDelete && !d.opts.KeepAbsentDeletes && d.annihilate(mem, e.Key, h) {
-			return nil
-		}
-		return mem.AddHash(e.Seq, e.Kind, e.Key, e.Value, h)
+		return mem.AddHash(e.Seq, e.Kind, e.Key, e.Value, filter.Hash(e.Key))
 	})
 	return err
-}
-
-// annihilate applies a delete of key by removing its put instead of adding
-// a tombstone, when that is provably the same: the put is the key's only
-// version in the active memtable, the filters prove no older version exists
-// (immutable memtables, tables), and no open snapshot can see the put. Both
-// entries then vanish: nothing is left to flush or compact away. The WAL
-// keeps both records; replay applies them as written, and the flush drops
-// them instead.
-func (d *DB) annihilate(mem *memtable.Memtable, key []byte, h uint64) bool {
-	put, ok := mem.SoleVersionHash(key, h)
-	if !ok || put.Kind() != base.KindSet {
-		return false
-	}
-	rs := d.loadReadState()
-	if rs == nil {
-		return false
-	}
-	defer rs.unref()
-	if c := rs.mem.CombinedFilter(); c != nil && c.ContainsHash(h) {
-		return false
-	}
-	if may, _ := d.tablesMayContain(rs.version, 0, key, h, &d.stats.deleteProofProbes); may {
-		return false
-	}
-	d.snapMu.RLock()
-	defer d.snapMu.RUnlock()
-	if len(d.snapshots.counts) > 0 && d.snapshots.newest() >= put.Seq() {
-		return false
-	}
-	if !mem.RemoveHash(put, h) {
-		return false
-	}
-	d.stats.putsAnnihilated.Add(1)
-	return true
 }

@@ -73,30 +73,3 @@ func (m *Memtable) insertFingerprint(hash uint64) error {
 	}
 	return nil
 }
-
-// Remove deletes the one entry whose internal key equals key, and its
-// fingerprint. The engine calls it when it has proved the entry
-// unnecessary; it is not how a user deletes (that is Add of a KindDelete,
-// which must stay findable). It returns false if no such entry exists or
-// the memtable is frozen.
-func (m *Memtable) Remove(key base.InternalKey) bool {
-	return m.RemoveHash(key, filter.Hash(key.UserKey))
-}
-
-// RemoveHash is Remove with the user key's filter.Hash already computed.
-func (m *Memtable) RemoveHash(key base.InternalKey, hash uint64) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.frozen.Load() {
-		return false
-	}
-	if _, ok := m.tree.Delete(pivot(key)); !ok {
-		return false
-	}
-	// Invariant 2 guarantees the fingerprint is there; DeleteHash removes
-	// one occurrence, so other versions of the key keep theirs.
-	m.filter.DeleteHash(hash)
-	m.entries--
-	m.snap = nil
-	return true
-}

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 )
 
@@ -43,9 +42,6 @@ func TestBadInput(t *testing.T) {
 	m.Freeze() // idempotent
 	if err := m.Add(4, base.KindSet, []byte("k"), nil); !errors.Is(err, ErrFrozen) {
 		t.Fatalf("Add after Freeze: err = %v", err)
-	}
-	if m.Remove(base.MakeInternalKey([]byte("k"), 3, base.KindSet)) {
-		t.Fatal("Remove after Freeze succeeded")
 	}
 	it := m.NewIter()
 	it.Close()
@@ -132,25 +128,5 @@ func TestLessMatchesCompare(t *testing.T) {
 		if got, want := less(pivot(a), pivot(b)), base.Compare(a, b) < 0; got != want {
 			t.Fatalf("seed %d: less(%v, %v) = %v, base.Compare says %v", seed, a, b, got, want)
 		}
-	}
-}
-
-func TestSoleVersion(t *testing.T) {
-	m := New(Options{})
-	h := func(k string) uint64 { return filter.Hash([]byte(k)) }
-	if _, ok := m.SoleVersionHash([]byte("a"), h("a")); ok {
-		t.Fatal("sole version of a key never added")
-	}
-	m.Add(5, base.KindSet, []byte("a"), []byte("v"))
-	m.Add(6, base.KindSet, []byte("b"), []byte("v"))
-	if k, ok := m.SoleVersionHash([]byte("a"), h("a")); !ok || k.Seq() != 5 || string(k.UserKey) != "a" {
-		t.Fatalf("sole version of a = %v, %v; want a#5", k, ok)
-	}
-	m.Add(7, base.KindDelete, []byte("a"), nil)
-	if k, ok := m.SoleVersionHash([]byte("a"), h("a")); ok {
-		t.Fatalf("a has two versions, got sole %v", k)
-	}
-	if _, ok := m.SoleVersionHash([]byte(""), h("")); ok {
-		t.Fatal("sole version of the empty key, never added")
 	}
 }

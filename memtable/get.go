@@ -57,27 +57,3 @@ func (m *Memtable) MayContainHash(h uint64) bool {
 	defer m.runlock(m.rlock())
 	return m.filter.ContainsHash(h)
 }
-
-// SoleVersionHash returns the internal key of the only version of key in
-// the memtable, if it holds exactly one. The engine uses it to prove that a
-// delete's put can be removed outright (see lsm's absent-key proofs).
-func (m *Memtable) SoleVersionHash(key []byte, hash uint64) (base.InternalKey, bool) {
-	defer m.runlock(m.rlock())
-	if !m.noFilter && !m.filter.ContainsHash(hash) {
-		return base.InternalKey{}, false
-	}
-	var found [2]entry
-	n := 0
-	m.tree.AscendGreaterOrEqual(pivot(base.SeekKey(key, base.MaxSeqNum)), func(e entry) bool {
-		if !bytes.Equal(e.key(), key) {
-			return false
-		}
-		found[n] = e
-		n++
-		return n < 2
-	})
-	if n != 1 {
-		return base.InternalKey{}, false
-	}
-	return found[0].internalKey(), true
-}

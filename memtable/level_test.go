@@ -60,15 +60,6 @@ func runLevelModel(t *testing.T, seed uint64, ops int) {
 			}
 			lm.tables[0][base.MakeInternalKey(uk, seq, kind).String()] = uk
 			seq++
-		case r < 78:
-			for ks := range lm.tables[0] {
-				ik := findKey(t, l.Active(), ks)
-				if !l.Active().Remove(ik) {
-					t.Fatalf("seed %d op %d: Remove(%s) = false", seed, op, ks)
-				}
-				delete(lm.tables[0], ks)
-				break
-			}
 		case r < 88:
 			old = append(old, l)
 			oldModels = append(oldModels, append([]map[string][]byte(nil), lm.tables...))
@@ -114,20 +105,6 @@ func runLevelModel(t *testing.T, seed uint64, ops int) {
 	for i, ol := range old {
 		checkLevel(t, seed, -i, ol, oldModels[i])
 	}
-}
-
-// findKey returns the internal key whose String() is s.
-func findKey(t *testing.T, m *Memtable, s string) base.InternalKey {
-	t.Helper()
-	it := m.NewIter()
-	defer it.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		if it.Key().String() == s {
-			return it.Key()
-		}
-	}
-	t.Fatalf("%s not in memtable", s)
-	return base.InternalKey{}
 }
 
 func checkLevel(t *testing.T, seed uint64, op int, l *Level, tables []map[string][]byte) {

@@ -11,7 +11,7 @@ import (
 )
 
 var (
-	// ErrFrozen is returned by Add and Remove on a memtable after Freeze.
+	// ErrFrozen is returned by Add on a memtable after Freeze.
 	ErrFrozen = errors.New("memtable: frozen")
 	// ErrInvalidEntry is returned by Add for an entry the memtable cannot
 	// hold: an unknown kind, a sequence number above base.MaxSeqNum, or an
@@ -113,7 +113,7 @@ func (m *Memtable) ApproximateSize() int64 {
 	return m.arena.used + m.entries*entryOverhead + int64(m.filter.SizeBytes())
 }
 
-// Freeze makes the memtable immutable: Add and Remove return ErrFrozen
+// Freeze makes the memtable immutable: Add returns ErrFrozen
 // from now on, Filter may be read without locks, and reads stop taking the
 // lock. Freeze is idempotent.
 func (m *Memtable) Freeze() {

@@ -37,14 +37,6 @@ func (md *model) add(k base.InternalKey, v []byte) bool {
 	return true
 }
 
-func (md *model) remove(k base.InternalKey) bool {
-	i, ok := md.find(k)
-	if ok {
-		md.ents = slices.Delete(md.ents, i, i+1)
-	}
-	return ok
-}
-
 // get returns the newest version of key at or below seq.
 func (md *model) get(key []byte, seq base.SeqNum) (modelEntry, bool) {
 	i, _ := md.find(base.SeekKey(key, seq))
@@ -136,11 +128,6 @@ func runMemtableModel(t *testing.T, seed uint64, ops int) {
 			}
 			if len(v) > 0 {
 				v[0]++ // Add must have copied
-			}
-		case r < 55: // Remove
-			k := randInternalKey(rng, md)
-			if got, want := m.Remove(k), md.remove(k); got != want {
-				t.Fatalf("seed %d op %d: Remove(%s) = %v, model %v", seed, op, short(k), got, want)
 			}
 		case r < 85: // Get
 			k := randInternalKey(rng, md)
