@@ -7,12 +7,9 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
-	"strings"
 
-	"github.com/monbandb/monban/compaction"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/manifest"
-	"github.com/monbandb/monban/internal/merge"
 	"github.com/monbandb/monban/internal/vfs"
 	"github.com/monbandb/monban/memtable"
 	"github.com/monbandb/monban/sstable"
@@ -64,7 +61,9 @@ const repairStaging = "REPAIR.tmp"
 // Caveat: what the lost files held is gone, including tombstones: a key
 // deleted by a tombstone in a lost table can reappear with an older value
 // from a table that survived. So can a key whose tombstone a compaction
-// had dropped when a crash left that compaction's inputs behind.
+// had dropped when a crash left that compaction's inputs behind. Every
+// table found is open at once for the merge (MaxOpenFiles does not apply),
+// and the WALs' contents are held in memtables until the merge is done.
 func Repair(dir string, opts *Options) (*RepairReport, error) {
 	o := opts.withDefaults()
 	if err := o.validate(); err != nil {
@@ -103,8 +102,8 @@ type repairer struct {
 	report *RepairReport
 
 	tables, logs []uint64 // found in dir, ascending
-	manifests    []string
-	maxNum       uint64 // highest file number in dir and lost/
+	oldMeta      []string // old manifests and CURRENT.tmp
+	maxNum       uint64   // highest file number in dir and lost/
 
 	readers  []*sstable.Reader    // verified tables, open for the merge
 	mems     []*memtable.Memtable // one per replayed WAL
@@ -161,7 +160,7 @@ func (r *repairer) scan() error {
 		case manifest.KindLog:
 			r.logs = append(r.logs, num)
 		case manifest.KindManifest, manifest.KindCurrentTemp:
-			r.manifests = append(r.manifests, name)
+			r.oldMeta = append(r.oldMeta, name)
 		}
 	}
 	slices.Sort(r.tables)
@@ -292,116 +291,6 @@ func (r *repairer) setAside(name string, why error) error {
 	return nil
 }
 
-// rebuild merges the verified tables and the replayed WALs into new
-// last-level tables (steps 3 and 4 of Repair) and commits them.
-func (r *repairer) rebuild() error {
-	if err := r.removeStaging(); err != nil {
-		return err
-	}
-	vs, err := manifest.Create(r.d.fs, r.path(repairStaging))
-	if err != nil {
-		return err
-	}
-	defer vs.Close() // on failure; closing twice is harmless
-	vs.MarkFileNumUsed(r.maxNum)
-	r.d.vs = vs
-
-	var inputs []base.InternalIterator
-	for _, t := range r.readers {
-		inputs = append(inputs, t.NewIter(nil, nil))
-	}
-	for _, m := range r.mems {
-		inputs = append(inputs, m.NewIter())
-	}
-	// No snapshots: one version per key survives. Nothing lies below the
-	// last level, so every tombstone left on top goes.
-	bottom := func([]byte) (bool, compaction.DropReason) { return true, compaction.DropBottom }
-	it := compaction.NewIter(merge.NewIter(inputs...), nil, bottom)
-	outputs, err := r.d.writeTables(it, compaction.NewSplitter(r.d.opts.TargetFileSize, nil))
-	if cerr := it.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	drops := it.Drops()
-	r.report.Shadowed, r.report.TombstonesDropped = drops[compaction.DropShadowed], drops[compaction.DropBottom]
-
-	// LogNum is a fresh number, above every WAL merged: should a crash
-	// follow the commit, Open must not replay them a second time.
-	edit := &manifest.VersionEdit{LogNum: vs.NextFileNum(), LastSeq: r.lastSeq}
-	for _, meta := range outputs {
-		edit.Added = append(edit.Added, manifest.NewFile{Level: NumLevels - 1, Meta: meta})
-		r.report.Tables = append(r.report.Tables, meta.FileNum)
-		r.report.KeysRecovered += meta.NumEntries
-	}
-	// A rollover writes the edit as the first record of a new manifest
-	// numbered above every file, where the staging manifest (number 1)
-	// could name the same number as an old one.
-	vs.SetMaxManifestSize(0)
-	if err := vs.LogAndApply(edit); err != nil {
-		return err
-	}
-	if err := vs.Close(); err != nil {
-		return err
-	}
-	r.report.LastSeq = vs.LastSeq()
-	r.report.Manifest = manifest.MakeFilename(manifest.KindManifest, vs.ManifestFileNum())
-	return r.commit(r.report.Manifest)
-}
-
-// commit moves the staged manifest into dir, then renames the staged
-// CURRENT over dir's, the commit point. Both were synced by the manifest
-// package; each rename is made durable before the next step.
-func (r *repairer) commit(manifestName string) error {
-	staging := r.path(repairStaging)
-	current := manifest.MakeFilename(manifest.KindCurrent, 0)
-	for _, name := range []string{manifestName, current} {
-		if err := r.d.fs.Rename(filepath.Join(staging, name), r.path(name)); err != nil {
-			return err
-		}
-		if err := r.d.fs.SyncDir(r.d.dir); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// removeStaging removes the staging directory and whatever a crashed
-// Repair left in it.
-func (r *repairer) removeStaging() error {
-	staging := r.path(repairStaging)
-	names, err := r.d.fs.List(staging)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for _, name := range names {
-		if err := r.d.fs.Remove(filepath.Join(staging, name)); err != nil {
-			return err
-		}
-	}
-	return r.d.fs.Remove(staging)
-}
-
-// removeObsolete removes, after the commit, the inputs the new tables hold
-// and the old manifests (step 5 of Repair). A failure leaves a stray that
-// Open removes, so it is logged, not returned.
-func (r *repairer) removeObsolete() {
-	for _, name := range append(r.obsolete, r.manifests...) {
-		if err := r.d.fs.Remove(r.path(name)); err != nil {
-			r.d.opts.Logger("monban: repair: removing %s: %v", name, err)
-			continue
-		}
-		r.report.Removed = append(r.report.Removed, name)
-	}
-	if err := r.removeStaging(); err != nil {
-		r.d.opts.Logger("monban: repair: removing %s: %v", repairStaging, err)
-	}
-}
-
 // closeSources closes the verified tables; the merge closed only its
 // iterators.
 func (r *repairer) closeSources() {
@@ -412,59 +301,4 @@ func (r *repairer) closeSources() {
 
 func (r *repairer) path(elem ...string) string {
 	return filepath.Join(append([]string{r.d.dir}, elem...)...)
-}
-
-// RepairReport says what Repair kept, set aside and rebuilt.
-type RepairReport struct {
-	Dir string
-	// TablesKept counts the tables that verified and were merged,
-	// TableEntries the entries they held.
-	TablesKept   int
-	TableEntries uint64
-	// SetAside lists the tables and WALs moved into lost/, with why.
-	SetAside []SetAsideFile
-	// WALsReplayed counts the WALs read, a damaged one included (its
-	// batches before the damage were kept); WALBatches the batches applied;
-	// WALTornBytes the torn tails dropped.
-	WALsReplayed int
-	WALBatches   uint64
-	WALTornBytes int64
-	// Shadowed counts the versions dropped for a newer one of their key
-	// (duplicates of one entry included), TombstonesDropped the tombstones
-	// that had nothing left to hide.
-	Shadowed, TombstonesDropped uint64
-	// Tables are the numbers of the rebuilt tables, all in the last level;
-	// KeysRecovered the keys they hold, one version each.
-	Tables        []uint64
-	KeysRecovered uint64
-	// LastSeq is the highest sequence number seen; Manifest the new
-	// manifest CURRENT names.
-	LastSeq  base.SeqNum
-	Manifest string
-	// Removed are the files whose content the new tables hold, and the old
-	// manifests, removed after the commit.
-	Removed []string
-}
-
-// SetAsideFile is a file Repair moved into lost/ and the error that made
-// it unusable.
-type SetAsideFile struct {
-	Name string
-	Err  error
-}
-
-func (rep *RepairReport) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "repair of %s\n", rep.Dir)
-	fmt.Fprintf(&b, "  tables kept:   %d (%d entries)\n", rep.TablesKept, rep.TableEntries)
-	fmt.Fprintf(&b, "  WALs replayed: %d (%d batches, %d torn bytes dropped)\n", rep.WALsReplayed, rep.WALBatches, rep.WALTornBytes)
-	fmt.Fprintf(&b, "  set aside in %s/: %d\n", lostDir, len(rep.SetAside))
-	for _, f := range rep.SetAside {
-		fmt.Fprintf(&b, "    %s: %v\n", f.Name, f.Err)
-	}
-	fmt.Fprintf(&b, "  rebuilt:       %d tables in L%d, %d keys (%d shadowed versions, %d tombstones dropped)\n",
-		len(rep.Tables), NumLevels-1, rep.KeysRecovered, rep.Shadowed, rep.TombstonesDropped)
-	fmt.Fprintf(&b, "  manifest:      %s, last sequence %d\n", rep.Manifest, rep.LastSeq)
-	fmt.Fprintf(&b, "  removed:       %d files (%s)\n", len(rep.Removed), strings.Join(rep.Removed, " "))
-	return b.String()
 }
