@@ -33,8 +33,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runTree(args, stdout, stderr)
 	case "explain":
 		err = runExplain(args, stdout, stderr)
+	case "repair":
+		err = runRepair(args, stdout, stderr)
 	default:
-		err = usageError("unknown subcommand %q (want filters, tree, explain, or flags)", cmd)
+		err = usageError("unknown subcommand %q (want filters, tree, explain, repair, or flags)", cmd)
 		fmt.Fprintf(stderr, "kvbench: %v\n", err)
 		_, _ = parseConfig([]string{"-h"}, stderr)
 		return 2

@@ -1,0 +1,122 @@
+package lsm
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/monbandb/monban/compaction"
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/manifest"
+	"github.com/monbandb/monban/internal/merge"
+)
+
+// rebuild merges the verified tables and the replayed WALs into new
+// last-level tables (steps 3 and 4 of Repair) and commits them.
+func (r *repairer) rebuild() error {
+	if err := r.removeStaging(); err != nil {
+		return err
+	}
+	vs, err := manifest.Create(r.d.fs, r.path(repairStaging))
+	if err != nil {
+		return err
+	}
+	defer vs.Close() // on failure; closing twice is harmless
+	vs.MarkFileNumUsed(r.maxNum)
+	r.d.vs = vs
+
+	var inputs []base.InternalIterator
+	for _, t := range r.readers {
+		inputs = append(inputs, t.NewIter(nil, nil))
+	}
+	for _, m := range r.mems {
+		inputs = append(inputs, m.NewIter())
+	}
+	// No snapshots: one version per key survives. Nothing lies below the
+	// last level, so every tombstone left on top goes.
+	bottom := func([]byte) (bool, compaction.DropReason) { return true, compaction.DropBottom }
+	it := compaction.NewIter(merge.NewIter(inputs...), nil, bottom)
+	outputs, err := r.d.writeTables(it, compaction.NewSplitter(r.d.opts.TargetFileSize, nil))
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	drops := it.Drops()
+	r.report.Shadowed, r.report.TombstonesDropped = drops[compaction.DropShadowed], drops[compaction.DropBottom]
+
+	// LogNum is a fresh number, above every WAL merged: should a crash
+	// follow the commit, Open must not replay them a second time.
+	edit := &manifest.VersionEdit{LogNum: vs.NextFileNum(), LastSeq: r.lastSeq}
+	for _, meta := range outputs {
+		edit.Added = append(edit.Added, manifest.NewFile{Level: NumLevels - 1, Meta: meta})
+		r.report.Tables = append(r.report.Tables, meta.FileNum)
+		r.report.KeysRecovered += meta.NumEntries
+	}
+	// A rollover writes the edit as the first record of a new manifest
+	// numbered above every file, where the staging manifest (number 1)
+	// could name the same number as an old one.
+	vs.SetMaxManifestSize(0)
+	if err := vs.LogAndApply(edit); err != nil {
+		return err
+	}
+	if err := vs.Close(); err != nil {
+		return err
+	}
+	r.report.LastSeq = vs.LastSeq()
+	r.report.Manifest = manifest.MakeFilename(manifest.KindManifest, vs.ManifestFileNum())
+	return r.commit(r.report.Manifest)
+}
+
+// commit moves the staged manifest into dir, then renames the staged
+// CURRENT over dir's, the commit point. Both were synced by the manifest
+// package; each rename is made durable before the next step.
+func (r *repairer) commit(manifestName string) error {
+	staging := r.path(repairStaging)
+	current := manifest.MakeFilename(manifest.KindCurrent, 0)
+	for _, name := range []string{manifestName, current} {
+		if err := r.d.fs.Rename(filepath.Join(staging, name), r.path(name)); err != nil {
+			return err
+		}
+		if err := r.d.fs.SyncDir(r.d.dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeStaging removes the staging directory and whatever a crashed
+// Repair left in it.
+func (r *repairer) removeStaging() error {
+	staging := r.path(repairStaging)
+	names, err := r.d.fs.List(staging)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if err := r.d.fs.Remove(filepath.Join(staging, name)); err != nil {
+			return err
+		}
+	}
+	return r.d.fs.Remove(staging)
+}
+
+// removeObsolete removes, after the commit, the inputs the new tables hold
+// and the old manifests (step 5 of Repair). A failure leaves a stray that
+// Open removes, so it is logged, not returned.
+func (r *repairer) removeObsolete() {
+	for _, name := range append(r.obsolete, r.oldMeta...) {
+		if err := r.d.fs.Remove(r.path(name)); err != nil {
+			r.d.opts.Logger("monban: repair: removing %s: %v", name, err)
+			continue
+		}
+		r.report.Removed = append(r.report.Removed, name)
+	}
+	if err := r.removeStaging(); err != nil {
+		r.d.opts.Logger("monban: repair: removing %s: %v", repairStaging, err)
+	}
+}

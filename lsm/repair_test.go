@@ -1,0 +1,429 @@
+package lsm
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/manifest"
+	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/sstable"
+)
+
+// repairOpts keep memtables and tables tiny, and L0 out of the automatic
+// compactions' way, so the test decides what sits in which level.
+func repairOpts(fs vfs.FS) *Options {
+	return &Options{
+		FS: fs, MemtableSize: 1 << 10, BlockSize: 256, TargetFileSize: 2 << 10,
+		L0CompactionThreshold: 50, L0SlowdownWritesThreshold: 60, L0StopWritesThreshold: 70,
+	}
+}
+
+// buildLeveledDB writes 300 keys and compacts them to the last level, then
+// overwrites and deletes some into L0 tables, and makes a last few writes
+// to the memtable (some of which may reach L0 when a tiny memtable fills,
+// the rest stay in the WAL). It returns the model of what the DB holds.
+func buildLeveledDB(t *testing.T, fs vfs.FS) model {
+	t.Helper()
+	d, err := Open("/db", repairOpts(fs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := model{}
+	put := func(k, v string) {
+		if err := d.Put([]byte(k), []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+		want[k] = v
+	}
+	for i := range 300 {
+		put(fmt.Sprintf("k%04d", i), fmt.Sprintf("v1-%d-%s", i, strings.Repeat("x", 40)))
+	}
+	if err := d.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 300; i += 3 {
+		put(fmt.Sprintf("k%04d", i), fmt.Sprintf("v2-%d", i))
+	}
+	for i := 1; i < 300; i += 7 {
+		if err := d.Delete([]byte(fmt.Sprintf("k%04d", i))); err != nil {
+			t.Fatal(err)
+		}
+		delete(want, fmt.Sprintf("k%04d", i))
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 300; i += 50 {
+		put(fmt.Sprintf("k%04d", i), fmt.Sprintf("v3-wal-%d", i))
+	}
+	levels := map[int]bool{}
+	tables, err := d.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ti := range tables {
+		levels[ti.Level] = true
+	}
+	if !levels[0] || !levels[NumLevels-1] {
+		t.Fatalf("tables in levels %v, want L0 and L%d", levels, NumLevels-1)
+	}
+	if got := dbContents(t, d); !maps.Equal(got, want) {
+		t.Fatalf("before damage:\n%s", diffModels(got, want))
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
+// readFile returns the contents of path.
+func readFile(t *testing.T, fs vfs.FS, path string) []byte {
+	t.Helper()
+	f, err := fs.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// filesOf returns the names of dir's files of the given kind, ascending.
+func filesOf(t *testing.T, fs vfs.FS, dir string, kind manifest.FileKind) []string {
+	t.Helper()
+	names, err := fs.List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, n := range names {
+		if k, _, ok := manifest.ParseFilename(n); ok && k == kind {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// newest is, per user key, the newest entry the given tables hold.
+type newest map[string]struct {
+	seq  base.SeqNum
+	kind base.Kind
+	val  string
+}
+
+func (n newest) addTable(t *testing.T, fs vfs.FS, path string) {
+	t.Helper()
+	f, err := fs.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sstable.Open(f, sstable.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	it := r.NewIter(nil, nil)
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		if e, ok := n[string(k.UserKey)]; !ok || k.Seq() > e.seq {
+			e.seq, e.kind, e.val = k.Seq(), k.Kind(), string(it.Value())
+			n[string(k.UserKey)] = e
+		}
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRepairDamagedDB damages a DB with data in L0, L6 and the WAL three
+// ways at once — CURRENT deleted, the manifest overwritten, a bit flipped
+// in a data block of one L6 table — and checks that Repair sets the table
+// aside in lost/, and that the reopened DB holds, per key, the newest
+// version among the surviving tables and the WAL: overwrites in L0 win
+// over L6, tombstones that survived keep their keys deleted, and only the
+// keys whose newest version was in the lost table change.
+func TestRepairDamagedDB(t *testing.T) {
+	fs := vfs.NewMem()
+	full := buildLeveledDB(t, fs)
+
+	tables := filesOf(t, fs, "/db", manifest.KindTable)
+	lostTable := tables[0] // the oldest: written by the Compact into L6
+	survivors := newest{}
+	for _, name := range tables[1:] {
+		survivors.addTable(t, fs, "/db/"+name)
+	}
+	want := model{}
+	for k, e := range survivors {
+		if e.kind == base.KindSet {
+			want[k] = e.val
+		}
+	}
+	for i := 0; i < 300; i += 50 { // the last writes are the newest, in a WAL or in L0
+		k := fmt.Sprintf("k%04d", i)
+		want[k] = full[k]
+	}
+	if maps.Equal(want, full) {
+		t.Fatal("the lost table holds nothing the others lack: the test proves nothing")
+	}
+
+	if err := fs.Remove("/db/CURRENT"); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range filesOf(t, fs, "/db", manifest.KindManifest) {
+		rewrite(t, fs, "/db/"+m, []byte("not a manifest"))
+	}
+	data := readFile(t, fs, "/db/"+lostTable)
+	data[5] ^= 0x10 // inside the first data block, which starts at 0
+	rewrite(t, fs, "/db/"+lostTable, data)
+
+	logs := filesOf(t, fs, "/db", manifest.KindLog)
+	rep, err := Repair("/db", repairOpts(fs))
+	if err != nil {
+		t.Fatalf("Repair: %v\n%v", err, rep)
+	}
+	t.Logf("%v", rep)
+	if len(rep.SetAside) != 1 || rep.SetAside[0].Name != lostTable || !errors.Is(rep.SetAside[0].Err, ErrCorruption) {
+		t.Fatalf("set aside %v, want %s with a corruption error", rep.SetAside, lostTable)
+	}
+	if got := filesOf(t, fs, "/db/lost", manifest.KindTable); !slices.Equal(got, []string{lostTable}) {
+		t.Fatalf("lost/ holds %v, want %s", got, lostTable)
+	}
+	if rep.TablesKept != len(tables)-1 || rep.WALsReplayed != len(logs) || rep.WALBatches == 0 {
+		t.Fatalf("kept %d tables (want %d), replayed %d WALs with %d batches (want %d WALs, some batches)",
+			rep.TablesKept, len(tables)-1, rep.WALsReplayed, rep.WALBatches, len(logs))
+	}
+	if rep.KeysRecovered != uint64(len(want)) {
+		t.Fatalf("report says %d keys recovered, want %d", rep.KeysRecovered, len(want))
+	}
+
+	d, err := Open("/db", repairOpts(fs))
+	if err != nil {
+		t.Fatalf("Open after Repair: %v", err)
+	}
+	defer d.Close()
+	if got := dbContents(t, d); !maps.Equal(got, want) {
+		t.Fatalf("after Repair:\n%s", diffModels(got, want))
+	}
+}
+
+// writeRawTable writes a table of the given entries (in internal-key
+// order) straight into /db, as a level of a lost manifest would have held.
+func writeRawTable(t *testing.T, fs vfs.FS, num uint64, entries ...base.InternalKey) {
+	t.Helper()
+	f, err := fs.Create("/db/" + manifest.MakeFilename(manifest.KindTable, num))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := sstable.NewWriter(f, sstable.WriterOptions{})
+	for _, k := range entries {
+		if err := w.Add(k, []byte(fmt.Sprintf("%s@%d", k.UserKey, k.Seq()))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRepairInvertedLevels: table 5 was in L6 and holds k@100 under a
+// LargestSeq of 1000; table 6 was in L5 and holds k@800, a tombstone d@850
+// over table 5's d@50, and LargestSeq 850. Ordered by LargestSeq, as L0
+// would read them, table 5 would answer k and d with their old versions.
+// The merge compares entries, not tables: k@800 wins, d stays deleted, and
+// z@1000, newest in the older-looking table, is kept. LastSeq continues
+// from 1000, so a write after the repair is newer than everything.
+func TestRepairInvertedLevels(t *testing.T) {
+	fs := vfs.NewMem()
+	if err := fs.MkdirAll("/db"); err != nil {
+		t.Fatal(err)
+	}
+	set, del := base.KindSet, base.KindDelete
+	writeRawTable(t, fs, 5,
+		base.MakeInternalKey([]byte("d"), 50, set),
+		base.MakeInternalKey([]byte("k"), 100, set),
+		base.MakeInternalKey([]byte("z"), 1000, set))
+	writeRawTable(t, fs, 6,
+		base.MakeInternalKey([]byte("d"), 850, del),
+		base.MakeInternalKey([]byte("k"), 800, set))
+
+	rep, err := Repair("/db", &Options{FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.TablesKept != 2 || rep.KeysRecovered != 2 || rep.Shadowed != 2 || rep.TombstonesDropped != 1 || rep.LastSeq != 1000 {
+		t.Fatalf("report:\n%v\nwant 2 tables kept, 2 keys, 2 shadowed, 1 tombstone dropped, last seq 1000", rep)
+	}
+	d := openMem(t, fs, nil)
+	mustGet(t, d, "k", "k@800")
+	mustGet(t, d, "z", "z@1000")
+	if _, err := d.Get([]byte("d")); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get(d) = %v, want ErrNotFound: the tombstone d@850 hides d@50", err)
+	}
+	if err := d.Put([]byte("k"), []byte("after")); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	mustGet(t, d, "k", "after")
+	d.Close()
+}
+
+// TestRepairHealthyDB: on an undamaged DB, Repair sets nothing aside and
+// the DB holds exactly what it held; the merged inputs and the old
+// manifest are gone, and a second Repair changes nothing either.
+func TestRepairHealthyDB(t *testing.T) {
+	fs := vfs.NewMem()
+	want := buildLeveledDB(t, fs)
+	oldManifests := filesOf(t, fs, "/db", manifest.KindManifest)
+	for round := range 2 {
+		rep, err := Repair("/db", repairOpts(fs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.SetAside) != 0 || rep.KeysRecovered != uint64(len(want)) {
+			t.Fatalf("round %d: set aside %v, %d keys recovered; want none set aside, %d keys", round, rep.SetAside, rep.KeysRecovered, len(want))
+		}
+		if names, _ := fs.List("/db"); slices.Contains(names, lostDir) || slices.Contains(names, repairStaging) {
+			t.Fatalf("round %d: /db holds %v: want no lost/ and no staging directory", round, names)
+		}
+		if got := filesOf(t, fs, "/db", manifest.KindManifest); !slices.Equal(got, []string{rep.Manifest}) || slices.Contains(oldManifests, rep.Manifest) {
+			t.Fatalf("round %d: manifests %v, want only the new %s", round, got, rep.Manifest)
+		}
+		var tables []string
+		for _, num := range rep.Tables {
+			tables = append(tables, manifest.MakeFilename(manifest.KindTable, num))
+		}
+		if got := filesOf(t, fs, "/db", manifest.KindTable); !slices.Equal(got, tables) || len(filesOf(t, fs, "/db", manifest.KindLog)) != 0 {
+			t.Fatalf("round %d: tables %v, want only the rebuilt %v, and no WAL", round, got, tables)
+		}
+		d := openMem(t, fs, repairOpts(fs))
+		if got := dbContents(t, d); !maps.Equal(got, want) {
+			t.Fatalf("round %d: after Repair:\n%s", round, diffModels(got, want))
+		}
+		d.Close()
+	}
+}
+
+// TestRepairLocked: Repair refuses a directory a DB has open.
+func TestRepairLocked(t *testing.T) {
+	fs := vfs.NewMem()
+	d := openMem(t, fs, nil)
+	defer d.Close()
+	if _, err := Repair("/db", &Options{FS: fs}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("Repair of an open DB: %v, want ErrLocked", err)
+	}
+}
+
+// TestRepairDamagedWAL: a WAL damaged mid-file keeps its batches before
+// the damage, and is set aside; a WAL cut mid-record (torn) just loses its
+// tail and is removed like any WAL Repair has merged.
+func TestRepairDamagedWAL(t *testing.T) {
+	for _, tc := range []string{"torn", "corrupt"} {
+		t.Run(tc, func(t *testing.T) {
+			fs := vfs.NewMem()
+			d := openMem(t, fs, &Options{MemtableSize: 1 << 20})
+			for i := range 100 {
+				d.Put(fmt.Appendf(nil, "k%03d", i), []byte(strings.Repeat("v", 100)))
+			}
+			d.Close()
+			path, data := walFile(t, fs)
+			name := path[len("/db/"):]
+			if tc == "torn" {
+				data = data[:len(data)-50]
+			} else {
+				data[len(data)/2] ^= 0x40
+			}
+			rewrite(t, fs, path, data)
+
+			rep, err := Repair("/db", &Options{FS: fs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept := int(rep.WALBatches)
+			switch {
+			case tc == "torn" && (kept != 99 || rep.WALTornBytes == 0 || len(rep.SetAside) != 0):
+				t.Fatalf("torn WAL:\n%v\nwant 99 batches, a torn tail, nothing set aside", rep)
+			case tc == "corrupt" && (kept == 0 || kept >= 99 || len(rep.SetAside) != 1 || rep.SetAside[0].Name != name ||
+				!errors.Is(rep.SetAside[0].Err, ErrCorruption)):
+				t.Fatalf("corrupt WAL:\n%v\nwant some batches kept and %s set aside with a corruption error", rep, name)
+			}
+			if tc == "corrupt" && !slices.Equal(filesOf(t, fs, "/db/lost", manifest.KindLog), []string{name}) {
+				t.Fatalf("lost/ does not hold %s", name)
+			}
+			d = openMem(t, fs, nil)
+			defer d.Close()
+			want := model{}
+			for i := range kept {
+				want[fmt.Sprintf("k%03d", i)] = strings.Repeat("v", 100)
+			}
+			if got := dbContents(t, d); !maps.Equal(got, want) {
+				t.Fatalf("after Repair, want the first %d batches:\n%s", kept, diffModels(got, want))
+			}
+		})
+	}
+}
+
+// TestRepairCrash: the disk dies at an operation of Repair and the machine
+// crashes; Repair run again afterwards gives the same DB as one that never
+// crashed, and the damaged table is never lost. Every operation of the
+// last hundred (the commit and the removals) is tried, one in a stride
+// before them.
+func TestRepairCrash(t *testing.T) {
+	mem := vfs.NewMem()
+	buildLeveledDB(t, mem)
+	damaged := filesOf(t, mem, "/db", manifest.KindTable)[0]
+	data := readFile(t, mem, "/db/"+damaged)
+	data[5] ^= 0x10
+	f, err := mem.Create("/db/" + damaged) // synced, unlike rewrite's: it must survive the crashes
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = errors.Join(f.Sync(), f.Close())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	repaired := func(fs vfs.FS) model {
+		t.Helper()
+		if _, err := Repair("/db", repairOpts(fs)); err != nil {
+			t.Fatalf("Repair: %v", err)
+		}
+		d := openMem(t, fs, repairOpts(fs))
+		defer d.Close()
+		if got := filesOf(t, fs, "/db/lost", manifest.KindTable); !slices.Equal(got, []string{damaged}) {
+			t.Fatalf("lost/ holds %v, want %s", got, damaged)
+		}
+		return dbContents(t, d)
+	}
+	counter := vfs.NewFault(mem.CrashClone())
+	want := repaired(counter)
+	total := counter.Count(vfs.OpAny)
+	stride := max(total/40, 1)
+	for n := int64(1); n <= total; n++ {
+		if n < total-100 && n%stride != 0 {
+			continue
+		}
+		ffs := vfs.NewFault(mem.CrashClone())
+		ffs.FailFromNth(vfs.OpAny, n)
+		_, _ = Repair("/db", repairOpts(ffs))
+		crashed, err := ffs.Crash()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := repaired(crashed); !maps.Equal(got, want) {
+			t.Fatalf("disk died at operation %d of %d: after a second Repair:\n%s", n, total, diffModels(got, want))
+		}
+	}
+}
