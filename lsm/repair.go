@@ -228,6 +228,7 @@ func (r *repairer) replayWAL(num uint64) error {
 	r.mems = append(r.mems, mem)
 	r.report.WALsReplayed++
 	var batch []batchEntry
+	var walLast base.SeqNum
 	for n := 0; ; n++ {
 		rec, err := rd.Next()
 		if err == io.EOF {
@@ -241,13 +242,19 @@ func (r *repairer) replayWAL(num uint64) error {
 			})
 		}
 		if err == nil {
-			err = applyBatch(mem, batch)
+			err = checkBatchSeqs(batch, walLast)
 		}
 		if err != nil {
 			return r.setAside(name, fmt.Errorf("after %d batches: %w", n, err))
 		}
 		for _, e := range batch {
-			r.lastSeq = max(r.lastSeq, e.Seq)
+			if err := mem.Add(e.Seq, e.Kind, e.Key, e.Value); err != nil {
+				return fmt.Errorf("monban: repair: replaying %s: %w", name, err)
+			}
+		}
+		if len(batch) > 0 {
+			walLast = batch[len(batch)-1].Seq
+			r.lastSeq = max(r.lastSeq, walLast)
 		}
 		r.report.WALBatches++
 	}
@@ -256,17 +263,16 @@ func (r *repairer) replayWAL(num uint64) error {
 	return nil
 }
 
-// applyBatch adds a decoded batch to mem, or nothing of it: an entry the
-// memtable rejects (a sequence number out of range or seen before) takes
-// the batch's earlier entries back out.
-func applyBatch(mem *memtable.Memtable, batch []batchEntry) error {
-	for i, e := range batch {
-		if err := mem.Add(e.Seq, e.Kind, e.Key, e.Value); err != nil {
-			for _, p := range batch[:i] {
-				mem.Remove(base.MakeInternalKey(p.Key, p.Seq, p.Kind))
-			}
-			return fmt.Errorf("batch entry %d: %w: %w", i, ErrCorruption, err)
-		}
+// checkBatchSeqs rejects a batch the memtable would only take in part: a
+// WAL's sequence numbers rise from record to record, so a batch at or below
+// the last one seen, or past the largest sequence number, is damage — and
+// checked before any entry is added, the batch applies whole or not at all.
+func checkBatchSeqs(batch []batchEntry, walLast base.SeqNum) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	if first, last := batch[0].Seq, batch[len(batch)-1].Seq; first <= walLast || last > base.MaxSeqNum {
+		return fmt.Errorf("batch at sequence numbers %d..%d after %d: %w", first, last, walLast, ErrCorruption)
 	}
 	return nil
 }
