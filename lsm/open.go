@@ -18,14 +18,25 @@ import (
 	"github.com/monbandb/monban/wal"
 )
 
-// Open opens the DB in dir, creating it if it does not exist. opts may be
-// nil for the defaults. A directory another DB has open gives ErrLocked.
+// Open opens the DB in dir, creating it if it holds no DB file at all.
+// opts may be nil for the defaults. A directory another DB has open gives
+// ErrLocked.
 //
 // Recovery: the manifest names the live tables; WALs at or above its log
 // number are replayed into memtables and written to L0, so the DB starts
 // with an empty memtable and one fresh WAL. A torn record at the tail of the
-// newest WAL (what a crash leaves) is dropped and logged; damage anywhere
-// else fails Open with an error wrapping ErrCorruption that names the file.
+// newest WAL or of the manifest (what a crash leaves, docs/format.md) is
+// dropped and logged.
+//
+// Open is paranoid about what it is given: a missing or damaged CURRENT or
+// manifest, a manifest whose live WAL is gone (it lost edits), a live table
+// that is missing, of another size or another table's file, and damage
+// anywhere but a crash's torn tail fail Open with an error wrapping
+// ErrCorruption that names the file; Repair rebuilds such a DB. A failed
+// Open deletes nothing. Only after a clean recovery does it delete files,
+// and only those the recovered state proves unneeded: WALs below the log
+// number, and tables no live version names (the output of a flush or
+// compaction whose edit never reached the manifest).
 func Open(dir string, opts *Options) (*DB, error) {
 	d := &DB{dir: dir, opts: opts.withDefaults()}
 	if err := d.opts.validate(); err != nil {
@@ -48,6 +59,9 @@ func Open(dir string, opts *Options) (*DB, error) {
 	d.lock = lock
 	if err := d.recover(); err != nil {
 		d.closeResources()
+		if errors.Is(err, ErrCorruption) {
+			err = fmt.Errorf("%w (lsm.Repair, or kvbench repair -db DIR, rebuilds a DB from the files it holds)", err)
+		}
 		return nil, err
 	}
 	return d, nil
@@ -92,6 +106,9 @@ func (d *DB) recover() error {
 		}
 	}
 	slices.Sort(logs)
+	if err := d.checkLiveFiles(names); err != nil {
+		return err
+	}
 
 	seq := vs.LastSeq()
 	current := vs.Current()
@@ -120,11 +137,14 @@ func (d *DB) recover() error {
 		return fmt.Errorf("monban: %w", err)
 	}
 	d.installReadState(d.rs.mem, vs.Current()).unref()
+	if err := d.loadVersionTables(); err != nil {
+		return err
+	}
+	// Recovery is clean and durable: what it replaced is provably obsolete.
 	for _, n := range append(logs, obsoleteLogs...) {
 		d.removeFile(manifest.KindLog, n)
 	}
 	d.removeStrayTables(names)
-	d.loadVersionTables()
 	d.mu.Lock()
 	d.maybeScheduleCompaction()
 	d.mu.Unlock()
@@ -191,21 +211,79 @@ func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (bas
 	return last, flush()
 }
 
+// checkLiveFiles checks the manifest against the directory before anything
+// is replayed or written: the WAL its log number names was created before
+// the edit that recorded it and is deleted only after a later edit moves
+// the log number on, so a missing one means the manifest lost durable
+// edits (the flushed data they recorded would be gone); and every table it
+// names must be there, as large as it says.
+func (d *DB) checkLiveFiles(names []string) error {
+	present := make(map[string]bool, len(names))
+	for _, n := range names {
+		present[n] = true
+	}
+	manifestName := manifest.MakeFilename(manifest.KindManifest, d.vs.ManifestFileNum())
+	if ln := d.vs.LogNum(); ln != 0 && !present[manifest.MakeFilename(manifest.KindLog, ln)] {
+		return fmt.Errorf("monban: %s names WAL %s as live, which is missing: the manifest lost edits: %w",
+			manifestName, manifest.MakeFilename(manifest.KindLog, ln), ErrCorruption)
+	}
+	v := d.vs.Current()
+	defer v.Unref()
+	for level, files := range v.Levels {
+		for _, f := range files {
+			name := manifest.MakeFilename(manifest.KindTable, f.FileNum)
+			if !present[name] {
+				return fmt.Errorf("monban: table %s of L%d, named by %s, is missing: %w", name, level, manifestName, ErrCorruption)
+			}
+			if err := d.checkTableSize(f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkTableSize compares a table file's length with its manifest entry.
+// Opening the table checks the same and its identity; this cheaper check
+// covers the tables Open does not load (beyond MaxOpenFiles).
+func (d *DB) checkTableSize(f *manifest.FileMetadata) error {
+	name := manifest.MakeFilename(manifest.KindTable, f.FileNum)
+	file, err := d.fs.Open(d.path(manifest.KindTable, f.FileNum))
+	if err != nil {
+		return fmt.Errorf("monban: opening table %s: %w", name, err)
+	}
+	size, err := file.Size()
+	file.Close()
+	if err != nil {
+		return fmt.Errorf("monban: table %s: %w", name, err)
+	}
+	if uint64(size) != f.Size {
+		return fmt.Errorf("monban: table %s is %d bytes, the manifest says %d: %w", name, size, f.Size, ErrCorruption)
+	}
+	return nil
+}
+
 // loadVersionTables opens the tables of the current version, newest levels
 // first, up to MaxOpenFiles, so that their filters are in memory from the
-// start.
-func (d *DB) loadVersionTables() {
+// start — and their identity is checked against the manifest before Open
+// succeeds.
+func (d *DB) loadVersionTables() error {
 	rs := d.loadReadState() // not nil: Open has not returned yet
 	defer rs.unref()
 	n := 0
-	for level, files := range rs.version.Levels {
+	for _, files := range rs.version.Levels {
 		for _, f := range files {
 			if n++; n > d.opts.MaxOpenFiles {
-				return
+				return nil
 			}
-			d.loadTables([]manifest.NewFile{{Level: level, Meta: f}})
+			_, release, err := d.tables.Get(tableRef(f))
+			if err != nil {
+				return fmt.Errorf("monban: %w", err)
+			}
+			release()
 		}
 	}
+	return nil
 }
 
 // removeStrayTables deletes table files that no live version names:

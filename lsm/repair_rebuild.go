@@ -47,8 +47,17 @@ func (r *repairer) rebuild() error {
 	r.report.Shadowed, r.report.TombstonesDropped = drops[compaction.DropShadowed], drops[compaction.DropBottom]
 
 	// LogNum is a fresh number, above every WAL merged: should a crash
-	// follow the commit, Open must not replay them a second time.
-	edit := &manifest.VersionEdit{LogNum: vs.NextFileNum(), LastSeq: r.lastSeq}
+	// follow the commit, Open must not replay them a second time. Its WAL
+	// exists, empty, before the edit names it, as Open checks.
+	logNum := vs.NextFileNum()
+	wal, err := r.d.createWAL(logNum)
+	if err != nil {
+		return err
+	}
+	if err := wal.Close(); err != nil {
+		return err
+	}
+	edit := &manifest.VersionEdit{LogNum: logNum, LastSeq: r.lastSeq}
 	for _, meta := range outputs {
 		edit.Added = append(edit.Added, manifest.NewFile{Level: NumLevels - 1, Meta: meta})
 		r.report.Tables = append(r.report.Tables, meta.FileNum)

@@ -42,8 +42,13 @@ func crashScenario(t *testing.T, k, maxManifest int64, op func(fs vfs.FS, vs *Ve
 		t.Fatalf("k=%d: recovery after crash: %v", k, err)
 	}
 	got = rec.Current()
+	// The first edit after recovery starts a new manifest and removes
+	// every other.
+	if err := rec.LogAndApply(&VersionEdit{}); err != nil {
+		t.Fatalf("k=%d: first edit after recovery: %v", k, err)
+	}
 	if m := manifests(t, mem); len(m) != 1 {
-		t.Fatalf("k=%d: manifests after recovery %v, want one", k, m)
+		t.Fatalf("k=%d: manifests after recovery and an edit %v, want one", k, m)
 	}
 	return got, before, after, done
 }
@@ -88,13 +93,17 @@ func testCrashDuringLogAndApply(t *testing.T, maxManifest int64) {
 	}
 }
 
-// TestCrashDuringRecover crashes inside Recover's own rollover: a second
-// recovery still finds the state.
+// TestCrashDuringRecover crashes inside a recovery and the rollover of the
+// first edit after it: a second recovery still finds the state.
 func TestCrashDuringRecover(t *testing.T) {
 	for k := int64(0); ; k++ {
 		got, before, _, done := crashScenario(t, k, 1, func(fs vfs.FS, vs *VersionSet) (*VersionSet, error) {
 			vs.Close()
-			return Recover(fs, testDir)
+			rec, err := Recover(fs, testDir)
+			if err != nil {
+				return nil, err
+			}
+			return rec, rec.LogAndApply(&VersionEdit{})
 		})
 		if err := versionsEqual(got, before); err != nil {
 			t.Fatalf("k=%d: %v", k, err)

@@ -28,7 +28,8 @@
 // holding it. When the last reference to a Version goes (Unref), every
 // table no live Version holds any more is queued, and the DB collects the
 // queue with TakeObsolete and deletes those files. Manifests are the set's
-// own business: a rollover removes the old one, Recover removes strays.
+// own business: a rollover removes the old one, and the first rollover
+// after Recover removes strays.
 //
 // # Invariants
 //

@@ -88,8 +88,9 @@ func (vs *VersionSet) LogAndApply(e *VersionEdit) error {
 	}
 
 	// 3. Make it durable: appended to this manifest, or, past the size
-	// limit, as the snapshot that starts the next one.
-	if vs.manifest.Size() >= vs.maxManifestSize {
+	// limit or first after Recover, as the snapshot that starts the next
+	// one.
+	if vs.manifest == nil || vs.manifest.Size() >= vs.maxManifestSize {
 		err = vs.rollover(v, counters{logNum: e.LogNum, lastSeq: e.LastSeq, compactPointers: cps})
 	} else {
 		vs.buf = e.Encode(vs.buf[:0])
@@ -226,9 +227,14 @@ func (vs *VersionSet) rollover(v *Version, c counters) error {
 	vs.manifestNum.Store(num)
 	if old != nil {
 		// The old manifest is no longer named by CURRENT: failing to close
-		// or remove it loses nothing, and Recover removes it later.
+		// or remove it loses nothing, and the next first rollover removes
+		// it.
 		old.Close()
 		vs.fs.Remove(vs.path(MakeFilename(KindManifest, oldNum)))
+	} else {
+		// The first manifest this set writes: the recovered one, and any a
+		// crashed rollover left, are obsolete now that CURRENT names it.
+		vs.removeStrays()
 	}
 	return nil
 }

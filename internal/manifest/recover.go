@@ -25,9 +25,15 @@ const maxCurrentSize = 256
 //     a log synced after every append (wal.NewSyncedReader): only a final
 //     record cut short by the end of the file, or zeros, can be a crash;
 //     any other damage, in the last record too, is corruption;
-//  3. roll over to a new manifest holding a snapshot, so appends never
-//     follow a torn tail and the log never grows across restarts, then
-//     remove every other MANIFEST-* and a stale CURRENT.tmp.
+//
+// Recover writes and removes nothing, so that a caller that finds the
+// recovered state inconsistent with the directory can refuse it with the
+// directory untouched. The first LogAndApply rolls over to a new manifest
+// holding a snapshot — appends never follow a torn tail, and the log never
+// grows across restarts — and then removes every other MANIFEST-* and a
+// stale CURRENT.tmp. The caller must MarkFileNumUsed every file number in
+// the directory before allocating one: a number allocated but never
+// recorded before a crash may be in use (a WAL created, say).
 //
 // An error wrapping fs.ErrNotExist means exactly "no DB here, create
 // one": dir is missing or holds no monban data file (no *.sst, *.log or
@@ -58,10 +64,6 @@ func Recover(fsys vfs.FS, dir string) (*VersionSet, error) {
 	vs.compactPointers = c.compactPointers
 	vs.manifestNum.Store(oldNum)
 	vs.install(v)
-	if err := vs.rollover(v, c); err != nil {
-		return nil, err
-	}
-	vs.removeStrays()
 	return vs, nil
 }
 

@@ -220,8 +220,8 @@ func TestVersionSetModel(t *testing.T) {
 			}
 			vs.SetMaxManifestSize(randManifestLimit(rng))
 			d.vs = vs
-			if vs.LastSeq() != lastSeq || vs.LogNum() != logNum || vs.nextFileNum.Load() != next+1 {
-				t.Fatalf("recovered counters seq %d log %d next %d, want %d %d %d(+1 for the new manifest)",
+			if vs.LastSeq() != lastSeq || vs.LogNum() != logNum || vs.nextFileNum.Load() != next {
+				t.Fatalf("recovered counters seq %d log %d next %d, want %d %d %d",
 					vs.LastSeq(), vs.LogNum(), vs.nextFileNum.Load(), lastSeq, logNum, next)
 			}
 			d.check()
