@@ -44,15 +44,21 @@ func (d *DB) CompactRange(lo, hi []byte) error {
 		d.mu.flushCond.Broadcast()
 		d.maybeScheduleCompaction()
 	}()
-	for level := 0; level < NumLevels-1 && d.mu.bgErr == nil; level++ {
+	for level := 0; level < NumLevels-1 && d.mu.bgErr == nil && !d.closed.Load(); level++ {
 		v := d.rs.version
 		c := compaction.PickRange(v, level, lo, hi)
 		if c == nil {
 			continue
 		}
 		if err := d.compactLocked(c); err != nil {
-			d.mu.bgErr = fmt.Errorf("monban: compaction %v: %w", c, err)
+			if d.closed.Load() {
+				return ErrClosed
+			}
+			d.setBgErr(fmt.Errorf("monban: compaction %v: %w", c, err))
 		}
+	}
+	if d.closed.Load() {
+		return ErrClosed
 	}
 	return d.mu.bgErr
 }
@@ -105,7 +111,7 @@ func (d *DB) compactLoop() {
 			break
 		}
 		if err := d.compactLocked(c); err != nil {
-			d.mu.bgErr = fmt.Errorf("monban: compaction %v: %w", c, err)
+			d.setBgErr(fmt.Errorf("monban: compaction %v: %w", c, err))
 		}
 	}
 	d.mu.compacting = false
@@ -251,6 +257,13 @@ func (d *DB) writeTables(it *compaction.Iter, split *compaction.Splitter) ([]*ma
 		return err
 	}
 	for ok := it.First(); ok; ok = it.Next() {
+		if d.closed.Load() {
+			// Close waits for this: stop now, the inputs stay live.
+			if w != nil {
+				w.abort()
+			}
+			return nil, ErrClosed
+		}
 		k := it.Key()
 		if w == nil || string(k.UserKey) != string(lastKey) {
 			var written int64

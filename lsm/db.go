@@ -1,6 +1,7 @@
 package lsm
 
 import (
+	"errors"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,16 @@ type DB struct {
 	// closed is set once by Close; every operation checks it first.
 	closed atomic.Bool
 
+	// stickyErr mirrors d.mu.bgErr for the paths that do not take d.mu (a
+	// Delete the filters prove unnecessary, Stats).
+	stickyErr atomic.Pointer[error]
+
+	// filesMu orders file deletion by a reader's last unref against Close:
+	// once filesReleased is set, the directory lock is about to go or gone,
+	// and obsolete files are left for the next Open to collect.
+	filesMu       sync.Mutex
+	filesReleased bool
+
 	// visibleSeq is the highest sequence number whose write, and every
 	// write before it, is in the memtable (invariant 1): what a new read
 	// sees.
@@ -47,7 +58,7 @@ type DB struct {
 
 		// bgErr is the first error of background work or of a WAL write; once
 		// set, every later write fails with it (the WAL may be missing a
-		// record that later records would depend on).
+		// record that later records would depend on). Set by setBgErr.
 		bgErr error
 
 		writers []*writer // FIFO; writers[0] leads the current commit group
@@ -112,6 +123,18 @@ func (rs *readState) unref() {
 		rs.version.Unref()
 		rs.db.deleteObsoleteTables()
 	}
+}
+
+// setBgErr records err, the failure of background work or of a commit, as
+// the DB's sticky error if it is the first. d.mu is held. Work that Close
+// interrupted (ErrClosed) is no failure: its inputs are all still live.
+func (d *DB) setBgErr(err error) {
+	if d.mu.bgErr != nil || errors.Is(err, ErrClosed) {
+		return
+	}
+	d.mu.bgErr = err
+	d.stickyErr.Store(&err)
+	d.opts.Logger("monban: background error, the DB is now read-only: %v", err)
 }
 
 // snapshotSeqs returns the open snapshots' sequence numbers, ascending.

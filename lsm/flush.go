@@ -201,12 +201,12 @@ func (d *DB) flushLoop() {
 
 		d.mu.Lock()
 		if err != nil {
-			d.mu.bgErr = fmt.Errorf("monban: flush: %w", err)
+			d.setBgErr(fmt.Errorf("monban: flush: %w", err))
 			break
 		}
 		level, err := d.rs.mem.Flushed(m)
 		if err != nil {
-			d.mu.bgErr = fmt.Errorf("monban: flush: %w", err)
+			d.setBgErr(fmt.Errorf("monban: flush: %w", err))
 			break
 		}
 		old := d.installReadState(level, d.vs.Current())
@@ -286,6 +286,11 @@ func (d *DB) loadTables(metas []manifest.NewFile) {
 // deleteObsoleteTables removes the tables that left the last live version
 // (invariant 2).
 func (d *DB) deleteObsoleteTables() {
+	d.filesMu.Lock()
+	defer d.filesMu.Unlock()
+	if d.filesReleased {
+		return // the next Open deletes them: no live version names them
+	}
 	for _, f := range d.vs.TakeObsolete() {
 		d.tables.Evict(f.FileNum)
 		d.removeFile(manifest.KindTable, f.FileNum)

@@ -22,7 +22,17 @@ func (d *DB) Get(key []byte) ([]byte, error) {
 		return nil, ErrClosed
 	}
 	defer rs.unref()
-	return d.get(rs, key, seq, nil)
+	return d.closedOr(d.get(rs, key, seq, nil))
+}
+
+// closedOr returns a read's result, but ErrClosed for an error once the DB
+// is closed: Close closes the tables under reads still in flight, and
+// whatever error that gives, the cause is ErrClosed.
+func (d *DB) closedOr(v []byte, err error) ([]byte, error) {
+	if err != nil && err != ErrNotFound && d.closed.Load() {
+		return nil, ErrClosed
+	}
+	return v, err
 }
 
 // currentView returns what a new read sees: the read state, with a

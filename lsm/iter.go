@@ -194,7 +194,7 @@ func (it *Iter) findNext(skip []byte, skipping bool) bool {
 		it.valid = true
 		return true
 	}
-	it.err = it.merged.Error()
+	it.setErr(it.merged.Error())
 	it.valid = false
 	return false
 }
@@ -224,7 +224,7 @@ func (it *Iter) findPrev() bool {
 		it.savedValue = append(it.savedValue[:0], it.merged.Value()...)
 	}
 	if !live {
-		it.err = it.merged.Error()
+		it.setErr(it.merged.Error())
 	}
 	it.valid = live
 	if it.upper != nil && live && bytes.Compare(it.savedKey, it.upper) >= 0 {
@@ -233,7 +233,20 @@ func (it *Iter) findPrev() bool {
 	return it.valid
 }
 
+// setErr records what stopped the iterator. Once the DB is closed, its
+// tables are closed under the iterator: whatever error that gives, the
+// cause the caller can act on is ErrClosed.
+func (it *Iter) setErr(err error) {
+	if err != nil && it.rs.db.closed.Load() {
+		err = ErrClosed
+	}
+	it.err = err
+}
+
 func (it *Iter) usable() bool {
+	if it.err == nil && it.rs != nil && it.rs.db.closed.Load() {
+		it.err = ErrClosed
+	}
 	if it.closed || it.err != nil {
 		it.valid = false
 		return false
@@ -272,7 +285,10 @@ func (it *Iter) Close() error {
 	it.valid = false
 	if it.merged != nil {
 		if err := it.merged.Close(); err != nil && it.err == nil {
-			it.err = err
+			it.setErr(err)
+		}
+		if it.err == nil && it.rs.db.closed.Load() {
+			it.err = ErrClosed
 		}
 		it.rs.unref()
 	}

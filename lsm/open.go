@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"slices"
 
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/cache"
 	"github.com/monbandb/monban/internal/manifest"
-	"github.com/monbandb/monban/internal/vfs"
 	"github.com/monbandb/monban/memtable"
 	"github.com/monbandb/monban/sstable"
 	"github.com/monbandb/monban/wal"
@@ -49,12 +47,9 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if err := d.fs.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("monban: %w", err)
 	}
-	lock, err := d.fs.Lock(filepath.Join(dir, manifest.MakeFilename(manifest.KindLock, 0)))
+	lock, err := lockDir(d.fs, dir)
 	if err != nil {
-		if errors.Is(err, vfs.ErrLocked) {
-			return nil, fmt.Errorf("%w: %s: %w", ErrLocked, dir, err)
-		}
-		return nil, fmt.Errorf("monban: locking %s: %w", dir, err)
+		return nil, err
 	}
 	d.lock = lock
 	if err := d.recover(); err != nil {
@@ -137,9 +132,7 @@ func (d *DB) recover() error {
 		return fmt.Errorf("monban: %w", err)
 	}
 	d.installReadState(d.rs.mem, vs.Current()).unref()
-	if err := d.loadVersionTables(); err != nil {
-		return err
-	}
+	d.loadTables(edit.Added)
 	// Recovery is clean and durable: what it replaced is provably obsolete.
 	for _, n := range append(logs, obsoleteLogs...) {
 		d.removeFile(manifest.KindLog, n)
@@ -216,7 +209,9 @@ func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (bas
 // the edit that recorded it and is deleted only after a later edit moves
 // the log number on, so a missing one means the manifest lost durable
 // edits (the flushed data they recorded would be gone); and every table it
-// names must be there, as large as it says.
+// names must be there, as large as it says. The first MaxOpenFiles tables
+// are opened, which checks their identity too and puts their filters in
+// memory from the start.
 func (d *DB) checkLiveFiles(names []string) error {
 	present := make(map[string]bool, len(names))
 	for _, n := range names {
@@ -229,15 +224,25 @@ func (d *DB) checkLiveFiles(names []string) error {
 	}
 	v := d.vs.Current()
 	defer v.Unref()
+	opened := 0
 	for level, files := range v.Levels {
 		for _, f := range files {
 			name := manifest.MakeFilename(manifest.KindTable, f.FileNum)
 			if !present[name] {
 				return fmt.Errorf("monban: table %s of L%d, named by %s, is missing: %w", name, level, manifestName, ErrCorruption)
 			}
-			if err := d.checkTableSize(f); err != nil {
-				return err
+			if opened >= d.opts.MaxOpenFiles {
+				if err := d.checkTableSize(f); err != nil {
+					return err
+				}
+				continue
 			}
+			_, release, err := d.tables.Get(tableRef(f))
+			if err != nil {
+				return fmt.Errorf("monban: %w", err)
+			}
+			release()
+			opened++
 		}
 	}
 	return nil
@@ -259,29 +264,6 @@ func (d *DB) checkTableSize(f *manifest.FileMetadata) error {
 	}
 	if uint64(size) != f.Size {
 		return fmt.Errorf("monban: table %s is %d bytes, the manifest says %d: %w", name, size, f.Size, ErrCorruption)
-	}
-	return nil
-}
-
-// loadVersionTables opens the tables of the current version, newest levels
-// first, up to MaxOpenFiles, so that their filters are in memory from the
-// start — and their identity is checked against the manifest before Open
-// succeeds.
-func (d *DB) loadVersionTables() error {
-	rs := d.loadReadState() // not nil: Open has not returned yet
-	defer rs.unref()
-	n := 0
-	for _, files := range rs.version.Levels {
-		for _, f := range files {
-			if n++; n > d.opts.MaxOpenFiles {
-				return nil
-			}
-			_, release, err := d.tables.Get(tableRef(f))
-			if err != nil {
-				return fmt.Errorf("monban: %w", err)
-			}
-			release()
-		}
 	}
 	return nil
 }
@@ -311,6 +293,12 @@ func (d *DB) Close() error {
 	for len(d.mu.writers) > 0 {
 		d.mu.writeCond.Wait()
 	}
+	// Flushes and compactions, background or called by Flush, Compact and
+	// CompactRange, see closed and stop at their next step; none may touch
+	// the directory once the lock is released.
+	for d.mu.flushing || d.mu.compacting {
+		d.mu.flushCond.Wait()
+	}
 	d.mu.Unlock()
 	d.bg.Wait()
 	var errs []error
@@ -323,6 +311,9 @@ func (d *DB) Close() error {
 
 // closeResources releases what Open acquired, in reverse order.
 func (d *DB) closeResources() error {
+	d.filesMu.Lock()
+	d.filesReleased = true
+	d.filesMu.Unlock()
 	var errs []error
 	d.rsMu.Lock()
 	rs := d.rs

@@ -28,10 +28,16 @@ const repairStaging = "REPAIR.tmp"
 // Repair rebuilds the DB in dir from the tables and WALs it finds there,
 // for a directory Open refuses: CURRENT missing, the manifest corrupt, a
 // table damaged. It takes the directory lock (ErrLocked while a DB has it
-// open) and never reads CURRENT or a manifest.
+// open) and needs no valid CURRENT or manifest.
 //
 //  1. Every table is opened and read through to the end, which checks
-//     every block's checksum. One that fails is moved into dir/lost/.
+//     every block's checksum. One that fails is moved into dir/lost/. If
+//     the manifest CURRENT names still reads, a file in the place of a
+//     table it names must hold one of the tables it names (two swapped
+//     files are both kept: a merge does not care about names); one that
+//     holds another table — restored from an older incarnation of the DB,
+//     say — is set aside rather than merged, where its old values could
+//     win.
 //  2. Every WAL is replayed in number order, a batch at a time. A torn
 //     tail is dropped; a WAL damaged mid-file keeps its batches before the
 //     damage and is moved into lost/.
@@ -105,6 +111,8 @@ type repairer struct {
 	oldMeta      []string // old manifests and CURRENT.tmp
 	maxNum       uint64   // highest file number in dir and lost/
 
+	liveIDs  map[uint64]bool      // table ids a readable manifest names, by file number too
+	liveNums map[uint64]bool      // file numbers it names
 	readers  []*sstable.Reader    // verified tables, open for the merge
 	mems     []*memtable.Memtable // one per replayed WAL
 	obsolete []string             // merged inputs: removed after the commit
@@ -115,6 +123,7 @@ func (r *repairer) run() error {
 	if err := r.scan(); err != nil {
 		return err
 	}
+	r.liveNums, r.liveIDs = r.manifestTables()
 	for _, num := range r.tables {
 		if err := r.verifyTable(num); err != nil {
 			return err
@@ -168,6 +177,29 @@ func (r *repairer) scan() error {
 	return nil
 }
 
+// manifestTables returns the file numbers and the table ids of the live
+// tables of the manifest CURRENT names, or nils if it does not read: what a
+// damaged DB's manifest can still vouch for is which tables belong.
+func (r *repairer) manifestTables() (nums, ids map[uint64]bool) {
+	vs, err := manifest.Recover(r.d.fs, r.d.dir) // writes nothing
+	if err != nil {
+		return nil, nil
+	}
+	defer vs.Close()
+	v := vs.Current()
+	defer v.Unref()
+	nums, ids = map[uint64]bool{}, map[uint64]bool{}
+	for _, files := range v.Levels {
+		for _, f := range files {
+			nums[f.FileNum] = true
+			if f.TableID != 0 {
+				ids[f.TableID] = true
+			}
+		}
+	}
+	return nums, ids
+}
+
 // verifyTable reads table num from first entry to last; a table that
 // fails is set aside, one that passes stays open for the merge.
 func (r *repairer) verifyTable(num uint64) error {
@@ -195,6 +227,11 @@ func (r *repairer) readTable(num uint64, name string) (*sstable.Reader, error) {
 	t, err := sstable.Open(f, sstable.ReaderOptions{FileNum: num, Name: name})
 	if err != nil {
 		return nil, err
+	}
+	if id := t.Properties().TableID; r.liveNums[num] && len(r.liveIDs) > 0 && !r.liveIDs[id] {
+		t.Close()
+		return nil, fmt.Errorf("sstable %s holds table id %#x, which the manifest names for no table: a file from elsewhere: %w",
+			name, id, ErrCorruption)
 	}
 	it := t.NewIter(nil, nil)
 	var n uint64

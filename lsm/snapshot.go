@@ -36,7 +36,7 @@ func (s *Snapshot) Get(key []byte) ([]byte, error) {
 		return nil, ErrClosed
 	}
 	defer rs.unref()
-	return s.db.get(rs, key, s.seq, nil)
+	return s.db.closedOr(s.db.get(rs, key, s.seq, nil))
 }
 
 // NewIter returns an iterator over the snapshot's state.

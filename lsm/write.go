@@ -101,9 +101,14 @@ func (d *DB) Write(b *Batch) error {
 	return err
 }
 
+// checkOpen returns the error every write gets now: ErrClosed after Close,
+// the sticky background error once one happened.
 func (d *DB) checkOpen() error {
 	if d.closed.Load() {
 		return ErrClosed
+	}
+	if err := d.stickyErr.Load(); err != nil {
+		return *err
 	}
 	return nil
 }
@@ -162,9 +167,9 @@ func (d *DB) commit(w *writer) error {
 			h()
 		}
 		d.mu.Lock()
-		if err != nil && d.mu.bgErr == nil {
-			d.mu.bgErr = fmt.Errorf("monban: commit: %w", err)
-		} else if err == nil {
+		if err != nil {
+			d.setBgErr(fmt.Errorf("monban: commit: %w", err))
+		} else {
 			// 4. Publish.
 			d.visibleSeq.Store(uint64(first) + uint64(count) - 1)
 		}
