@@ -61,8 +61,8 @@ func TestLinearizable(t *testing.T) {
 					if err := porcupine.VisualizePath(kvModel, info, path); err != nil {
 						t.Logf("writing the visualization: %v", err)
 					}
-					t.Fatalf("seed %d (MONBAN_SEED=%d to replay), %s: history of %d operations is not linearizable; visualization: %s",
-						seed, seed, c.name, len(history), path)
+					t.Fatalf("seed %d (MONBAN_SEED=%d to replay), %s: history of %d operations is not linearizable (round %d, after %.1fs); visualization: %s",
+						seed, seed, c.name, len(history), rounds+1, time.Since(start).Seconds(), path)
 				case porcupine.Unknown:
 					unknown++ // the checker timed out: no verdict, not a failure
 				}
@@ -206,7 +206,7 @@ func parseLinzValue(v []byte) (uint32, error) {
 // runLinzRound runs one history on a fresh DB and returns it. An error
 // from the engine fails the test at once: the model knows no errors.
 func runLinzRound(t *testing.T, opts *lsm.Options, seed uint64) []porcupine.Operation {
-	db, err := lsm.Open(t.TempDir(), opts)
+	db, err := lsm.Open("db", opts)
 	if err != nil {
 		t.Fatal(err)
 	}

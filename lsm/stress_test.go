@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/monbandb/monban/internal/vfs"
 	"github.com/monbandb/monban/lsm"
 )
 
@@ -62,10 +63,16 @@ func moreThreadsThanCores(t *testing.T) {
 
 // tinyOptions makes every structure small, so that memtable rotations,
 // flushes and compactions happen every few dozen writes and race the
-// clients.
+// clients. The DB lives in memory: flushes on a real disk wait for fsyncs,
+// and the checks want as many flushes per second as they can get.
 func tinyOptions(base lsm.Options) *lsm.Options {
 	o := base
-	o.MemtableSize = 2 << 10
+	o.FS = vfs.NewMem()
+	// A memtable's size counts its 64 KiB arena chunk from the first write
+	// on, so 66 KiB holds a few dozen entries: many rotations, yet a put
+	// and the delete after it usually share a memtable. Below 64 KiB every
+	// commit would rotate.
+	o.MemtableSize = 66 << 10
 	o.TargetFileSize = 4 << 10
 	o.LBaseMaxBytes = 16 << 10
 	o.L0CompactionThreshold = 2
@@ -95,7 +102,9 @@ func churn(db *lsm.DB, stop <-chan struct{}, wg *sync.WaitGroup, fail func(strin
 					return
 				}
 			}
-			runtime.Gosched()
+			// Pause so that memtables also fill up and rotate by size, and a
+			// put and the delete after it often share one.
+			time.Sleep(time.Millisecond)
 		}
 	}()
 }
