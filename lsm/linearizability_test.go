@@ -1,0 +1,342 @@
+package lsm_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/monbandb/monban/lsm"
+)
+
+// TestLinearizable checks that concurrent Put, Get, Delete, Write and full
+// scans form a linearizable history: there is one order of all operations,
+// consistent with real time (an operation that returned before another was
+// called comes first), in which every read returns what a sequential map
+// would. That is the promise that reads see exactly a published prefix of
+// commits and that batches are atomic.
+//
+// Each round opens a fresh DB with tiny memtables, runs linzClients
+// clients for linzOpsPerClient operations each over linzKeys keys while a
+// churn goroutine flushes and compacts, and hands the history to
+// porcupine. Every write stores a value no other write stores, so a read
+// names the write it saw. Rounds repeat for each option set until the
+// time is up (stressDuration).
+func TestLinearizable(t *testing.T) {
+	moreThreadsThanCores(t)
+	configs := []struct {
+		name string
+		opts lsm.Options
+	}{
+		// Deletes of absent keys elided, tombstones annihilating puts.
+		{"default", lsm.Options{}},
+		// Every delete leaves a tombstone.
+		{"KeepAbsentDeletes", lsm.Options{KeepAbsentDeletes: true}},
+		// No filter answers "absent": every read walks every source.
+		{"IgnoreFilters", lsm.Options{IgnoreFilters: true}},
+	}
+	total := stressDuration(t, 3*time.Second)
+	seeds := stressSeeds(t)
+	for _, c := range configs {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			deadline := start.Add(total / time.Duration(len(configs)))
+			var rounds, ops, unknown int
+			for rounds == 0 || time.Now().Before(deadline) {
+				seed := seeds()
+				history := runLinzRound(t, tinyOptions(c.opts), seed)
+				res, info := porcupine.CheckOperationsVerbose(kvModel, history, 30*time.Second)
+				switch res {
+				case porcupine.Illegal:
+					path := filepath.Join(os.TempDir(), fmt.Sprintf("monban-linz-%s-%d.html", c.name, seed))
+					if err := porcupine.VisualizePath(kvModel, info, path); err != nil {
+						t.Logf("writing the visualization: %v", err)
+					}
+					t.Fatalf("seed %d (MONBAN_SEED=%d to replay), %s: history of %d operations is not linearizable (round %d, after %.1fs); visualization: %s",
+						seed, seed, c.name, len(history), rounds+1, time.Since(start).Seconds(), path)
+				case porcupine.Unknown:
+					unknown++ // the checker timed out: no verdict, not a failure
+				}
+				rounds++
+				ops += len(history)
+			}
+			t.Logf("%s: %d histories, %d operations checked (%d timed out) in %.1fs",
+				c.name, rounds, ops, unknown, time.Since(start).Seconds())
+		})
+	}
+}
+
+const (
+	linzKeys         = 6
+	linzClients      = 5
+	linzOpsPerClient = 60
+)
+
+// kvState is the model's state: kvState[k] is the id of the write whose
+// value key k holds, 0 when k is absent. An array is a value, so Step
+// copies it and never mutates the state it was given.
+type kvState [linzKeys]uint32
+
+type linzOpKind uint8
+
+const (
+	opGet linzOpKind = iota
+	opPut
+	opDelete
+	opBatch
+	opScan
+)
+
+// linzWrite is one write: a put of value id val, or a delete (val 0).
+type linzWrite struct {
+	key int
+	val uint32
+}
+
+// linzInput is what a client asked for; for a batch, writes in order.
+type linzInput struct {
+	kind   linzOpKind
+	writes []linzWrite // put and delete: one; batch: several
+	key    int         // get
+}
+
+// linzOutput is what a read returned: get's value id (0: not found), or
+// the whole state a scan saw.
+type linzOutput struct {
+	val  uint32
+	scan kvState
+}
+
+// kvModel is a sequential map. A batch applies all its writes in one step,
+// and a scan returns the whole map in one step, so no partitioning by key:
+// both span keys.
+var kvModel = porcupine.Model{
+	Init: func() any { return kvState{} },
+	Step: func(state, input, output any) (bool, any) {
+		s := state.(kvState)
+		in, out := input.(linzInput), output.(linzOutput)
+		switch in.kind {
+		case opGet:
+			return s[in.key] == out.val, s
+		case opScan:
+			return s == out.scan, s
+		}
+		for _, w := range in.writes {
+			s[w.key] = w.val
+		}
+		return true, s
+	},
+	Equal: func(a, b any) bool { return a.(kvState) == b.(kvState) },
+	Hash: func(state any) uint64 {
+		var h uint64
+		for _, v := range state.(kvState) {
+			h = h*1000003 + uint64(v)
+		}
+		return h
+	},
+	DescribeOperation: func(input, output any) string {
+		in, out := input.(linzInput), output.(linzOutput)
+		switch in.kind {
+		case opGet:
+			return fmt.Sprintf("get(k%d) → %s", in.key, describeVal(out.val))
+		case opScan:
+			return "scan → " + describeState(out.scan)
+		}
+		var parts []string
+		for _, w := range in.writes {
+			if w.val == 0 {
+				parts = append(parts, fmt.Sprintf("delete(k%d)", w.key))
+			} else {
+				parts = append(parts, fmt.Sprintf("put(k%d, %d)", w.key, w.val))
+			}
+		}
+		if in.kind == opBatch {
+			return "batch{" + strings.Join(parts, ", ") + "}"
+		}
+		return parts[0]
+	},
+	DescribeState: func(state any) string { return describeState(state.(kvState)) },
+}
+
+func describeVal(v uint32) string {
+	if v == 0 {
+		return "absent"
+	}
+	return strconv.FormatUint(uint64(v), 10)
+}
+
+func describeState(s kvState) string {
+	var parts []string
+	for k, v := range s {
+		if v != 0 {
+			parts = append(parts, fmt.Sprintf("k%d:%d", k, v))
+		}
+	}
+	return "{" + strings.Join(parts, " ") + "}"
+}
+
+func linzKey(k int) []byte { return []byte{'k', byte('0' + k)} }
+
+// linzValue encodes write id val, padded so that a few dozen writes fill a
+// tiny memtable.
+func linzValue(val uint32) []byte {
+	return fmt.Appendf(nil, "%010d%s", val, strings.Repeat(".", 40))
+}
+
+func parseLinzValue(v []byte) (uint32, error) {
+	if len(v) != 50 {
+		return 0, fmt.Errorf("value %q is not one the test wrote", v)
+	}
+	n, err := strconv.ParseUint(string(v[:10]), 10, 32)
+	if err != nil || n == 0 {
+		return 0, fmt.Errorf("value %q is not one the test wrote", v)
+	}
+	return uint32(n), nil
+}
+
+// runLinzRound runs one history on a fresh DB and returns it. An error
+// from the engine fails the test at once: the model knows no errors.
+func runLinzRound(t *testing.T, opts *lsm.Options, seed uint64) []porcupine.Operation {
+	db, err := lsm.Open("db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+
+	var (
+		mu       sync.Mutex
+		firstErr error
+	)
+	fail := func(format string, args ...any) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = fmt.Errorf(format, args...)
+		}
+		mu.Unlock()
+	}
+	stop := make(chan struct{})
+	var bg, clients sync.WaitGroup
+	churn(db, stop, &bg, fail)
+
+	epoch := time.Now() // time.Since reads the monotonic clock
+	histories := make([][]porcupine.Operation, linzClients)
+	for c := range linzClients {
+		clients.Add(1)
+		go func() {
+			defer clients.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(c)))
+			for i := range linzOpsPerClient {
+				// Write ids are unique: client c's i-th operation writes
+				// c*100000+i*10+j+1 for its j-th write (0 means absent).
+				id := uint32(c*100000 + i*10 + 1)
+				in := linzRandomInput(rng, id)
+				call := time.Since(epoch).Nanoseconds()
+				out, err := linzApply(db, in)
+				ret := time.Since(epoch).Nanoseconds()
+				if err != nil {
+					fail("seed %d client %d: %v", seed, c, err)
+					return
+				}
+				histories[c] = append(histories[c], porcupine.Operation{
+					ClientId: c, Input: in, Call: call, Output: out, Return: ret,
+				})
+				if rng.IntN(4) == 0 {
+					runtime.Gosched()
+				}
+			}
+		}()
+	}
+	clients.Wait()
+	close(stop)
+	bg.Wait()
+	if firstErr != nil {
+		t.Fatal(firstErr)
+	}
+	var all []porcupine.Operation
+	for _, h := range histories {
+		all = append(all, h...)
+	}
+	return all
+}
+
+// linzRandomInput picks an operation: reads and writes about evenly, all
+// kinds often. ids id, id+1, ... are this operation's to write.
+func linzRandomInput(rng *rand.Rand, id uint32) linzInput {
+	switch r := rng.IntN(100); {
+	case r < 30:
+		return linzInput{kind: opGet, key: rng.IntN(linzKeys)}
+	case r < 40:
+		return linzInput{kind: opScan}
+	case r < 65:
+		return linzInput{kind: opPut, writes: []linzWrite{{rng.IntN(linzKeys), id}}}
+	case r < 80:
+		return linzInput{kind: opDelete, writes: []linzWrite{{rng.IntN(linzKeys), 0}}}
+	default:
+		// Several distinct keys, puts and deletes mixed: a delete whose key
+		// was just put in the active memtable may annihilate it.
+		keys := rng.Perm(linzKeys)[:2+rng.IntN(3)]
+		in := linzInput{kind: opBatch}
+		for j, k := range keys {
+			w := linzWrite{key: k, val: id + uint32(j)}
+			if rng.IntN(2) == 0 {
+				w.val = 0
+			}
+			in.writes = append(in.writes, w)
+		}
+		return in
+	}
+}
+
+func linzApply(db *lsm.DB, in linzInput) (linzOutput, error) {
+	var out linzOutput
+	switch in.kind {
+	case opGet:
+		v, err := db.Get(linzKey(in.key))
+		switch {
+		case errors.Is(err, lsm.ErrNotFound):
+			return out, nil
+		case err != nil:
+			return out, fmt.Errorf("get k%d: %w", in.key, err)
+		}
+		out.val, err = parseLinzValue(v)
+		return out, err
+	case opScan:
+		it := db.NewIter(nil)
+		for k, v := range it.All() {
+			if len(k) != 2 || k[0] != 'k' || k[1] < '0' || int(k[1]-'0') >= linzKeys {
+				it.Close()
+				return out, fmt.Errorf("scan found key %q the test never wrote", k)
+			}
+			n, err := parseLinzValue(v)
+			if err != nil {
+				it.Close()
+				return out, fmt.Errorf("scan %q: %w", k, err)
+			}
+			out.scan[k[1]-'0'] = n
+		}
+		return out, it.Close()
+	case opPut:
+		w := in.writes[0]
+		return out, db.Put(linzKey(w.key), linzValue(w.val))
+	case opDelete:
+		return out, db.Delete(linzKey(in.writes[0].key))
+	}
+	var b lsm.Batch
+	for _, w := range in.writes {
+		if w.val == 0 {
+			b.Delete(linzKey(w.key))
+		} else {
+			b.Put(linzKey(w.key), linzValue(w.val))
+		}
+	}
+	return out, db.Write(&b)
+}
