@@ -19,7 +19,7 @@ import (
 // and a reopen
 // of the same directory right away holds every acknowledged write.
 func TestCloseRacesEverything(t *testing.T) {
-	rounds := 12
+	rounds := 8
 	if testing.Short() {
 		rounds = 4
 	}
@@ -100,7 +100,7 @@ func TestCloseRacesEverything(t *testing.T) {
 		oldIter, oldSnap := d.NewIter(nil), d.NewSnapshot()
 		// Close at a random point of the work, flushes and compactions
 		// included.
-		for target := int64(rng.IntN(3000) + 100); puts.Load() < target; {
+		for target := int64(rng.IntN(1000) + 50); puts.Load() < target; {
 			if _, err := d.Get([]byte("w2-003")); err != nil && !errors.Is(err, ErrNotFound) {
 				t.Fatal(err)
 			}

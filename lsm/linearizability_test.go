@@ -1,4 +1,4 @@
-package lsm_test
+package lsm
 
 import (
 	"errors"
@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
-
-	"github.com/monbandb/monban/lsm"
 )
 
 // TestLinearizable checks that concurrent Put, Get, Delete, Write and full
@@ -35,14 +33,14 @@ func TestLinearizable(t *testing.T) {
 	moreThreadsThanCores(t)
 	configs := []struct {
 		name string
-		opts lsm.Options
+		opts Options
 	}{
-		// Deletes of absent keys elided, tombstones annihilating puts.
-		{"default", lsm.Options{}},
+		// Deletes of absent keys elided.
+		{"default", Options{}},
 		// Every delete leaves a tombstone.
-		{"KeepAbsentDeletes", lsm.Options{KeepAbsentDeletes: true}},
+		{"KeepAbsentDeletes", Options{KeepAbsentDeletes: true}},
 		// No filter answers "absent": every read walks every source.
-		{"IgnoreFilters", lsm.Options{IgnoreFilters: true}},
+		{"IgnoreFilters", Options{IgnoreFilters: true}},
 	}
 	total := stressDuration(t, 3*time.Second)
 	seeds := stressSeeds(t)
@@ -205,8 +203,8 @@ func parseLinzValue(v []byte) (uint32, error) {
 
 // runLinzRound runs one history on a fresh DB and returns it. An error
 // from the engine fails the test at once: the model knows no errors.
-func runLinzRound(t *testing.T, opts *lsm.Options, seed uint64) []porcupine.Operation {
-	db, err := lsm.Open("db", opts)
+func runLinzRound(t *testing.T, opts *Options, seed uint64) []porcupine.Operation {
+	db, err := openStressDB(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +280,7 @@ func linzRandomInput(rng *rand.Rand, id uint32) linzInput {
 		return linzInput{kind: opDelete, writes: []linzWrite{{rng.IntN(linzKeys), 0}}}
 	default:
 		// Several distinct keys, puts and deletes mixed: a delete whose key
-		// was just put in the active memtable may annihilate it.
+		// was just put in the active memtable meets its only put.
 		keys := rng.Perm(linzKeys)[:2+rng.IntN(3)]
 		in := linzInput{kind: opBatch}
 		for j, k := range keys {
@@ -296,13 +294,13 @@ func linzRandomInput(rng *rand.Rand, id uint32) linzInput {
 	}
 }
 
-func linzApply(db *lsm.DB, in linzInput) (linzOutput, error) {
+func linzApply(db *DB, in linzInput) (linzOutput, error) {
 	var out linzOutput
 	switch in.kind {
 	case opGet:
 		v, err := db.Get(linzKey(in.key))
 		switch {
-		case errors.Is(err, lsm.ErrNotFound):
+		case errors.Is(err, ErrNotFound):
 			return out, nil
 		case err != nil:
 			return out, fmt.Errorf("get k%d: %w", in.key, err)
@@ -330,7 +328,7 @@ func linzApply(db *lsm.DB, in linzInput) (linzOutput, error) {
 	case opDelete:
 		return out, db.Delete(linzKey(in.writes[0].key))
 	}
-	var b lsm.Batch
+	var b Batch
 	for _, w := range in.writes {
 		if w.val == 0 {
 			b.Delete(linzKey(w.key))

@@ -1,4 +1,4 @@
-package lsm_test
+package lsm
 
 import (
 	"math/rand/v2"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/monbandb/monban/internal/vfs"
-	"github.com/monbandb/monban/lsm"
 )
 
 // The concurrency checks (linearizability_test.go, atomicity_test.go) run
@@ -65,14 +64,12 @@ func moreThreadsThanCores(t *testing.T) {
 // flushes and compactions happen every few dozen writes and race the
 // clients. The DB lives in memory: flushes on a real disk wait for fsyncs,
 // and the checks want as many flushes per second as they can get.
-func tinyOptions(base lsm.Options) *lsm.Options {
+func tinyOptions(base Options) *Options {
 	o := base
 	o.FS = vfs.NewMem()
-	// A memtable's size counts its 64 KiB arena chunk from the first write
-	// on, so 66 KiB holds a few dozen entries: many rotations, yet a put
-	// and the delete after it usually share a memtable. Below 64 KiB every
-	// commit would rotate.
-	o.MemtableSize = 66 << 10
+	// A few dozen entries: many rotations, yet a put and the delete after
+	// it usually share a memtable.
+	o.MemtableSize = 4 << 10
 	o.TargetFileSize = 4 << 10
 	o.LBaseMaxBytes = 16 << 10
 	o.L0CompactionThreshold = 2
@@ -80,9 +77,29 @@ func tinyOptions(base lsm.Options) *lsm.Options {
 	return &o
 }
 
+// openStressDB opens a DB with opts and widens its race windows: now and
+// then a read stalls between loading its read state and its sequence
+// number, and a commit between applying its group and publishing it, long
+// enough for writes, rotations and flushes to run in between. Without the
+// stalls those windows are a few instructions wide, and an engine that
+// reads them in the wrong order would pass a short run by luck.
+func openStressDB(opts *Options) (*DB, error) {
+	db, err := Open("db", opts)
+	if err != nil {
+		return nil, err
+	}
+	stall := func() {
+		if rand.IntN(64) == 0 {
+			time.Sleep(time.Duration(50+rand.IntN(250)) * time.Microsecond)
+		}
+	}
+	db.hooks.betweenReadLoads, db.hooks.beforePublish = stall, stall
+	return db, nil
+}
+
 // churn calls Flush in a loop, and Compact every few flushes, until stop
 // is closed; the first error goes to fail. The caller waits on wg.
-func churn(db *lsm.DB, stop <-chan struct{}, wg *sync.WaitGroup, fail func(string, ...any)) {
+func churn(db *DB, stop <-chan struct{}, wg *sync.WaitGroup, fail func(string, ...any)) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
