@@ -44,6 +44,11 @@ func (s LevelStats) FPR() float64 {
 
 // Stats is a snapshot of a DB's counters since Open.
 type Stats struct {
+	// BackgroundError is the sticky error of a failed flush, compaction or
+	// WAL write, nil while there is none. Once set, the DB is read-only:
+	// every write returns it (elided deletes too) until it is reopened.
+	BackgroundError error
+
 	Levels [NumLevels]LevelStats
 	// Total sums Levels.
 	Total LevelStats
@@ -175,6 +180,9 @@ func (s *dbStats) countMemtable(res memtable.Result) {
 // reads zero.
 func (d *DB) Stats() Stats {
 	var s Stats
+	if err := d.stickyErr.Load(); err != nil {
+		s.BackgroundError = *err
+	}
 	rs := d.loadReadState()
 	if rs != nil {
 		defer rs.unref()
