@@ -21,6 +21,10 @@ var (
 	// names the file and offset.
 	ErrCorruption = base.ErrCorruption
 
+	// ErrReadOnly is returned by every write (Put, Delete, Write, Flush,
+	// Compact, CompactRange) of a DB opened with Options.ReadOnly.
+	ErrReadOnly = errors.New("monban: read-only")
+
 	// ErrLocked is returned by Open when another DB — in this process or
 	// another — has the directory open.
 	ErrLocked = errors.New("monban: directory is in use by another DB")

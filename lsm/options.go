@@ -92,6 +92,14 @@ type Options struct {
 	// tables. Default 4 MiB.
 	TargetFileSize int64
 
+	// ReadOnly opens an existing DB without writing anything to its
+	// directory: no new manifest, WAL or table, no file deleted; the WALs'
+	// contents are replayed into memory only. Every write returns
+	// ErrReadOnly. It still takes the directory lock, so it fails with
+	// ErrLocked while another DB has the directory open. For inspecting a
+	// DB (kvbench tree, explain) or serving a copy.
+	ReadOnly bool
+
 	// FS is the file system the DB runs on. Default: the operating system's.
 	// Tests use vfs.NewMem or vfs.NewFault.
 	FS vfs.FS
