@@ -29,9 +29,13 @@ var (
 	// another — has the directory open.
 	ErrLocked = errors.New("monban: directory is in use by another DB")
 
-	// ErrInvalidKey is returned for a key longer than MaxKeySize or a value
-	// longer than MaxValueSize; nothing of the write is applied.
+	// ErrInvalidKey is returned for a key longer than MaxKeySize; nothing of
+	// the write is applied.
 	ErrInvalidKey = errors.New("monban: invalid key")
+
+	// ErrInvalidValue is returned for a value longer than MaxValueSize;
+	// nothing of the write is applied.
+	ErrInvalidValue = errors.New("monban: invalid value")
 )
 
 // MaxKeySize bounds a key's length (8 MiB): what an SSTable can hold.
