@@ -162,9 +162,18 @@ var ErrInvalidOptions = errors.New("monban: invalid options")
 
 // validate checks options after defaults are applied.
 func (o *Options) validate() error {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"MemtableSize", o.MemtableSize}, {"BlockSize", int64(o.BlockSize)}, {"MaxOpenFiles", int64(o.MaxOpenFiles)},
+		{"LBaseMaxBytes", o.LBaseMaxBytes}, {"TargetFileSize", o.TargetFileSize},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("%w: %s %d is negative (0 selects the default)", ErrInvalidOptions, f.name, f.v)
+		}
+	}
 	switch {
-	case o.MemtableSize < 0, o.BlockSize < 0, o.MaxOpenFiles < 0, o.LBaseMaxBytes < 0, o.TargetFileSize < 0:
-		return fmt.Errorf("%w: sizes and counts must not be negative", ErrInvalidOptions)
 	case o.Compression != NoCompression && o.Compression != SnappyCompression:
 		return fmt.Errorf("%w: Compression %d is none of NoCompression, SnappyCompression", ErrInvalidOptions, o.Compression)
 	case o.BloomBitsPerKey > 64:
