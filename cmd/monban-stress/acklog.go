@@ -41,11 +41,12 @@ type op struct {
 // value is what op (writer, seq) puts under key: "key.writer.seq." and
 // then a filler that depends on all three, so that a value read back names
 // exactly which write it saw, and a value cut short, spliced from two
-// writes or put under another key does not pass for any write.
+// writes or put under another key does not pass for any write (the filler
+// depends on the size too, so a prefix of a value is not a shorter one).
 func value(key int, writer, seq uint64, size int) []byte {
 	v := fmt.Appendf(nil, "%d.%d.%d.", key, writer, seq)
 	for i := len(v); i < size; i++ {
-		v = append(v, 'a'+byte((uint64(i)*7+uint64(key)+writer*3+seq)%26))
+		v = append(v, 'a'+byte((uint64(i)*7+uint64(key)+writer*3+seq+uint64(size))%26))
 	}
 	return v
 }
