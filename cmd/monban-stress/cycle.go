@@ -99,18 +99,21 @@ func (cy *cycle) runChild(digest string) error {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 
-	if err := cy.waitForKill(marks, exited); err != nil {
-		// The child ended on its own; Wait has returned.
-		if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == exitCheckFail {
-			return fmt.Errorf("%w: %s", errChildCheck, bytes.TrimSpace(stderr.Bytes()))
+	err = cy.waitForKill(marks, exited)
+	if err == nil {
+		if err = cmd.Process.Kill(); err == nil {
+			<-exited
+			return nil
 		}
-		return fmt.Errorf("child exited before the kill (%v): %s", err, bytes.TrimSpace(stderr.Bytes()))
+		if !errors.Is(err, os.ErrProcessDone) {
+			return fmt.Errorf("kill: %w", err)
+		}
+		err = <-exited // it ended on its own just before the kill
 	}
-	if err := cmd.Process.Kill(); err != nil {
-		return fmt.Errorf("kill: %w", err)
+	if cmd.ProcessState.ExitCode() == exitCheckFail {
+		return fmt.Errorf("%w: %s", errChildCheck, bytes.TrimSpace(stderr.Bytes()))
 	}
-	<-exited
-	return nil
+	return fmt.Errorf("child exited before the kill (%v): %s", err, bytes.TrimSpace(stderr.Bytes()))
 }
 
 // errChildCheck is a failed check inside the child: a read that returned
@@ -127,7 +130,7 @@ func (cy *cycle) waitForKill(marks *markWatcher, exited <-chan error) error {
 		case <-ch:
 		case <-t.C:
 		case err := <-exited:
-			return fmt.Errorf("exit: %v", err)
+			return fmt.Errorf("exit: %v", err) // Wait has returned: ProcessState is set
 		}
 		return nil
 	}

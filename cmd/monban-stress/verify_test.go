@@ -97,9 +97,13 @@ func TestAckLogRoundTrip(t *testing.T) {
 	}
 	_, ops := history()
 	for _, o := range ops {
-		l.started(o)
+		if err := l.started(o); err != nil {
+			t.Fatal(err)
+		}
 		if o.done {
-			l.done(o)
+			if err := l.done(o); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	l.f.WriteString("D 10 1") // the kill cut the ack short: still in flight
