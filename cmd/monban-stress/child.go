@@ -66,7 +66,7 @@ type child struct {
 	db      *lsm.DB
 	log     *ackLog
 	locks   []sync.Mutex
-	model   []([]byte) // model[k] is guarded by locks[k]; nil is absent
+	model   [][]byte // model[k] is guarded by locks[k]; nil is absent
 	stdoutM sync.Mutex
 }
 
