@@ -21,14 +21,15 @@ var summaryRE = regexp.MustCompile(`(?m)^cycles (\d+), acknowledged ops (\d+), k
 
 // TestShortRun kills a child a dozen times (three with -short) with random
 // option sets, in well under 40 s on two cores under -race, and wants the
-// summary to show work done and nothing lost or unexpected.
+// summary to show work done and nothing lost or unexpected. It leaves -dir
+// to the tool, which keeps the directory on failure (t.TempDir would not).
 func TestShortRun(t *testing.T) {
 	cycles := "12"
 	if testing.Short() {
 		cycles = "3"
 	}
 	var out, errs bytes.Buffer
-	code := run([]string{"-cycles", cycles, "-keys", "500", "-kill-after", "150ms,700ms", "-dir", t.TempDir()}, &out, &errs)
+	code := run([]string{"-cycles", cycles, "-keys", "500", "-kill-after", "150ms,700ms"}, &out, &errs)
 	t.Logf("stdout:\n%s", out.String())
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, errs.String())
