@@ -85,7 +85,7 @@ func (d *DB) recover() error {
 	}
 	d.vs = vs
 	if n := vs.RecoveredDroppedBytes(); n > 0 {
-		d.opts.Logger("monban: dropped a torn tail of %d bytes from the manifest", n)
+		d.opts.Logger.Info("monban: dropped a torn tail from the manifest", "bytes", n)
 	}
 	if d.opts.BlockCacheSize > 0 {
 		d.cache = cache.New(d.opts.BlockCacheSize)
@@ -217,7 +217,7 @@ func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (bas
 			// newest can legitimately end torn.
 			return 0, fmt.Errorf("monban: %s is torn (%d bytes) but a newer WAL exists: %w", name, n, ErrCorruption)
 		}
-		d.opts.Logger("monban: dropped a torn tail of %d bytes from %s", n, name)
+		d.opts.Logger.Info("monban: dropped a torn tail from the WAL", "file", name, "bytes", n)
 	}
 	return last, flush()
 }
@@ -291,8 +291,8 @@ func (d *DB) checkTableSize(f *manifest.FileMetadata) error {
 func (d *DB) removeStrayTables(names []string) {
 	live := d.vs.LiveFiles()
 	for _, name := range names {
-		if kind, num, ok := manifest.ParseFilename(name); ok && kind == manifest.KindTable && !live[num] {
-			d.removeFile(kind, num)
+		if kind, num, ok := manifest.ParseFilename(name); ok && kind == manifest.KindTable && !live[num] && d.removeFile(kind, num) {
+			d.opts.EventListener.TableDeleted(TableFileInfo{FileNum: num, Level: -1})
 		}
 	}
 }

@@ -3,6 +3,7 @@ package lsm
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/monbandb/monban/internal/vfs"
 )
@@ -104,9 +105,14 @@ type Options struct {
 	// Tests use vfs.NewMem or vfs.NewFault.
 	FS vfs.FS
 
-	// Logger receives rare, noteworthy events (a torn WAL tail dropped at
-	// recovery). Default: discard.
-	Logger func(format string, args ...any)
+	// Logger receives rare, noteworthy events: a torn tail dropped at
+	// recovery, a file that could not be removed, a background error.
+	// Default: discard.
+	Logger *slog.Logger
+
+	// EventListener is told of flushes, compactions, write stalls, files
+	// created and deleted, and a background error. Default: none.
+	EventListener *EventListener
 }
 
 // Compression selects how SSTable data blocks are compressed.
@@ -145,8 +151,9 @@ func (o *Options) withDefaults() Options {
 		r.FS = vfs.Default
 	}
 	if r.Logger == nil {
-		r.Logger = func(string, ...any) {}
+		r.Logger = slog.New(slog.DiscardHandler)
 	}
+	r.EventListener = r.EventListener.withDefaults()
 	return r
 }
 
