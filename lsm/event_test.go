@@ -86,7 +86,9 @@ func TestEventListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	mu.Lock()
-	end := slices.IndexFunc(events, func(e string) bool { return strings.HasPrefix(e, "compaction end L6") && !strings.Contains(e, fmt.Sprintf("[%06d]", flushed)) })
+	end := slices.IndexFunc(events, func(e string) bool {
+		return strings.HasPrefix(e, "compaction end L6") && !strings.Contains(e, fmt.Sprintf("[%06d]", flushed))
+	})
 	del := slices.Index(events, fmt.Sprintf("table deleted %06d", flushed))
 	if end < 0 || del < end {
 		t.Fatalf("events:\n%s\nwant %06d deleted after the compaction that merged it ended", strings.Join(events, "\n"), flushed)
