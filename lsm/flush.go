@@ -110,14 +110,22 @@ func (d *DB) rotateMemtable() error {
 	d.mu.Unlock()
 	// Syncing the old WAL first means only the newest WAL can have a torn
 	// tail after a crash (recovery relies on it).
-	err := oldWAL.Sync()
+	syncErr := oldWAL.Sync()
 	var f vfs.File
-	if err == nil {
+	var err error
+	if syncErr == nil {
 		f, err = d.createWAL(num)
 	}
 	d.mu.Lock()
+	if syncErr != nil {
+		// After a failed fsync the kernel may have dropped the WAL's dirty
+		// pages, and the writer refuses more: nothing more can be made
+		// durable in this WAL, so the DB turns read-only, and says so.
+		d.setBgErr(fmt.Errorf("monban: syncing WAL %06d: %w", d.mu.walNum, syncErr))
+		return d.mu.bgErr
+	}
 	if err != nil {
-		return err
+		return err // the old WAL stays: a later rotation tries again
 	}
 	next := d.newMemtable(d.expectedEntries())
 	level, err := d.rs.mem.Rotate(next)
