@@ -65,13 +65,13 @@ func runSeed(t *testing.T, seed uint64, nops int) int {
 		for c := 1; c < len(cfgs); c++ {
 			if outcomes[c][i] != outcomes[0][i] {
 				t.Fatalf("seed %d op %d %s: configurations differ\n  %s: %s\n  %s: %s\n  model: %s\n%s\n%s",
-					seed, i, o, cfgs[0].name, showOutcome(outcomes[0][i]), cfgs[c].name, showOutcome(outcomes[c][i]),
-					showOutcome(want), context(ops, i), replay)
+					seed, i, o, cfgs[0].name, showDiff(outcomes[0][i], outcomes[c][i]), cfgs[c].name, showDiff(outcomes[c][i], outcomes[0][i]),
+					showDiff(want, outcomes[0][i]), context(ops, i), replay)
 			}
 		}
 		if outcomes[0][i] != want {
 			t.Fatalf("seed %d op %d %s: every configuration gives\n  %s\nthe model gives\n  %s\n%s\n%s",
-				seed, i, o, showOutcome(outcomes[0][i]), showOutcome(want), context(ops, i), replay)
+				seed, i, o, showDiff(outcomes[0][i], want), showDiff(want, outcomes[0][i]), context(ops, i), replay)
 		}
 	}
 	return len(cfgs)

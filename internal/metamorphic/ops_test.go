@@ -133,10 +133,24 @@ func showValue(v []byte) string {
 	return fmt.Sprintf("%q…(%d bytes)", v[:16], len(v))
 }
 
-// showOutcome shortens an outcome for a failure message.
-func showOutcome(s string) string {
-	if len(s) <= 400 {
-		return s
+// showDiff shortens outcome s for a failure message, keeping where it
+// first differs from other: a scan's outcome can be kilobytes.
+func showDiff(s, other string) string {
+	i := 0
+	for i < len(s) && i < len(other) && s[i] == other[i] {
+		i++
 	}
-	return fmt.Sprintf("%s…(%d bytes)", s[:400], len(s))
+	from := max(0, i-120)
+	if j := strings.LastIndexByte(s[from:i], ' '); j >= 0 && from > 0 {
+		from += j + 1 // start at an entry
+	}
+	to := min(len(s), i+200)
+	out := s[from:to]
+	if from > 0 {
+		out = fmt.Sprintf("…(%d bytes) %s", from, out)
+	}
+	if to < len(s) {
+		out += fmt.Sprintf("…(%d bytes more)", len(s)-to)
+	}
+	return out
 }
