@@ -12,11 +12,17 @@ import (
 // an index block and a properties block): it must never panic or loop, and
 // every failure must wrap ErrCorruption. Block contents are decoded only
 // after their checksum matched, but the decoder does not rely on that.
+//
+// Seeds are small (about 100 bytes): the fuzzer minimizes every input that
+// finds new coverage, at a cost quadratic in its length, and mutations keep
+// the length of their seed. With seeds of 40 entries (2 KiB) one
+// minimization took the first 40 s of a 60 s run and the execution count
+// stood still meanwhile.
 func FuzzBlock(f *testing.F) {
 	for _, ri := range []int{1, 3, 16} {
 		b := blockBuilder{restartInterval: ri}
-		for _, e := range randEntries(newRand(uint64(ri)), 4)[:40] {
-			b.add(e.key.Append(nil), e.value)
+		for _, e := range randEntries(newRand(uint64(ri)), 4)[:6] {
+			b.add(e.key.Append(nil), e.value[:min(len(e.value), 4)])
 		}
 		f.Add(b.finish())
 	}
