@@ -3,6 +3,8 @@ package metamorphic
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
+	"strings"
 
 	"github.com/monbandb/monban/lsm"
 )
@@ -58,6 +60,18 @@ func configs(seed uint64) []config {
 	o.L0CompactionThreshold = int(pick(1, 2, 4))
 	o.L0SlowdownWritesThreshold = o.L0CompactionThreshold + int(pick(2, 4, 8))
 	o.L0StopWritesThreshold = o.L0SlowdownWritesThreshold + int(pick(0, 4))
-	random := config{fmt.Sprintf("random(%+v)", o), o}
+	random := config{"random(" + optionsString(o) + ")", o}
 	return append(fixedConfigs[:len(fixedConfigs):len(fixedConfigs)], random)
+}
+
+// optionsString lists o's non-zero fields.
+func optionsString(o lsm.Options) string {
+	var parts []string
+	v := reflect.ValueOf(o)
+	for i := range v.NumField() {
+		if f := v.Field(i); !f.IsZero() {
+			parts = append(parts, fmt.Sprintf("%s:%v", v.Type().Field(i).Name, f.Interface()))
+		}
+	}
+	return strings.Join(parts, " ")
 }

@@ -11,8 +11,8 @@ import (
 // TestEmptyKeyCompactionBounds is the smallest sequence found for the
 // metamorphic failures of seeds 2 and 15870503963045238180. An L0
 // compaction's input range comes from compaction.(*Compaction).Bounds,
-// which takes a nil key for "no bound yet"; but the empty key is nil once
-// a table's metadata is decoded from the manifest (Open). With L0 newest
+// which takes a nil key for "no bound yet"; but the empty key is nil in a
+// table's metadata (after a flush, and once decoded from the manifest). With L0 newest
 // first as ["z"], ["", "b" deleted], ["d"], Bounds returns ["d", "z"]
 // instead of ["", "z"], so the L6 table holding the old "b" is not an
 // input. The compaction writes to the last level, so it drops b's
@@ -40,7 +40,7 @@ func TestEmptyKeyCompactionBounds(t *testing.T) {
 			must(t, d.Delete([]byte("b")))
 			must(t, d.Flush()) // L0: ["", "b"], ["d"]
 			must(t, d.Close())
-			d, err = lsm.Open(dir, opts) // the empty key is now nil in the metadata
+			d, err = lsm.Open(dir, opts) // metadata from the manifest: the empty key is nil
 			must(t, err)
 			defer d.Close()
 			must(t, d.Put([]byte("z"), []byte("y")))
@@ -52,6 +52,26 @@ func TestEmptyKeyCompactionBounds(t *testing.T) {
 				t.Fatalf("Get(b) after its delete and compactions = %q, %v; want ErrNotFound", v, err)
 			}
 		})
+	}
+}
+
+// TestEmptyKeyCompactionBoundsNoReopen is FuzzDB's find (testdata
+// cca27691f1e2a488) of the same bug: a flushed table's empty key is nil
+// too, and a table holding only the empty key gives Bounds nil for both
+// ends. L0 newest first [""], ["k17"] compacts as ["k17", "k17"], leaving
+// the L6 table ["k16"] out.
+func TestEmptyKeyCompactionBoundsNoReopen(t *testing.T) {
+	d, err := lsm.Open(dir, &lsm.Options{FS: vfs.NewMem(), L0CompactionThreshold: 2})
+	must(t, err)
+	defer d.Close()
+	must(t, d.Put([]byte("k16"), []byte("a")))
+	must(t, d.Compact()) // L6: ["k16"]
+	must(t, d.Put([]byte("k17"), []byte("b")))
+	must(t, d.Flush()) // L0: ["k17"]
+	must(t, d.Put([]byte(""), []byte("c")))
+	must(t, d.Flush()) // L0: [""], ["k17"]: the background L0→L6 compaction starts
+	if err := d.Compact(); err != nil {
+		t.Fatalf("Compact after the L0 compaction: %v", err)
 	}
 }
 
