@@ -162,3 +162,42 @@ func TestCloseRacesEverything(t *testing.T) {
 		}
 	}
 }
+
+// TestStickyBackgroundError: once a flush fails, the DB is read-only: every
+// write returns the error — a Delete the filters prove unnecessary too,
+// which writes nothing and would otherwise report success — and Stats
+// shows it. A reopen on a healthy disk has every acknowledged write.
+func TestStickyBackgroundError(t *testing.T) {
+	fs := vfs.NewFault(vfs.NewMem())
+	d := openMem(t, fs, nil)
+	if err := d.Put([]byte("k"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	fs.FailNth(vfs.OpCreate, 2) // the new WAL succeeds, the flushed table fails
+	if err := d.Flush(); err == nil {
+		t.Fatal("Flush with table creation failing returned nil")
+	}
+	bgErr := d.Stats().BackgroundError
+	if bgErr == nil {
+		t.Fatal("Stats.BackgroundError is nil after a failed flush")
+	}
+	if err := d.Put([]byte("k2"), []byte("v")); err == nil {
+		t.Fatal("Put after a failed flush returned nil")
+	}
+	if err := d.Delete([]byte("never-written")); err == nil {
+		t.Fatal("Delete of an absent key after a failed flush returned nil")
+	}
+	var b Batch
+	if err := d.Write(&b); err == nil {
+		t.Fatal("empty Write after a failed flush returned nil")
+	}
+	mustGet(t, d, "k", "v") // reads go on
+	d.Close()
+	fs.Heal()
+	d = openMem(t, fs, nil)
+	defer d.Close()
+	mustGet(t, d, "k", "v")
+	if err := d.Stats().BackgroundError; err != nil {
+		t.Fatalf("after reopen: BackgroundError %v", err)
+	}
+}
