@@ -19,8 +19,8 @@ type config struct {
 // are about meets many tables rather than one memtable.
 const smallMem = 16 << 10
 
-// fixedConfigs are run for every seed. Missing: compression on and off,
-// once the engine has the option.
+// fixedConfigs are run for every seed. Snappy is the default, so every
+// configuration but no-compression compresses.
 var fixedConfigs = []config{
 	{"default", lsm.Options{}},
 	{"memtable-4k", lsm.Options{MemtableSize: 4 << 10}},
@@ -37,6 +37,7 @@ var fixedConfigs = []config{
 		TargetFileSize: 2 << 10, L0CompactionThreshold: 2,
 	}},
 	{"blocks-64", lsm.Options{MemtableSize: 8 << 10, BlockSize: 64}},
+	{"no-compression", lsm.Options{MemtableSize: smallMem, Compression: lsm.NoCompression}},
 }
 
 // configs returns the fixed configurations and one drawn from seed, which
@@ -60,6 +61,9 @@ func configs(seed uint64) []config {
 	o.L0CompactionThreshold = int(pick(1, 2, 4))
 	o.L0SlowdownWritesThreshold = o.L0CompactionThreshold + int(pick(2, 4, 8))
 	o.L0StopWritesThreshold = o.L0SlowdownWritesThreshold + int(pick(0, 4))
+	if rng.IntN(2) == 0 {
+		o.Compression = lsm.NoCompression
+	}
 	random := config{"random(" + optionsString(o) + ")", o}
 	return append(fixedConfigs[:len(fixedConfigs):len(fixedConfigs)], random)
 }

@@ -1,10 +1,10 @@
 // Package metamorphic tests the lsm engine by running one random sequence
 // of operations against many configurations and comparing what every read
 // returned. Options change how the engine stores data — memtable size,
-// filters, block and file sizes, the level shape, caches, sync — but never
-// what a read returns, so any difference between two configurations is a
-// bug in one of them. A map model referees: it says what each read must
-// return.
+// filters, block and file sizes, compression, the level shape, caches,
+// sync — but never what a read returns, so any difference between two
+// configurations is a bug in one of them. A map model referees: it says
+// what each read must return.
 //
 // The package holds test code only (this file exists so the directory is a
 // package); cockroachdb/pebble's internal/metamorphic is the model.
@@ -42,9 +42,4 @@
 // configuration (chosen by the first byte) against the model. It skips
 // inputs over 128 bytes: the fuzzer minimizes each new input at a cost
 // quadratic in its length, and longer inputs stalled whole runs.
-//
-// # Missing
-//
-// Compression on and off belongs in the configurations once the engine has
-// a compression option.
 package metamorphic
