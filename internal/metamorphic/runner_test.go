@@ -2,6 +2,7 @@ package metamorphic
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/monbandb/monban/internal/vfs"
@@ -140,7 +141,7 @@ func (r *runner) newIter(o op) *lsm.Iter {
 func iterOutcome(it *lsm.Iter, moved bool) string {
 	switch {
 	case moved != it.Valid():
-		return "move returned " + map[bool]string{true: "true", false: "false"}[moved] + " but Valid disagrees"
+		return fmt.Sprintf("move returned %v, Valid %v", moved, it.Valid())
 	case it.Err() != nil:
 		return errOutcome(it.Err())
 	case !moved:
