@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"bytes"
+	"fmt"
 
 	"github.com/monbandb/monban/internal/base"
 )
@@ -32,6 +33,10 @@ func (r DropReason) String() string {
 // Drops counts dropped entries by reason; Drops[DropShadowed] counts
 // shadowed entries of both kinds, the others tombstones.
 type Drops [numDropReasons]uint64
+
+func (d Drops) String() string {
+	return fmt.Sprintf("%d shadowed, %d tombstones at the bottom, %d by filter proof", d[DropShadowed], d[DropBottom], d[DropFilterProof])
+}
 
 // Elider decides whether a tombstone that is the oldest surviving version
 // of ukey in the output may go: it reports whether nothing older than the

@@ -3,6 +3,7 @@ package lsm
 import (
 	"bytes"
 	"fmt"
+	"time"
 
 	"github.com/monbandb/monban/compaction"
 	"github.com/monbandb/monban/internal/base"
@@ -109,7 +110,20 @@ func (d *DB) compactLocked(c *compaction.Compaction) error {
 	v.Ref()
 	snapshots := d.snapshotSeqs()
 	d.mu.Unlock()
-	err := d.runCompaction(c, v, snapshots)
+	info := CompactionInfo{Level: c.Level, OutputLevel: c.OutputLevel, Kind: c.Kind()}
+	for i, level := range [2]int{c.Level, c.OutputLevel} {
+		for _, f := range c.Inputs[i] {
+			info.Inputs = append(info.Inputs, TableFileInfo{FileNum: f.FileNum, Size: f.Size, Level: level})
+		}
+	}
+	d.opts.EventListener.CompactionBegin(info)
+	start := time.Now()
+	added, err := d.runCompaction(c, v, snapshots)
+	for _, nf := range added {
+		info.Outputs = append(info.Outputs, TableFileInfo{FileNum: nf.Meta.FileNum, Size: nf.Meta.Size, Level: nf.Level})
+	}
+	info.Duration, info.Err = time.Since(start), err
+	d.opts.EventListener.CompactionEnd(info)
 	v.Unref()
 	d.mu.Lock()
 	if err != nil {
@@ -160,7 +174,7 @@ func (d *DB) compactLoop() {
 // runCompaction merges c's inputs into new tables of c.OutputLevel and
 // logs the edit that swaps them in. A trivial compaction just moves its
 // table.
-func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapshots []base.SeqNum) error {
+func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapshots []base.SeqNum) ([]manifest.NewFile, error) {
 	edit := &manifest.VersionEdit{
 		Deleted:         map[manifest.DeletedFile]bool{},
 		CompactPointers: []manifest.CompactPointer{{Level: c.Level, Key: c.Pointer}},
@@ -175,12 +189,12 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 		for _, f := range c.Inputs[0] {
 			edit.Added = append(edit.Added, manifest.NewFile{Level: c.OutputLevel, Meta: f})
 		}
-		return d.logAndApply(edit)
+		return edit.Added, d.logAndApply(edit)
 	}
 
 	inputs, readers, err := d.openCompactionInputs(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() {
 		for _, r := range readers {
@@ -207,10 +221,10 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 		lo, hi := c.Bounds()
 		grandparents = v.Overlaps(c.OutputLevel+1, lo, hi)
 	}
-	outputs, err := d.writeTables(it, compaction.NewSplitter(d.opts.TargetFileSize, grandparents))
+	outputs, err := d.writeTables(it, compaction.NewSplitter(d.opts.TargetFileSize, grandparents), c.OutputLevel)
 	d.stats.countDrops(it.Drops(), false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var outBytes uint64
 	for _, meta := range outputs {
@@ -222,7 +236,7 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 		d.stats.spaceReclaimed.Add(inBytes - outBytes)
 	}
 	d.loadTables(edit.Added)
-	return d.logAndApply(edit)
+	return edit.Added, d.logAndApply(edit)
 }
 
 func compactionKind(c *compaction.Compaction) int {
@@ -283,9 +297,9 @@ func (d *DB) openCompactionInputs(c *compaction.Compaction) ([]base.InternalIter
 	return iters, readers, nil
 }
 
-// writeTables writes it's entries as tables, cut where split says, which is
-// only ever between user keys.
-func (d *DB) writeTables(it *compaction.Iter, split *compaction.Splitter) ([]*manifest.FileMetadata, error) {
+// writeTables writes it's entries as tables of level, cut where split
+// says, which is only ever between user keys.
+func (d *DB) writeTables(it *compaction.Iter, split *compaction.Splitter, level int) ([]*manifest.FileMetadata, error) {
 	var outputs []*manifest.FileMetadata
 	var w *tableWriter
 	var lastKey []byte
@@ -294,6 +308,7 @@ func (d *DB) writeTables(it *compaction.Iter, split *compaction.Splitter) ([]*ma
 		w = nil
 		if err == nil && meta != nil {
 			outputs = append(outputs, meta)
+			d.opts.EventListener.TableCreated(TableFileInfo{FileNum: meta.FileNum, Size: meta.Size, Level: level})
 		}
 		return err
 	}

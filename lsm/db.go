@@ -134,7 +134,8 @@ func (d *DB) setBgErr(err error) {
 	}
 	d.mu.bgErr = err
 	d.stickyErr.Store(&err)
-	d.opts.Logger("monban: background error, the DB is now read-only: %v", err)
+	d.opts.Logger.Error("monban: background error, the DB is now read-only", "err", err)
+	d.opts.EventListener.BackgroundError(err)
 }
 
 // snapshotSeqs returns the open snapshots' sequence numbers, ascending.

@@ -50,6 +50,7 @@ func (d *DB) makeRoomForWrite(force bool) error {
 		if !stallStart.IsZero() {
 			d.stats.stalls.Add(1)
 			d.stats.stallNanos.Add(uint64(time.Since(stallStart)))
+			d.opts.EventListener.WriteStallEnd()
 		}
 	}()
 	slowedDown := false
@@ -76,6 +77,11 @@ func (d *DB) makeRoomForWrite(force bool) error {
 			d.rs.version.NumFiles(0) >= d.opts.L0StopWritesThreshold:
 			if stallStart.IsZero() {
 				stallStart = time.Now()
+				reason := "L0 full"
+				if len(mem.Immutables()) >= stopImmutableMemtables {
+					reason = "flush queue full"
+				}
+				d.opts.EventListener.WriteStallBegin(WriteStallInfo{Reason: reason})
 			}
 			d.mu.flushCond.Wait()
 		default:
@@ -120,7 +126,7 @@ func (d *DB) rotateMemtable() error {
 		return err
 	}
 	if err := oldWAL.Close(); err != nil {
-		d.opts.Logger("monban: closing WAL %06d: %v", d.mu.walNum, err)
+		d.opts.Logger.Warn("monban: closing a WAL", "file", manifest.MakeFilename(manifest.KindLog, d.mu.walNum), "err", err)
 	}
 	d.mu.wal, d.mu.walFile, d.mu.walNum = wal.NewWriter(f), f, num
 	d.mu.logNums[next] = num
@@ -151,6 +157,7 @@ func (d *DB) createWAL(num uint64) (vfs.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("monban: starting WAL %06d: %w", num, err)
 	}
+	d.opts.EventListener.WALCreated(WALFileInfo{FileNum: num})
 	return f, nil
 }
 
@@ -196,7 +203,15 @@ func (d *DB) flushLoop() {
 		snapshots := d.snapshotSeqs()
 		d.mu.Unlock()
 
-		err := d.flushMemtable(m, v, snapshots, nextLog)
+		info := FlushInfo{Entries: m.Len()}
+		d.opts.EventListener.FlushBegin(info)
+		start := time.Now()
+		out, err := d.flushMemtable(m, v, snapshots, nextLog)
+		if out != nil {
+			info.Output = []TableFileInfo{{FileNum: out.FileNum, Size: out.Size}}
+		}
+		info.Duration, info.Err = time.Since(start), err
+		d.opts.EventListener.FlushEnd(info)
 		v.Unref()
 
 		d.mu.Lock()
@@ -228,14 +243,14 @@ func (d *DB) flushLoop() {
 // flushMemtable writes m as an L0 table and logs the edit that adds it and
 // retires m's WAL. Tombstones that hide nothing in v's tables are dropped on
 // the way (compaction.Iter, invariant 2).
-func (d *DB) flushMemtable(m *memtable.Memtable, v *manifest.Version, snapshots []base.SeqNum, nextLog uint64) error {
+func (d *DB) flushMemtable(m *memtable.Memtable, v *manifest.Version, snapshots []base.SeqNum, nextLog uint64) (*manifest.FileMetadata, error) {
 	edit := &manifest.VersionEdit{LogNum: nextLog}
 	// Every table of v is older than m: a tombstone none of their filters
 	// admits hides nothing.
 	elide := d.tombstoneElider(v, 0)
 	meta, drops, err := d.writeTable(m.NewIter(), elide, snapshots)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	d.stats.countDrops(drops, true)
 	if meta != nil {
@@ -244,7 +259,7 @@ func (d *DB) flushMemtable(m *memtable.Memtable, v *manifest.Version, snapshots 
 	}
 	d.vs.SetLastSeq(base.SeqNum(d.visibleSeq.Load()))
 	d.loadTables(edit.Added)
-	return d.logAndApply(edit)
+	return meta, d.logAndApply(edit)
 }
 
 // writeTable writes the survivors of input (compaction.Iter with the
@@ -253,7 +268,7 @@ func (d *DB) flushMemtable(m *memtable.Memtable, v *manifest.Version, snapshots 
 func (d *DB) writeTable(input base.InternalIterator, elide compaction.Elider, snapshots []base.SeqNum) (*manifest.FileMetadata, compaction.Drops, error) {
 	it := compaction.NewIter(input, snapshots, elide)
 	defer it.Close()
-	outputs, err := d.writeTables(it, compaction.NewSplitter(math.MaxInt64, nil))
+	outputs, err := d.writeTables(it, compaction.NewSplitter(math.MaxInt64, nil), 0)
 	if err != nil || len(outputs) == 0 {
 		return nil, it.Drops(), err
 	}
@@ -264,12 +279,18 @@ func (d *DB) path(kind manifest.FileKind, num uint64) string {
 	return filepath.Join(d.dir, manifest.MakeFilename(kind, num))
 }
 
-// removeFile deletes a file the DB no longer needs; failure only leaks
-// space (Open collects strays), so it is logged, not returned.
-func (d *DB) removeFile(kind manifest.FileKind, num uint64) {
+// removeFile deletes a file the DB no longer needs and reports whether it
+// did; failure only leaks space (Open collects strays), so it is logged, not
+// returned. A WAL's deletion is an event of its own.
+func (d *DB) removeFile(kind manifest.FileKind, num uint64) bool {
 	if err := d.fs.Remove(d.path(kind, num)); err != nil {
-		d.opts.Logger("monban: removing %s: %v", manifest.MakeFilename(kind, num), err)
+		d.opts.Logger.Warn("monban: removing a file", "file", manifest.MakeFilename(kind, num), "err", err)
+		return false
 	}
+	if kind == manifest.KindLog {
+		d.opts.EventListener.WALDeleted(WALFileInfo{FileNum: num})
+	}
+	return true
 }
 
 // loadTables opens new tables in the table cache, so their filters are in
@@ -293,6 +314,8 @@ func (d *DB) deleteObsoleteTables() {
 	}
 	for _, f := range d.vs.TakeObsolete() {
 		d.tables.Evict(f.FileNum)
-		d.removeFile(manifest.KindTable, f.FileNum)
+		if d.removeFile(manifest.KindTable, f.FileNum) {
+			d.opts.EventListener.TableDeleted(TableFileInfo{FileNum: f.FileNum, Size: f.Size, Level: -1})
+		}
 	}
 }

@@ -36,7 +36,7 @@ func (r *repairer) rebuild() error {
 	// last level, so every tombstone left on top goes.
 	bottom := func([]byte) (bool, compaction.DropReason) { return true, compaction.DropBottom }
 	it := compaction.NewIter(merge.NewIter(inputs...), nil, bottom)
-	outputs, err := r.d.writeTables(it, compaction.NewSplitter(r.d.opts.TargetFileSize, nil))
+	outputs, err := r.d.writeTables(it, compaction.NewSplitter(r.d.opts.TargetFileSize, nil), NumLevels-1)
 	if cerr := it.Close(); err == nil {
 		err = cerr
 	}
@@ -120,12 +120,12 @@ func (r *repairer) removeStaging() error {
 func (r *repairer) removeObsolete() {
 	for _, name := range append(r.obsolete, r.oldMeta...) {
 		if err := r.d.fs.Remove(r.path(name)); err != nil {
-			r.d.opts.Logger("monban: repair: removing %s: %v", name, err)
+			r.d.opts.Logger.Warn("monban: repair: removing a file", "file", name, "err", err)
 			continue
 		}
 		r.report.Removed = append(r.report.Removed, name)
 	}
 	if err := r.removeStaging(); err != nil {
-		r.d.opts.Logger("monban: repair: removing %s: %v", repairStaging, err)
+		r.d.opts.Logger.Warn("monban: repair: removing a file", "file", repairStaging, "err", err)
 	}
 }

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// keyName is the DB key of key index i. Zero padding makes the byte order
+// of keys their numeric order, so a scan's order can be checked on indexes.
+func keyName(i int) []byte { return fmt.Appendf(nil, "k%07d", i) }
+
+// parseKey inverts keyName; ok is false for anything keyName cannot make.
+func parseKey(k []byte) (int, bool) {
+	if len(k) != 8 || k[0] != 'k' {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(k[1:]))
+	return n, err == nil && n >= 0
+}
+
+// entry is one write of an op: a put of a value of size bytes, or a delete.
+type entry struct {
+	key  int
+	del  bool
+	size int
+}
+
+// op is one DB call that writes: a Put or Delete (one entry) or a Batch.
+// (writer, seq) names it; writers are unique across cycles, so a value
+// names the one op that wrote it.
+type op struct {
+	writer, seq uint64
+	entries     []entry
+	done        bool // the call returned nil before the kill
+}
+
+// value is what op (writer, seq) puts under key: "key.writer.seq." and
+// then a filler that depends on all three, so that a value read back names
+// exactly which write it saw, and a value cut short, spliced from two
+// writes or put under another key does not pass for any write (the filler
+// depends on the size too, so a prefix of a value is not a shorter one).
+func value(key int, writer, seq uint64, size int) []byte {
+	v := fmt.Appendf(nil, "%d.%d.%d.", key, writer, seq)
+	for i := len(v); i < size; i++ {
+		v = append(v, 'a'+byte((uint64(i)*7+uint64(key)+writer*3+seq+uint64(size))%26))
+	}
+	return v
+}
+
+// parseValue names the write that put v under key, or says v is no such
+// write's value.
+func parseValue(key int, v []byte) (writer, seq uint64, ok bool) {
+	f := bytes.SplitN(v, []byte("."), 4)
+	if len(f) != 4 {
+		return 0, 0, false
+	}
+	k, err1 := strconv.Atoi(string(f[0]))
+	w, err2 := strconv.ParseUint(string(f[1]), 10, 64)
+	s, err3 := strconv.ParseUint(string(f[2]), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || k != key {
+		return 0, 0, false
+	}
+	return w, s, bytes.Equal(v, value(key, w, s, len(v)))
+}
+
+// ackLog is the child's side of the ack log (doc.go, "The ack log"). Each
+// record is one write(2) on an O_APPEND file, made under mu so that records
+// never interleave. It is not fsynced: a SIGKILL ends the process, not the
+// kernel, and the page cache the parent reads from keeps every byte that
+// write(2) returned for. An fsync per record would cost a disk flush per op
+// and slow the workload the DB is meant to be stressed by.
+type ackLog struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+func openAckLog(path string) (*ackLog, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &ackLog{f: f}, nil
+}
+
+// started records that o is about to be called. It must return before the
+// DB sees o: a write the parent has no record of is, to it, unexpected.
+func (l *ackLog) started(o *op) error {
+	line := fmt.Appendf(nil, "S %d %d", o.writer, o.seq)
+	for _, e := range o.entries {
+		if e.del {
+			line = fmt.Appendf(line, " d%d", e.key)
+		} else {
+			line = fmt.Appendf(line, " p%d:%d", e.key, e.size)
+		}
+	}
+	return l.write(append(line, '\n'))
+}
+
+// done records that o was acknowledged: from here on it must survive.
+func (l *ackLog) done(o *op) error {
+	return l.write(fmt.Appendf(nil, "D %d %d\n", o.writer, o.seq))
+}
+
+func (l *ackLog) write(p []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, err := l.f.Write(p)
+	return err
+}
+
+// readAckLog parses a cycle's ack log into its ops in the order they
+// started. A last line without its newline is a record the kill cut short:
+// a torn "S" means the op never reached the DB, a torn "D" that it was not
+// yet reported acknowledged, so dropping it is safe either way.
+func readAckLog(data []byte) ([]*op, error) {
+	var ops []*op
+	byID := map[[2]uint64]*op{}
+	lines := strings.Split(string(data), "\n")
+	for n, line := range lines[:len(lines)-1] {
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			return nil, fmt.Errorf("ack log line %d: %q: too short", n+1, line)
+		}
+		w, err1 := strconv.ParseUint(f[1], 10, 64)
+		s, err2 := strconv.ParseUint(f[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("ack log line %d: %q: bad op id", n+1, line)
+		}
+		id := [2]uint64{w, s}
+		switch {
+		case f[0] == "S" && byID[id] == nil:
+			o := &op{writer: w, seq: s}
+			for _, ef := range f[3:] {
+				e, err := parseEntry(ef)
+				if err != nil {
+					return nil, fmt.Errorf("ack log line %d: %q: %v", n+1, line, err)
+				}
+				o.entries = append(o.entries, e)
+			}
+			byID[id] = o
+			ops = append(ops, o)
+		case f[0] == "D" && byID[id] != nil:
+			byID[id].done = true
+		default:
+			return nil, fmt.Errorf("ack log line %d: %q: not a start of a new op or the end of a started one", n+1, line)
+		}
+	}
+	return ops, nil
+}
+
+func parseEntry(f string) (entry, error) {
+	if strings.HasPrefix(f, "d") {
+		k, err := strconv.Atoi(f[1:])
+		return entry{key: k, del: true}, err
+	}
+	ks, ss, ok := strings.Cut(strings.TrimPrefix(f, "p"), ":")
+	k, err1 := strconv.Atoi(ks)
+	s, err2 := strconv.Atoi(ss)
+	if !ok || !strings.HasPrefix(f, "p") || err1 != nil || err2 != nil {
+		return entry{}, fmt.Errorf("bad entry %q", f)
+	}
+	return entry{key: k, size: s}, nil
+}

@@ -1,0 +1,87 @@
+// Command monban-stress is RocksDB's db_stress and db_crashtest in one
+// tool: it kills a process that is writing to a DB, over and over, and
+// after every kill reopens the DB and checks that every acknowledged write
+// is there and nothing else is.
+//
+//	monban-stress                  20 cycles, random option sets, temporary directory
+//	monban-stress -duration 1h     the long run
+//	monban-stress -seed N -v       replay a run's choices, a line per cycle
+//
+// # A cycle
+//
+//  1. The parent starts a child: this binary again, with the hidden flag
+//     -child, on the same directory and the cycle's option set.
+//  2. The child opens the DB, reads it whole and checks its digest against
+//     the state the parent verified last, then runs a workload from several
+//     goroutines: puts, overwrites, deletes of present and absent keys,
+//     batches, Gets checked against its model, bounded iterators in both
+//     directions, snapshots read twice while writes go on, and Flush,
+//     CompactRange and Compact.
+//  3. The parent sends SIGKILL after a random time (-kill-after), or just
+//     after the child announces a Flush or compaction, or, one cycle in
+//     ten, within 50 ms of the start, which may land in Open's recovery.
+//  4. The parent opens the DB itself (an Open error after a kill is a bug),
+//     reads every key by scan and by Get, verifies them against the ack
+//     log, closes, and the verified state is the next cycle's base.
+//
+// The first failure stops the run with exit status 1 and keeps the
+// directory: db/ as the failing cycle left it and ack.log, its history.
+//
+// # Durability model
+//
+// A write acknowledged without error survives a process crash, with or
+// without Options.Sync (lsm's package doc); SIGKILL is a process crash, so
+// every acknowledged write must survive every cycle, whatever the option
+// set. An op in flight at the kill may or may not have applied, a batch as
+// a whole.
+//
+// # The ack log
+//
+// The child appends one line per event to ack.log with one write(2) each,
+// unbuffered and not fsynced: the kernel outlives the killed process, and
+// its page cache is what the parent reads, so nothing write(2) accepted is
+// lost, while an fsync per record would slow every op by a disk flush. The
+// lines are
+//
+//	S <writer> <seq> <entry>...   before the DB call; entry is p<key>:<size> or d<key>
+//	D <writer> <seq>              after the call returned nil
+//
+// for example a batch of a put and a delete, acknowledged:
+//
+//	S 12 40 p17:96 d230
+//	D 12 40
+//
+// (writer, seq) names the op. Writer ids are unique across cycles, and the
+// value a put writes is "<key>.<writer>.<seq>." and then a filler that
+// depends on all of them and the size (value in acklog.go), so any value
+// read back names exactly the write that made it, or none. A last line
+// without its newline was cut by the kill and is ignored.
+//
+// # Invariants
+//
+//  1. "S" is in the log before the DB sees the op, and "D" only after the
+//     DB acknowledged it: the log never claims less was started or more
+//     acknowledged than was.
+//  2. A key's lock is held from its op's "S" to its "D" (batches take their
+//     keys' locks in key order), so per key the log's order is the commit
+//     order, and at most one op per key is in flight at the kill.
+//  3. Keys in the last eighth of the checked range are only ever deleted:
+//     any value found there is unexpected.
+//
+// # Verification
+//
+// For every key, the parent replays the log over the base: the last "D" op
+// on the key gives the expected state, and an op with an "S" and no "D"
+// may replace it. The key is
+//
+//   - lost if it shows an earlier state than the acknowledged one: absent
+//     where a put was acknowledged, or a value an earlier write put there
+//     (a deleted or overwritten value back);
+//   - unexpected if it shows a value no write put under it (never written,
+//     another key's, cut short, garbled), if Get and a scan disagree, or if
+//     an in-flight batch shows on some of its keys and not on others.
+//
+// The summary counts lost and unexpected keys over all cycles; the exit
+// status is 0 only when both are 0. verify_test.go feeds the verifier
+// fabricated histories to show it fails each case.
+package main

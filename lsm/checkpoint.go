@@ -1,0 +1,147 @@
+package lsm
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"slices"
+
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/manifest"
+	"github.com/monbandb/monban/wal"
+)
+
+// Checkpoint writes a consistent copy of the DB into dir, which must not
+// exist or be empty: the state at one sequence number S, every write
+// acknowledged before Checkpoint was called included, openable as a DB of
+// its own (read-only or not). Writes go on meanwhile.
+//
+// It holds a read state — whose tables therefore stay on disk — and S,
+// loaded after it (the read path's order, package doc invariant 4); copies
+// the tables of that version; writes the memtables' entries up to S as one
+// WAL; and finally a manifest naming the tables at their levels and that
+// WAL. Tables are copied, not linked: the file system interface has no
+// links. Until Checkpoint returns, dir is not a checkpoint: a crash or an
+// error leaves files to delete, and a manifest may not name them yet.
+func (d *DB) Checkpoint(dir string) error {
+	if d.closed.Load() {
+		return ErrClosed
+	}
+	if names, err := d.fs.List(dir); err == nil && len(names) > 0 {
+		return fmt.Errorf("monban: checkpoint into %s: %w: it is not empty", dir, fs.ErrExist)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("monban: checkpoint into %s: %w", dir, err)
+	}
+	rs, seq := d.currentView()
+	if rs == nil {
+		return ErrClosed
+	}
+	defer rs.unref()
+	if err := d.fs.MkdirAll(dir); err != nil {
+		return fmt.Errorf("monban: checkpoint: %w", err)
+	}
+	// The lock file a DB directory has, so that the checkpoint opens read
+	// only too; held while it is written, so no Open finds it half done.
+	lock, err := lockDir(d.fs, dir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	edit := &manifest.VersionEdit{LastSeq: seq}
+	var maxNum uint64
+	for level, files := range rs.version.Levels {
+		for _, f := range files {
+			name := manifest.MakeFilename(manifest.KindTable, f.FileNum)
+			if err := d.copyFile(d.path(manifest.KindTable, f.FileNum), filepath.Join(dir, name)); err != nil {
+				return fmt.Errorf("monban: checkpoint: copying %s: %w", name, err)
+			}
+			edit.Added = append(edit.Added, manifest.NewFile{Level: level, Meta: f})
+			maxNum = max(maxNum, f.FileNum)
+		}
+	}
+	vs, err := manifest.Create(d.fs, dir)
+	if err != nil {
+		return fmt.Errorf("monban: checkpoint: %w", err)
+	}
+	defer vs.Close()
+	vs.MarkFileNumUsed(maxNum)
+	edit.LogNum = vs.NextFileNum()
+	if err := d.writeMemtablesAsWAL(rs, seq, filepath.Join(dir, manifest.MakeFilename(manifest.KindLog, edit.LogNum))); err != nil {
+		return fmt.Errorf("monban: checkpoint: %w", err)
+	}
+	if err := d.fs.SyncDir(dir); err != nil {
+		return fmt.Errorf("monban: checkpoint: %w", err)
+	}
+	if err := vs.LogAndApply(edit); err != nil {
+		return fmt.Errorf("monban: checkpoint: %w", err)
+	}
+	return vs.Close()
+}
+
+// copyFile copies src to dst and syncs dst.
+func (d *DB) copyFile(src, dst string) error {
+	in, err := d.fs.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := d.fs.Create(dst)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Sync()
+	}
+	return errors.Join(err, out.Close())
+}
+
+// writeMemtablesAsWAL writes every memtable entry of rs with a sequence
+// number up to seq to a new WAL at path, one batch record per entry, in
+// sequence order — the order a WAL has, which Repair checks.
+func (d *DB) writeMemtablesAsWAL(rs *readState, seq base.SeqNum, path string) error {
+	type entry struct {
+		key   base.InternalKey
+		value []byte
+	}
+	var entries []entry
+	for _, m := range append(slices.Clone(rs.mem.Immutables()), rs.mem.Active()) {
+		it := m.NewIter()
+		for ok := it.First(); ok; ok = it.Next() {
+			k := it.Key()
+			if k.Seq() <= seq {
+				entries = append(entries, entry{k, it.Value()}) // the memtable's bytes: rs holds it
+			}
+		}
+		if err := it.Close(); err != nil {
+			return err
+		}
+	}
+	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.key.Seq(), b.key.Seq()) })
+	f, err := d.fs.Create(path)
+	if err != nil {
+		return err
+	}
+	w := wal.NewWriter(f)
+	var b Batch
+	for _, e := range entries {
+		b.Reset()
+		if e.key.Kind() == base.KindDelete {
+			b.Delete(e.key.UserKey)
+		} else {
+			b.Put(e.key.UserKey, e.value)
+		}
+		if _, err := w.Append(b.encode(e.key.Seq())); err != nil {
+			w.Close()
+			return err
+		}
+	}
+	if err := w.Sync(); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
