@@ -1,0 +1,156 @@
+package metamorphic
+
+import (
+	"fmt"
+	"strings"
+)
+
+// opKind names an operation. Reads (Get, the iterator moves, Scan) have
+// outcomes the model referees; the rest report "ok" or an error.
+type opKind uint8
+
+const (
+	opPut opKind = iota
+	opDelete
+	opBatch
+	opGet     // through the DB, or snapshot snap when snap >= 0
+	opNewIter // iterator id over the DB or snapshot snap, bounds lo, hi
+	opIterFirst
+	opIterLast
+	opIterSeekGE
+	opIterSeekLT
+	opIterNext
+	opIterPrev
+	opIterClose
+	opScan // a fresh iterator over [lo, hi) read to the end forward (or backward with reverse), then closed
+	opNewSnapshot
+	opCloseSnapshot
+	opFlush
+	opCompact
+	opCompactRange // [lo, hi], nil bounds open
+	opReopen       // close every iterator and snapshot, Close, Open
+	numOpKinds
+)
+
+var opNames = [...]string{
+	opPut: "Put", opDelete: "Delete", opBatch: "Batch", opGet: "Get",
+	opNewIter: "NewIter", opIterFirst: "First", opIterLast: "Last",
+	opIterSeekGE: "SeekGE", opIterSeekLT: "SeekLT", opIterNext: "Next",
+	opIterPrev: "Prev", opIterClose: "CloseIter", opScan: "Scan",
+	opNewSnapshot: "NewSnapshot", opCloseSnapshot: "CloseSnapshot",
+	opFlush: "Flush", opCompact: "Compact", opCompactRange: "CompactRange",
+	opReopen: "Reopen",
+}
+
+// op is one operation. Which fields matter depends on kind.
+type op struct {
+	kind       opKind
+	key, value []byte
+	lo, hi     []byte // iterator bounds, scan bounds, compaction range
+	batch      []batchOp
+	id         int // iterator id (iterator ops) or snapshot id (snapshot ops)
+	snap       int // for Get, NewIter and Scan: the snapshot read through, -1 for the DB
+	reverse    bool
+}
+
+// batchOp is one write of a batch; a nil value with del set is a delete.
+type batchOp struct {
+	del        bool
+	key, value []byte
+}
+
+func (o op) isRead() bool {
+	switch o.kind {
+	case opGet, opIterFirst, opIterLast, opIterSeekGE, opIterSeekLT, opIterNext, opIterPrev, opScan:
+		return true
+	}
+	return false
+}
+
+func (o op) String() string {
+	var b strings.Builder
+	b.WriteString(opNames[o.kind])
+	on := func() {
+		if o.snap >= 0 {
+			fmt.Fprintf(&b, " snap%d", o.snap)
+		} else {
+			b.WriteString(" db")
+		}
+	}
+	switch o.kind {
+	case opPut:
+		fmt.Fprintf(&b, " %s=%s", showKey(o.key), showValue(o.value))
+	case opDelete:
+		fmt.Fprintf(&b, " %s", showKey(o.key))
+	case opBatch:
+		for i, w := range o.batch {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if w.del {
+				fmt.Fprintf(&b, " del %s", showKey(w.key))
+			} else {
+				fmt.Fprintf(&b, " %s=%s", showKey(w.key), showValue(w.value))
+			}
+		}
+	case opGet:
+		on()
+		fmt.Fprintf(&b, " %s", showKey(o.key))
+	case opNewIter, opScan:
+		fmt.Fprintf(&b, " iter%d", o.id)
+		on()
+		fmt.Fprintf(&b, " [%s, %s)", showBound(o.lo), showBound(o.hi))
+		if o.kind == opScan && o.reverse {
+			b.WriteString(" reverse")
+		}
+	case opIterSeekGE, opIterSeekLT:
+		fmt.Fprintf(&b, " iter%d %s", o.id, showKey(o.key))
+	case opIterFirst, opIterLast, opIterNext, opIterPrev, opIterClose:
+		fmt.Fprintf(&b, " iter%d", o.id)
+	case opNewSnapshot, opCloseSnapshot:
+		fmt.Fprintf(&b, " snap%d", o.id)
+	case opCompactRange:
+		fmt.Fprintf(&b, " [%s, %s]", showBound(o.lo), showBound(o.hi))
+	}
+	return b.String()
+}
+
+func showKey(k []byte) string { return fmt.Sprintf("%q", k) }
+
+func showBound(k []byte) string {
+	if k == nil {
+		return "nil"
+	}
+	return showKey(k)
+}
+
+// showValue prints short values whole and long ones as a prefix and a
+// length.
+func showValue(v []byte) string {
+	if len(v) <= 24 {
+		return fmt.Sprintf("%q", v)
+	}
+	return fmt.Sprintf("%q…(%d bytes)", v[:16], len(v))
+}
+
+// showDiff shortens outcome s for a failure message, keeping where it
+// first differs from other: a scan's outcome can be kilobytes.
+func showDiff(s, other string) string {
+	i := 0
+	for i < len(s) && i < len(other) && s[i] == other[i] {
+		i++
+	}
+	from := max(0, i-120)
+	if j := strings.LastIndexByte(s[from:i], ' '); j >= 0 && from > 0 {
+		from += j + 1 // start at an entry
+	}
+	to := min(len(s), i+200)
+	out := s[from:to]
+	if from > 0 {
+		out = fmt.Sprintf("…(%d bytes) %s", from, out)
+	}
+	if to < len(s) {
+		out += fmt.Sprintf("…(%d bytes more)", len(s)-to)
+	}
+	return out
+}

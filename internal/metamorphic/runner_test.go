@@ -1,0 +1,176 @@
+package metamorphic
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/lsm"
+)
+
+const dir = "/db"
+
+// runner applies operations to one DB on its own in-memory file system.
+type runner struct {
+	opts  lsm.Options
+	db    *lsm.DB
+	iters map[int]*lsm.Iter
+	snaps map[int]*lsm.Snapshot
+}
+
+func newRunner(opts lsm.Options) (*runner, error) {
+	opts.FS = vfs.NewMem()
+	r := &runner{opts: opts, iters: map[int]*lsm.Iter{}, snaps: map[int]*lsm.Snapshot{}}
+	var err error
+	r.db, err = lsm.Open(dir, &r.opts)
+	return r, err
+}
+
+// errNoDB is the outcome of every operation after a failed reopen.
+var errNoDB = errors.New("no DB: reopen failed")
+
+// apply runs o and returns its outcome in the model's format.
+func (r *runner) apply(o op) string {
+	if r.db == nil {
+		return errOutcome(errNoDB)
+	}
+	switch o.kind {
+	case opPut:
+		return result(r.db.Put(o.key, o.value))
+	case opDelete:
+		return result(r.db.Delete(o.key))
+	case opBatch:
+		var b lsm.Batch
+		for _, w := range o.batch {
+			if w.del {
+				b.Delete(w.key)
+			} else {
+				b.Put(w.key, w.value)
+			}
+		}
+		return result(r.db.Write(&b))
+	case opGet:
+		var v []byte
+		var err error
+		if o.snap >= 0 {
+			v, err = r.snaps[o.snap].Get(o.key)
+		} else {
+			v, err = r.db.Get(o.key)
+		}
+		switch {
+		case errors.Is(err, lsm.ErrNotFound):
+			return outcomeNotFound
+		case err != nil:
+			return errOutcome(err)
+		}
+		return valueOutcome(v)
+	case opNewIter:
+		r.iters[o.id] = r.newIter(o)
+	case opIterFirst, opIterLast, opIterSeekGE, opIterSeekLT, opIterNext, opIterPrev:
+		it := r.iters[o.id]
+		var moved bool
+		switch o.kind {
+		case opIterFirst:
+			moved = it.First()
+		case opIterLast:
+			moved = it.Last()
+		case opIterSeekGE:
+			moved = it.SeekGE(o.key)
+		case opIterSeekLT:
+			moved = it.SeekLT(o.key)
+		case opIterNext:
+			moved = it.Next()
+		case opIterPrev:
+			moved = it.Prev()
+		}
+		return iterOutcome(it, moved)
+	case opIterClose:
+		it := r.iters[o.id]
+		delete(r.iters, o.id)
+		return result(it.Close())
+	case opScan:
+		it := r.newIter(o)
+		var b strings.Builder
+		move, step := it.First, it.Next
+		if o.reverse {
+			move, step = it.Last, it.Prev
+		}
+		for moved := move(); moved; moved = step() {
+			b.WriteString(entryOutcome(it.Key(), it.Value()))
+			b.WriteByte(' ')
+		}
+		if err := it.Close(); err != nil {
+			b.WriteString(errOutcome(err))
+		}
+		return b.String()
+	case opNewSnapshot:
+		r.snaps[o.id] = r.db.NewSnapshot()
+	case opCloseSnapshot:
+		s := r.snaps[o.id]
+		delete(r.snaps, o.id)
+		return result(s.Close())
+	case opFlush:
+		return result(r.db.Flush())
+	case opCompact:
+		return result(r.db.Compact())
+	case opCompactRange:
+		return result(r.db.CompactRange(o.lo, o.hi))
+	case opReopen:
+		if err := r.close(); err != nil {
+			return errOutcome(err)
+		}
+		var err error
+		if r.db, err = lsm.Open(dir, &r.opts); err != nil {
+			return errOutcome(err)
+		}
+	}
+	return outcomeOK
+}
+
+func (r *runner) newIter(o op) *lsm.Iter {
+	io := &lsm.IterOptions{LowerBound: o.lo, UpperBound: o.hi}
+	if o.snap >= 0 {
+		return r.snaps[o.snap].NewIter(io)
+	}
+	return r.db.NewIter(io)
+}
+
+// iterOutcome is the entry the iterator is on, "invalid", or its error.
+// The move's result must agree with Valid.
+func iterOutcome(it *lsm.Iter, moved bool) string {
+	switch {
+	case moved != it.Valid():
+		return fmt.Sprintf("move returned %v, Valid %v", moved, it.Valid())
+	case it.Err() != nil:
+		return errOutcome(it.Err())
+	case !moved:
+		return "invalid"
+	}
+	return entryOutcome(it.Key(), it.Value())
+}
+
+func result(err error) string {
+	if err != nil {
+		return errOutcome(err)
+	}
+	return outcomeOK
+}
+
+// close closes every iterator and snapshot, then the DB.
+func (r *runner) close() error {
+	var errs []error
+	for id, it := range r.iters {
+		errs = append(errs, it.Close())
+		delete(r.iters, id)
+	}
+	for id, s := range r.snaps {
+		errs = append(errs, s.Close())
+		delete(r.snaps, id)
+	}
+	if r.db != nil {
+		errs = append(errs, r.db.Close())
+		r.db = nil
+	}
+	return errors.Join(errs...)
+}
