@@ -63,16 +63,20 @@ func (c *Compaction) String() string {
 	return fmt.Sprintf("L%d→L%d %s (score %.2f): %d+%d tables", c.Level, c.OutputLevel, c.Kind(), c.Score, len(c.Inputs[0]), len(c.Inputs[1]))
 }
 
-// Bounds returns the smallest and largest user keys of all inputs.
+// Bounds returns the smallest and largest user keys of all inputs. The
+// empty key is a key like any other, and may be stored as nil: "no bound
+// yet" is a flag of its own, never a nil slice.
 func (c *Compaction) Bounds() (lo, hi []byte) {
+	first := true
 	for _, files := range c.Inputs {
 		for _, f := range files {
-			if lo == nil || bytes.Compare(f.Smallest.UserKey, lo) < 0 {
+			if first || bytes.Compare(f.Smallest.UserKey, lo) < 0 {
 				lo = f.Smallest.UserKey
 			}
-			if hi == nil || bytes.Compare(f.Largest.UserKey, hi) > 0 {
+			if first || bytes.Compare(f.Largest.UserKey, hi) > 0 {
 				hi = f.Largest.UserKey
 			}
+			first = false
 		}
 	}
 	return lo, hi
