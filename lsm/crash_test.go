@@ -193,3 +193,12 @@ func (d *DB) waitIdle() {
 		d.mu.flushCond.Wait()
 	}
 }
+
+// setMaxManifestSize makes d's manifest roll over once it passes n bytes.
+// The VersionSet wants it serialized with LogAndApply, which the DB runs
+// under manifestMu.
+func (d *DB) setMaxManifestSize(n int64) {
+	d.manifestMu.Lock()
+	defer d.manifestMu.Unlock()
+	d.vs.SetMaxManifestSize(n)
+}
