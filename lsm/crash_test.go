@@ -28,44 +28,53 @@ func dbContents(t *testing.T, d *DB) model {
 
 // TestCrashRecovery crashes the machine (vfs.FaultFS.Crash: everything not
 // synced is lost) at random points — during writes, flushes, compactions,
-// and with the disk dying at a random operation — then reopens and checks:
-// every write acknowledged with Options.Sync is present, nothing that was
-// never written appears, a batch is all or nothing, and no table or WAL
-// file is left that the DB does not use. MONBAN_CRASH_ROUNDS runs more.
+// manifest rollovers (the manifest rolls over past 1 KiB) and with the
+// disk dying at a random operation — then reopens and checks: every write
+// acknowledged with Options.Sync is present, nothing that was never
+// written appears, a batch is all or nothing, and no table or WAL file is
+// left that the DB does not use. Memtables of 4–16 KiB hold dozens of
+// commits; MaxOpenFiles 2 makes reads and compactions evict and reopen
+// tables. Each round is four crashes; MONBAN_CRASH_ROUNDS runs more
+// rounds (2500 for 10^4 crashes).
 func TestCrashRecovery(t *testing.T) {
 	rounds := 25
 	if s := os.Getenv("MONBAN_CRASH_ROUNDS"); s != "" {
 		rounds, _ = strconv.Atoi(s)
 	}
+	var st crashStats
 	for round := range rounds {
 		seed := modelSeed(t) + uint64(round)
 		rng := rand.New(rand.NewPCG(seed, 2))
 		mem := vfs.NewMem()
 		acked := model{}
+		memtableSize := int64(4+rng.IntN(13)) << 10
 		for epoch := range 4 {
 			ffs := vfs.NewFault(mem)
 			if rng.IntN(2) == 0 {
-				ffs.FailFromNth(vfs.OpAny, int64(rng.IntN(400)+1))
+				ffs.FailFromNth(vfs.OpAny, int64(rng.IntN(1000)+1))
 				ffs.SetTornWrites(rng.IntN(2) == 0)
 			}
-			opts := &Options{
-				FS: ffs, Sync: true, MemtableSize: 1 << 10, BlockSize: 256, TargetFileSize: 2 << 10,
-				LBaseMaxBytes: 4 << 10, L0CompactionThreshold: 2,
-			}
+			opts := crashOptions(ffs, memtableSize)
+			opts.Sync = true
 			// maybe is the state after the one write that failed, which may
 			// or may not have reached the disk.
 			var maybe model
 			if d, err := Open("/db", opts); err == nil {
+				d.setMaxManifestSize(1 << 10)
+				manifest := d.vs.ManifestFileNum()
 				maybe = crashWorkload(rng, d, acked, epoch)
+				st.rollovers += d.vs.ManifestFileNum() - manifest
 				defer d.Close()
 			}
+			st.ops += ffs.Count(vfs.OpAny)
 			crashed, err := ffs.Crash()
 			if err != nil {
 				t.Fatal(err)
 			}
 			mem = crashed
+			st.crashes++
 
-			d, err := Open("/db", &Options{FS: mem, MemtableSize: 1 << 10})
+			d, err := Open("/db", crashOptions(mem, memtableSize))
 			if err != nil {
 				t.Fatalf("seed %d epoch %d: reopen after crash: %v", seed, epoch, err)
 			}
@@ -79,16 +88,36 @@ func TestCrashRecovery(t *testing.T) {
 					seed, epoch, len(got), len(acked), maybe != nil, diffModels(got, acked))
 			}
 			checkNoOrphans(t, seed, mem, d)
+			st.maxTables = max(st.maxTables, d.Stats().Total.Files)
 			if err := d.Close(); err != nil {
 				t.Fatalf("seed %d epoch %d: close: %v", seed, epoch, err)
 			}
 		}
 	}
+	t.Logf("%d crashes, %d file-system operations before them, %d manifest rollovers, up to %d tables (MaxOpenFiles 2)",
+		st.crashes, st.ops, st.rollovers, st.maxTables)
+	if rounds >= 10 && (st.rollovers == 0 || st.maxTables <= 2) {
+		t.Fatalf("the workload never rolled the manifest over (%d) or outgrew the table cache (%d tables)", st.rollovers, st.maxTables)
+	}
+}
+
+type crashStats struct {
+	crashes, ops int64
+	rollovers    uint64
+	maxTables    int
+}
+
+func crashOptions(fs vfs.FS, memtableSize int64) *Options {
+	return &Options{
+		FS: fs, MemtableSize: memtableSize, BlockSize: 256, TargetFileSize: 4 << 10,
+		LBaseMaxBytes: 16 << 10, L0CompactionThreshold: 2, MaxOpenFiles: 2,
+	}
 }
 
 // crashWorkload writes to d until its operations run out or one fails,
 // updating acked with every acknowledged write. It returns the state that
-// the failed write would have made, if one failed.
+// the failed write would have made, if one failed. Values of 40–140 bytes
+// fill a memtable in a few dozen commits.
 func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int) model {
 	for i := range rng.IntN(300) {
 		next := maps.Clone(acked)
@@ -99,7 +128,7 @@ func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int) model {
 				b.Delete([]byte(k))
 				delete(next, k)
 			} else {
-				v := fmt.Sprintf("e%d-%d", epoch, i)
+				v := fmt.Sprintf("e%d-%d-%s", epoch, i, strings.Repeat("v", 30+rng.IntN(100)))
 				b.Put([]byte(k), []byte(v))
 				next[k] = v
 			}
@@ -108,6 +137,9 @@ func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int) model {
 		switch {
 		case rng.IntN(40) == 0:
 			err = d.Flush()
+			next = maps.Clone(acked)
+		case rng.IntN(100) == 0:
+			err = d.Compact()
 			next = maps.Clone(acked)
 		case b.Len() == 1 && rng.IntN(2) == 0:
 			// Single deletes go through Delete, which may elide them.
