@@ -67,7 +67,7 @@ func TestFaults(t *testing.T) {
 			if m == 0 {
 				t.Fatalf("the workload makes no %s operation", kind.name)
 			}
-			points := faultPoints(m, full, pseed+uint64(len(kind.name)))
+			points := faultPoints(m, full, pseed^uint64(kind.op)<<32^uint64(len(kind.name)))
 			for _, n := range points {
 				r := newFaultRun(t, kind, wseed)
 				r.ff.Inject(vfs.Fault{Op: kind.op, Match: kind.matcher(r), Nth: n, Err: kind.errno})
@@ -97,7 +97,7 @@ func TestFaults(t *testing.T) {
 // time; MONBAN_SEED repeats one).
 func faultPoints(m int64, full bool, seed uint64) []int64 {
 	if !full {
-		return []int64{1 + int64(seed%uint64(m))}
+		return []int64{1 + rand.New(rand.NewPCG(seed, 3)).Int64N(m)}
 	}
 	var ns []int64
 	for n := int64(1); n <= m; n++ {
