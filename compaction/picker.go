@@ -35,16 +35,26 @@ type Compaction struct {
 // overlap nothing in the output level, nor (outside L0) one another, can
 // change level without being rewritten.
 func (c *Compaction) Trivial() bool {
-	return len(c.Inputs[1]) == 0 && (c.Level > 0 || len(c.Inputs[0]) == 1)
+	return c.Level != c.OutputLevel && len(c.Inputs[1]) == 0 && (c.Level > 0 || len(c.Inputs[0]) == 1)
 }
 
-// Kind names the compaction for stats: "move", "L0" or "size".
+// Rewrite returns the compaction of one table of level into the same level:
+// the merge drops what no snapshot needs any more (shadowed versions, and
+// at the last level tombstones), which a table no compaction overlaps
+// would otherwise keep for good.
+func Rewrite(level int, f *manifest.FileMetadata) *Compaction {
+	return &Compaction{Level: level, OutputLevel: level, Inputs: [2][]*manifest.FileMetadata{{f}}, Pointer: f.Largest}
+}
+
+// Kind names the compaction for stats: "move", "L0", "rewrite" or "size".
 func (c *Compaction) Kind() string {
 	switch {
 	case c.Trivial():
 		return "move"
 	case c.Level == 0:
 		return "L0"
+	case c.Level == c.OutputLevel:
+		return "rewrite"
 	}
 	return "size"
 }

@@ -1,6 +1,7 @@
 package lsm
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/monbandb/monban/compaction"
@@ -57,10 +58,48 @@ func (d *DB) CompactRange(lo, hi []byte) error {
 			d.setBgErr(fmt.Errorf("monban: compaction %v: %w", c, err))
 		}
 	}
+	// The last level: no compaction above overlaps a table there that was
+	// alone in its range, yet it may hold versions and tombstones that a
+	// snapshot kept when it was written and nobody needs now.
+	last := d.rs.version.Levels[NumLevels-1]
+	for _, f := range last {
+		if d.mu.bgErr != nil || d.closed.Load() {
+			break
+		}
+		if !overlapsRange(f, lo, hi) || !d.mayHoldGarbage(f) {
+			continue
+		}
+		if err := d.compactLocked(compaction.Rewrite(NumLevels-1, f)); err != nil {
+			if d.closed.Load() {
+				return ErrClosed
+			}
+			d.setBgErr(fmt.Errorf("monban: rewriting table %06d: %w", f.FileNum, err))
+		}
+	}
 	if d.closed.Load() {
 		return ErrClosed
 	}
 	return d.mu.bgErr
+}
+
+func overlapsRange(f *manifest.FileMetadata, lo, hi []byte) bool {
+	return (lo == nil || bytes.Compare(f.Largest.UserKey, lo) >= 0) && (hi == nil || bytes.Compare(f.Smallest.UserKey, hi) <= 0)
+}
+
+// mayHoldGarbage reports whether a last-level table holds anything a
+// rewrite could drop: a tombstone, or an older version of a key, which only
+// a snapshot open when the table was written could have kept. A table that
+// cannot be opened counts as yes: the rewrite reports its error.
+func (d *DB) mayHoldGarbage(f *manifest.FileMetadata) bool {
+	if f.NumDeletions > 0 {
+		return true
+	}
+	r, release, err := d.tables.Get(tableRef(f))
+	if err != nil {
+		return true
+	}
+	defer release()
+	return r.Properties().OlderVersions > 0
 }
 
 // compactLocked runs c and installs its result. d.mu is held on entry and
@@ -192,6 +231,8 @@ func compactionKind(c *compaction.Compaction) int {
 		return 0
 	case "L0":
 		return 1
+	case "rewrite":
+		return 3
 	}
 	return 2
 }

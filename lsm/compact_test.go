@@ -179,3 +179,55 @@ func TestCompactionReadsOnlyItsInputs(t *testing.T) {
 		t.Fatalf("tombstones dropped by filter proof %d, by key range %d; want >= 1000 and about 3000 together", byFilter, byRange)
 	}
 }
+
+// TestCompactRewritesTheLastLevel: versions a snapshot kept in the last
+// level — a tombstone and the put below it, an overwritten value — are
+// gone after the snapshot is released and Compact runs again: Compact
+// rewrites the last level's tables that hold any.
+func TestCompactRewritesTheLastLevel(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), nil)
+	defer d.Close()
+	for _, k := range []string{"deleted", "overwritten", "kept"} {
+		if err := d.Put([]byte(k), []byte("v1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	s := d.NewSnapshot()
+	d.Delete([]byte("deleted"))
+	d.Put([]byte("overwritten"), []byte("v2"))
+	if err := d.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	mustGet(t, s, "deleted", "v1")
+	mustGet(t, s, "overwritten", "v1")
+	count := func() (entries, tombstones uint64) {
+		tables, err := d.Tables()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tb := range tables {
+			if tb.Level != NumLevels-1 {
+				t.Fatalf("table %06d in L%d after Compact", tb.FileNum, tb.Level)
+			}
+			entries += tb.Entries
+			tombstones += tb.Tombstones
+		}
+		return entries, tombstones
+	}
+	if e, ts := count(); e != 5 || ts != 1 {
+		t.Fatalf("with the snapshot open: %d entries, %d tombstones; want 5 and 1", e, ts)
+	}
+	s.Close()
+	if err := d.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	if e, ts := count(); e != 2 || ts != 0 {
+		t.Fatalf("after the snapshot closed and Compact: %d entries, %d tombstones; want 2 and 0", e, ts)
+	}
+	mustGet(t, d, "deleted", "")
+	mustGet(t, d, "overwritten", "v2")
+	mustGet(t, d, "kept", "v1")
+}

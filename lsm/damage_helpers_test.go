@@ -10,6 +10,7 @@ import (
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/sstable"
 )
 
 // Helpers of the damage tests (damage_*_test.go, issue 11): a DB with
@@ -273,4 +274,18 @@ func survivorsModel(t *testing.T, fs vfs.FS, tables []string, full model) model 
 		want[damageKey(i)] = full[damageKey(i)]
 	}
 	return want
+}
+
+// openTableFile opens the table at path, checking nothing the manifest says.
+func openTableFile(t *testing.T, fs vfs.FS, path string) *sstable.Reader {
+	t.Helper()
+	f, err := fs.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sstable.Open(f, sstable.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

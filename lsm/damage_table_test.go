@@ -196,14 +196,7 @@ func checkDamagedTableReads(t *testing.T, fs vfs.FS, maxOpen int, full model, na
 // tableProps returns the properties of the table at path.
 func tableProps(t *testing.T, fs vfs.FS, path string) *sstable.Properties {
 	t.Helper()
-	f, err := fs.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := sstable.Open(f, sstable.ReaderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openTableFile(t, fs, path)
 	defer r.Close()
 	return r.Properties()
 }
@@ -212,14 +205,7 @@ func tableProps(t *testing.T, fs vfs.FS, path string) *sstable.Properties {
 // damageOpts' block size and filter, under table id id.
 func rewriteTable(t *testing.T, fs vfs.FS, path string, id uint64) []byte {
 	t.Helper()
-	f, err := fs.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := sstable.Open(f, sstable.ReaderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openTableFile(t, fs, path)
 	defer r.Close()
 	scratch := vfs.NewMem()
 	out, err := scratch.Create("/t.sst")

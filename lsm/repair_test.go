@@ -122,14 +122,7 @@ type newest map[string]struct {
 
 func (n newest) addTable(t *testing.T, fs vfs.FS, path string) {
 	t.Helper()
-	f, err := fs.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := sstable.Open(f, sstable.ReaderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openTableFile(t, fs, path)
 	defer r.Close()
 	it := r.NewIter(nil, nil)
 	for ok := it.First(); ok; ok = it.Next() {

@@ -86,7 +86,7 @@ type Stats struct {
 
 	// Compactions counts compactions by kind: trivial moves, L0→L1
 	// merges, and size-triggered merges of deeper levels.
-	Compactions struct{ Move, L0, Size uint64 }
+	Compactions struct{ Move, L0, Size, Rewrite uint64 }
 	// CompactionBlocksRead and CompactionBytesRead count what compactions
 	// read from their input tables — and from nothing else: tombstone
 	// elision decides from in-memory filters only.
@@ -152,7 +152,7 @@ type dbStats struct {
 	walBytes, flushes                                                         atomic.Uint64
 	stalls, stallNanos, slowdowns                                             atomic.Uint64
 	flushDrops, compactionDrops                                               [len(compaction.Drops{})]atomic.Uint64
-	compactions                                                               [3]atomic.Uint64 // by compactionKind
+	compactions                                                               [4]atomic.Uint64 // by compactionKind
 	compactionBlocksRead, compactionBytesRead, spaceReclaimed                 atomic.Uint64
 }
 
@@ -211,6 +211,7 @@ func (d *DB) Stats() Stats {
 		s.CompactionDrops[i] = d.stats.compactionDrops[i].Load()
 	}
 	s.Compactions.Move, s.Compactions.L0, s.Compactions.Size = d.stats.compactions[0].Load(), d.stats.compactions[1].Load(), d.stats.compactions[2].Load()
+	s.Compactions.Rewrite = d.stats.compactions[3].Load()
 	s.CompactionBlocksRead, s.CompactionBytesRead = d.stats.compactionBlocksRead.Load(), d.stats.compactionBytesRead.Load()
 	s.SpaceReclaimed = d.stats.spaceReclaimed.Load()
 	s.Slowdowns = d.stats.slowdowns.Load()

@@ -11,6 +11,11 @@ import (
 // except FileSize, which is the file's length.
 type Properties struct {
 	NumEntries, NumDeletions uint64
+	// OlderVersions counts entries that are not the newest of their user
+	// key in the table: versions a snapshot needed when the table was
+	// written (or, in L0, a flush could not drop). A last-level table with
+	// none and no deletion holds nothing a compaction could remove.
+	OlderVersions uint64
 	// Smallest and Largest are the first and last internal keys (zero for
 	// an empty table). They do not alias any buffer.
 	Smallest, Largest       base.InternalKey
@@ -38,6 +43,7 @@ const (
 	propDataBlocks    = "data.blocks"
 	propDataBytes     = "data.bytes"
 	propDeletions     = "entries.deletions"
+	propOlderVersions = "entries.older_versions"
 	propEntries       = "entries.total"
 	propFilterBits    = "filter.bits_per_key"
 	propFilterBytes   = "filter.bytes"
@@ -54,14 +60,17 @@ const (
 
 // encode writes the properties as a block of name → value entries (the
 // block format, restart interval 1). Numbers are uvarints, keys are encoded
-// internal keys, the layout is its string. A zero TableID is not written, so
-// "no id" reads back the same from old and new tables.
+// internal keys, the layout is its string. A zero TableID or OlderVersions
+// is not written, so it reads back the same from old and new tables.
 func (p *Properties) encode() []byte {
 	b := blockBuilder{restartInterval: 1}
 	u := func(name string, v uint64) { b.add([]byte(name), binary.AppendUvarint(nil, v)) }
 	u(propDataBlocks, p.NumDataBlocks)
 	u(propDataBytes, p.DataBytes)
 	u(propDeletions, p.NumDeletions)
+	if p.OlderVersions != 0 {
+		u(propOlderVersions, p.OlderVersions)
+	}
 	u(propEntries, p.NumEntries)
 	u(propFilterBits, uint64(p.FilterBitsPerKey))
 	u(propFilterBytes, p.FilterBytes)
@@ -122,6 +131,8 @@ func decodeProperties(block []byte) (Properties, error) {
 			p.DataBytes = num
 		case propDeletions:
 			p.NumDeletions = num
+		case propOlderVersions:
+			p.OlderVersions = num
 		case propEntries:
 			p.NumEntries = num
 		case propFilterBits:

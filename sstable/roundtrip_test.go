@@ -52,22 +52,25 @@ func TestRoundTrip(t *testing.T) {
 func propsEqual(a, b Properties) bool {
 	return base.Compare(a.Smallest, b.Smallest) == 0 && base.Compare(a.Largest, b.Largest) == 0 &&
 		fmt.Sprint(a.NumEntries, a.NumDeletions, a.SmallestSeq, a.LargestSeq, a.FilterLayout, a.FilterBitsPerKey,
-			a.RawKeyBytes, a.RawValueBytes, a.DataBytes, a.IndexBytes, a.FilterBytes, a.FileSize, a.NumDataBlocks, a.TableID) ==
+			a.RawKeyBytes, a.RawValueBytes, a.DataBytes, a.IndexBytes, a.FilterBytes, a.FileSize, a.NumDataBlocks, a.TableID, a.OlderVersions) ==
 			fmt.Sprint(b.NumEntries, b.NumDeletions, b.SmallestSeq, b.LargestSeq, b.FilterLayout, b.FilterBitsPerKey,
-				b.RawKeyBytes, b.RawValueBytes, b.DataBytes, b.IndexBytes, b.FilterBytes, b.FileSize, b.NumDataBlocks, b.TableID)
+				b.RawKeyBytes, b.RawValueBytes, b.DataBytes, b.IndexBytes, b.FilterBytes, b.FileSize, b.NumDataBlocks, b.TableID, b.OlderVersions)
 }
 
 func checkProps(t *testing.T, desc string, es []entry, p Properties, size int) {
 	t.Helper()
-	var dels, rk, rv uint64
-	for _, e := range es {
+	var dels, older, rk, rv uint64
+	for i, e := range es {
 		if e.key.Kind() == base.KindDelete {
 			dels++
+		}
+		if i > 0 && bytes.Equal(e.key.UserKey, es[i-1].key.UserKey) {
+			older++
 		}
 		rk += uint64(e.key.Size())
 		rv += uint64(len(e.value))
 	}
-	if p.NumEntries != uint64(len(es)) || p.NumDeletions != dels || p.RawKeyBytes != rk || p.RawValueBytes != rv ||
+	if p.NumEntries != uint64(len(es)) || p.NumDeletions != dels || p.OlderVersions != older || p.RawKeyBytes != rk || p.RawValueBytes != rv ||
 		p.FileSize != uint64(size) {
 		t.Fatalf("%s: properties %+v disagree with the %d entries written", desc, p, len(es))
 	}

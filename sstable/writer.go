@@ -2,6 +2,7 @@ package sstable
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -106,6 +107,9 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 		p.SmallestSeq, p.LargestSeq = key.Seq(), key.Seq()
 	}
 	p.SmallestSeq, p.LargestSeq = min(p.SmallestSeq, key.Seq()), max(p.LargestSeq, key.Seq())
+	if p.NumEntries > 0 && bytes.Equal(key.UserKey, w.lastKey[:len(w.lastKey)-base.TrailerLen]) {
+		p.OlderVersions++
+	}
 	p.NumEntries++
 	if key.Kind() == base.KindDelete {
 		p.NumDeletions++
