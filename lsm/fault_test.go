@@ -81,7 +81,10 @@ func TestFaults(t *testing.T) {
 			}
 			for i := range seeds {
 				seed := pseed + uint64(i)
-				p := min(3/float64(m), 0.5)
+				p := kind.p
+				if p == 0 {
+					p = min(3/float64(m), 0.5)
+				}
 				r := newFaultRun(t, kind, wseed)
 				r.ff.Inject(vfs.Fault{Op: kind.op, Match: kind.matcher(r), P: p, Seed: seed, Err: kind.errno})
 				r.desc = fmt.Sprintf("%s with p=%.4f, fault seed %d (MONBAN_SEED=%d; workload seed %d)", kind.name, p, seed, pseed, wseed)
@@ -125,6 +128,9 @@ type faultKind struct {
 	torn     bool // a failed write hands half its bytes to the file
 	// surfaces: a fired fault must fail a call or set the sticky error.
 	surfaces bool
+	// p is the probabilistic runs' failure rate; 0: three per run on
+	// average. Faults that only fail reads can come thick.
+	p float64
 }
 
 func faultKinds() []faultKind {
@@ -139,8 +145,10 @@ func faultKinds() []faultKind {
 		{name: "sync-manifest", op: vfs.OpSync, patterns: meta, errno: eio, surfaces: true},
 		{name: "create", op: vfs.OpCreate, errno: eio, surfaces: true},
 		{name: "open", op: vfs.OpOpen, errno: eio},
-		{name: "read-get", op: vfs.OpRead, patterns: tables, phases: []int32{phaseGet}, errno: eio},
-		{name: "read-iter", op: vfs.OpRead, patterns: tables, phases: []int32{phaseIter}, errno: eio},
+		{name: "open-get", op: vfs.OpOpen, patterns: tables, phases: []int32{phaseGet}, errno: eio, p: 0.3},
+		{name: "open-iter", op: vfs.OpOpen, patterns: tables, phases: []int32{phaseIter}, errno: eio, p: 0.3},
+		{name: "read-get", op: vfs.OpRead, patterns: tables, phases: []int32{phaseGet}, errno: eio, p: 0.1},
+		{name: "read-iter", op: vfs.OpRead, patterns: tables, phases: []int32{phaseIter}, errno: eio, p: 0.05},
 		{name: "read-compaction", op: vfs.OpRead, patterns: tables, phases: []int32{phaseCompact}, errno: eio},
 		{name: "rename", op: vfs.OpRename, errno: eio, surfaces: true},
 		{name: "remove", op: vfs.OpRemove, errno: eio},
@@ -260,7 +268,7 @@ const faultManifestSize = 2 << 10
 func faultOptions(fs vfs.FS, sync bool) *Options {
 	return &Options{
 		FS: fs, Sync: sync, MemtableSize: 4 << 10, BlockSize: 512, BlockCacheSize: 8 << 10,
-		MaxOpenFiles: 4, TargetFileSize: 8 << 10, LBaseMaxBytes: 16 << 10, L0CompactionThreshold: 2,
+		MaxOpenFiles: 2, TargetFileSize: 8 << 10, LBaseMaxBytes: 16 << 10, L0CompactionThreshold: 2,
 	}
 }
 
