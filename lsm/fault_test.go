@@ -90,7 +90,11 @@ func TestFaults(t *testing.T) {
 				r.desc = fmt.Sprintf("%s with p=%.4f, fault seed %d (MONBAN_SEED=%d; workload seed %d)", kind.name, p, seed, pseed, wseed)
 				sum.add(r.run())
 			}
-			t.Logf("%d matching ops; one-shot at %v, %d random: %s", m, points, seeds, sum)
+			at := fmt.Sprint(points)
+			if full {
+				at = fmt.Sprintf("every N of 1..%d", m)
+			}
+			t.Logf("%d matching ops; one-shot at %s, %d random: %s", m, at, seeds, sum)
 		})
 	}
 }
