@@ -544,3 +544,46 @@ func (r *faultRun) checkReopen() {
 	}
 	mustGet(r.t, d, "after", "reopen")
 }
+
+// TestFaultFlushNotRetried pins down what the DB does with a transient
+// flush failure: it does not retry. The table write fails once (the disk is
+// healthy right after), the error is sticky, the memtable stays queued and
+// readable, a second Flush reports the same error without trying again,
+// and only a reopen, replaying the WAL, writes the memtable out.
+func TestFaultFlushNotRetried(t *testing.T) {
+	ff := vfs.NewFault(vfs.NewMem())
+	d := openMem(t, ff, faultOptions(ff, false))
+	for i := range 20 {
+		if err := d.Put(fmt.Appendf(nil, "k%02d", i), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ff.Inject(vfs.Fault{Op: vfs.OpWrite, Match: vfs.MatchBase("*.sst"), Nth: 1, Err: syscall.EIO})
+	err := d.Flush()
+	if !errors.Is(err, syscall.EIO) {
+		t.Fatalf("Flush: %v, want the injected EIO", err)
+	}
+	creates := ff.Count(vfs.OpCreate)
+	st := d.Stats()
+	if st.BackgroundError == nil || st.MemtablesQueued != 1 || st.Flushes != 0 {
+		t.Fatalf("after the failed flush: BackgroundError %v, %d memtables queued, %d flushes; want the error, 1, 0",
+			st.BackgroundError, st.MemtablesQueued, st.Flushes)
+	}
+	if err2 := d.Flush(); err2 != st.BackgroundError {
+		t.Fatalf("second Flush: %v, want the sticky %v", err2, st.BackgroundError)
+	}
+	if err := d.Compact(); err != st.BackgroundError {
+		t.Fatalf("Compact: %v, want the sticky %v", err, st.BackgroundError)
+	}
+	if n := ff.Count(vfs.OpCreate); n != creates {
+		t.Fatalf("%d files created after the failure: the DB retried", n-creates)
+	}
+	mustGet(t, d, "k07", "v") // from the queued memtable
+	d.Close()
+	d = openMem(t, ff, faultOptions(ff, false))
+	defer d.Close()
+	mustGet(t, d, "k07", "v")
+	if st := d.Stats(); st.BackgroundError != nil || st.Total.Files != 1 {
+		t.Fatalf("after reopen: BackgroundError %v, %d tables; want nil, 1 (the replayed WAL)", st.BackgroundError, st.Total.Files)
+	}
+}
