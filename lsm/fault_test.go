@@ -153,6 +153,8 @@ func faultKinds() []faultKind {
 		{name: "open-iter", op: vfs.OpOpen, patterns: tables, phases: []int32{phaseIter}, errno: eio, p: 0.3},
 		{name: "read-get", op: vfs.OpRead, patterns: tables, phases: []int32{phaseGet}, errno: eio, p: 0.1},
 		{name: "read-iter", op: vfs.OpRead, patterns: tables, phases: []int32{phaseIter}, errno: eio, p: 0.05},
+		{name: "read-wal", op: vfs.OpRead, patterns: logs, errno: eio},
+		{name: "read-manifest", op: vfs.OpRead, patterns: meta, errno: eio},
 		{name: "read-compaction", op: vfs.OpRead, patterns: tables, phases: []int32{phaseCompact}, errno: eio},
 		{name: "rename", op: vfs.OpRename, errno: eio, surfaces: true},
 		{name: "remove", op: vfs.OpRemove, errno: eio},
