@@ -42,10 +42,11 @@ import (
 //
 // By default each kind gets one one-shot run at a random N and one
 // probabilistic run (a few seconds under -race); MONBAN_FAULT_FULL=1 fails
-// every matching operation in turn and runs 20 probabilistic seeds per
-// kind. MONBAN_FAULT_SEED changes the workload.
+// every matching operation in turn (MONBAN_FAULT_FULL=k every kth) and
+// runs 20 probabilistic seeds per kind. MONBAN_FAULT_SEED changes the workload.
 func TestFaults(t *testing.T) {
 	full := os.Getenv("MONBAN_FAULT_FULL") != ""
+	stride, _ := strconv.ParseInt(os.Getenv("MONBAN_FAULT_FULL"), 10, 64)
 	wseed := uint64(1)
 	if s := os.Getenv("MONBAN_FAULT_SEED"); s != "" {
 		wseed, _ = strconv.ParseUint(s, 10, 64)
@@ -67,7 +68,7 @@ func TestFaults(t *testing.T) {
 			if m == 0 {
 				t.Fatalf("the workload makes no %s operation", kind.name)
 			}
-			points := faultPoints(m, full, pseed^uint64(kind.op)<<32^uint64(len(kind.name)))
+			points := faultPoints(m, full, stride, pseed^uint64(kind.op)<<32^uint64(len(kind.name)))
 			for _, n := range points {
 				r := newFaultRun(t, kind, wseed)
 				r.ff.Inject(vfs.Fault{Op: kind.op, Match: kind.matcher(r), Nth: n, Err: kind.errno})
@@ -92,22 +93,22 @@ func TestFaults(t *testing.T) {
 			}
 			at := fmt.Sprint(points)
 			if full {
-				at = fmt.Sprintf("every N of 1..%d", m)
+				at = fmt.Sprintf("every %dth N of 1..%d", max(stride, 1), m)
 			}
 			t.Logf("%d matching ops; one-shot at %s, %d random: %s", m, at, seeds, sum)
 		})
 	}
 }
 
-// faultPoints returns the Ns to fail: all of 1..m in full runs, else one
-// drawn from seed (another each run, so that CI covers the range over
-// time; MONBAN_SEED repeats one).
-func faultPoints(m int64, full bool, seed uint64) []int64 {
+// faultPoints returns the Ns to fail: every stride-th of 1..m in full
+// runs, else one drawn from seed (another each run, so that CI covers the
+// range over time; MONBAN_SEED repeats one).
+func faultPoints(m int64, full bool, stride int64, seed uint64) []int64 {
 	if !full {
 		return []int64{1 + rand.New(rand.NewPCG(seed, 3)).Int64N(m)}
 	}
 	var ns []int64
-	for n := int64(1); n <= m; n++ {
+	for n := int64(1); n <= m; n += max(stride, 1) {
 		ns = append(ns, n)
 	}
 	return ns
@@ -160,6 +161,8 @@ func faultKinds() []faultKind {
 		{name: "remove", op: vfs.OpRemove, errno: eio},
 		{name: "syncdir", op: vfs.OpSyncDir, errno: eio, surfaces: true},
 		{name: "disk-full", op: vfs.OpWrite, errno: enospc, torn: true, surfaces: true},
+		// Any operation at all: sizes, closes, listings and the lock too.
+		{name: "any", op: vfs.OpAny, errno: eio, torn: true},
 	}
 }
 
@@ -179,7 +182,7 @@ func (k faultKind) matcher(r *faultRun) func(string) bool {
 
 func (k faultKind) matches(r *faultRun, op vfs.Op, name string) bool {
 	m := k.matcher(r)
-	return op == k.op && (m == nil || m(name))
+	return (k.op == vfs.OpAny || op == k.op) && (m == nil || m(name))
 }
 
 // faultOutcome is what one run saw.
