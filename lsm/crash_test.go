@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/monbandb/monban/internal/vfs"
@@ -28,8 +29,9 @@ func dbContents(t *testing.T, d *DB) model {
 
 // TestCrashRecovery crashes the machine (vfs.FaultFS.Crash: everything not
 // synced is lost) at random points — during writes, flushes, compactions,
-// manifest rollovers (the manifest rolls over past 1 KiB) and with the
-// disk dying at a random operation — then reopens and checks: every write
+// manifest rollovers (the manifest rolls over past 1 KiB), after a single
+// failed operation the DB may survive, and with the disk dying at a random
+// operation — then reopens and checks: every write
 // acknowledged with Options.Sync is present, nothing that was never
 // written appears, a batch is all or nothing, and no table or WAL file is
 // left that the DB does not use. Memtables of 4–16 KiB hold dozens of
@@ -53,6 +55,11 @@ func TestCrashRecovery(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				ffs.FailFromNth(vfs.OpAny, int64(rng.IntN(1000)+1))
 				ffs.SetTornWrites(rng.IntN(2) == 0)
+			}
+			if rng.IntN(3) == 0 {
+				// A single failure first, which the DB may survive.
+				op := crashFaultOps[rng.IntN(len(crashFaultOps))]
+				ffs.Inject(vfs.Fault{Op: op, Nth: int64(rng.IntN(100) + 1), Err: syscall.EIO})
 			}
 			opts := crashOptions(ffs, memtableSize)
 			opts.Sync = true
@@ -101,6 +108,10 @@ func TestCrashRecovery(t *testing.T) {
 	}
 }
 
+// crashFaultOps are the kinds of the single failures a crash epoch may
+// meet before the machine dies.
+var crashFaultOps = []vfs.Op{vfs.OpWrite, vfs.OpSync, vfs.OpCreate, vfs.OpSyncDir, vfs.OpRename, vfs.OpRemove, vfs.OpOpen, vfs.OpRead}
+
 type crashStats struct {
 	crashes, ops int64
 	rollovers    uint64
@@ -114,10 +125,12 @@ func crashOptions(fs vfs.FS, memtableSize int64) *Options {
 	}
 }
 
-// crashWorkload writes to d until its operations run out or one fails,
-// updating acked with every acknowledged write. It returns the state that
-// the failed write would have made, if one failed. Values of 40–140 bytes
-// fill a memtable in a few dozen commits.
+// crashWorkload writes to d until its operations run out or one fails
+// with the sticky error, updating acked with every acknowledged write. It
+// returns the state that the failed write would have made, if one failed
+// so. A write that fails while Stats.BackgroundError is nil never reached
+// the WAL: it must not appear, and the workload goes on. Values of 40–140
+// bytes fill a memtable in a few dozen commits.
 func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int) model {
 	for i := range rng.IntN(300) {
 		next := maps.Clone(acked)
@@ -150,6 +163,9 @@ func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int) model {
 			fallthrough
 		default:
 			err = d.Write(&b)
+		}
+		if err != nil && d.Stats().BackgroundError == nil {
+			continue
 		}
 		if err != nil {
 			return next
