@@ -23,7 +23,8 @@ import (
 // automatic compactions, so the test decides what sits in which level.
 func damageOpts(fs vfs.FS) *Options {
 	return &Options{
-		FS: fs, MemtableSize: 4 << 10, BlockSize: 512, TargetFileSize: 8 << 10,
+		// Uncompressed: the tests count on the tables that many values make.
+		FS: fs, MemtableSize: 4 << 10, BlockSize: 512, TargetFileSize: 8 << 10, Compression: NoCompression,
 		L0CompactionThreshold: 50, L0SlowdownWritesThreshold: 60, L0StopWritesThreshold: 70,
 	}
 }

@@ -26,6 +26,13 @@ type Options struct {
 	// compression. Default 4096.
 	BlockSize int
 
+	// Compression compresses SSTable data blocks: SnappyCompression (the
+	// default, as in LevelDB and Pebble) or NoCompression. A block is kept
+	// compressed only where snappy saves at least 1/8 of it, so random
+	// values cost a compression attempt per block and nothing on disk or in
+	// reads. Tables record it per block, so a DB may mix both.
+	Compression Compression
+
 	// BlockCacheSize is the byte capacity of the block cache shared by all
 	// tables. Default 8 MiB; negative disables the cache.
 	BlockCacheSize int64
@@ -94,6 +101,18 @@ type Options struct {
 	Logger func(format string, args ...any)
 }
 
+// Compression selects how SSTable data blocks are compressed.
+type Compression int
+
+const (
+	// DefaultCompression is the zero value: SnappyCompression.
+	DefaultCompression Compression = iota
+	// NoCompression stores every block as is.
+	NoCompression
+	// SnappyCompression compresses each data block with snappy.
+	SnappyCompression
+)
+
 // withDefaults returns a copy of o with every zero field set to its default.
 func (o *Options) withDefaults() Options {
 	var r Options
@@ -111,6 +130,9 @@ func (o *Options) withDefaults() Options {
 	setDefault(&r.LBaseMaxBytes, 64<<20)
 	setDefault(&r.LevelMultiplier, 10)
 	setDefault(&r.TargetFileSize, 4<<20)
+	if r.Compression == DefaultCompression {
+		r.Compression = SnappyCompression
+	}
 	if r.FS == nil {
 		r.FS = vfs.Default
 	}
@@ -135,6 +157,8 @@ func (o *Options) validate() error {
 	switch {
 	case o.MemtableSize < 0, o.BlockSize < 0, o.MaxOpenFiles < 0, o.LBaseMaxBytes < 0, o.TargetFileSize < 0:
 		return fmt.Errorf("%w: sizes and counts must not be negative", ErrInvalidOptions)
+	case o.Compression != NoCompression && o.Compression != SnappyCompression:
+		return fmt.Errorf("%w: Compression %d is none of NoCompression, SnappyCompression", ErrInvalidOptions, o.Compression)
 	case o.BloomBitsPerKey > 64:
 		return fmt.Errorf("%w: BloomBitsPerKey %d above 64", ErrInvalidOptions, o.BloomBitsPerKey)
 	case o.LevelMultiplier < 2:

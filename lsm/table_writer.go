@@ -22,6 +22,7 @@ func (d *DB) newTableWriter() (*tableWriter, error) {
 	}
 	w := sstable.NewWriter(f, sstable.WriterOptions{
 		BlockSize: d.opts.BlockSize, BloomBitsPerKey: d.opts.bloomBits(), TableID: newTableID(),
+		Compression: d.opts.Compression == SnappyCompression,
 	})
 	return &tableWriter{d: d, num: num, w: w}, nil
 }

@@ -34,7 +34,12 @@ func (b *bench) options() *lsm.Options {
 	if cache <= 0 {
 		cache = -1 // lsm: 0 is "default", negative is "no cache"
 	}
+	compression := lsm.SnappyCompression
+	if b.cfg.compression == "none" {
+		compression = lsm.NoCompression
+	}
 	return &lsm.Options{
+		Compression:     compression,
 		MemtableSize:    b.cfg.writeBufferSize,
 		BloomBitsPerKey: bits,
 		BlockCacheSize:  cache,
@@ -76,7 +81,7 @@ func runBenchmarks(c *config, stdout, stderr io.Writer) (err error) {
 			dir = filepath.Join(root, fmt.Sprintf("bloom-%02d", bits))
 		}
 		b := &bench{cfg: c, bits: bits, dir: dir, keys: keySpace{num: c.num, keySize: c.keySize},
-			vals: newValueSource(c.valueSize, c.seed), rep: rep, stderr: stderr}
+			vals: newValueSource(c.valueSize, c.compressionRatio, c.seed), rep: rep, stderr: stderr}
 		if err := b.runAll(); err != nil {
 			return err
 		}

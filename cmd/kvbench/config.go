@@ -13,23 +13,27 @@ import (
 // config is the parsed command line of a benchmark run. Names follow
 // RocksDB's db_bench where it has the same knob.
 type config struct {
-	benchmarks  []string
-	num         int
-	reads       int
-	deletes     int
-	keySize     int
-	valueSize   int
-	threads     int
-	seed        uint64
-	bloomBits   []int // kvbench's 0 means "no filter" (lsm's -1)
-	cacheSize   int64
-	sync        bool
-	db          string
-	useExisting bool
-	histogram   bool
-	json        bool
-	svg         string
-	compare     bool
+	benchmarks []string
+	num        int
+	reads      int
+	deletes    int
+	keySize    int
+	valueSize  int
+	// compression is "snappy" or "none"; compressionRatio the size values
+	// compress to (db_bench's -compression_ratio: 1 is incompressible).
+	compression      string
+	compressionRatio float64
+	threads          int
+	seed             uint64
+	bloomBits        []int // kvbench's 0 means "no filter" (lsm's -1)
+	cacheSize        int64
+	sync             bool
+	db               string
+	useExisting      bool
+	histogram        bool
+	json             bool
+	svg              string
+	compare          bool
 
 	writeBufferSize int64
 	targetFileSize  int64
@@ -67,6 +71,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.deletes, "deletes", -1, "operations per delete workload; -1: same as -reads")
 	fs.IntVar(&c.keySize, "key_size", 16, "key size in bytes (zero-padded decimal)")
 	fs.IntVar(&c.valueSize, "value_size", 100, "value size in bytes")
+	fs.StringVar(&c.compression, "compression_type", "snappy", "data block compression: snappy or none")
+	fs.Float64Var(&c.compressionRatio, "compression_ratio", 1, "fraction of its size a value compresses to: 1 is random bytes, 0.5 halves")
 	fs.IntVar(&c.threads, "threads", 1, "goroutines sharing each workload's operations")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of key order and value bytes; equal seeds give equal operations")
 	bits := fs.String("bloom_bits", "10", "Bloom bits per key for new tables, or a list (0,5,10,15,20): the DB is rebuilt per value; 0 writes no filter")
@@ -85,7 +91,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		fmt.Fprintf(stderr, "usage: kvbench [flags]              run benchmarks (no flags: the default run, about a minute)\n"+
 			"       kvbench filters [flags]      the filter tables: designed vs measured FPR\n"+
 			"       kvbench tree -db DIR         the LSM's shape: levels, tables, key ranges, filter bits\n"+
-			"       kvbench explain -db DIR KEY  the read path of one key, step by step\n\nflags:\n")
+			"       kvbench explain -db DIR KEY  the read path of one key, step by step\n"+
+			"       kvbench repair -db DIR       rebuild a DB that Open refuses, print what was kept\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -155,6 +162,10 @@ func (c *config) validate() error {
 		return usageError("-threads must be in 1..1024")
 	case c.valueSize < 0 || c.valueSize > 1<<20:
 		return usageError("-value_size must be in 0..1048576")
+	case c.compression != "snappy" && c.compression != "none":
+		return usageError("-compression_type must be snappy or none")
+	case c.compressionRatio <= 0 || c.compressionRatio > 1:
+		return usageError("-compression_ratio must be in (0, 1]")
 	case c.keySize > 1<<10:
 		return usageError("-key_size must be at most 1024")
 	case c.keySize < len(strconv.Itoa(2*c.num)):

@@ -30,27 +30,37 @@ func (k keySpace) key(dst []byte, n uint64) []byte {
 	return dst
 }
 
-// valueSource hands out value bytes: windows of one random buffer, so
-// values are incompressible (as db_bench's with compression_ratio 1) and
-// making one costs nothing.
+// valueSource hands out value bytes: windows of one buffer, so making one
+// costs nothing. As in db_bench, the buffer is made of 100-byte pieces, each
+// a random prefix of ratio × 100 bytes repeated: at ratio 1 values are
+// incompressible, at 0.5 a compressor halves them.
 type valueSource struct {
 	buf  []byte
 	size int
 }
 
-func newValueSource(size int, seed uint64) *valueSource {
+func newValueSource(size int, ratio float64, seed uint64) *valueSource {
 	r := rand.New(rand.NewPCG(seed, 0x76616c7565))
 	buf := make([]byte, max(1<<20, 2*size))
+	random := max(1, int(ratio*valuePiece))
 	for i := range buf {
-		buf[i] = byte(r.Uint32())
+		if i%valuePiece < random {
+			buf[i] = byte(r.Uint32())
+		} else {
+			buf[i] = buf[i-random]
+		}
 	}
 	return &valueSource{buf: buf, size: size}
 }
 
+// valuePiece is the length of the buffer's pieces; values start at one,
+// so each holds its own repeats.
+const valuePiece = 100
+
 // value returns the value for operation i. It aliases the buffer; the DB
 // copies what it stores.
 func (v *valueSource) value(i uint64) []byte {
-	off := int(i*7919) % (len(v.buf) - v.size + 1)
+	off := int(i*7919) % ((len(v.buf)-v.size)/valuePiece + 1) * valuePiece
 	return v.buf[off : off+v.size]
 }
 

@@ -88,8 +88,8 @@ func (r *reporter) header(dir string) {
 		p("Bloom bits", "%s per key (0: no filter)", bits)
 	}
 	p("Theory", "FPR of the cache-line Bloom filter the tables use (filter.CacheLineFPR), standard layout beside it")
-	p("Options", "block cache %s, memtable %s, table %s, L1 %s (x10 per level), sync %v",
-		cacheSize(c.cacheSize), size(c.writeBufferSize), size(c.targetFileSize), size(c.levelBase), c.sync)
+	p("Options", "block cache %s, memtable %s, table %s, L1 %s (x10 per level), sync %v, %s (values compress to %.2f)",
+		cacheSize(c.cacheSize), size(c.writeBufferSize), size(c.targetFileSize), size(c.levelBase), c.sync, c.compression, c.compressionRatio)
 	where := dir
 	if c.db == "" {
 		where += " (temporary, removed afterwards)"
