@@ -141,9 +141,12 @@ func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int) model {
 				b.Delete([]byte(k))
 				delete(next, k)
 			} else {
-				v := fmt.Sprintf("e%d-%d-%s", epoch, i, strings.Repeat("v", 30+rng.IntN(100)))
-				b.Put([]byte(k), []byte(v))
-				next[k] = v
+				v := fmt.Appendf(nil, "e%d-%d-", epoch, i)
+				for range 30 + rng.IntN(100) { // letters: tables stay large
+					v = append(v, byte('a'+rng.IntN(26)))
+				}
+				b.Put([]byte(k), v)
+				next[k] = string(v)
 			}
 		}
 		var err error
