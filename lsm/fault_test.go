@@ -40,8 +40,8 @@ import (
 //     possibly, the one write that failed with the sticky error), a full
 //     scan works, and no stray table or second WAL is left.
 //
-// By default each kind gets one one-shot run at a random N and one
-// probabilistic run (a few seconds under -race); MONBAN_FAULT_FULL=1 fails
+// By default each kind gets one run, a one-shot fault at a random N or a
+// probabilistic one, as the seed falls (a few seconds under -race); MONBAN_FAULT_FULL=1 fails
 // every matching operation in turn (MONBAN_FAULT_FULL=k every kth) and
 // runs 20 probabilistic seeds per kind. MONBAN_FAULT_SEED changes the workload.
 func TestFaults(t *testing.T) {
@@ -52,23 +52,42 @@ func TestFaults(t *testing.T) {
 		wseed, _ = strconv.ParseUint(s, 10, 64)
 	}
 	pseed := modelSeed(t)
-	for _, kind := range faultKinds() {
+	// Count each kind's matching operations in one clean run.
+	kinds := faultKinds()
+	counts := make([]atomic.Int64, len(kinds))
+	clean := newFaultRun(t, faultKind{name: "clean run"}, wseed)
+	matchers := make([]func(string) bool, len(kinds))
+	for i, k := range kinds {
+		matchers[i] = k.matcher(clean)
+	}
+	clean.ff.SetTrace(func(_ int64, op vfs.Op, name string, _ error) {
+		for i, k := range kinds {
+			if (k.op == vfs.OpAny || op == k.op) && (matchers[i] == nil || matchers[i](name)) {
+				counts[i].Add(1)
+			}
+		}
+	})
+	clean.run()
+	for i, kind := range kinds {
 		t.Run(kind.name, func(t *testing.T) {
-			var sum faultSummary
-			// Count the matching operations of a clean run.
-			var matching atomic.Int64
-			r := newFaultRun(t, kind, wseed)
-			r.ff.SetTrace(func(_ int64, op vfs.Op, name string, _ error) {
-				if kind.matches(r, op, name) {
-					matching.Add(1)
-				}
-			})
-			r.run()
-			m := matching.Load()
+			m := counts[i].Load()
 			if m == 0 {
 				t.Fatalf("the workload makes no %s operation", kind.name)
 			}
-			points := faultPoints(m, full, stride, pseed^uint64(kind.op)<<32^uint64(len(kind.name)))
+			// By default one run: one-shot or random, by the seed's toss.
+			kseed := pseed ^ uint64(kind.op)<<32 ^ uint64(i)<<40
+			oneShot, seeds := rand.New(rand.NewPCG(kseed, 7)).IntN(2) == 0, 0
+			if !oneShot {
+				seeds = 1
+			}
+			var points []int64
+			if full || oneShot {
+				points = faultPoints(m, full, stride, kseed)
+			}
+			if full {
+				seeds = 20
+			}
+			var sum faultSummary
 			for _, n := range points {
 				r := newFaultRun(t, kind, wseed)
 				r.ff.Inject(vfs.Fault{Op: kind.op, Match: kind.matcher(r), Nth: n, Err: kind.errno})
@@ -76,12 +95,8 @@ func TestFaults(t *testing.T) {
 				r.desc = fmt.Sprintf("%s at matching op %d of %d (workload seed %d)", kind.name, n, m, wseed)
 				sum.add(r.run())
 			}
-			seeds := 1
-			if full {
-				seeds = 20
-			}
 			for i := range seeds {
-				seed := pseed + uint64(i)
+				seed := kseed + uint64(i)
 				p := kind.p
 				if p == 0 {
 					p = min(3/float64(m), 0.5)
@@ -180,11 +195,6 @@ func (k faultKind) matcher(r *faultRun) func(string) bool {
 	}
 }
 
-func (k faultKind) matches(r *faultRun, op vfs.Op, name string) bool {
-	m := k.matcher(r)
-	return (k.op == vfs.OpAny || op == k.op) && (m == nil || m(name))
-}
-
 // faultOutcome is what one run saw.
 type faultOutcome struct {
 	fired     bool
@@ -268,7 +278,7 @@ func newFaultRun(t *testing.T, kind faultKind, seed uint64) *faultRun {
 
 // faultSteps is the workload's length by default and in full runs: with
 // 4 KiB memtables, 3000 steps make about 60 flushes and 30 compactions.
-const faultSteps, faultStepsFull = 1200, 3000
+const faultSteps, faultStepsFull = 1000, 3000
 
 // faultManifestSize makes the manifest roll over every few dozen edits, so
 // that rollovers (CURRENT.tmp, rename, directory syncs) meet faults too.
