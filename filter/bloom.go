@@ -20,8 +20,9 @@ var (
 	ErrCorrupt = errors.New("filter: corrupt encoding")
 )
 
-// maxBloomBits bounds NewBloom's allocation: 2^36 bits is 8 GiB.
-const maxBloomBits = 1 << 36
+// maxBloomBits bounds NewBloom's allocation: 2^36 bits is 8 GiB, and on a
+// 32-bit platform an int's range is the bound (256 MiB).
+const maxBloomBits = min(1<<36, math.MaxInt)
 
 // Bloom is the standard Bloom filter: m bits, and k probes per key spread
 // over all of them by double hashing. It is the teaching reference and the

@@ -80,7 +80,7 @@ func TestNewBloomInvalid(t *testing.T) {
 		p float64
 	}{
 		{0, 0.01}, {-1, 0.01}, {10, 0}, {10, 1}, {10, -0.5}, {10, 1.5},
-		{10, math.NaN()}, {10, math.Inf(1)}, {math.MaxInt, 0.01}, {1 << 40, 1e-9},
+		{10, math.NaN()}, {10, math.Inf(1)}, {math.MaxInt, 0.01}, {math.MaxInt / 8, 1e-9},
 	} {
 		f, err := NewBloom(c.n, c.p)
 		if !errors.Is(err, ErrInvalidParameter) || f != nil {

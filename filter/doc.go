@@ -2,7 +2,7 @@
 // "may this key be in the set?": "no" is certain, "maybe" is wrong with a
 // small, measured probability (the false-positive rate, FPR). A "no" lets
 // the read path skip a table's index and data blocks, and lets the engine
-// prove a key absent (DESIGN.md, "The filters and their three jobs").
+// prove a key absent (docs/design.md, "The filters and their three jobs").
 //
 // Three filters, all probing from the one 64-bit Hash of a key:
 //

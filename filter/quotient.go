@@ -31,7 +31,7 @@ const (
 // Quotient is a counting quotient filter: an approximate multiset of 64-bit
 // key hashes that, unlike a Bloom filter, supports deleting, merging,
 // subtracting and growing. The mutable level of the LSM tracks its keys in
-// one (DESIGN.md, "The filters and their three jobs", job 2).
+// one (docs/design.md, "The filters and their three jobs", job 2).
 //
 // # How a hash is stored
 //

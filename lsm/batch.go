@@ -66,7 +66,7 @@ func (b *Batch) checkSizes(key, value []byte) bool {
 	case len(key) > MaxKeySize:
 		b.err = fmt.Errorf("%w: key of %d bytes exceeds MaxKeySize", ErrInvalidKey, len(key))
 	case len(value) > MaxValueSize:
-		b.err = fmt.Errorf("%w: value of %d bytes exceeds MaxValueSize", ErrInvalidKey, len(value))
+		b.err = fmt.Errorf("%w: value of %d bytes exceeds MaxValueSize", ErrInvalidValue, len(value))
 	}
 	return b.err != nil
 }

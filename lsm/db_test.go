@@ -107,8 +107,8 @@ func TestKeySizes(t *testing.T) {
 	if err := d.Write(&b); !errors.Is(err, ErrInvalidKey) {
 		t.Fatalf("oversized key: %v, want ErrInvalidKey", err)
 	}
-	if err := d.Put([]byte("x"), make([]byte, MaxValueSize+1)); !errors.Is(err, ErrInvalidKey) {
-		t.Fatalf("oversized value: %v, want ErrInvalidKey", err)
+	if err := d.Put([]byte("x"), make([]byte, MaxValueSize+1)); !errors.Is(err, ErrInvalidValue) {
+		t.Fatalf("oversized value: %v, want ErrInvalidValue", err)
 	}
 	check := func() {
 		t.Helper()

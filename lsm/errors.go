@@ -21,13 +21,21 @@ var (
 	// names the file and offset.
 	ErrCorruption = base.ErrCorruption
 
+	// ErrReadOnly is returned by every write (Put, Delete, Write, Flush,
+	// Compact, CompactRange) of a DB opened with Options.ReadOnly.
+	ErrReadOnly = errors.New("monban: read-only")
+
 	// ErrLocked is returned by Open when another DB — in this process or
 	// another — has the directory open.
 	ErrLocked = errors.New("monban: directory is in use by another DB")
 
-	// ErrInvalidKey is returned for a key longer than MaxKeySize or a value
-	// longer than MaxValueSize; nothing of the write is applied.
+	// ErrInvalidKey is returned for a key longer than MaxKeySize; nothing of
+	// the write is applied.
 	ErrInvalidKey = errors.New("monban: invalid key")
+
+	// ErrInvalidValue is returned for a value longer than MaxValueSize;
+	// nothing of the write is applied.
+	ErrInvalidValue = errors.New("monban: invalid value")
 )
 
 // MaxKeySize bounds a key's length (8 MiB): what an SSTable can hold.

@@ -47,6 +47,38 @@ func Example() {
 }
 
 // ExampleDB_Get shows a hit, a miss, and what a snapshot keeps.
+// ExampleOpen is the README's snippet (TestREADMESnippet keeps them the
+// same): open, put, get, delete, iterate.
+func ExampleOpen() {
+	dir, err := os.MkdirTemp("", "monban-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	db, err := lsm.Open(dir, nil) // nil: the defaults
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Put([]byte("k"), []byte("v")); err != nil {
+		log.Fatal(err)
+	}
+	v, err := db.Get([]byte("k")) // lsm.ErrNotFound when absent
+	fmt.Printf("%s %v\n", v, err)
+	if err := db.Delete([]byte("k")); err != nil { // free if the filters prove k absent
+		log.Fatal(err)
+	}
+	it := db.NewIter(nil)
+	for k, v := range it.All() {
+		fmt.Printf("%s=%s\n", k, v)
+	}
+	if err := it.Close(); err != nil {
+		log.Fatal(err)
+	}
+	// Output: v <nil>
+}
+
 func ExampleDB_Get() {
 	dir, _ := os.MkdirTemp("", "monban-example")
 	defer os.RemoveAll(dir)

@@ -44,7 +44,17 @@ func Open(dir string, opts *Options) (*DB, error) {
 	d.mu.writeCond.L = &d.mu
 	d.mu.flushCond.L = &d.mu
 	d.mu.logNums = make(map[*memtable.Memtable]uint64)
-	if err := d.fs.MkdirAll(dir); err != nil {
+	if d.opts.ReadOnly {
+		// Locking creates LOCK if it is missing: a directory without one
+		// was never a DB, and read-only must not make it one.
+		names, err := d.fs.List(dir)
+		if err != nil {
+			return nil, fmt.Errorf("monban: %w", err)
+		}
+		if !slices.Contains(names, manifest.MakeFilename(manifest.KindLock, 0)) {
+			return nil, fmt.Errorf("monban: %s holds no DB to open read-only: %w", dir, fs.ErrNotExist)
+		}
+	} else if err := d.fs.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("monban: %w", err)
 	}
 	lock, err := lockDir(d.fs, dir)
@@ -62,10 +72,12 @@ func Open(dir string, opts *Options) (*DB, error) {
 	return d, nil
 }
 
-// recover loads the manifest, replays WALs, and starts a fresh WAL.
+// recover loads the manifest, replays WALs, and starts a fresh WAL. Read
+// only, it stops before the first write: the WALs' contents stay in the
+// active memtable.
 func (d *DB) recover() error {
 	vs, err := manifest.Recover(d.fs, d.dir)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) && !d.opts.ReadOnly {
 		vs, err = manifest.Create(d.fs, d.dir)
 	}
 	if err != nil {
@@ -116,6 +128,11 @@ func (d *DB) recover() error {
 		}
 		seq = max(seq, last)
 	}
+	d.mu.lastSeq = seq
+	d.visibleSeq.Store(uint64(seq))
+	if d.opts.ReadOnly {
+		return nil
+	}
 
 	num := vs.NextFileNum()
 	f, err := d.createWAL(num)
@@ -124,8 +141,6 @@ func (d *DB) recover() error {
 	}
 	d.mu.wal, d.mu.walFile, d.mu.walNum = wal.NewWriter(f), f, num
 	d.mu.logNums[d.rs.mem.Active()] = num
-	d.mu.lastSeq = seq
-	d.visibleSeq.Store(uint64(seq))
 	vs.SetLastSeq(seq)
 	edit.LogNum = num
 	if err := vs.LogAndApply(edit); err != nil {
@@ -155,9 +170,12 @@ func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (bas
 	defer f.Close()
 	r := wal.NewReader(f, name)
 	mem := d.newMemtable(0)
+	if d.opts.ReadOnly {
+		mem = d.rs.mem.Active() // it grows past MemtableSize: nothing may flush
+	}
 	var last base.SeqNum
 	flush := func() error {
-		if mem.Empty() {
+		if mem.Empty() || d.opts.ReadOnly {
 			return nil
 		}
 		// No tombstone elision here: the tables replayed so far are not in

@@ -92,6 +92,14 @@ type Options struct {
 	// tables. Default 4 MiB.
 	TargetFileSize int64
 
+	// ReadOnly opens an existing DB without writing anything to its
+	// directory: no new manifest, WAL or table, no file deleted; the WALs'
+	// contents are replayed into memory only. Every write returns
+	// ErrReadOnly. It still takes the directory lock, so it fails with
+	// ErrLocked while another DB has the directory open. For inspecting a
+	// DB (kvbench tree, explain) or serving a copy.
+	ReadOnly bool
+
 	// FS is the file system the DB runs on. Default: the operating system's.
 	// Tests use vfs.NewMem or vfs.NewFault.
 	FS vfs.FS
@@ -154,9 +162,18 @@ var ErrInvalidOptions = errors.New("monban: invalid options")
 
 // validate checks options after defaults are applied.
 func (o *Options) validate() error {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"MemtableSize", o.MemtableSize}, {"BlockSize", int64(o.BlockSize)}, {"MaxOpenFiles", int64(o.MaxOpenFiles)},
+		{"LBaseMaxBytes", o.LBaseMaxBytes}, {"TargetFileSize", o.TargetFileSize},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("%w: %s %d is negative (0 selects the default)", ErrInvalidOptions, f.name, f.v)
+		}
+	}
 	switch {
-	case o.MemtableSize < 0, o.BlockSize < 0, o.MaxOpenFiles < 0, o.LBaseMaxBytes < 0, o.TargetFileSize < 0:
-		return fmt.Errorf("%w: sizes and counts must not be negative", ErrInvalidOptions)
 	case o.Compression != NoCompression && o.Compression != SnappyCompression:
 		return fmt.Errorf("%w: Compression %d is none of NoCompression, SnappyCompression", ErrInvalidOptions, o.Compression)
 	case o.BloomBitsPerKey > 64:

@@ -107,6 +107,9 @@ func (d *DB) checkOpen() error {
 	if d.closed.Load() {
 		return ErrClosed
 	}
+	if d.opts.ReadOnly {
+		return ErrReadOnly
+	}
 	if err := d.stickyErr.Load(); err != nil {
 		return *err
 	}
@@ -127,6 +130,9 @@ func checkKey(key []byte) error {
 // memtable. Only the leader touches the active memtable, so the memtable
 // sees one writer at a time.
 func (d *DB) commit(w *writer) error {
+	if d.opts.ReadOnly {
+		return ErrReadOnly
+	}
 	d.mu.Lock()
 	if d.closed.Load() {
 		d.mu.Unlock()

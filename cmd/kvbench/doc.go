@@ -46,7 +46,8 @@
 // probe count filter.CacheLineProbes gives: the tables use the cache-line
 // Bloom filter, and that is its theory (a Poisson sum over line loads, which
 // filter's own tests check). The standard-layout formula is printed next to
-// it for the gap DESIGN.md asks about. kvbench imports filter for this
+// it, to show what the cache-line layout costs (docs/design.md, "The
+// filters and their three jobs"). kvbench imports filter for this
 // arithmetic and for the filters subcommand, lsm for everything else, and
 // nothing from internal/.
 //

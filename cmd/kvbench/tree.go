@@ -5,20 +5,24 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"text/tabwriter"
 
 	"github.com/monbandb/monban/lsm"
 )
 
-// openExisting opens the DB in dir for the inspection subcommands, refusing
-// to create one where there is none (lsm.Open would).
+// openExisting opens the DB in dir for the inspection subcommands: read
+// only, so looking changes nothing (no new manifest or WAL, no flush) and
+// no DB is created where there is none.
 func openExisting(dir string) (*lsm.DB, error) {
-	if _, err := os.Stat(filepath.Join(dir, "CURRENT")); err != nil {
+	db, err := lsm.Open(dir, &lsm.Options{ReadOnly: true})
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: no monban DB here: %w", dir, err)
 	}
-	return lsm.Open(dir, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return db, nil
 }
 
 // subFlags parses -db for tree and explain; positional arguments are

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -163,6 +165,7 @@ func TestTreeAndExplain(t *testing.T) {
 	if code, _, stderr := runArgs(t, append(append([]string{}, tiny...), "-db", dir, "-benchmarks", "fillseq")...); code != 0 {
 		t.Fatalf("fill = %d:\n%s", code, stderr)
 	}
+	before := dirState(t, dir)
 	code, stdout, stderr := runArgs(t, "tree", "-db", dir)
 	if code != 0 || !regexp.MustCompile(`(?m)^L[0-6] +[0-9]+ tables`).MatchString(stdout) || !strings.Contains(stdout, "bits/key") {
 		t.Fatalf("tree = %d:\n%s%s", code, stdout, stderr)
@@ -174,6 +177,9 @@ func TestTreeAndExplain(t *testing.T) {
 	code, stdout, _ = runArgs(t, "explain", "-db", dir, "0000000000000043")
 	if code != 0 || !strings.Contains(stdout, "=> not found") {
 		t.Fatalf("explain missing = %d:\n%s", code, stdout)
+	}
+	if after := dirState(t, dir); after != before {
+		t.Fatalf("tree and explain changed the DB directory:\nbefore %s\nafter  %s", before, after)
 	}
 	if code, _, stderr := runArgs(t, "tree", "-db", filepath.Join(dir, "nothing")); code != 1 || !strings.Contains(stderr, "no monban DB") {
 		t.Fatalf("tree of no DB = %d:\n%s", code, stderr)
@@ -200,4 +206,22 @@ func TestHistogramPercentiles(t *testing.T) {
 	if h.percentile(100) != h.max {
 		t.Errorf("p100 = %v, max %v", h.percentile(100), h.max)
 	}
+}
+
+// dirState describes dir's files, names and contents.
+func dirState(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s:%d:%x ", e.Name(), len(data), sha256.Sum256(data))
+	}
+	return b.String()
 }
