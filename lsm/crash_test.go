@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/monbandb/monban/internal/vfs"
@@ -28,44 +29,59 @@ func dbContents(t *testing.T, d *DB) model {
 
 // TestCrashRecovery crashes the machine (vfs.FaultFS.Crash: everything not
 // synced is lost) at random points — during writes, flushes, compactions,
-// and with the disk dying at a random operation — then reopens and checks:
-// every write acknowledged with Options.Sync is present, nothing that was
-// never written appears, a batch is all or nothing, and no table or WAL
-// file is left that the DB does not use. MONBAN_CRASH_ROUNDS runs more.
+// manifest rollovers (the manifest rolls over past 1 KiB), after a single
+// failed operation the DB may survive, and with the disk dying at a random
+// operation — then reopens and checks: every write
+// acknowledged with Options.Sync is present, nothing that was never
+// written appears, a batch is all or nothing, and no table or WAL file is
+// left that the DB does not use. Memtables of 4–16 KiB hold dozens of
+// commits; MaxOpenFiles 2 makes reads and compactions evict and reopen
+// tables. Each round is four crashes; MONBAN_CRASH_ROUNDS runs more
+// rounds (2500 for 10^4 crashes).
 func TestCrashRecovery(t *testing.T) {
 	rounds := 25
 	if s := os.Getenv("MONBAN_CRASH_ROUNDS"); s != "" {
 		rounds, _ = strconv.Atoi(s)
 	}
+	var st crashStats
 	for round := range rounds {
 		seed := modelSeed(t) + uint64(round)
 		rng := rand.New(rand.NewPCG(seed, 2))
 		mem := vfs.NewMem()
 		acked := model{}
+		memtableSize := int64(4+rng.IntN(13)) << 10
 		for epoch := range 4 {
 			ffs := vfs.NewFault(mem)
 			if rng.IntN(2) == 0 {
-				ffs.FailFromNth(vfs.OpAny, int64(rng.IntN(400)+1))
+				ffs.FailFromNth(vfs.OpAny, int64(rng.IntN(1000)+1))
 				ffs.SetTornWrites(rng.IntN(2) == 0)
 			}
-			opts := &Options{
-				FS: ffs, Sync: true, MemtableSize: 1 << 10, BlockSize: 256, TargetFileSize: 2 << 10,
-				LBaseMaxBytes: 4 << 10, L0CompactionThreshold: 2,
+			if rng.IntN(3) == 0 {
+				// A single failure first, which the DB may survive.
+				op := crashFaultOps[rng.IntN(len(crashFaultOps))]
+				ffs.Inject(vfs.Fault{Op: op, Nth: int64(rng.IntN(100) + 1), Err: syscall.EIO})
 			}
+			opts := crashOptions(ffs, memtableSize)
+			opts.Sync = true
 			// maybe is the state after the one write that failed, which may
 			// or may not have reached the disk.
 			var maybe model
 			if d, err := Open("/db", opts); err == nil {
+				d.setMaxManifestSize(1 << 10)
+				manifest := d.vs.ManifestFileNum()
 				maybe = crashWorkload(rng, d, acked, epoch)
+				st.rollovers += d.vs.ManifestFileNum() - manifest
 				defer d.Close()
 			}
+			st.ops += ffs.Count(vfs.OpAny)
 			crashed, err := ffs.Crash()
 			if err != nil {
 				t.Fatal(err)
 			}
 			mem = crashed
+			st.crashes++
 
-			d, err := Open("/db", &Options{FS: mem, MemtableSize: 1 << 10})
+			d, err := Open("/db", crashOptions(mem, memtableSize))
 			if err != nil {
 				t.Fatalf("seed %d epoch %d: reopen after crash: %v", seed, epoch, err)
 			}
@@ -79,16 +95,42 @@ func TestCrashRecovery(t *testing.T) {
 					seed, epoch, len(got), len(acked), maybe != nil, diffModels(got, acked))
 			}
 			checkNoOrphans(t, seed, mem, d)
+			st.maxTables = max(st.maxTables, d.Stats().Total.Files)
 			if err := d.Close(); err != nil {
 				t.Fatalf("seed %d epoch %d: close: %v", seed, epoch, err)
 			}
 		}
 	}
+	t.Logf("%d crashes, %d file-system operations before them, %d manifest rollovers, up to %d tables (MaxOpenFiles 2)",
+		st.crashes, st.ops, st.rollovers, st.maxTables)
+	if rounds >= 10 && (st.rollovers == 0 || st.maxTables <= 2) {
+		t.Fatalf("the workload never rolled the manifest over (%d) or outgrew the table cache (%d tables)", st.rollovers, st.maxTables)
+	}
 }
 
-// crashWorkload writes to d until its operations run out or one fails,
-// updating acked with every acknowledged write. It returns the state that
-// the failed write would have made, if one failed.
+// crashFaultOps are the kinds of the single failures a crash epoch may
+// meet before the machine dies.
+var crashFaultOps = []vfs.Op{vfs.OpWrite, vfs.OpSync, vfs.OpCreate, vfs.OpSyncDir, vfs.OpRename, vfs.OpRemove, vfs.OpOpen, vfs.OpRead}
+
+type crashStats struct {
+	crashes, ops int64
+	rollovers    uint64
+	maxTables    int
+}
+
+func crashOptions(fs vfs.FS, memtableSize int64) *Options {
+	return &Options{
+		FS: fs, MemtableSize: memtableSize, BlockSize: 256, TargetFileSize: 4 << 10,
+		LBaseMaxBytes: 16 << 10, L0CompactionThreshold: 2, MaxOpenFiles: 2,
+	}
+}
+
+// crashWorkload writes to d until its operations run out or one fails
+// with the sticky error, updating acked with every acknowledged write. It
+// returns the state that the failed write would have made, if one failed
+// so. A write that fails while Stats.BackgroundError is nil never reached
+// the WAL: it must not appear, and the workload goes on. Values of 40–140
+// bytes fill a memtable in a few dozen commits.
 func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int) model {
 	for i := range rng.IntN(300) {
 		next := maps.Clone(acked)
@@ -99,15 +141,21 @@ func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int) model {
 				b.Delete([]byte(k))
 				delete(next, k)
 			} else {
-				v := fmt.Sprintf("e%d-%d", epoch, i)
-				b.Put([]byte(k), []byte(v))
-				next[k] = v
+				v := fmt.Appendf(nil, "e%d-%d-", epoch, i)
+				for range 30 + rng.IntN(100) { // letters: tables stay large
+					v = append(v, byte('a'+rng.IntN(26)))
+				}
+				b.Put([]byte(k), v)
+				next[k] = string(v)
 			}
 		}
 		var err error
 		switch {
 		case rng.IntN(40) == 0:
 			err = d.Flush()
+			next = maps.Clone(acked)
+		case rng.IntN(100) == 0:
+			err = d.Compact()
 			next = maps.Clone(acked)
 		case b.Len() == 1 && rng.IntN(2) == 0:
 			// Single deletes go through Delete, which may elide them.
@@ -118,6 +166,9 @@ func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int) model {
 			fallthrough
 		default:
 			err = d.Write(&b)
+		}
+		if err != nil && d.Stats().BackgroundError == nil {
+			continue
 		}
 		if err != nil {
 			return next
@@ -192,4 +243,13 @@ func (d *DB) waitIdle() {
 	for d.mu.flushing || d.mu.compacting {
 		d.mu.flushCond.Wait()
 	}
+}
+
+// setMaxManifestSize makes d's manifest roll over once it passes n bytes.
+// The VersionSet wants it serialized with LogAndApply, which the DB runs
+// under manifestMu.
+func (d *DB) setMaxManifestSize(n int64) {
+	d.manifestMu.Lock()
+	defer d.manifestMu.Unlock()
+	d.vs.SetMaxManifestSize(n)
 }

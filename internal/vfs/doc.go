@@ -35,8 +35,13 @@
 // from a kinder file system too.
 //
 // FaultFS wraps any FS. Its errors wrap ErrInjected. It counts attempted
-// operations per kind (Op); FailNth fails the nth operation of a kind from
-// now, once; FailFromNth also fails everything after it (the disk died);
+// operations per kind (Op); Inject adds a Fault: the nth operation of a
+// kind on matching names from now (once, then the disk is healthy) or each
+// with a seeded probability, its error wrapping a chosen errno as well
+// (syscall.ENOSPC for a full disk, syscall.EIO), optionally killing the
+// disk; FailNth fails the nth operation of a kind from now, once;
+// FailFromNth also fails everything after it (the disk died); Injected
+// counts the operations faults failed;
 // SetTornWrites makes a failed Write hand the first half of its bytes to
 // the file first; Heal brings a dead disk back; SetTrace reports each
 // operation with its number, for the failure message of a crash test. Over

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
+	"path"
+	"path/filepath"
 	"sync"
 )
 
@@ -55,26 +58,77 @@ func (o Op) String() string {
 type FaultFS struct {
 	inner FS
 
-	mu     sync.Mutex
-	counts [numOps]int64 // attempts per kind, failed ones included
-	rules  []faultRule
-	dead   string // why every operation now fails; "" while alive
-	torn   bool
-	trace  func(n int64, op Op, name string, err error)
+	mu        sync.Mutex
+	counts    [numOps]int64 // attempts per kind, failed ones included
+	rules     []*faultRule
+	nInjected int64  // operations a rule failed (not those a dead disk refused)
+	dead      string // why every operation now fails; "" while alive
+	deadErr   error  // what a dead disk's errors wrap beside ErrInjected
+	torn      bool
+	trace     func(n int64, op Op, name string, err error)
 }
 
-// faultRule fails the operation that brings counts[op] to at; a sticky
-// rule then fails everything after it too.
+// Fault says which operations a FaultFS fails (Inject): those of kind Op
+// on a name Match accepts, either exactly the Nth of them from now (a
+// one-shot fault: the disk is healthy again after it) or, with Nth 0, each
+// with probability P. The error wraps ErrInjected and, if set, Err — a
+// syscall.Errno such as syscall.ENOSPC (disk full) or syscall.EIO — so
+// that errors.Is finds both.
+type Fault struct {
+	Op    Op                     // OpAny matches every kind
+	Match func(name string) bool // nil matches every name; see MatchBase
+	Nth   int64                  // > 0: the nth matching operation from now, once
+	P     float64                // with Nth 0: each matching operation, with probability P
+	Seed  uint64                 // seeds P's draws: the same operations fail again
+	Err   error                  // wrapped beside ErrInjected; nil for ErrInjected alone
+	// Sticky makes the disk die when the fault fires: every later
+	// operation, of any kind and name, fails too (with the same Err).
+	Sticky bool
+}
+
+// faultRule is a Fault being applied: seen counts the matching operations
+// since Inject; rng draws P's coin.
 type faultRule struct {
-	op     Op
-	at     int64
-	sticky bool
+	Fault
+	seen int64
+	rng  *rand.Rand
+}
+
+// matches reports whether the operation is one r counts.
+func (r *faultRule) matches(op Op, name string) bool {
+	return (r.Op == op || r.Op == OpAny) && (r.Match == nil || r.Match(name))
+}
+
+// fires counts a matching operation and reports whether r fails it, and
+// whether r is spent.
+func (r *faultRule) fires() (fire, spent bool) {
+	r.seen++
+	if r.Nth > 0 {
+		return r.seen == r.Nth, r.seen >= r.Nth
+	}
+	return r.rng.Float64() < r.P, false
 }
 
 var _ FS = (*FaultFS)(nil)
 
 // NewFault wraps inner. With no faults set it only counts.
 func NewFault(inner FS) *FaultFS { return &FaultFS{inner: inner} }
+
+// MatchBase returns a Fault.Match that accepts a name whose last element
+// matches one of the path.Match patterns: MatchBase("*.sst"),
+// MatchBase("MANIFEST-*", "CURRENT*"), or a directory's own name for
+// SyncDir and List.
+func MatchBase(patterns ...string) func(name string) bool {
+	return func(name string) bool {
+		base := filepath.Base(name)
+		for _, p := range patterns {
+			if ok, _ := path.Match(p, base); ok {
+				return true
+			}
+		}
+		return false
+	}
+}
 
 // Count returns how many operations of kind op have been attempted.
 func (f *FaultFS) Count(op Op) int64 {
@@ -83,24 +137,37 @@ func (f *FaultFS) Count(op Op) int64 {
 	return f.counts[op]
 }
 
-// FailNth makes the nth operation of kind op from now (n >= 1) fail, once.
-// A failed Create, Open or Lock has no effect on the inner FS; a failed
-// Rename, Remove, Write, Sync or SyncDir is not passed on either, except a
-// torn Write (SetTornWrites).
-func (f *FaultFS) FailNth(op Op, n int64) {
+// Injected returns how many operations a fault failed since NewFault —
+// those a dead disk refused afterwards not included.
+func (f *FaultFS) Injected() int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.rules = append(f.rules, faultRule{op: op, at: f.counts[op] + n})
+	return f.nInjected
 }
+
+// Inject adds ft to the faults in force. Faults apply independently; when
+// two fire on one operation it fails once. A failed Create, Open or Lock
+// has no effect on the inner FS; a failed Rename, Remove, Write, Sync or
+// SyncDir is not passed on either, except a torn Write (SetTornWrites).
+// Heal removes every fault.
+func (f *FaultFS) Inject(ft Fault) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := &faultRule{Fault: ft}
+	if ft.Nth <= 0 {
+		r.rng = rand.New(rand.NewPCG(ft.Seed, 0x6661756c74))
+	}
+	f.rules = append(f.rules, r)
+}
+
+// FailNth makes the nth operation of kind op from now (n >= 1) fail, once:
+// Inject(Fault{Op: op, Nth: n}).
+func (f *FaultFS) FailNth(op Op, n int64) { f.Inject(Fault{Op: op, Nth: n}) }
 
 // FailFromNth makes the nth operation of kind op from now (n >= 1) fail,
 // and every operation of any kind after it: the disk died. To let exactly
 // k more operations succeed, use FailFromNth(OpAny, k+1).
-func (f *FaultFS) FailFromNth(op Op, n int64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.rules = append(f.rules, faultRule{op: op, at: f.counts[op] + n, sticky: true})
-}
+func (f *FaultFS) FailFromNth(op Op, n int64) { f.Inject(Fault{Op: op, Nth: n, Sticky: true}) }
 
 // SetTornWrites chooses what an injected Write fault does: when on, the
 // first half of the bytes (rounded down) reach the file before the error,
@@ -128,7 +195,7 @@ func (f *FaultFS) Heal() {
 	defer f.mu.Unlock()
 	f.rules = nil
 	if f.dead != "crashed" {
-		f.dead = ""
+		f.dead, f.deadErr = "", nil
 	}
 }
 
@@ -175,28 +242,46 @@ func (f *FaultFS) check(op Op, name string) (torn bool, err error) {
 		defer func() { f.trace(f.counts[OpAny], op, name, err) }()
 	}
 	if f.dead != "" {
-		return false, f.injected(op, name, f.dead)
+		return false, f.injected(op, name, f.dead, f.deadErr)
 	}
 	kept := f.rules[:0]
 	for _, r := range f.rules {
-		if (r.op != op && r.op != OpAny) || f.counts[r.op] != r.at {
+		if !r.matches(op, name) {
 			kept = append(kept, r)
 			continue
 		}
-		reason := fmt.Sprintf("%s #%d", r.op, r.at)
-		if err == nil {
-			err = f.injected(op, name, reason)
+		fire, spent := r.fires()
+		if !spent {
+			kept = append(kept, r)
 		}
-		if r.sticky {
-			f.dead = "disk dead since " + reason
+		if !fire {
+			continue
+		}
+		reason := fmt.Sprintf("%s #%d", r.Op, r.seen)
+		if r.Nth == 0 {
+			reason = fmt.Sprintf("%s, p=%g, seed %d, #%d", r.Op, r.P, r.Seed, r.seen)
+		}
+		if err == nil {
+			err = f.injected(op, name, reason, r.Err)
+			f.nInjected++
+		}
+		if r.Sticky {
+			f.dead, f.deadErr = "disk dead since "+reason, r.Err
 		}
 	}
+	clear(f.rules[len(kept):])
 	f.rules = kept
 	return err != nil && f.torn, err
 }
 
-func (f *FaultFS) injected(op Op, name, reason string) error {
-	return &fs.PathError{Op: op.String(), Path: name, Err: fmt.Errorf("%w (%s)", ErrInjected, reason)}
+// injected makes the error of a failed operation: a *fs.PathError wrapping
+// ErrInjected and, when not nil, cause.
+func (f *FaultFS) injected(op Op, name, reason string, cause error) error {
+	err := fmt.Errorf("%w (%s)", ErrInjected, reason)
+	if cause != nil {
+		err = fmt.Errorf("%w: %w (%s)", cause, ErrInjected, reason)
+	}
+	return &fs.PathError{Op: op.String(), Path: name, Err: err}
 }
 
 func (f *FaultFS) Create(name string) (File, error) {
