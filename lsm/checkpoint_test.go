@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // TestCheckpoint: a checkpoint holds exactly the DB's state — keys in

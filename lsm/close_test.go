@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // TestCloseRacesEverything closes a DB while goroutines put, get, iterate,

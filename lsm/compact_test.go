@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/monbandb/monban/compaction"
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 func putRange(t *testing.T, d *DB, prefix string, n int) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // TestConcurrentReadersSeeCommitPrefixes runs writers, readers, iterators

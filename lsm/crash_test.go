@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // dbContents reads every key and value of d.

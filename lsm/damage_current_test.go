@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/monbandb/monban/internal/manifest"
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // TestDamagedCurrent: CURRENT deleted, empty, garbage, or naming a

@@ -9,8 +9,8 @@ import (
 
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/manifest"
-	"github.com/monbandb/monban/internal/vfs"
 	"github.com/monbandb/monban/sstable"
+	"github.com/monbandb/monban/vfs"
 )
 
 // Helpers of the damage tests (damage_*_test.go, issue 11): a DB with

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/monbandb/monban/internal/manifest"
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 	"github.com/monbandb/monban/wal"
 )
 

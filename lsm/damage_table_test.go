@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/monbandb/monban/internal/manifest"
-	"github.com/monbandb/monban/internal/vfs"
 	"github.com/monbandb/monban/sstable"
+	"github.com/monbandb/monban/vfs"
 )
 
 // tableDamage is one way of damaging the victim table (and, for some, the

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 func openMem(t testing.TB, fs vfs.FS, o *Options) *DB {

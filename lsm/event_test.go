@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // TestEventListener: a flush and a compaction report their events in

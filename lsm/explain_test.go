@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // TestExplainAgreesWithGetAndStats: for keys present, deleted and absent,

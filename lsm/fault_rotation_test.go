@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // TestFaultRotationSyncIsSticky: without Options.Sync, the first WAL sync

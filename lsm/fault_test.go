@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // Single faults of every kind (issue 12). TestFaults runs one fixed

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // TestFlushCountFollowsMemtableSize: 500 puts of an 8-byte key and a

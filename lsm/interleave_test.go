@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // These tests replay, step by step, the interleavings that once let a

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // model is the map the DB must agree with.

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/monbandb/monban/compaction"
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // TestDeleteMeetsPutInMemtable: a delete of a key whose only version is a

@@ -3,7 +3,7 @@ package lsm
 import (
 	"io"
 
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // compactionReadahead is how much a compaction input reads per system

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // TestReadaheadFileMatchesFile: any sequence of reads through the window

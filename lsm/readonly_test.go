@@ -8,7 +8,7 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // dirBytes returns every file of dir and its contents.

@@ -10,9 +10,9 @@ import (
 
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/manifest"
-	"github.com/monbandb/monban/internal/vfs"
 	"github.com/monbandb/monban/memtable"
 	"github.com/monbandb/monban/sstable"
+	"github.com/monbandb/monban/vfs"
 	"github.com/monbandb/monban/wal"
 )
 

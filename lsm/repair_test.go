@@ -11,8 +11,8 @@ import (
 
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/manifest"
-	"github.com/monbandb/monban/internal/vfs"
 	"github.com/monbandb/monban/sstable"
+	"github.com/monbandb/monban/vfs"
 )
 
 // repairOpts keep memtables and tables tiny, and L0 out of the automatic

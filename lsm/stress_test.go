@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // The concurrency checks (linearizability_test.go, atomicity_test.go) run

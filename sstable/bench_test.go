@@ -8,7 +8,7 @@ import (
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/cache"
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 const benchKeys = 100000

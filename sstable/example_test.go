@@ -6,8 +6,8 @@ import (
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/cache"
-	"github.com/monbandb/monban/internal/vfs"
 	"github.com/monbandb/monban/sstable"
+	"github.com/monbandb/monban/vfs"
 )
 
 // Example writes a table of three entries, then reads it back: a point

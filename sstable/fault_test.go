@@ -6,7 +6,7 @@ import (
 
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // TestIOFaults fails each write, sync, close and read in turn: Finish and

@@ -12,7 +12,7 @@ import (
 
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/cache"
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // memFile is a vfs.File over a byte slice, so tests can corrupt a table

@@ -9,7 +9,7 @@ import (
 	"github.com/golang/snappy"
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // WriterOptions configure the layout of a table. Zero values take defaults.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // TestCrashKeepsSynced drives a Writer on the fault-injecting file system,

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // maxRetainedBuf caps the assembly buffer a Writer keeps between Appends,

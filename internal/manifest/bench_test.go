@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // levelOf builds a Version with n disjoint tables in L1.

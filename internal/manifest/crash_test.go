@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/monbandb/monban/internal/base"
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // crashScenario builds a DB over a FaultFS, lets exactly k more file-system

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/monbandb/monban/internal/base"
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 	"github.com/monbandb/monban/wal"
 )
 

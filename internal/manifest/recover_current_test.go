@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/monbandb/monban/internal/base"
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // TestRecoverNoDB: fs.ErrNotExist, the engine's "create a new DB", comes

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/monbandb/monban/internal/base"
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // FuzzRecover feeds arbitrary manifest and CURRENT bytes to Recover: it

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/monbandb/monban/internal/base"
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 	"github.com/monbandb/monban/wal"
 )
 

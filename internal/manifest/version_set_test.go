@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/monbandb/monban/internal/base"
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 const testDir = "db"

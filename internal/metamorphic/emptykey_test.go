@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/monbandb/monban/internal/vfs"
 	"github.com/monbandb/monban/lsm"
+	"github.com/monbandb/monban/vfs"
 )
 
 // TestEmptyKeyCompactionBounds is the smallest sequence found for the

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/monbandb/monban/internal/vfs"
 	"github.com/monbandb/monban/lsm"
+	"github.com/monbandb/monban/vfs"
 )
 
 const dir = "/db"

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/monbandb/monban/internal/vfs"
+	"github.com/monbandb/monban/vfs"
 )
 
 // replaceCurrent is the atomic-replace dance a manifest's CURRENT file
