@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Engine is the surface every key-value engine under test exposes to the
+// harness. Implementations need not be safe for concurrent use: the harness
+// drives one engine at a time from a single goroutine.
+type Engine interface {
+	// Open creates (or opens) a database in dir. The harness always passes a
+	// fresh, empty directory.
+	Open(dir string, o Options) error
+	// Put writes k=v without fsync (the harness measures throughput, not
+	// durability; every adapter must make the same choice).
+	Put(k, v []byte) error
+	// Get reports whether k is present. The value need not be copied out.
+	Get(k []byte) (found bool, err error)
+	// Delete writes a tombstone for k (k may be absent).
+	Delete(k []byte) error
+	// Flush makes the memtable durable as SSTables and waits until background
+	// compactions have quiesced, as far as the engine allows. Adapters must
+	// document what they actually do here.
+	Flush() error
+	// Close releases everything; the directory may be reopened later by Open
+	// (the -reopen flag does exactly that).
+	Close() error
+	// Name is the registry name of the engine (e.g. "pebble").
+	Name() string
+}
+
+// Scanner is optional. Engines that implement it take part in the "scan"
+// workload; for the others that workload is skipped with a note.
+type Scanner interface {
+	// Scan iterates forward from the first key >= start and visits up to n
+	// entries, touching each value. It returns the number of entries visited.
+	Scan(start []byte, n int) (int, error)
+}
+
+// Describer is optional. Describe returns a one-line summary of the engine's
+// on-disk shape (e.g. tables per level); it is printed after each run.
+type Describer interface {
+	Describe() string
+}
+
+// Options are the knobs the harness sets uniformly on every engine.
+type Options struct {
+	// BitsPerKey for the bloom filter on every level; 0 means no filter.
+	BitsPerKey int
+	// CacheBytes is the block cache size; 0 means as small as the engine
+	// allows (no block cache).
+	CacheBytes int64
+	// MemtableBytes is the memtable (write buffer) size; 0 = engine default.
+	MemtableBytes int64
+}
+
+func (o Options) String() string {
+	return fmt.Sprintf("bits=%d cache=%s memtable=%s", o.BitsPerKey, fmtSize(o.CacheBytes), fmtSize(o.MemtableBytes))
+}
+
+// registry maps an engine name (as used in -engines) to its constructor.
+//
+// ADDING AN ENGINE: put the adapter in its own file (engine_NAME.go), register
+// it from that file's init function and require its module in go.mod; no
+// other file needs to change.
+var registry = map[string]func() Engine{}
+
+func register(name string, ctor func() Engine) {
+	if _, dup := registry[name]; dup {
+		panic("engine registered twice: " + name)
+	}
+	registry[name] = ctor
+}
+
+func engineNames() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

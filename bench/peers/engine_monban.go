@@ -1,0 +1,157 @@
+package main
+
+// Adapter for monban (github.com/monbandb/monban/lsm), the checkout this
+// module sits in (go.mod replaces it with ../..). It uses the public lsm API
+// only.
+//
+// Caveats (also in README.md):
+//   - Flush calls DB.Flush, which returns once the memtable is an L0 table
+//     but does not wait for the compactions that table triggers. Like the
+//     Pebble adapter, it then waits until background work is quiet (see
+//     waitQuiet), so every phase pays for its own compactions only.
+//   - Compression is the default (snappy), as for the peers; the harness's
+//     random values do not compress, so each block costs a compression
+//     attempt and is stored as is.
+//   - Reads go through os.File.ReadAt (pread64), one syscall per block.
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/monbandb/monban/lsm"
+)
+
+func init() { register("monban", func() Engine { return &monbanEngine{} }) }
+
+type monbanEngine struct {
+	db *lsm.DB
+	// running counts flushes and compactions between their Begin and End
+	// events: monban's Stats has no in-progress gauge.
+	running atomic.Int64
+}
+
+func (e *monbanEngine) Name() string { return "monban" }
+
+func (e *monbanEngine) Open(dir string, o Options) error {
+	opts := &lsm.Options{
+		BloomBitsPerKey: o.BitsPerKey,
+		BlockCacheSize:  o.CacheBytes,
+		MemtableSize:    o.MemtableBytes,
+		EventListener: &lsm.EventListener{
+			FlushBegin:      func(lsm.FlushInfo) { e.running.Add(1) },
+			FlushEnd:        func(lsm.FlushInfo) { e.running.Add(-1) },
+			CompactionBegin: func(lsm.CompactionInfo) { e.running.Add(1) },
+			CompactionEnd:   func(lsm.CompactionInfo) { e.running.Add(-1) },
+		},
+	}
+	if o.BitsPerKey == 0 {
+		opts.BloomBitsPerKey = -1 // monban: negative writes no filters; 0 means its default
+	}
+	if o.CacheBytes == 0 {
+		opts.BlockCacheSize = -1 // monban: negative disables the cache; 0 means its default
+	}
+	db, err := lsm.Open(dir, opts)
+	if err != nil {
+		return err
+	}
+	e.db = db
+	return nil
+}
+
+func (e *monbanEngine) Put(k, v []byte) error { return e.db.Put(k, v) }
+
+func (e *monbanEngine) Get(k []byte) (bool, error) {
+	_, err := e.db.Get(k)
+	if errors.Is(err, lsm.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (e *monbanEngine) Delete(k []byte) error { return e.db.Delete(k) }
+
+// Flush writes the memtable as an L0 table and then waits until background
+// work is quiet, so that no engine's later phases pay for an earlier phase's
+// compaction debt.
+func (e *monbanEngine) Flush() error {
+	if err := e.db.Flush(); err != nil {
+		return err
+	}
+	return e.waitQuiet(10 * time.Minute)
+}
+
+// waitQuiet polls every millisecond until, for quietPolls polls in a row, no
+// flush or compaction ran (the EventListener's count), no memtable was queued
+// and no flush, compaction or compaction-read counter in Stats moved. A
+// finished compaction may schedule the next one a moment later, hence
+// several quiet polls, as in the Pebble adapter.
+func (e *monbanEngine) waitQuiet(limit time.Duration) error {
+	const quietPolls = 20
+	deadline := time.Now().Add(limit)
+	progress := func() [8]uint64 {
+		s := e.db.Stats()
+		c := s.Compactions
+		return [8]uint64{s.Flushes, uint64(s.MemtablesQueued), c.Move, c.L0, c.Size, c.Rewrite,
+			s.CompactionBlocksRead, s.CompactionBytesRead}
+	}
+	last, quiet := progress(), 0
+	for quiet < quietPolls {
+		time.Sleep(time.Millisecond)
+		now := progress()
+		if now != last || now[1] > 0 || e.running.Load() > 0 {
+			quiet = 0
+		} else {
+			quiet++
+		}
+		last = now
+		if err := e.db.Stats().BackgroundError; err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("monban: background work did not quiesce within %v", limit)
+		}
+	}
+	return nil
+}
+
+func (e *monbanEngine) Close() error {
+	if e.db == nil {
+		return nil
+	}
+	err := e.db.Close()
+	e.db = nil
+	return err
+}
+
+// Describe summarizes the tree's shape and write amplification in the same
+// terms as the Pebble adapter's: table bytes written by flushes and
+// compactions over bytes flushed.
+func (e *monbanEngine) Describe() string {
+	s := e.db.Stats()
+	b := []byte("files/level:")
+	for i, l := range s.Levels {
+		if l.Files > 0 {
+			b = fmt.Appendf(b, " L%d=%d", i, l.Files)
+		}
+	}
+	b = fmt.Appendf(b, "; filter negatives=%d false-pos=%d; deletes elided=%d", s.Total.FilterNegatives,
+		s.Total.FilterFalsePositives, s.DeletesElided)
+	b = fmt.Appendf(b, "; WA(tables/flushed)=%.2f; slowdowns=%d stalls=%d", s.WriteAmplification(), s.Slowdowns, s.Stalls)
+	return string(b)
+}
+
+func (e *monbanEngine) Scan(start []byte, n int) (int, error) {
+	it := e.db.NewIter(nil)
+	seen := 0
+	for ok := it.SeekGE(start); ok && seen < n; ok = it.Next() {
+		_ = it.Value()
+		seen++
+	}
+	if err := it.Err(); err != nil {
+		it.Close()
+		return seen, err
+	}
+	return seen, it.Close()
+}
