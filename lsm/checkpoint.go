@@ -11,6 +11,7 @@ import (
 
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/manifest"
+	"github.com/monbandb/monban/vfs"
 	"github.com/monbandb/monban/wal"
 )
 
@@ -23,8 +24,8 @@ import (
 // loaded after it (the read path's order, package doc invariant 4); copies
 // the tables of that version; writes the memtables' entries up to S as one
 // WAL; and finally a manifest naming the tables at their levels and that
-// WAL. Tables are copied, not linked: the file system interface has no
-// links. Until Checkpoint returns, dir is not a checkpoint: a crash or an
+// WAL. Tables are hard-linked where the file system can (vfs.Linker: the
+// OS's, within one file system), copied otherwise. Until Checkpoint returns, dir is not a checkpoint: a crash or an
 // error leaves files to delete, and a manifest may not name them yet.
 func (d *DB) Checkpoint(dir string) error {
 	if d.closed.Load() {
@@ -55,7 +56,7 @@ func (d *DB) Checkpoint(dir string) error {
 	for level, files := range rs.version.Levels {
 		for _, f := range files {
 			name := manifest.MakeFilename(manifest.KindTable, f.FileNum)
-			if err := d.copyFile(d.path(manifest.KindTable, f.FileNum), filepath.Join(dir, name)); err != nil {
+			if err := d.linkOrCopy(d.path(manifest.KindTable, f.FileNum), filepath.Join(dir, name)); err != nil {
 				return fmt.Errorf("monban: checkpoint: copying %s: %w", name, err)
 			}
 			edit.Added = append(edit.Added, manifest.NewFile{Level: level, Meta: f})
@@ -81,8 +82,13 @@ func (d *DB) Checkpoint(dir string) error {
 	return vs.Close()
 }
 
-// copyFile copies src to dst and syncs dst.
-func (d *DB) copyFile(src, dst string) error {
+// linkOrCopy gives dst src's bytes: a hard link where the file system has
+// them (tables never change, so the two names can share them), a synced
+// copy otherwise.
+func (d *DB) linkOrCopy(src, dst string) error {
+	if l, ok := d.fs.(vfs.Linker); ok && l.Link(src, dst) == nil {
+		return nil
+	}
 	in, err := d.fs.Open(src)
 	if err != nil {
 		return err

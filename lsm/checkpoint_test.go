@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
@@ -121,4 +123,37 @@ func TestCheckpointWhileWriting(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// TestCheckpointLinksTables: on the OS file system a checkpoint's tables
+// are hard links to the DB's (the same file, no copy), and it opens.
+func TestCheckpointLinksTables(t *testing.T) {
+	dir := t.TempDir()
+	d, err := Open(filepath.Join(dir, "db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for i := range 100 {
+		d.Put(fmt.Appendf(nil, "k%03d", i), []byte("v"))
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	tables, _ := d.Tables()
+	if err := d.Checkpoint(filepath.Join(dir, "ck")); err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("%06d.sst", tables[0].FileNum)
+	a, errA := os.Stat(filepath.Join(dir, "db", name))
+	b, errB := os.Stat(filepath.Join(dir, "ck", name))
+	if errA != nil || errB != nil || !os.SameFile(a, b) {
+		t.Fatalf("checkpoint's %s is not a hard link to the DB's (%v, %v)", name, errA, errB)
+	}
+	ck, err := Open(filepath.Join(dir, "ck"), &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	mustGet(t, ck, "k042", "v")
 }

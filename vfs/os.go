@@ -49,6 +49,9 @@ func (osFS) Rename(oldname, newname string) error { return os.Rename(oldname, ne
 
 func (osFS) Remove(name string) error { return os.Remove(name) }
 
+// Link makes newname a hard link to oldname (Linker).
+func (osFS) Link(oldname, newname string) error { return os.Link(oldname, newname) }
+
 func (osFS) List(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir) // sorted by name
 	if err != nil {

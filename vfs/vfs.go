@@ -58,3 +58,11 @@ type FS interface {
 	// SyncDir makes the directory's entries durable (invariant 2).
 	SyncDir(dir string) error
 }
+
+// Linker is an FS that can give a file a second name (a hard link): the
+// same bytes, no copy. The OS file system (Default) is one; code that wants
+// a link checks for it and copies where it is missing or Link fails (a
+// second file system, a file system without links).
+type Linker interface {
+	Link(oldname, newname string) error
+}
