@@ -139,6 +139,7 @@ func BenchmarkDelete(b *testing.B) {
 			after := d.Stats()
 			b.ReportMetric(float64(after.DeletesElided-before.DeletesElided)/float64(b.N), "elided/op")
 			b.ReportMetric(float64(after.WALBytes-before.WALBytes)/float64(b.N), "wal-bytes/op")
+			b.ReportMetric(float64(after.DeleteProofProbes-before.DeleteProofProbes)/float64(b.N), "proof-probes/op")
 		})
 	}
 }

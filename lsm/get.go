@@ -149,8 +149,13 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 // may hold key: its key range covers key and its in-memory Bloom filter
 // admits it. covered reports whether any table's range covered key at all.
 // It never reads disk: a table that is not open counts as "maybe".
+//
+// The answer does not depend on the order of the probes, so it asks the
+// deepest level first: with dynamic level targets the last level holds
+// about 90% of the keys, and a key that exists is found there in one probe
+// instead of one per level above it.
 func (d *DB) tablesMayContain(v *manifest.Version, from int, key []byte, h uint64, probes *atomic.Uint64) (may, covered bool) {
-	for level := from; level < NumLevels; level++ {
+	for level := NumLevels - 1; level >= from; level-- {
 		if level == 0 {
 			for _, f := range v.Levels[0] {
 				if f.ContainsUserKey(key) {
