@@ -2,12 +2,11 @@ package lsm
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/doctest"
 )
 
 // TestBatchFormatExample pins the worked example of docs/format.md, "Batch".
@@ -15,7 +14,7 @@ func TestBatchFormatExample(t *testing.T) {
 	var b Batch
 	b.Put([]byte("a"), []byte("x"))
 	b.Delete([]byte("b"))
-	want, _ := hex.DecodeString(strings.ReplaceAll("0700000000000000 02000000 0101610178 000162", " ", ""))
+	want := doctest.Hex(t, "../docs/format.md", "Example: a batch at sequence 7")
 	if got := b.encode(7); !bytes.Equal(got, want) {
 		t.Fatalf("encoding\n got % x\nwant % x", got, want)
 	}

@@ -3,16 +3,17 @@ package wal
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"hash/crc32"
 	"testing"
+
+	"github.com/monbandb/monban/internal/doctest"
 )
 
 // TestFormatExample pins the worked example in doc.go and docs/format.md,
 // recomputing its checksums from the standard library alone.
 func TestFormatExample(t *testing.T) {
 	log, offs := logOf(t, [][]byte{[]byte("hi"), []byte("wal!")})
-	want, _ := hex.DecodeString("d246c46d020001686" + "9" + "e0d161150400017761" + "6c21")
+	want := doctest.Hex(t, "../docs/format.md", "Two records, `\"hi\"` and `\"wal!\"`")
 	if !bytes.Equal(log, want) || offs[0] != 0 || offs[1] != 9 {
 		t.Fatalf("log = % x, offsets %v; want % x, [0 9]", log, offs, want)
 	}

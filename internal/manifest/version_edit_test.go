@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/doctest"
 	"github.com/monbandb/monban/vfs"
 )
 
@@ -86,9 +87,7 @@ func TestVersionEditExample(t *testing.T) {
 			TableID: 0x8f1e2d3c4b5a6978,
 		}}},
 	}
-	const want = "0204" + "0306" + "0409" + "060003" +
-		"08" + "01" + "05" + "d209" + "09" + "61" + "0107000000000000" + "09" + "63" + "0009000000000000" + "07" + "09" + "03" + "01" +
-		"78695a4b3c2d1e8f"
+	want := hex.EncodeToString(doctest.Hex(t, "../../docs/format.md", "A flush-and-compact edit"))
 	if got := hex.EncodeToString(e.Encode(nil)); got != want {
 		t.Fatalf("encoding\n got %s\nwant %s", got, want)
 	}
@@ -176,7 +175,7 @@ func TestCreateExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	vs.Close()
-	const want = "56ef92d5" + "1400" + "01" + "01" + "0f" + "6d6f6e62616e2d6d616e6966657374" + "01" + "0302"
+	want := hex.EncodeToString(doctest.Hex(t, "../../docs/format.md", "A new DB (`Create`)"))
 	if got := hex.EncodeToString(readFile(t, mem, testDir+"/MANIFEST-000001")); got != want {
 		t.Fatalf("MANIFEST-000001\n got %s\nwant %s", got, want)
 	}
