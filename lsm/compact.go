@@ -40,9 +40,9 @@ func (d *DB) CompactRange(lo, hi []byte) error {
 	if d.closed.Load() {
 		return ErrClosed
 	}
-	d.mu.compacting = true
+	d.setCompacting(true)
 	defer func() {
-		d.mu.compacting = false
+		d.setCompacting(false)
 		d.mu.flushCond.Broadcast()
 		d.maybeScheduleCompaction()
 	}()
@@ -137,6 +137,14 @@ func (d *DB) compactLocked(c *compaction.Compaction) error {
 	return nil
 }
 
+// setCompacting sets d.mu.compacting, which d.mu guards, and its mirror
+// for Stats, which must not take d.mu (an event listener may call it
+// while the DB holds the lock). d.mu is held.
+func (d *DB) setCompacting(on bool) {
+	d.mu.compacting = on
+	d.stats.compacting.Store(on)
+}
+
 // maybeScheduleCompaction starts the compaction goroutine when a level is
 // over its target and none is running. d.mu is held.
 func (d *DB) maybeScheduleCompaction() {
@@ -146,7 +154,7 @@ func (d *DB) maybeScheduleCompaction() {
 	if compaction.Pick(d.rs.version, d.compactionOptions(), d.vs.CompactPointer) == nil {
 		return
 	}
-	d.mu.compacting = true
+	d.setCompacting(true)
 	d.bg.Add(1)
 	go d.compactLoop()
 }
@@ -167,7 +175,7 @@ func (d *DB) compactLoop() {
 			d.setBgErr(fmt.Errorf("monban: compaction %v: %w", c, err))
 		}
 	}
-	d.mu.compacting = false
+	d.setCompacting(false)
 	d.mu.flushCond.Broadcast()
 }
 

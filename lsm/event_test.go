@@ -135,3 +135,37 @@ func TestStatsString(t *testing.T) {
 		t.Fatalf("expvar: %s", v)
 	}
 }
+
+// TestStatsShowDebt: while a compaction is held at its start, Stats says
+// one is running, L0's score is at least 1 and the debt is positive; once
+// it is done the debt is gone.
+func TestStatsShowDebt(t *testing.T) {
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	l := &EventListener{CompactionBegin: func(CompactionInfo) {
+		select {
+		case started <- struct{}{}:
+			<-release
+		default:
+		}
+	}}
+	d := openMem(t, vfs.NewMem(), &Options{EventListener: l, L0CompactionThreshold: 2})
+	defer d.Close()
+	for round := range 2 {
+		for i := range 100 {
+			d.Put(fmt.Appendf(nil, "k%03d", i), fmt.Appendf(nil, "v%d", round))
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-started
+	s := d.Stats()
+	close(release)
+	if !s.CompactionRunning || s.Levels[0].Score < 1 || s.CompactionDebt == 0 {
+		t.Fatalf("with a compaction held: running %v, L0 score %.2f, debt %d", s.CompactionRunning, s.Levels[0].Score, s.CompactionDebt)
+	}
+	d.waitIdle()
+	if s := d.Stats(); s.CompactionRunning || s.CompactionDebt != 0 || s.Levels[NumLevels-1].Target == 0 {
+		t.Fatalf("after the compaction: running %v, debt %d, last level target %d", s.CompactionRunning, s.CompactionDebt, s.Levels[NumLevels-1].Target)
+	}
+}

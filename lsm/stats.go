@@ -17,6 +17,11 @@ const NumLevels = manifest.NumLevels
 type LevelStats struct {
 	Files int
 	Bytes uint64
+	// Target is the level's size target in bytes (0 above the base level,
+	// and for L0, which is bounded by table count); Score how far over it
+	// the level is — compaction picks the highest score of at least 1.
+	Target int64
+	Score  float64
 
 	// FilterProbes counts Get lookups that asked a table's Bloom filter;
 	// FilterNegatives those it answered "absent" — each a data-block read
@@ -96,6 +101,14 @@ type Stats struct {
 	// the keys they deleted).
 	SpaceReclaimed uint64
 
+	// CompactionRunning reports whether a compaction is running now.
+	// CompactionDebt estimates the bytes compactions must still write to
+	// bring every level within its target: each due level's excess (all of
+	// L0 once it is due), times 1 + LevelMultiplier for the bytes of the
+	// next level it is merged with.
+	CompactionRunning bool
+	CompactionDebt    uint64
+
 	// Slowdowns counts commits delayed by a millisecond because L0 passed
 	// Options.L0SlowdownWritesThreshold or two memtables were queued for
 	// flush. Stalls counts commits that waited for flushes or compactions
@@ -153,6 +166,7 @@ type dbStats struct {
 	stalls, stallNanos, slowdowns                                             atomic.Uint64
 	flushDrops, compactionDrops                                               [len(compaction.Drops{})]atomic.Uint64
 	compactions                                                               [4]atomic.Uint64 // by compactionKind
+	compacting                                                                atomic.Bool
 	compactionBlocksRead, compactionBytesRead, spaceReclaimed                 atomic.Uint64
 }
 
@@ -184,15 +198,25 @@ func (d *DB) Stats() Stats {
 		s.BackgroundError = *err
 	}
 	rs := d.loadReadState()
+	var targets [NumLevels]int64
 	if rs != nil {
 		defer rs.unref()
 		s.MemtablesQueued = len(rs.mem.Immutables())
+		targets, _ = d.compactionOptions().Targets(rs.version)
 	}
+	s.CompactionRunning = d.stats.compacting.Load()
 	for i := range s.Levels {
 		l, c := &s.Levels[i], &d.stats.levels[i]
 		if rs != nil {
 			l.Files = rs.version.NumFiles(i)
 			l.Bytes = rs.version.LevelSize(i)
+			l.Score = d.compactionOptions().Score(rs.version, i)
+			if i > 0 {
+				l.Target = targets[i]
+			}
+			if excess := int64(l.Bytes) - l.Target; i < NumLevels-1 && l.Score >= 1 && excess > 0 {
+				s.CompactionDebt += uint64(excess) * uint64(1+d.opts.LevelMultiplier)
+			}
 		}
 		l.FilterProbes, l.FilterNegatives = c.filterProbes.Load(), c.filterNegatives.Load()
 		l.FilterFalsePositives = c.filterFalsePositives.Load()

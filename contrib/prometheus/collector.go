@@ -67,6 +67,10 @@ func NewCollector(db *lsm.DB) *Collector {
 		func(l lsm.LevelStats) float64 { return float64(l.Files) })
 	level("level_bytes", "Bytes of the tables in the level.", gauge,
 		func(l lsm.LevelStats) float64 { return u(l.Bytes) })
+	level("level_target_bytes", "The level's size target (0 for L0 and above the base level).", gauge,
+		func(l lsm.LevelStats) float64 { return float64(l.Target) })
+	level("level_score", "How far over its target the level is; compaction picks the highest score of at least 1.", gauge,
+		func(l lsm.LevelStats) float64 { return l.Score })
 	// What Gets did there.
 	level("level_filter_probes_total", "Get lookups that asked a table's Bloom filter in the level.", counter,
 		func(l lsm.LevelStats) float64 { return u(l.FilterProbes) })
@@ -113,6 +117,15 @@ func NewCollector(db *lsm.DB) *Collector {
 		func(s *lsm.Stats) float64 { return u(s.CompactionBlocksRead) })
 	global("compaction_read_bytes_total", "Bytes compactions read from their input tables.", counter,
 		func(s *lsm.Stats) float64 { return u(s.CompactionBytesRead) })
+	global("compaction_debt_bytes", "Estimated bytes compactions must still write to bring every level within its target.", gauge,
+		func(s *lsm.Stats) float64 { return u(s.CompactionDebt) })
+	global("compaction_running", "1 while a compaction runs, else 0.", gauge,
+		func(s *lsm.Stats) float64 {
+			if s.CompactionRunning {
+				return 1
+			}
+			return 0
+		})
 	global("space_reclaimed_bytes_total", "Table bytes compactions removed: their inputs' size minus their outputs'.", counter,
 		func(s *lsm.Stats) float64 { return u(s.SpaceReclaimed) })
 	global("write_amplification", "Bytes written to tables by flushes and compactions per byte flushed from memtables (0 before the first flush).", gauge,
