@@ -48,13 +48,13 @@ type reads struct {
 }
 
 type levelRead struct {
-	Level          int     `json:"level"`
-	Tables         int     `json:"tables"`
-	BitsPerKey     float64 `json:"bits_per_key"` // mean over the level's tables
-	Probes         uint64  `json:"probes"`
-	Negatives      uint64  `json:"negatives"`
-	FalsePositives uint64  `json:"false_positives"`
-	FPR            float64 `json:"fpr"`
+	Level          int      `json:"level"`
+	Tables         int      `json:"tables"`
+	BitsPerKey     float64  `json:"bits_per_key"` // mean over the level's tables
+	Probes         uint64   `json:"probes"`
+	Negatives      uint64   `json:"negatives"`
+	FalsePositives uint64   `json:"false_positives"`
+	FPR            *float64 `json:"fpr"` // nil: no probe to measure it (JSON null)
 	// TheoryFPR is filter.CacheLineFPR at each table's bits per key (the
 	// layout the tables use), averaged over the level's tables;
 	// StandardFPR the standard-layout formula at the same bits, for the gap.
@@ -116,7 +116,7 @@ func readsFrom(d lsm.Stats, ops int64, tables []lsm.TableInfo, bits int) *reads 
 			continue
 		}
 		lr := levelRead{Level: level, Tables: l.Files, Probes: l.FilterProbes, Negatives: l.FilterNegatives,
-			FalsePositives: l.FilterFalsePositives, FPR: l.FPR(), BlocksRead: l.BlocksRead, CacheHits: l.CacheHits}
+			FalsePositives: l.FilterFalsePositives, FPR: levelFPR(l), BlocksRead: l.BlocksRead, CacheHits: l.CacheHits}
 		lr.BitsPerKey, lr.TheoryFPR, lr.StandardFPR = levelTheory(tables, level)
 		if lr.BitsPerKey == 0 && lr.TheoryFPR == 0 {
 			// The level's tables are gone (compacted away since): judge it
