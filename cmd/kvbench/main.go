@@ -27,8 +27,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			err = runBenchmarks(c, stdout, stderr)
 		}
 	case "filters":
-		// filters.go prints to os.Stdout and returns flag errors unmarked.
-		err = runFilters(args)
+		// The tables go to os.Stdout (filters.go); usage goes to stderr.
+		err = runFilters(args, stderr)
 	case "tree":
 		err = runTree(args, stdout, stderr)
 	case "explain":

@@ -38,10 +38,19 @@ func subFlags(name, usage string, args []string, stderr io.Writer) (dir string, 
 		return "", nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if *db == "" {
+		fmt.Fprintf(stderr, "kvbench %s: -db is required\n", name)
 		fs.Usage()
 		return "", nil, usageError("-db is required")
 	}
 	return *db, fs.Args(), nil
+}
+
+// badUsage prints "kvbench MSG" and the subcommand's usage line on stderr
+// and returns MSG wrapping errUsage (exit status 2).
+func badUsage(stderr io.Writer, usage, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	fmt.Fprintf(stderr, "kvbench %s\nusage: kvbench %s\n", msg, usage)
+	return usageError("%s", msg)
 }
 
 // runTree prints the tree's shape: per level, its tables with their sizes,
@@ -52,8 +61,7 @@ func runTree(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(rest) > 0 {
-		fmt.Fprintln(stderr, "usage: kvbench tree -db DIR")
-		return usageError("tree: unexpected argument %q", rest[0])
+		return badUsage(stderr, "tree -db DIR", "tree: unexpected argument %q", rest[0])
 	}
 	db, err := openExisting(dir)
 	if err != nil {
@@ -97,8 +105,7 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(rest) != 1 {
-		fmt.Fprintln(stderr, "usage: kvbench explain -db DIR KEY")
-		return usageError("explain: want exactly one KEY, got %d arguments", len(rest))
+		return badUsage(stderr, "explain -db DIR KEY", "explain: want exactly one KEY, got %d arguments", len(rest))
 	}
 	db, err := openExisting(dir)
 	if err != nil {
