@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,9 @@ func (b *bench) runOps(name string, n int, op func(t *thread, i int) error) (ops
 	var stop atomic.Bool
 	var firstErr error
 	var errOnce sync.Once
+	// Ctrl-C stops every thread at its next op (an atomic load, not a
+	// context check per op); the caller sees errInterrupted.
+	defer context.AfterFunc(b.ctx, func() { stop.Store(true) })()
 	prog := startProgress(b.stderr, name, int64(n), &done)
 	start := time.Now()
 	busy := make([]time.Duration, threads)
@@ -79,6 +83,9 @@ func (b *bench) runOps(name string, n int, op func(t *thread, i int) error) (ops
 		r.bytes += t.bytes
 		r.busy += busy[id]
 		r.hist.merge(&t.hist)
+	}
+	if firstErr == nil && b.ctx.Err() != nil {
+		firstErr = errInterrupted
 	}
 	return r, firstErr
 }

@@ -188,6 +188,9 @@ func (b *bench) scan(name string) (*record, error) {
 	start := time.Now()
 	last := start
 	for ok := it.First(); ok; ok = it.Next() {
+		if r.found&1023 == 1023 && b.ctx.Err() != nil {
+			return nil, errors.Join(errInterrupted, it.Close())
+		}
 		r.bytes += int64(len(it.Key()) + len(it.Value()))
 		r.found++
 		now := time.Now()
