@@ -11,21 +11,24 @@ import (
 // workloads what the filters did. -json prints it as is, one per line; the
 // text report is drawn from the same fields.
 type record struct {
-	Type        string   `json:"type"` // "result"
-	Benchmark   string   `json:"benchmark"`
-	BloomBits   int      `json:"bloom_bits"`
-	Filters     bool     `json:"filters"` // false: the Options.IgnoreFilters comparison run
-	Ops         int64    `json:"ops"`
-	Found       int64    `json:"found"`
-	Threads     int      `json:"threads"`
-	ElapsedSec  float64  `json:"elapsed_sec"`
-	MicrosPerOp float64  `json:"micros_per_op"`
-	OpsPerSec   float64  `json:"ops_per_sec"`
-	MBPerSec    float64  `json:"mb_per_sec"`
-	LatencyUs   *latency `json:"latency_us,omitempty"`
-	Reads       *reads   `json:"reads,omitempty"`
-	Deletes     *deletes `json:"deletes,omitempty"`
-	Note        string   `json:"note,omitempty"`
+	Type        string  `json:"type"` // "result"
+	Benchmark   string  `json:"benchmark"`
+	BloomBits   int     `json:"bloom_bits"`
+	Filters     bool    `json:"filters"` // false: the Options.IgnoreFilters comparison run
+	Ops         int64   `json:"ops"`
+	Found       int64   `json:"found"`
+	Threads     int     `json:"threads"`
+	ElapsedSec  float64 `json:"elapsed_sec"`
+	MicrosPerOp float64 `json:"micros_per_op"`
+	// CPUMicrosPerOp is the workers' thread CPU time per op: micros/op
+	// without time descheduled by other jobs or spent in background work.
+	CPUMicrosPerOp float64  `json:"cpu_micros_per_op"`
+	OpsPerSec      float64  `json:"ops_per_sec"`
+	MBPerSec       float64  `json:"mb_per_sec"`
+	LatencyUs      *latency `json:"latency_us,omitempty"`
+	Reads          *reads   `json:"reads,omitempty"`
+	Deletes        *deletes `json:"deletes,omitempty"`
+	Note           string   `json:"note,omitempty"`
 
 	hist histogram
 }
@@ -86,6 +89,7 @@ func newRecord(b *bench, name string, r opsResult) *record {
 		Ops: r.ops, Found: r.found, Threads: b.cfg.threads, ElapsedSec: r.elapsed.Seconds(), hist: r.hist}
 	if r.ops > 0 {
 		rec.MicrosPerOp = float64(r.busy.Nanoseconds()) / 1e3 / float64(r.ops)
+		rec.CPUMicrosPerOp = float64(r.cpu.Nanoseconds()) / 1e3 / float64(r.ops)
 	}
 	if s := r.elapsed.Seconds(); s > 0 {
 		rec.OpsPerSec = float64(r.ops) / s

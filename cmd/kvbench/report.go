@@ -135,7 +135,7 @@ var indent = strings.Repeat(" ", 15)
 
 // line is db_bench's result line after prefix ("readrandom   : ").
 func (r *reporter) line(prefix string, rec *record) {
-	fmt.Fprintf(r.w, "%s%11.3f micros/op %8.0f ops/sec;", prefix, rec.MicrosPerOp, rec.OpsPerSec)
+	fmt.Fprintf(r.w, "%s%8.3f micros/op %7.3f cpu us/op %7.0f ops/sec;", prefix, rec.MicrosPerOp, rec.CPUMicrosPerOp, rec.OpsPerSec)
 	if rec.MBPerSec > 0 {
 		fmt.Fprintf(r.w, " %6.1f MB/s", rec.MBPerSec)
 	}

@@ -54,19 +54,40 @@ func wrapLine(line string) string {
 	cont := continuationIndent(line)
 	var out strings.Builder
 	for utf8.RuneCountInString(line) > width {
-		cut := -1 // byte index of the last space that leaves at most width runes
-		col := 0
+		// cut is the byte index of the last space that leaves at most
+		// width runes; a space between a figure and its unit ("3.0 MB/s",
+		// "4.917 table filter probes") only if there is no other.
+		cut, unitCut := -1, -1
+		col, text := 0, false // text: a non-space past cont, so the cut keeps some
 		for i, r := range line {
 			if col > width {
 				break
 			}
-			if r == ' ' && col > cont {
-				cut = i
+			if r != ' ' && col >= cont {
+				text = true
+			}
+			if r == ' ' && text && i+1 < len(line) && line[i+1] != ' ' {
+				if isDigit(line[i-1]) && !isDigit(line[i+1]) && line[i+1] != '(' {
+					unitCut = i
+				} else {
+					cut = i
+				}
 			}
 			col++
 		}
 		if cut < 0 {
+			cut = unitCut
+		}
+		if cut < 0 {
 			break // one word wider than the line: leave it whole
+		}
+		// Keep a short parenthesis whole: "(300 of 300 found)" moves down
+		// as one.
+		if open := strings.LastIndexByte(line[:cut], '('); open > strings.LastIndexByte(line[:cut], ')') &&
+			utf8.RuneCountInString(line[:open]) > cont {
+			if end := strings.IndexByte(line[open:], ')'); end >= 0 && end < 24 {
+				cut = open
+			}
 		}
 		out.WriteString(strings.TrimRight(line[:cut], " "))
 		out.WriteByte('\n')
@@ -93,3 +114,5 @@ func continuationIndent(line string) int {
 	}
 	return min(lead+2, 40)
 }
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -53,6 +53,8 @@ func TestWrapLine(t *testing.T) {
 			"Keys:        " + strings.TrimSpace(strings.Repeat("word ", 13)) + "\n             word word word end\n"},
 		{"name   :    1.0 " + strings.Repeat("x", 70), "name   :    1.0\n         " + strings.Repeat("x", 70) + "\n"},
 		{strings.Repeat("y", 90), strings.Repeat("y", 90) + "\n"},
+		{"name   : " + strings.Repeat("z", 60) + " (300 of 300 found)",
+			"name   : " + strings.Repeat("z", 60) + "\n         (300 of 300 found)\n"},
 	} {
 		if got := wrapLine(c.in); got != c.want {
 			t.Errorf("wrapLine(%q) =\n%q, want\n%q", c.in, got, c.want)
