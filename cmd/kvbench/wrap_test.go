@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -43,6 +44,20 @@ func TestReportFits80Columns(t *testing.T) {
 			t.Fatalf("run(%q) = %d, stderr:\n%s", args, code, stderr)
 		}
 		checkWidth(t, args[0], stdout)
+	}
+}
+
+// The -bloom_bits sweep ends the report with a table that fits too.
+func TestSweepFits80Columns(t *testing.T) {
+	code, stdout, stderr := runArgs(t, append([]string{"-bloom_bits", "0,10", "-benchmarks",
+		"fillrandom,readmissing,readwhilewriting"}, tiny...)...)
+	if code != 0 || !strings.Contains(stdout, "Bloom sweep") {
+		t.Fatalf("run = %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	checkWidth(t, "sweep", stdout)
+	// bits 0: no filter probed, so no FPR was measured.
+	if !regexp.MustCompile(`(?m)^ +readmissing +0 .* n/a +100\.0000$`).MatchString(stdout) {
+		t.Errorf("sweep row at 0 bits lacks FPR n/a:\n%s", stdout)
 	}
 }
 
