@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 // bench is one DB under test: the one built with one -bloom_bits value, or
 // its copy opened with filters ignored.
 type bench struct {
+	ctx        context.Context // done on Ctrl-C: the workloads stop
 	cfg        *config
 	bits       int // kvbench's bits per key, 0 meaning no filter
 	dir        string
@@ -63,9 +65,16 @@ func (b *bench) open() (err error) {
 	return err
 }
 
+// errInterrupted is returned when ctx is done (Ctrl-C) before the run
+// finished; the temporary DB is removed all the same.
+var errInterrupted = errors.New("interrupted")
+
 // runBenchmarks is the default command: for each -bloom_bits value, a DB
-// built with it and every -benchmarks workload run on it in order.
-func runBenchmarks(c *config, stdout, stderr io.Writer) (err error) {
+// built with it and every -benchmarks workload run on it in order. When
+// ctx is done the workload under way stops at its next op, and the
+// temporary directory is removed before runBenchmarks returns
+// errInterrupted.
+func runBenchmarks(ctx context.Context, c *config, stdout, stderr io.Writer) (err error) {
 	rep := newReporter(c, stdout)
 	root := c.db
 	if root == "" {
@@ -80,7 +89,7 @@ func runBenchmarks(c *config, stdout, stderr io.Writer) (err error) {
 		if len(c.bloomBits) > 1 {
 			dir = filepath.Join(root, fmt.Sprintf("bloom-%02d", bits))
 		}
-		b := &bench{cfg: c, bits: bits, dir: dir, keys: keySpace{num: c.num, keySize: c.keySize},
+		b := &bench{ctx: ctx, cfg: c, bits: bits, dir: dir, keys: keySpace{num: c.num, keySize: c.keySize},
 			vals: newValueSource(c.valueSize, c.compressionRatio, c.seed), rep: rep, stderr: stderr}
 		if err := b.runAll(); err != nil {
 			return err
@@ -105,6 +114,9 @@ func (b *bench) runAll() (err error) {
 		}
 	}()
 	for _, name := range b.cfg.benchmarks {
+		if b.ctx.Err() != nil {
+			return errInterrupted
+		}
 		w := workloads[name]
 		var on, off *record
 		var err error
@@ -112,6 +124,9 @@ func (b *bench) runAll() (err error) {
 			on, off, err = b.compared(name, w)
 		} else {
 			on, err = w.run(b, name)
+		}
+		if errors.Is(err, errInterrupted) {
+			return errInterrupted
 		}
 		if err != nil {
 			return fmt.Errorf("benchmark %s (bloom_bits %d): %w", name, b.bits, err)

@@ -21,7 +21,9 @@
 // them away without a data-block read. -threads goroutines share each
 // workload's operations (db_bench gives each thread the full count).
 // micros/op is per-thread time per op and ops/sec is ops over wall time,
-// as in db_bench. The write workloads and the delete workloads end with an
+// as in db_bench; cpu us/op beside micros/op is the workers' thread CPU
+// time per op (internal/cpuclock), which a loaded machine does not inflate
+// and which leaves out the DB's background flushes and compactions. The write workloads and the delete workloads end with an
 // untimed Flush, so reads find the data in tables and the report can say
 // which tombstones the flush dropped. "compact" runs DB.Compact over the
 // whole key range.
@@ -48,19 +50,26 @@
 // filter's own tests check). The standard-layout formula is printed next to
 // it, to show what the cache-line layout costs (docs/design.md, "The
 // filters and their three jobs"). kvbench imports filter for this
-// arithmetic and for the filters subcommand, lsm for everything else, and
-// nothing from internal/.
+// arithmetic and for the filters subcommand, internal/cpuclock for cpu
+// us/op, and lsm for everything else.
 //
 // # Output
 //
 // Text by default, one db_bench line per workload
-// (`readrandom   :       3.210 micros/op   311526 ops/sec;   34.5 MB/s`) with
-// the options and machine once at the top; -json prints one JSON object per
-// line instead (a "header", then "result" and "stats" objects). -svg writes
+// (`readrandom   :    3.210 micros/op   2.950 cpu us/op  311526 ops/sec;
+// 34.5 MB/s`) with the options and machine once at the top. Every line of
+// the text report, of tree and of explain fits 80 columns and ends in no
+// space: prose wraps under its label, tables are laid out to fit. A figure
+// nothing measured (the FPR of a level whose every probe found its key, a
+// ratio over zero) prints n/a, never 0. -json prints one JSON object per
+// line instead (a "header", then "result" and "stats" objects), with null
+// for n/a. -svg writes
 // two hand-drawn charts (svg.go says why not gonum/plot). A progress bar
 // (github.com/schollz/progressbar) appears on stderr for phases longer than
 // two seconds, only when stderr is a terminal.
 //
 // Exit status: 0 done, 1 a benchmark failed (the message names it), 2 bad
-// usage.
+// usage (every subcommand: the reason and usage on stderr), 130 interrupted:
+// the first Ctrl-C stops the workload at its next op and removes the
+// temporary DB before kvbench exits.
 package main

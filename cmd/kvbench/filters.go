@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,13 +18,24 @@ import (
 // and the quotient filter's FPR and probe lengths by load.
 // Every rate is measured over enough absent keys that ±rel is -sigmas
 // standard deviations wide.
-func runFilters(args []string) error {
+func runFilters(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("filters", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, "usage: kvbench filters [flags]"); fs.PrintDefaults() }
 	sigmas := fs.Float64("sigmas", 8, "measure each rate to ±rel at this many standard deviations (the tests use 4)")
 	rel := fs.Float64("rel", 0.10, "relative precision of each measured rate")
 	seed := fs.Uint64("seed", 1, "key-set seed")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return badUsage(stderr, "filters [flags]", "filters: unexpected argument %q", fs.Arg(0))
+	}
+	if *sigmas <= 0 || *rel <= 0 || *rel >= 1 {
+		return badUsage(stderr, "filters [flags]", "filters: -sigmas must be positive and -rel in (0, 1)")
 	}
 	start := time.Now()
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)

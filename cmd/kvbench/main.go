@@ -1,20 +1,33 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	// The first Ctrl-C (or SIGTERM) stops the run, which removes its
+	// temporary DB; a second one kills kvbench as usual.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() { <-ctx.Done(); stop() }()
+	os.Exit(runContext(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run is kvbench with its arguments and output streams, returning the exit
-// status: 0 done, 1 a benchmark or subcommand failed, 2 bad usage.
+// run is runContext without interruption.
 func run(args []string, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+// runContext is kvbench with its arguments and output streams, returning
+// the exit status: 0 done, 1 a benchmark or subcommand failed, 2 bad usage,
+// 130 interrupted (ctx done), as a shell reports a SIGINT.
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd := ""
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
@@ -24,11 +37,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "":
 		var c *config
 		if c, err = parseConfig(args, stderr); err == nil {
-			err = runBenchmarks(c, stdout, stderr)
+			err = runBenchmarks(ctx, c, stdout, stderr)
 		}
 	case "filters":
-		// filters.go prints to os.Stdout and returns flag errors unmarked.
-		err = runFilters(args)
+		// The tables go to os.Stdout (filters.go); usage goes to stderr.
+		err = runFilters(args, stderr)
 	case "tree":
 		err = runTree(args, stdout, stderr)
 	case "explain":
@@ -48,6 +61,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
+	case errors.Is(err, errInterrupted):
+		fmt.Fprintln(stderr, "kvbench: interrupted")
+		return 130
 	}
 	name := "kvbench"
 	if cmd != "" {

@@ -117,3 +117,21 @@ func TestKeySpace(t *testing.T) {
 }
 
 func durationNs(n int) time.Duration { return time.Duration(n) }
+
+// TestSubcommandUsage: every subcommand reports bad usage (missing -db,
+// an unknown flag, wrong arguments) on stderr, prints nothing on stdout,
+// and exits 2.
+func TestSubcommandUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"tree"}, {"tree", "-bogus"}, {"tree", "-db", dir, "extra"},
+		{"explain"}, {"explain", "-bogus", "-db", dir, "k"}, {"explain", "-db", dir}, {"explain", "-db", dir, "a", "b"},
+		{"repair"}, {"repair", "-bogus"}, {"repair", "-db", dir, "extra"},
+		{"filters", "-db", dir}, {"filters", "-bogus"}, {"filters", "extra"}, {"filters", "-rel", "0"},
+	} {
+		code, stdout, stderr := runArgs(t, args...)
+		if code != 2 || !strings.Contains(stderr, "usage: kvbench "+args[0]) || stdout != "" {
+			t.Errorf("run(%q) = %d, want 2 with usage on stderr only; stdout:\n%s\nstderr:\n%s", args, code, stdout, stderr)
+		}
+	}
+}

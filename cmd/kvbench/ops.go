@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/monbandb/monban/internal/cpuclock"
 	"github.com/monbandb/monban/lsm"
 )
 
@@ -27,7 +30,11 @@ type thread struct {
 type opsResult struct {
 	ops, found, bytes int64
 	elapsed, busy     time.Duration
-	hist              histogram
+	// cpu is the workers' summed thread CPU time (internal/cpuclock): busy
+	// less the moments the machine gave their threads to other work, and
+	// without the DB's background flushes and compactions.
+	cpu  time.Duration
+	hist histogram
 }
 
 // runOps runs n operations split evenly over -threads goroutines: op i goes
@@ -40,15 +47,22 @@ func (b *bench) runOps(name string, n int, op func(t *thread, i int) error) (ops
 	var stop atomic.Bool
 	var firstErr error
 	var errOnce sync.Once
+	// Ctrl-C stops every thread at its next op (an atomic load, not a
+	// context check per op); the caller sees errInterrupted.
+	defer context.AfterFunc(b.ctx, func() { stop.Store(true) })()
 	prog := startProgress(b.stderr, name, int64(n), &done)
 	start := time.Now()
 	busy := make([]time.Duration, threads)
+	cpu := make([]time.Duration, threads)
 	var wg sync.WaitGroup
 	for id := range ts {
 		t := &thread{id: id, rng: opRand(b.cfg.seed, name, id), key: make([]byte, b.keys.keySize)}
 		ts[id] = t
 		lo, hi := id*n/threads, (id+1)*n/threads
 		wg.Go(func() {
+			runtime.LockOSThread() // the thread CPU clock follows one thread
+			defer runtime.UnlockOSThread()
+			cstart := cpuclock.Thread()
 			tstart := time.Now()
 			for i := lo; i < hi && !stop.Load(); i++ {
 				opStart := time.Now()
@@ -63,6 +77,7 @@ func (b *bench) runOps(name string, n int, op func(t *thread, i int) error) (ops
 				}
 			}
 			busy[id] = time.Since(tstart)
+			cpu[id] = cpuclock.Thread() - cstart
 		})
 	}
 	wg.Wait()
@@ -78,7 +93,11 @@ func (b *bench) runOps(name string, n int, op func(t *thread, i int) error) (ops
 		r.found += t.found
 		r.bytes += t.bytes
 		r.busy += busy[id]
+		r.cpu += cpu[id]
 		r.hist.merge(&t.hist)
+	}
+	if firstErr == nil && b.ctx.Err() != nil {
+		firstErr = errInterrupted
 	}
 	return r, firstErr
 }

@@ -11,21 +11,24 @@ import (
 // workloads what the filters did. -json prints it as is, one per line; the
 // text report is drawn from the same fields.
 type record struct {
-	Type        string   `json:"type"` // "result"
-	Benchmark   string   `json:"benchmark"`
-	BloomBits   int      `json:"bloom_bits"`
-	Filters     bool     `json:"filters"` // false: the Options.IgnoreFilters comparison run
-	Ops         int64    `json:"ops"`
-	Found       int64    `json:"found"`
-	Threads     int      `json:"threads"`
-	ElapsedSec  float64  `json:"elapsed_sec"`
-	MicrosPerOp float64  `json:"micros_per_op"`
-	OpsPerSec   float64  `json:"ops_per_sec"`
-	MBPerSec    float64  `json:"mb_per_sec"`
-	LatencyUs   *latency `json:"latency_us,omitempty"`
-	Reads       *reads   `json:"reads,omitempty"`
-	Deletes     *deletes `json:"deletes,omitempty"`
-	Note        string   `json:"note,omitempty"`
+	Type        string  `json:"type"` // "result"
+	Benchmark   string  `json:"benchmark"`
+	BloomBits   int     `json:"bloom_bits"`
+	Filters     bool    `json:"filters"` // false: the Options.IgnoreFilters comparison run
+	Ops         int64   `json:"ops"`
+	Found       int64   `json:"found"`
+	Threads     int     `json:"threads"`
+	ElapsedSec  float64 `json:"elapsed_sec"`
+	MicrosPerOp float64 `json:"micros_per_op"`
+	// CPUMicrosPerOp is the workers' thread CPU time per op: micros/op
+	// without time descheduled by other jobs or spent in background work.
+	CPUMicrosPerOp float64  `json:"cpu_micros_per_op"`
+	OpsPerSec      float64  `json:"ops_per_sec"`
+	MBPerSec       float64  `json:"mb_per_sec"`
+	LatencyUs      *latency `json:"latency_us,omitempty"`
+	Reads          *reads   `json:"reads,omitempty"`
+	Deletes        *deletes `json:"deletes,omitempty"`
+	Note           string   `json:"note,omitempty"`
 
 	hist histogram
 }
@@ -48,13 +51,13 @@ type reads struct {
 }
 
 type levelRead struct {
-	Level          int     `json:"level"`
-	Tables         int     `json:"tables"`
-	BitsPerKey     float64 `json:"bits_per_key"` // mean over the level's tables
-	Probes         uint64  `json:"probes"`
-	Negatives      uint64  `json:"negatives"`
-	FalsePositives uint64  `json:"false_positives"`
-	FPR            float64 `json:"fpr"`
+	Level          int      `json:"level"`
+	Tables         int      `json:"tables"`
+	BitsPerKey     float64  `json:"bits_per_key"` // mean over the level's tables
+	Probes         uint64   `json:"probes"`
+	Negatives      uint64   `json:"negatives"`
+	FalsePositives uint64   `json:"false_positives"`
+	FPR            *float64 `json:"fpr"` // nil: no probe to measure it (JSON null)
 	// TheoryFPR is filter.CacheLineFPR at each table's bits per key (the
 	// layout the tables use), averaged over the level's tables;
 	// StandardFPR the standard-layout formula at the same bits, for the gap.
@@ -86,6 +89,7 @@ func newRecord(b *bench, name string, r opsResult) *record {
 		Ops: r.ops, Found: r.found, Threads: b.cfg.threads, ElapsedSec: r.elapsed.Seconds(), hist: r.hist}
 	if r.ops > 0 {
 		rec.MicrosPerOp = float64(r.busy.Nanoseconds()) / 1e3 / float64(r.ops)
+		rec.CPUMicrosPerOp = float64(r.cpu.Nanoseconds()) / 1e3 / float64(r.ops)
 	}
 	if s := r.elapsed.Seconds(); s > 0 {
 		rec.OpsPerSec = float64(r.ops) / s
@@ -116,7 +120,7 @@ func readsFrom(d lsm.Stats, ops int64, tables []lsm.TableInfo, bits int) *reads 
 			continue
 		}
 		lr := levelRead{Level: level, Tables: l.Files, Probes: l.FilterProbes, Negatives: l.FilterNegatives,
-			FalsePositives: l.FilterFalsePositives, FPR: l.FPR(), BlocksRead: l.BlocksRead, CacheHits: l.CacheHits}
+			FalsePositives: l.FilterFalsePositives, FPR: levelFPR(l), BlocksRead: l.BlocksRead, CacheHits: l.CacheHits}
 		lr.BitsPerKey, lr.TheoryFPR, lr.StandardFPR = levelTheory(tables, level)
 		if lr.BitsPerKey == 0 && lr.TheoryFPR == 0 {
 			// The level's tables are gone (compacted away since): judge it

@@ -16,8 +16,7 @@ func runRepair(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(rest) > 0 {
-		fmt.Fprintln(stderr, "usage: kvbench repair -db DIR")
-		return usageError("repair: unexpected argument %q", rest[0])
+		return badUsage(stderr, "repair -db DIR", "repair: unexpected argument %q", rest[0])
 	}
 	rep, err := lsm.Repair(dir, nil)
 	if rep != nil {

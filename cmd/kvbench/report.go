@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -26,6 +27,8 @@ func newReporter(c *config, w io.Writer) *reporter {
 	r := &reporter{cfg: c, w: w}
 	if c.json {
 		r.enc = json.NewEncoder(w)
+	} else {
+		r.w = &wrapWriter{w: w}
 	}
 	return r
 }
@@ -132,7 +135,7 @@ var indent = strings.Repeat(" ", 15)
 
 // line is db_bench's result line after prefix ("readrandom   : ").
 func (r *reporter) line(prefix string, rec *record) {
-	fmt.Fprintf(r.w, "%s%11.3f micros/op %8.0f ops/sec;", prefix, rec.MicrosPerOp, rec.OpsPerSec)
+	fmt.Fprintf(r.w, "%s%8.3f micros/op %7.3f cpu us/op %7.0f ops/sec;", prefix, rec.MicrosPerOp, rec.CPUMicrosPerOp, rec.OpsPerSec)
 	if rec.MBPerSec > 0 {
 		fmt.Fprintf(r.w, " %6.1f MB/s", rec.MBPerSec)
 	}
@@ -152,47 +155,49 @@ func (r *reporter) line(prefix string, rec *record) {
 
 func (r *reporter) detail(label string, rec *record) {
 	if d := rec.Deletes; d != nil {
-		fmt.Fprintf(r.w, "%s%d of %d deletes elided; WAL %s not written, %s written; %.2f filter probes/op for proofs\n",
-			label, d.Elided, rec.Ops, size(int64(d.WALBytesSaved)), size(int64(d.WALBytes)), perOp(d.ProofProbes, rec.Ops))
+		fmt.Fprintf(r.w, "%s%d of %d deletes elided; WAL %s not written, %s written; %s filter probes/op for proofs\n",
+			label, d.Elided, rec.Ops, size(int64(d.WALBytesSaved)), size(int64(d.WALBytes)), fixed(2, perOpOK(d.ProofProbes, rec.Ops)))
 		fmt.Fprintf(r.w, "%stombstones dropped by the flush after it: %s; by compactions meanwhile: %s\n", indent,
 			drops(d.FlushDrops), drops(d.CompactionDrops))
 		return
 	}
 	rd := rec.Reads
-	fmt.Fprintf(r.w, "%sdata blocks/op %.4f from file + %.4f from cache; per op %.3f table filter probes, %.3f negatives (reads avoided); %d false positives; %d memtable filter negatives\n",
-		label, rd.BlocksFromFilePerOp, rd.BlocksFromCachePerOp, perOp(rd.FilterProbes, rec.Ops),
-		perOp(rd.FilterNegatives, rec.Ops), rd.FalsePositives, rd.MemtableFilterNegatives)
+	fmt.Fprintf(r.w, "%sdata blocks/op %.4f from file + %.4f from cache; per op %s table filter probes, %s negatives (reads avoided); %d false positives; %d memtable filter negatives\n",
+		label, rd.BlocksFromFilePerOp, rd.BlocksFromCachePerOp, fixed(3, perOpOK(rd.FilterProbes, rec.Ops)),
+		fixed(3, perOpOK(rd.FilterNegatives, rec.Ops)), rd.FalsePositives, rd.MemtableFilterNegatives)
 	if !rec.Filters || rd.FilterProbes == 0 {
 		return
 	}
+	// Nine columns in 80: FPR, theory and std (the standard layout's
+	// theory) are percentages.
 	tw := tabwriter.NewWriter(r.w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\t\t\tlevel\ttables\tbits/key\tprobes\tnegatives\tfalse pos\tFPR\ttheory\tstd theory\t")
+	fmt.Fprintln(tw, "level\ttables\tbits/key\tprobes\tnegatives\tfalse+\tFPR %\ttheory %\tstd %\t")
 	for _, l := range rd.Levels {
-		fmt.Fprintf(tw, "\t\t\tL%d\t%d\t%.1f\t%d\t%d\t%d\t%.4f%%\t%.4f%%\t%.4f%%\t\n", l.Level, l.Tables, l.BitsPerKey,
-			l.Probes, l.Negatives, l.FalsePositives, 100*l.FPR, 100*l.TheoryFPR, 100*l.StandardFPR)
+		fmt.Fprintf(tw, "L%d\t%d\t%.1f\t%d\t%d\t%d\t%s\t%.4f\t%.4f\t\n", l.Level, l.Tables, l.BitsPerKey,
+			l.Probes, l.Negatives, l.FalsePositives, pct(l.FPR), 100*l.TheoryFPR, 100*l.StandardFPR)
 	}
 	tw.Flush()
 }
 
 // saved is the measured difference between the two runs.
 func (r *reporter) saved(on, off *record) {
-	speed := 0.0
+	var speed *float64
 	if off.OpsPerSec > 0 {
-		speed = on.OpsPerSec / off.OpsPerSec
+		speed = ptr(on.OpsPerSec / off.OpsPerSec)
 	}
 	if on.Deletes != nil {
-		fmt.Fprintf(r.w, "  saved      : %d WAL records, %s of WAL (%s written vs %s with filters off); %.2fx the ops/sec\n",
+		fmt.Fprintf(r.w, "  saved      : %d WAL records, %s of WAL (%s written vs %s with filters off); %s the ops/sec\n",
 			int64(on.Deletes.Elided)-int64(off.Deletes.Elided), size(int64(off.Deletes.WALBytes)-int64(on.Deletes.WALBytes)),
-			size(int64(on.Deletes.WALBytes)), size(int64(off.Deletes.WALBytes)), speed)
+			size(int64(on.Deletes.WALBytes)), size(int64(off.Deletes.WALBytes)), times(speed))
 		return
 	}
 	a, b := blocksPerOp(on), blocksPerOp(off)
-	pct := 0.0
+	var share *float64
 	if b > 0 {
-		pct = 100 * (b - a) / b
+		share = ptr((b - a) / b)
 	}
-	fmt.Fprintf(r.w, "  saved      : %.4f data-block reads per op (%.1f%%: %.4f vs %.4f with filters off); %.2fx the ops/sec\n",
-		b-a, pct, a, b, speed)
+	fmt.Fprintf(r.w, "  saved      : %.4f data-block reads per op (%s: %.4f vs %.4f with filters off); %s the ops/sec\n",
+		b-a, withUnit(pctN(1, share), "%"), a, b, times(speed))
 }
 
 func blocksPerOp(rec *record) float64 {
@@ -210,14 +215,22 @@ func (r *reporter) stats(bits int, s lsm.Stats) {
 		return
 	}
 	fmt.Fprintf(r.w, "stats (bloom_bits %d; counters since the DB was last opened: each compared workload reopens it):\n", bits)
+	// One table per concern: side by side they would need 103 columns.
 	tw := tabwriter.NewWriter(r.w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\tlevel\ttables\tsize\tprobes\tnegatives\tfalse pos\tFPR\tcache hits\tblocks read\tbytes read\t")
+	fmt.Fprintln(tw, "  level\ttables\tsize\tfilter probes\tnegatives\tfalse+\tFPR %\t")
 	for i, l := range s.Levels {
 		if l.Files == 0 && l.FilterProbes == 0 && l.BlocksRead == 0 {
 			continue
 		}
-		fmt.Fprintf(tw, "\tL%d\t%d\t%s\t%d\t%d\t%d\t%.4f%%\t%d\t%d\t%s\t\n", i, l.Files, size(int64(l.Bytes)),
-			l.FilterProbes, l.FilterNegatives, l.FilterFalsePositives, 100*l.FPR(), l.CacheHits, l.BlocksRead, size(int64(l.BytesRead)))
+		fmt.Fprintf(tw, "  L%d\t%d\t%s\t%d\t%d\t%d\t%s\t\n", i, l.Files, size(int64(l.Bytes)),
+			l.FilterProbes, l.FilterNegatives, l.FilterFalsePositives, pct(levelFPR(l)))
+	}
+	fmt.Fprintln(tw, "  level\tcache hits\tblocks read\tbytes read\t")
+	for i, l := range s.Levels {
+		if l.Files == 0 && l.FilterProbes == 0 && l.BlocksRead == 0 {
+			continue
+		}
+		fmt.Fprintf(tw, "  L%d\t%d\t%d\t%s\t\n", i, l.CacheHits, l.BlocksRead, size(int64(l.BytesRead)))
 	}
 	tw.Flush()
 	fmt.Fprintf(r.w, "  memtable filter negatives %d, immutable combined-filter negatives %d, memtable false positives %d\n",
@@ -251,9 +264,13 @@ func (r *reporter) finish() error {
 // sweep prints one row per read workload and bits-per-key value.
 func (r *reporter) sweep() {
 	fmt.Fprintln(r.w, strings.Repeat("-", 72))
-	fmt.Fprintln(r.w, "Bloom sweep: one row per workload and bits per key (DB rebuilt per value; the same operations each time)")
-	tw := tabwriter.NewWriter(r.w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "benchmark\tbits/key\tmicros/op\tblocks/op\tfilters off\tsaved/op\tprobes/op\tFPR\ttheory\t")
+	fmt.Fprintln(r.w, "Bloom sweep: a row per workload and bits per key (DB rebuilt per value,")
+	fmt.Fprintln(r.w, "the same operations each time)")
+	// Short headers and padding 1 keep nine columns in 80: blocks, off (the
+	// same with filters off), saved and probes are per op.
+	fmt.Fprintln(r.w, "blocks, off, saved: data-block reads per op; probes: table filter probes per op")
+	tw := tabwriter.NewWriter(r.w, 0, 0, 1, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "benchmark\tbits\tus/op\tblocks\toff\tsaved\tprobes\tFPR%\ttheory%\t")
 	off := map[string]*record{}
 	for _, rec := range r.results {
 		if !rec.Filters {
@@ -269,12 +286,9 @@ func (r *reporter) sweep() {
 			offBlocks = fmt.Sprintf("%.4f", blocksPerOp(o))
 			saved = fmt.Sprintf("%.4f", blocksPerOp(o)-blocksPerOp(rec))
 		}
-		fpr := 1.0
-		if n := rec.Reads.FilterNegatives + rec.Reads.FalsePositives; n > 0 {
-			fpr = float64(rec.Reads.FalsePositives) / float64(n)
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.4f\t%s\t%s\t%.3f\t%.4f%%\t%.4f%%\t\n", rec.Benchmark, rec.BloomBits, rec.MicrosPerOp,
-			blocksPerOp(rec), offBlocks, saved, perOp(rec.Reads.FilterProbes, rec.Ops), 100*fpr, 100*theoryFPR(rec.BloomBits))
+		fpr := ratio(rec.Reads.FalsePositives, rec.Reads.FilterNegatives+rec.Reads.FalsePositives)
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.4f\t%s\t%s\t%s\t%s\t%.4f\t\n", rec.Benchmark, rec.BloomBits, rec.MicrosPerOp,
+			blocksPerOp(rec), offBlocks, saved, fixed(3, perOpOK(rec.Reads.FilterProbes, rec.Ops)), pct(fpr), 100*theoryFPR(rec.BloomBits))
 	}
 	tw.Flush()
 }
@@ -285,11 +299,59 @@ func (r *reporter) emit(v any) {
 	}
 }
 
-func perOp(n uint64, ops int64) float64 {
-	if ops == 0 {
-		return 0
+// Undefined figures (an FPR no probe measured, a ratio over zero) are nil:
+// n/a in text, null in JSON, never 0.
+
+func ptr(x float64) *float64 { return &x }
+
+// ratio is num/den, nil if den is 0.
+func ratio(num, den uint64) *float64 {
+	if den == 0 {
+		return nil
 	}
-	return float64(n) / float64(ops)
+	return ptr(float64(num) / float64(den))
+}
+
+// perOpOK is n per operation, nil without operations.
+func perOpOK(n uint64, ops int64) *float64 {
+	if ops <= 0 {
+		return nil
+	}
+	return ptr(float64(n) / float64(ops))
+}
+
+// levelFPR is lsm.LevelStats.FPR, nil when no probe could measure it
+// (LevelStats.FPR returns 0 then).
+func levelFPR(l lsm.LevelStats) *float64 {
+	return ratio(l.FilterFalsePositives, l.FilterNegatives+l.FilterFalsePositives)
+}
+
+// fixed prints x with prec decimals, or n/a.
+func fixed(prec int, x *float64) string {
+	if x == nil {
+		return "n/a"
+	}
+	return strconv.FormatFloat(*x, 'f', prec, 64)
+}
+
+// pct prints the fraction x as a percentage with 4 decimals, or n/a.
+func pct(x *float64) string { return pctN(4, x) }
+
+// times prints a ratio as "2.27x", or n/a.
+func times(x *float64) string { return withUnit(fixed(2, x), "x") }
+
+func withUnit(s, unit string) string {
+	if s == "n/a" {
+		return s
+	}
+	return s + unit
+}
+
+func pctN(prec int, x *float64) string {
+	if x == nil {
+		return "n/a"
+	}
+	return fixed(prec, ptr(100**x))
 }
 
 func dropMap(d [len(dropReasons)]uint64) map[string]uint64 {
@@ -326,4 +388,13 @@ func cacheSize(n int64) string {
 		return "off"
 	}
 	return size(n)
+}
+
+// perOp is n per operation, 0 without operations: for the SVG's points,
+// which skip no data.
+func perOp(n uint64, ops int64) float64 {
+	if ops == 0 {
+		return 0
+	}
+	return float64(n) / float64(ops)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"text/tabwriter"
 
 	"github.com/monbandb/monban/lsm"
 )
@@ -39,10 +38,19 @@ func subFlags(name, usage string, args []string, stderr io.Writer) (dir string, 
 		return "", nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if *db == "" {
+		fmt.Fprintf(stderr, "kvbench %s: -db is required\n", name)
 		fs.Usage()
 		return "", nil, usageError("-db is required")
 	}
 	return *db, fs.Args(), nil
+}
+
+// badUsage prints "kvbench MSG" and the subcommand's usage line on stderr
+// and returns MSG wrapping errUsage (exit status 2).
+func badUsage(stderr io.Writer, usage, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	fmt.Fprintf(stderr, "kvbench %s\nusage: kvbench %s\n", msg, usage)
+	return usageError("%s", msg)
 }
 
 // runTree prints the tree's shape: per level, its tables with their sizes,
@@ -53,8 +61,7 @@ func runTree(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(rest) > 0 {
-		fmt.Fprintln(stderr, "usage: kvbench tree -db DIR")
-		return usageError("tree: unexpected argument %q", rest[0])
+		return badUsage(stderr, "tree -db DIR", "tree: unexpected argument %q", rest[0])
 	}
 	db, err := openExisting(dir)
 	if err != nil {
@@ -65,14 +72,17 @@ func runTree(args []string, stdout, stderr io.Writer) error {
 	if err = errors.Join(err, db.Close()); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: %d tables, %s\n", dir, stats.Total.Files, size(int64(stats.Total.Bytes)))
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	// Each table takes two lines, its key range under its figures, to fit
+	// 80 columns; fixed widths rather than tabwriter, which would pad the
+	// last column with spaces.
+	ww := &wrapWriter{w: stdout}
+	fmt.Fprintf(ww, "%s: %d tables, %s\n", dir, stats.Total.Files, size(int64(stats.Total.Bytes)))
 	level := -1
 	for _, t := range tables {
 		if t.Level != level {
 			level = t.Level
 			l := stats.Levels[level]
-			fmt.Fprintf(tw, "L%d\t%d tables\t%s\t\t\t\t\n", level, l.Files, size(int64(l.Bytes)))
+			fmt.Fprintf(ww, "L%-6d %d tables, %s\n", level, l.Files, size(int64(l.Bytes)))
 		}
 		filterDesc := "no filter"
 		switch {
@@ -81,10 +91,11 @@ func runTree(args []string, stdout, stderr io.Writer) error {
 		case t.FilterBitsPerKey > 0:
 			filterDesc = fmt.Sprintf("bloom %d bits/key, %s", t.FilterBitsPerKey, size(t.FilterBytes))
 		}
-		fmt.Fprintf(tw, "  %06d\t%s\t%d entries (%d tombstones)\t%s\t[%q .. %q]\t\n",
-			t.FileNum, size(int64(t.Size)), t.Entries, t.Tombstones, filterDesc, t.Smallest, t.Largest)
+		fmt.Fprintf(ww, "  %06d %-9s %-29s %s\n", t.FileNum, size(int64(t.Size)),
+			fmt.Sprintf("%d entries, %d tombstones", t.Entries, t.Tombstones), filterDesc)
+		fmt.Fprintf(ww, "         [%q .. %q]\n", t.Smallest, t.Largest)
 	}
-	return tw.Flush()
+	return ww.Flush()
 }
 
 // runExplain prints the read path of one key.
@@ -94,8 +105,7 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(rest) != 1 {
-		fmt.Fprintln(stderr, "usage: kvbench explain -db DIR KEY")
-		return usageError("explain: want exactly one KEY, got %d arguments", len(rest))
+		return badUsage(stderr, "explain -db DIR KEY", "explain: want exactly one KEY, got %d arguments", len(rest))
 	}
 	db, err := openExisting(dir)
 	if err != nil {
@@ -105,6 +115,7 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 	if err = errors.Join(err, db.Close()); err != nil {
 		return err
 	}
-	_, err = io.WriteString(stdout, tr.String())
-	return err
+	ww := &wrapWriter{w: stdout}
+	_, err = io.WriteString(ww, tr.String())
+	return errors.Join(err, ww.Flush())
 }

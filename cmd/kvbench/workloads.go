@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/monbandb/monban/internal/cpuclock"
 	"github.com/monbandb/monban/lsm"
 )
 
@@ -183,11 +185,17 @@ func (b *bench) seekRandom(name string) (*record, error) {
 // scan iterates the whole DB once, forward, on one goroutine; an op is
 // one entry.
 func (b *bench) scan(name string) (*record, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	it := b.db.NewIter(nil)
 	var r opsResult
+	cstart := cpuclock.Thread()
 	start := time.Now()
 	last := start
 	for ok := it.First(); ok; ok = it.Next() {
+		if r.found&1023 == 1023 && b.ctx.Err() != nil {
+			return nil, errors.Join(errInterrupted, it.Close())
+		}
 		r.bytes += int64(len(it.Key()) + len(it.Value()))
 		r.found++
 		now := time.Now()
@@ -195,7 +203,7 @@ func (b *bench) scan(name string) (*record, error) {
 		last = now
 	}
 	r.elapsed = time.Since(start)
-	r.busy, r.ops = r.elapsed, r.found
+	r.busy, r.ops, r.cpu = r.elapsed, r.found, cpuclock.Thread()-cstart
 	if err := errors.Join(it.Err(), it.Close()); err != nil {
 		return nil, err
 	}

@@ -225,3 +225,20 @@ func dirState(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// TestCPUMicrosPerOp: each workload reports its workers' thread CPU time
+// per op beside wall micros/op, in JSON and in text.
+func TestCPUMicrosPerOp(t *testing.T) {
+	lines := jsonRun(t, append(append([]string{}, tiny...), "-benchmarks", "fillrandom,readrandom,scan")...)
+	for _, name := range []string{"fillrandom", "readrandom", "scan"} {
+		for _, rec := range results(lines, name, true) {
+			if cpu := num(rec, "cpu_micros_per_op"); cpu <= 0 {
+				t.Errorf("%s: cpu_micros_per_op %v", name, cpu)
+			}
+		}
+	}
+	_, stdout, _ := runArgs(t, append(append([]string{}, tiny...), "-benchmarks", "readrandom")...)
+	if !regexp.MustCompile(`(?m)^readrandom   : +[0-9.]+ micros/op +[0-9.]+ cpu us/op `).MatchString(stdout) {
+		t.Errorf("no cpu us/op in:\n%s", stdout)
+	}
+}

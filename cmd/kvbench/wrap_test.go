@@ -1,0 +1,78 @@
+package main
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// checkWidth fails for every line of out wider than 80 columns or ending in
+// a space.
+func checkWidth(t *testing.T, what, out string) {
+	t.Helper()
+	for i, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if n := utf8.RuneCountInString(line); n > width {
+			t.Errorf("%s line %d is %d columns: %q", what, i+1, n, line)
+		}
+		if strings.HasSuffix(line, " ") || strings.HasSuffix(line, "\t") {
+			t.Errorf("%s line %d ends in a space: %q", what, i+1, line)
+		}
+	}
+}
+
+// TestReportFits80Columns: the default workloads (every line kind the
+// default run prints, -histogram's too), then tree and explain of the DB
+// they leave.
+func TestReportFits80Columns(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	code, stdout, stderr := runArgs(t, append([]string{"-db", dir, "-histogram"}, tiny...)...)
+	if code != 0 {
+		t.Fatalf("run = %d, stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"filters on :", "saved      :", "level", "stats (bloom_bits"} {
+		if !strings.Contains(stdout, want) {
+			t.Fatalf("report lacks %q:\n%s", want, stdout)
+		}
+	}
+	checkWidth(t, "report", stdout)
+	for _, args := range [][]string{{"tree", "-db", dir}, {"explain", "-db", dir, "0000000000000002"},
+		{"explain", "-db", dir, "0000000000000003"}} {
+		code, stdout, stderr := runArgs(t, args...)
+		if code != 0 {
+			t.Fatalf("run(%q) = %d, stderr:\n%s", args, code, stderr)
+		}
+		checkWidth(t, args[0], stdout)
+	}
+}
+
+// The -bloom_bits sweep ends the report with a table that fits too.
+func TestSweepFits80Columns(t *testing.T) {
+	code, stdout, stderr := runArgs(t, append([]string{"-bloom_bits", "0,10", "-benchmarks",
+		"fillrandom,readmissing,readwhilewriting"}, tiny...)...)
+	if code != 0 || !strings.Contains(stdout, "Bloom sweep") {
+		t.Fatalf("run = %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	checkWidth(t, "sweep", stdout)
+	// bits 0: no filter probed, so no FPR was measured.
+	if !regexp.MustCompile(`(?m)^ +readmissing +0 .* n/a +100\.0000$`).MatchString(stdout) {
+		t.Errorf("sweep row at 0 bits lacks FPR n/a:\n%s", stdout)
+	}
+}
+
+func TestWrapLine(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"short  ", "short\n"},
+		{"Keys:        " + strings.Repeat("word ", 16) + "end",
+			"Keys:        " + strings.TrimSpace(strings.Repeat("word ", 13)) + "\n             word word word end\n"},
+		{"name   :    1.0 " + strings.Repeat("x", 70), "name   :    1.0\n         " + strings.Repeat("x", 70) + "\n"},
+		{strings.Repeat("y", 90), strings.Repeat("y", 90) + "\n"},
+		{"name   : " + strings.Repeat("z", 60) + " (300 of 300 found)",
+			"name   : " + strings.Repeat("z", 60) + "\n         (300 of 300 found)\n"},
+	} {
+		if got := wrapLine(c.in); got != c.want {
+			t.Errorf("wrapLine(%q) =\n%q, want\n%q", c.in, got, c.want)
+		}
+	}
+}
