@@ -124,6 +124,11 @@ func (d *DB) recover() error {
 	for i, num := range logs {
 		last, err := d.replayWAL(num, i == len(logs)-1, edit)
 		if err != nil {
+			// The tables replayed so far are this Open's own output, named by
+			// no manifest: a refused Open leaves the directory as it was.
+			for _, nf := range edit.Added {
+				d.removeFile(manifest.KindTable, nf.Meta.FileNum)
+			}
 			return err
 		}
 		seq = max(seq, last)
