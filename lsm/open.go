@@ -31,7 +31,8 @@ import (
 // that is missing, of another size or another table's file, and damage
 // anywhere but a crash's torn tail fail Open with an error wrapping
 // ErrCorruption that names the file; Repair rebuilds such a DB. A failed
-// Open deletes nothing. Only after a clean recovery does it delete files,
+// Open deletes nothing but the tables its own WAL replay wrote. Only after
+// a clean recovery does it delete other files,
 // and only those the recovered state proves unneeded: WALs below the log
 // number, and tables no live version names (the output of a flush or
 // compaction whose edit never reached the manifest).
