@@ -162,3 +162,36 @@ func BenchmarkGetMissParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkMultiGet reads 64 random present keys per op, as one MultiGet
+// and as 64 Gets: what sharing one read state and sequence number saves.
+func BenchmarkMultiGet(b *testing.B) {
+	d := benchDB(b, nil)
+	rng := rand.New(rand.NewPCG(5, 6))
+	keys := make([][]byte, 64)
+	next := func() {
+		for i := range keys {
+			keys[i] = benchKey(keys[i][:0], 2*rng.Uint64N(benchKeys))
+		}
+	}
+	b.Run("MultiGet", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			next()
+			if _, errs := d.MultiGet(keys); errs[0] != nil {
+				b.Fatal(errs[0])
+			}
+		}
+	})
+	b.Run("Gets", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			next()
+			for _, k := range keys {
+				if _, err := d.Get(k); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,70 @@
+package lsm
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/monbandb/monban/vfs"
+)
+
+// TestMultiGet: MultiGet agrees with Get key by key, and while a writer
+// commits batches that keep a and b equal it never sees them differ (two
+// Gets could).
+func TestMultiGet(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), &Options{MemtableSize: 4 << 10})
+	defer d.Close()
+	var keys [][]byte
+	for i := range 300 {
+		k := fmt.Appendf(nil, "k%03d", i)
+		keys = append(keys, k)
+		if i%3 != 0 {
+			d.Put(k, fmt.Appendf(nil, "v%d", i))
+		}
+	}
+	d.Flush()
+	values, errs := d.MultiGet(keys)
+	for i, k := range keys {
+		v, err := d.Get(k)
+		if string(v) != string(values[i]) || !errors.Is(errs[i], err) && errs[i] != err {
+			t.Fatalf("MultiGet(%s) = %q, %v; Get = %q, %v", k, values[i], errs[i], v, err)
+		}
+	}
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for n := 1; ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			var b Batch
+			b.Put([]byte("a"), []byte(strconv.Itoa(n)))
+			b.Put([]byte("b"), []byte(strconv.Itoa(n)))
+			if err := d.Write(&b); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for range 20000 {
+		v, errs := d.MultiGet([][]byte{[]byte("a"), []byte("b")})
+		if string(v[0]) != string(v[1]) || errs[0] != errs[1] {
+			close(stop)
+			wg.Wait()
+			t.Fatalf("MultiGet saw a = %q (%v), b = %q (%v): not one state", v[0], errs[0], v[1], errs[1])
+		}
+	}
+	close(stop)
+	wg.Wait()
+	d.Close()
+	if _, errs := d.MultiGet(keys[:1]); !errors.Is(errs[0], ErrClosed) {
+		t.Fatalf("MultiGet after Close: %v", errs[0])
+	}
+}
