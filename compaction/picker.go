@@ -168,13 +168,20 @@ func l0OutputLevel(v *manifest.Version, o Options) int {
 	return base
 }
 
+// InRange reports whether f's user keys meet [lo, hi], the range a manual
+// compaction names; a nil bound is open (the empty key, as a bound, is
+// []byte{}).
+func InRange(f *manifest.FileMetadata, lo, hi []byte) bool {
+	return (lo == nil || bytes.Compare(f.Largest.UserKey, lo) >= 0) && (hi == nil || bytes.Compare(f.Smallest.UserKey, hi) <= 0)
+}
+
 // PickRange returns a compaction of level's tables overlapping [lo, hi]
 // into level+1 (nil if none), for manual compaction. nil bounds are open.
 func PickRange(v *manifest.Version, level int, lo, hi []byte) *Compaction {
 	files := v.Levels[level]
 	var in []*manifest.FileMetadata
 	for _, f := range files {
-		if (lo == nil || bytes.Compare(f.Largest.UserKey, lo) >= 0) && (hi == nil || bytes.Compare(f.Smallest.UserKey, hi) <= 0) {
+		if InRange(f, lo, hi) {
 			in = append(in, f)
 		}
 	}

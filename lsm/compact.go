@@ -1,7 +1,6 @@
 package lsm
 
 import (
-	"bytes"
 	"fmt"
 	"time"
 
@@ -67,7 +66,7 @@ func (d *DB) CompactRange(lo, hi []byte) error {
 		if d.mu.bgErr != nil || d.closed.Load() {
 			break
 		}
-		if !overlapsRange(f, lo, hi) || !d.mayHoldGarbage(f) {
+		if !compaction.InRange(f, lo, hi) || !d.mayHoldGarbage(f) {
 			continue
 		}
 		if err := d.compactLocked(compaction.Rewrite(NumLevels-1, f)); err != nil {
@@ -81,10 +80,6 @@ func (d *DB) CompactRange(lo, hi []byte) error {
 		return ErrClosed
 	}
 	return d.mu.bgErr
-}
-
-func overlapsRange(f *manifest.FileMetadata, lo, hi []byte) bool {
-	return (lo == nil || bytes.Compare(f.Largest.UserKey, lo) >= 0) && (hi == nil || bytes.Compare(f.Smallest.UserKey, hi) <= 0)
 }
 
 // mayHoldGarbage reports whether a last-level table holds anything a
