@@ -77,15 +77,6 @@ func (l *snapshotList) remove(seq base.SeqNum) {
 	}
 }
 
-// newest returns the highest open snapshot's sequence number, 0 if none.
-func (l *snapshotList) newest() base.SeqNum {
-	var n base.SeqNum
-	for s := range l.counts {
-		n = max(n, s)
-	}
-	return n
-}
-
 // seqs returns the open snapshots' sequence numbers, ascending, as
 // compaction.Iter wants them.
 func (l *snapshotList) seqs() []base.SeqNum {

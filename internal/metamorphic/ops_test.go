@@ -59,14 +59,6 @@ type batchOp struct {
 	key, value []byte
 }
 
-func (o op) isRead() bool {
-	switch o.kind {
-	case opGet, opIterFirst, opIterLast, opIterSeekGE, opIterSeekLT, opIterNext, opIterPrev, opScan:
-		return true
-	}
-	return false
-}
-
 func (o op) String() string {
 	var b strings.Builder
 	b.WriteString(opNames[o.kind])
