@@ -13,8 +13,10 @@ import (
 
 // Options shape the tree; the DB fills them from its own options.
 type Options struct {
-	// L0Threshold is the number of L0 tables that makes L0 due.
-	L0Threshold int
+	// L0Threshold is the number of L0 tables that makes L0 due while L0
+	// holds at least half the bytes of the level it compacts into;
+	// L0MaxTables the number that makes it due regardless (see Score).
+	L0Threshold, L0MaxTables int
 	// LBaseMaxBytes bounds the base level's target (see Targets).
 	LBaseMaxBytes int64
 	Multiplier    int
@@ -146,7 +148,7 @@ func (o Options) Score(v *manifest.Version, level int, inProgress []*Compaction)
 		}
 	}
 	if level == 0 {
-		return float64(len(v.Levels[0])-leaving) / float64(o.L0Threshold)
+		return o.l0Score(v, len(v.Levels[0])-leaving, v.LevelSize(0)-min(leavingBytes, v.LevelSize(0)))
 	}
 	targets, _ := o.Targets(v)
 	size := v.LevelSize(level) - min(leavingBytes, v.LevelSize(level))
@@ -157,6 +159,25 @@ func (o Options) Score(v *manifest.Version, level int, inProgress []*Compaction)
 		return 0
 	}
 	return float64(size) / float64(targets[level])
+}
+
+// l0Score scores n L0 tables of l0Bytes. An L0 compaction rewrites every
+// table of the output level that it overlaps — with random keys, the whole
+// level — so it writes 1 + out/l0Bytes bytes per L0 byte. Compacting as
+// soon as L0 has L0Threshold tables into a base level of LBaseMaxBytes
+// rewrote that level many times over for little new data. So below half
+// the output level's bytes the score shrinks in proportion, which lets L0
+// grow until one compaction writes at most three bytes per L0 byte — but
+// never past L0MaxTables, which bounds the tables a read must probe.
+func (o Options) l0Score(v *manifest.Version, n int, l0Bytes uint64) float64 {
+	score := float64(n) / float64(o.L0Threshold)
+	if out := v.LevelSize(l0OutputLevel(v, o)); out > 0 {
+		score *= min(1, 2*float64(l0Bytes)/float64(out))
+	}
+	if o.L0MaxTables > 0 && n >= o.L0MaxTables {
+		score = max(score, float64(n)/float64(o.L0MaxTables))
+	}
+	return score
 }
 
 func sumSize(files []*manifest.FileMetadata) (n uint64) {

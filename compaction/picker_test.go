@@ -52,7 +52,7 @@ func TestPickL0IntoBaseLevel(t *testing.T) {
 	o := Options{L0Threshold: 2, LBaseMaxBytes: 64, Multiplier: 10}
 	noPointer := func(int) base.InternalKey { return base.InternalKey{} }
 	var v manifest.Version
-	v.Levels[0] = []*manifest.FileMetadata{table(5, "c", "f", 10), table(4, "a", "d", 10)}
+	v.Levels[0] = []*manifest.FileMetadata{table(5, "c", "f", 40), table(4, "a", "d", 40)}
 	v.Levels[5] = []*manifest.FileMetadata{table(2, "a", "b", 30), table(3, "e", "g", 30), table(6, "x", "y", 1)}
 	v.Levels[6] = []*manifest.FileMetadata{table(1, "a", "z", 640)}
 	c := Pick(&v, o, noPointer, nil)
@@ -166,5 +166,31 @@ func TestConcurrentPicksDisjoint(t *testing.T) {
 	}
 	if left := v.LevelSize(5) - moved; left > 80 || left+30 <= 80 {
 		t.Fatalf("%d compactions leave %d bytes in L5; want just enough moved to be within its 80-byte target", len(running), left)
+	}
+}
+
+// TestL0WaitsForEnoughToMerge: L0 at its threshold is not due while it
+// holds less than half the bytes of the level it compacts into (every
+// byte of which the compaction would rewrite), until it reaches
+// L0MaxTables.
+func TestL0WaitsForEnoughToMerge(t *testing.T) {
+	o := Options{L0Threshold: 2, L0MaxTables: 4, LBaseMaxBytes: 64, Multiplier: 10}
+	noPointer := func(int) base.InternalKey { return base.InternalKey{} }
+	var v manifest.Version
+	v.Levels[6] = []*manifest.FileMetadata{table(1, "a", "z", 60)}
+	for n := range 4 {
+		v.Levels[0] = append([]*manifest.FileMetadata{table(uint64(10+n), "a", "z", 5)}, v.Levels[0]...)
+		c := Pick(&v, o, noPointer, nil)
+		switch due := n+1 == 4; {
+		case due && (c == nil || c.Level != 0):
+			t.Fatalf("%d L0 tables of 5 bytes over 60: picked %v, want L0 (L0MaxTables)", n+1, c)
+		case !due && c != nil:
+			t.Fatalf("%d L0 tables of 5 bytes over 60: picked %v, want nothing yet", n+1, c)
+		}
+	}
+	// Enough bytes make the threshold count again.
+	v.Levels[0] = []*manifest.FileMetadata{table(20, "a", "z", 15), table(21, "a", "z", 15)}
+	if c := Pick(&v, o, noPointer, nil); c == nil || c.Level != 0 {
+		t.Fatalf("2 L0 tables of 15 bytes over 60: picked %v, want L0", c)
 	}
 }

@@ -15,6 +15,7 @@ import (
 func (d *DB) compactionOptions() compaction.Options {
 	return compaction.Options{
 		L0Threshold:   d.opts.L0CompactionThreshold,
+		L0MaxTables:   max(d.opts.L0CompactionThreshold, d.opts.L0SlowdownWritesThreshold-2),
 		LBaseMaxBytes: d.opts.LBaseMaxBytes,
 		Multiplier:    d.opts.LevelMultiplier,
 	}

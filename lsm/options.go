@@ -66,8 +66,11 @@ type Options struct {
 	// (kvbench's comparison runs).
 	IgnoreFilters bool
 
-	// L0CompactionThreshold is the number of L0 tables that triggers an
-	// L0→L1 compaction. Default 4.
+	// L0CompactionThreshold is the number of L0 tables that triggers a
+	// compaction of L0 into the base level, once L0 holds at least half
+	// the base level's bytes (every one of which the compaction rewrites);
+	// until then L0 grows to L0SlowdownWritesThreshold-2 tables first
+	// (compaction.Options.Score). Default 4.
 	L0CompactionThreshold int
 
 	// L0SlowdownWritesThreshold is the number of L0 tables at which each
