@@ -65,11 +65,11 @@ func CacheLineFPR(bitsPerKey float64, k int) float64 {
 // RocksDB's empirically tuned FastLocalBloom choices (6 probes at 10 bits per
 // key, 9 at 16) at all but two settings from 1 to 25 bits per key. It is slow
 // (a Poisson sum per k) and exists to generate and check cacheLineProbes.
-func bestCacheLineProbes(bitsPerKey int) int {
+func bestCacheLineProbes(bitsPerKey float64) int {
 	var fpr [MaxCacheLineProbes + 1]float64
 	lowest := math.Inf(1)
 	for k := 1; k <= MaxCacheLineProbes; k++ {
-		fpr[k] = CacheLineFPR(float64(bitsPerKey), k)
+		fpr[k] = CacheLineFPR(bitsPerKey, k)
 		lowest = min(lowest, fpr[k])
 	}
 	for k := 1; ; k++ {
