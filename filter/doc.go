@@ -21,6 +21,12 @@
 // theory.go has the FPR formulas and measure.go the measurements that the
 // tests bound and `kvbench filters` prints.
 //
+// AllocateBitsPerKey sizes many cache-line filters together: given the key
+// counts of the runs an absent-key lookup probes (L0 tables, levels), it
+// spreads a memory budget so that the sum of their FPRs is least (Monkey:
+// small runs get more bits per key, the last level fewer).
+// ExpectedFalsePositives reports that sum for any sizing.
+//
 // # Lifetime and concurrency
 //
 // A Bloom or CacheLineBuilder is owned by one goroutine while keys are added;

@@ -78,3 +78,21 @@ func bestCacheLineProbes(bitsPerKey float64) int {
 		}
 	}
 }
+
+// minCacheLineFPR is the lower envelope of CacheLineFPR over probe counts at
+// bitsPerKey: the rate of the best k. It scans k upward from the builder's
+// choice, which is never above the best (it is the smallest k within 1% of
+// it), and stops when the rate rises again: CacheLineFPR is unimodal in k
+// (TestMinCacheLineFPR checks against all k). About three Poisson sums.
+func minCacheLineFPR(bitsPerKey float64) float64 {
+	k := cacheLineProbesFor(bitsPerKey)
+	best := CacheLineFPR(bitsPerKey, k)
+	for k++; k <= MaxCacheLineProbes; k++ {
+		f := CacheLineFPR(bitsPerKey, k)
+		if f >= best {
+			break
+		}
+		best = f
+	}
+	return best
+}
