@@ -70,18 +70,13 @@ func (f CacheLine) MayContainHash(h uint64) bool {
 		return f.probes == 0
 	}
 	off := lineOffset(h, f.lines)
-	return probeLine(f.data[off:off+lineBytes:off+lineBytes], h, f.probes)
-}
-
-// probeLine tests k probes of the key whose probe sequence continues from x
-// (its hash, or the x of the last probe tested) in its 64-byte line.
-//
-// An early exit per probe measured faster than a branch-free loop on a
-// 12.5 MB filter (97 against 136 ns per absent query on a loaded 2-core
-// machine): the predicted "bit set" path lets the next query's line miss
-// start before this one resolves.
-func probeLine(line []byte, x uint64, k int) bool {
-	for range k {
+	line := f.data[off : off+lineBytes : off+lineBytes]
+	// An early exit per probe measured faster than a branch-free loop on a
+	// 12.5 MB filter (97 against 136 ns per absent query on a loaded
+	// 2-core machine): the predicted "bit set" path lets the next query's
+	// line miss start before this one resolves.
+	x := h
+	for range f.probes {
 		x *= remix
 		bit := x >> (64 - 9)
 		if line[bit>>3]&(1<<(bit&7)) == 0 {
