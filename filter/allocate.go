@@ -163,8 +163,9 @@ func (c *fprCurve) spend(entries, lnEntries []float64, runs []int, budget float6
 // bitsPerKey[i]: Σ CacheLineFPR at each setting with the builder's probe
 // count, counting 1 for a run without a filter (bitsPerKey[i] ≤ 0) and
 // clamping settings as the builder does. It is the quantity
-// AllocateBitsPerKey minimises, for reporting; it costs a Poisson sum per
-// run (microseconds each).
+// AllocateBitsPerKey minimises (on fprCurve, its convex stand-in for the
+// builder's rate), for reporting; it costs a Poisson sum per run
+// (microseconds each).
 func ExpectedFalsePositives(bitsPerKey []float64) float64 {
 	var sum float64
 	for _, b := range bitsPerKey {

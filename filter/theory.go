@@ -64,7 +64,7 @@ func CacheLineFPR(bitsPerKey float64, k int) float64 {
 // a probe that buys less than 1% is not worth it. This rule reproduces
 // RocksDB's empirically tuned FastLocalBloom choices (6 probes at 10 bits per
 // key, 9 at 16) at all but two settings from 1 to 25 bits per key. It is slow
-// (a Poisson sum per k) and exists to generate and check cacheLineProbes.
+// (a Poisson sum per k) and exists to generate and check cacheLineProbeSteps.
 func bestCacheLineProbes(bitsPerKey float64) int {
 	var fpr [MaxCacheLineProbes + 1]float64
 	lowest := math.Inf(1)
