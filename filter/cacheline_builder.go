@@ -14,14 +14,17 @@ import (
 //
 // A CacheLineBuilder is not safe for concurrent use.
 type CacheLineBuilder struct {
-	bitsPerKey int
+	bitsPerKey float64
 	hashes     []uint64
 }
 
 // NewCacheLineBuilder returns a builder for a filter of bitsPerKey bits per
 // key. bitsPerKey is clamped to 1..MaxCacheLineBitsPerKey; 10 gives ~0.96%
-// false positives.
-func NewCacheLineBuilder(bitsPerKey int) *CacheLineBuilder {
+// false positives. It may be fractional (AllocateBitsPerKey gives each table
+// its own setting): the trailer records the filter's lines and probes, so
+// any setting is the same encoding, and the probe count follows the same
+// rule as at integer settings.
+func NewCacheLineBuilder(bitsPerKey float64) *CacheLineBuilder {
 	return &CacheLineBuilder{bitsPerKey: clampBitsPerKey(bitsPerKey)}
 }
 
@@ -51,10 +54,11 @@ func (b *CacheLineBuilder) Reset() { b.hashes = b.hashes[:0] }
 func (b *CacheLineBuilder) Finish(dst []byte) []byte {
 	// ceil(n·b/512) lines; at most 2^32-1 (256 GiB of filter), which would
 	// take ~2^37 keys at 64 bits per key to reach: a builder holding that
-	// many hashes would need a terabyte first.
-	lines := (uint64(len(b.hashes))*uint64(b.bitsPerKey) + lineBits - 1) / lineBits
-	lines = min(lines, math.MaxUint32)
-	dst = appendCacheLine(dst, b.hashes, lines, CacheLineProbes(b.bitsPerKey))
+	// many hashes would need a terabyte first. The product is exact in
+	// float64 for integer b (n·b < 2^53), so integer settings size filters
+	// exactly as integer arithmetic would.
+	lines := uint64(min(math.Ceil(float64(len(b.hashes))*b.bitsPerKey/lineBits), math.MaxUint32))
+	dst = appendCacheLine(dst, b.hashes, lines, cacheLineProbesFor(b.bitsPerKey))
 	b.Reset()
 	return dst
 }

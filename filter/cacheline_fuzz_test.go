@@ -10,7 +10,10 @@ import (
 // and a few hundred keys at low, default and high bits per key.
 func cacheLineSeeds() [][]byte {
 	var seeds [][]byte
-	for _, c := range []struct{ n, bpk int }{{0, 10}, {1, 10}, {2, 1}, {300, 10}, {300, 30}, {50, 64}} {
+	for _, c := range []struct {
+		n   int
+		bpk float64
+	}{{0, 10}, {1, 10}, {2, 1}, {300, 10}, {300, 30}, {50, 64}, {300, 7.3}} {
 		b := NewCacheLineBuilder(c.bpk)
 		for i := range c.n {
 			b.AddKey([]byte{byte(i), byte(i >> 8)})
@@ -57,14 +60,17 @@ func FuzzOpenCacheLine(f *testing.F) {
 }
 
 // FuzzCacheLineRoundTrip: keys cut from the input at 0x00 bytes, built at
-// the bits per key in the first byte, are all found after Finish and Open.
+// any bits per key (fractional, out of range, NaN: the builder clamps), are
+// all found after Finish and Open.
 func FuzzCacheLineRoundTrip(f *testing.F) {
-	f.Add(byte(10), []byte("apple\x00banana\x00cherry"))
-	f.Add(byte(1), []byte("\x00\x00x"))
-	f.Add(byte(64), bytes.Repeat([]byte("k\x00"), 100))
-	f.Fuzz(func(t *testing.T, bpk byte, blob []byte) {
+	f.Add(10.0, []byte("apple\x00banana\x00cherry"))
+	f.Add(1.0, []byte("\x00\x00x"))
+	f.Add(64.0, bytes.Repeat([]byte("k\x00"), 100))
+	f.Add(2.5, bytes.Repeat([]byte("k\x00"), 100))
+	f.Add(-1.0, []byte("a\x00b"))
+	f.Fuzz(func(t *testing.T, bpk float64, blob []byte) {
 		keys := bytes.Split(blob, []byte{0})
-		b := NewCacheLineBuilder(int(bpk))
+		b := NewCacheLineBuilder(bpk)
 		for _, k := range keys {
 			b.AddKey(k)
 		}
@@ -74,7 +80,7 @@ func FuzzCacheLineRoundTrip(f *testing.F) {
 		}
 		for _, k := range keys {
 			if !c.MayContain(k) {
-				t.Fatalf("false negative for %q at %d bits/key", k, bpk)
+				t.Fatalf("false negative for %q at %v bits/key", k, bpk)
 			}
 		}
 	})

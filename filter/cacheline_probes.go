@@ -18,31 +18,56 @@ const (
 	MaxCacheLineBitsPerKey = 64
 	// MaxCacheLineProbes is the largest probe count a version-1 encoding may
 	// carry; OpenCacheLine rejects more. The builder never uses more than
-	// cacheLineProbes[MaxCacheLineBitsPerKey] (20).
+	// CacheLineProbes(MaxCacheLineBitsPerKey) (20).
 	MaxCacheLineProbes = 30
 )
 
-// cacheLineProbes[b] is the probe count for b bits per key: the smallest k
-// whose CacheLineFPR is within 1% of the best k (bestCacheLineProbes, which
-// TestCacheLineProbeTable checks this table against). Index 0 is unused.
+// cacheLineProbeSteps[k-2] is the bits per key at which the probe count
+// steps from k-1 to k: CacheLineProbes(b) is 1 plus the number of steps at or
+// below b. Each is where the rule (bestCacheLineProbes: the smallest k whose
+// CacheLineFPR is within 1% of the best k) changes its answer, found by
+// bisection on the rule and rounded to 1e-6. The rule's answer never
+// decreases as bits per key grow, so one step per probe count describes it:
+// TestCacheLineProbeTable checks the rule on both sides of every step, at
+// every integer setting and on a 1/8 grid from 1 to 64.
 //
-// Note how it falls below the standard filter's round(b·ln 2) as b grows (9
-// instead of 11 at 16 bits per key): extra probes into an already crowded
-// line set bits that the line's other keys mostly set already.
-var cacheLineProbes = [MaxCacheLineBitsPerKey + 1]uint8{
-	0,
-	1, 1, 2, 3, 3, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, // 1..16
-	10, 10, 11, 11, 11, 12, 12, 12, 13, 13, 13, 14, 14, 14, 14, 15, // 17..32
-	15, 15, 15, 16, 16, 16, 16, 16, 17, 17, 17, 17, 17, 17, 18, 18, // 33..48
-	18, 18, 18, 18, 19, 19, 19, 19, 19, 19, 19, 20, 20, 20, 20, 20, // 49..64
+// Note how the probe count falls below the standard filter's round(b·ln 2)
+// as b grows (9 instead of 11 at 16 bits per key): extra probes into an
+// already crowded line set bits that the line's other keys mostly set
+// already.
+var cacheLineProbeSteps = [...]float64{
+	2.130033, 3.661956, 5.209926, 6.807592, 8.479270, // 2..6 probes
+	10.248652, 12.140807, 14.183151, 16.406209, 18.844405, // 7..11
+	21.536924, 24.528728, 27.871747, 31.626301, 35.862801, // 12..16
+	40.663792, 46.126426, 52.365453, 59.516854, // 17..20
 }
 
 // CacheLineProbes is the number of probes per key the cache-line filter uses
-// at bitsPerKey (clamped to 1..MaxCacheLineBitsPerKey).
+// at bitsPerKey (clamped to 1..MaxCacheLineBitsPerKey). It keeps an int
+// parameter for its callers; the builder takes fractional settings, whose
+// probe count is cacheLineProbesFor.
 func CacheLineProbes(bitsPerKey int) int {
-	return int(cacheLineProbes[clampBitsPerKey(bitsPerKey)])
+	return cacheLineProbesFor(float64(bitsPerKey))
 }
 
-func clampBitsPerKey(b int) int {
-	return min(max(b, 1), MaxCacheLineBitsPerKey)
+// cacheLineProbesFor is the probe count at a fractional bitsPerKey (clamped
+// to 1..MaxCacheLineBitsPerKey).
+func cacheLineProbesFor(bitsPerKey float64) int {
+	b := clampBitsPerKey(bitsPerKey)
+	k := 1
+	for _, step := range cacheLineProbeSteps {
+		if b >= step {
+			k++
+		}
+	}
+	return k
+}
+
+// clampBitsPerKey limits a bits-per-key setting to the range the builder
+// accepts, 1..MaxCacheLineBitsPerKey; NaN becomes 1.
+func clampBitsPerKey(b float64) float64 {
+	if !(b >= 1) {
+		return 1
+	}
+	return min(b, MaxCacheLineBitsPerKey)
 }

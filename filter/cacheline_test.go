@@ -9,15 +9,32 @@ import (
 	"testing"
 )
 
-// TestCacheLineProbeTable checks the shipped probe table against the rule
-// that generated it (bestCacheLineProbes).
+// TestCacheLineProbeTable checks the probe steps against the rule that
+// generated them (bestCacheLineProbes): on both sides of every step, at every
+// integer setting, and on a 1/8 grid (away from the steps, which are rounded
+// to 1e-6). Settings outside 1..MaxCacheLineBitsPerKey, NaN included, are
+// clamped.
 func TestCacheLineProbeTable(t *testing.T) {
+	for i, step := range cacheLineProbeSteps {
+		k := i + 2
+		if below, above := bestCacheLineProbes(step-1e-5), bestCacheLineProbes(step+1e-5); below != k-1 || above != k {
+			t.Errorf("step %d at %v: rule gives %d below and %d above, want %d and %d", i, step, below, above, k-1, k)
+		}
+	}
 	for b := 1; b <= MaxCacheLineBitsPerKey; b++ {
-		if got, want := CacheLineProbes(b), bestCacheLineProbes(b); got != want {
+		if got, want := CacheLineProbes(b), bestCacheLineProbes(float64(b)); got != want {
 			t.Errorf("CacheLineProbes(%d) = %d, rule gives %d", b, got, want)
 		}
 	}
-	if CacheLineProbes(0) != CacheLineProbes(1) || CacheLineProbes(1000) != CacheLineProbes(MaxCacheLineBitsPerKey) {
+	for i := 8; i <= 8*MaxCacheLineBitsPerKey; i++ {
+		b := float64(i) / 8
+		if got, want := cacheLineProbesFor(b), bestCacheLineProbes(b); got != want {
+			t.Errorf("cacheLineProbesFor(%v) = %d, rule gives %d", b, got, want)
+		}
+	}
+	lo, hi := cacheLineProbesFor(1), cacheLineProbesFor(MaxCacheLineBitsPerKey)
+	if CacheLineProbes(0) != lo || CacheLineProbes(1000) != hi || cacheLineProbesFor(0.5) != lo ||
+		cacheLineProbesFor(math.NaN()) != lo || cacheLineProbesFor(math.Inf(1)) != hi || hi != 20 {
 		t.Errorf("out-of-range bits per key are not clamped")
 	}
 }
@@ -78,14 +95,20 @@ func TestCacheLineOverfill(t *testing.T) {
 	}
 }
 
-// TestCacheLineModel: random key sets at every bits/key from 1 to 30 have no
-// false negatives, through both the key and the hash entry points, and a
-// builder is reusable after Finish.
+// TestCacheLineModel: random key sets at every bits/key from 1 to 30, and
+// at as many random fractional settings, have no false negatives, through
+// both the key and the hash entry points, and a builder is reusable after
+// Finish. The line count is the smallest with lines·512 ≥ n·b: at integer
+// settings exactly the integer ⌈n·b/512⌉ that version 1 always wrote.
 func TestCacheLineModel(t *testing.T) {
 	seed := testSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 2))
-	var buf []byte
+	var settings []float64
 	for b := 1; b <= 30; b++ {
+		settings = append(settings, float64(b), 1+29*rng.Float64())
+	}
+	var buf []byte
+	for _, b := range settings {
 		builder := NewCacheLineBuilder(b)
 		for round := range 3 {
 			n := rng.IntN(3000)
@@ -100,7 +123,7 @@ func TestCacheLineModel(t *testing.T) {
 				}
 			}
 			if builder.Len() != n {
-				t.Fatalf("%d bits/key: Len() = %d, want %d", b, builder.Len(), n)
+				t.Fatalf("%g bits/key: Len() = %d, want %d", b, builder.Len(), n)
 			}
 			buf = builder.Finish(buf[:0])
 			if builder.Len() != 0 {
@@ -108,15 +131,20 @@ func TestCacheLineModel(t *testing.T) {
 			}
 			f, err := OpenCacheLine(buf)
 			if err != nil {
-				t.Fatalf("%d bits/key, %d keys: %v", b, n, err)
+				t.Fatalf("%g bits/key, %d keys: %v", b, n, err)
 			}
-			if wantLines := (n*b + 511) / 512; f.Lines() != wantLines || f.Probes() != CacheLineProbes(b) || f.Size() != len(buf) {
-				t.Fatalf("%d bits/key, %d keys: %d lines, %d probes, size %d; want %d lines, %d probes, size %d",
-					b, n, f.Lines(), f.Probes(), f.Size(), wantLines, CacheLineProbes(b), len(buf))
+			bits, lines := float64(n)*b, float64(f.Lines())
+			enough := lines*lineBits >= bits && (lines == 0 || (lines-1)*lineBits < bits)
+			if b == math.Trunc(b) {
+				enough = f.Lines() == (n*int(b)+511)/512
+			}
+			if !enough || f.Probes() != cacheLineProbesFor(b) || f.Size() != len(buf) {
+				t.Fatalf("%g bits/key, %d keys: %d lines, %d probes, size %d; want ⌈%g/512⌉ lines, %d probes, size %d",
+					b, n, f.Lines(), f.Probes(), f.Size(), bits, cacheLineProbesFor(b), len(buf))
 			}
 			for _, k := range keys {
 				if !f.MayContain(k) || !f.MayContainHash(Hash(k)) {
-					t.Fatalf("%d bits/key, %d keys: false negative for a key of %d bytes", b, n, len(k))
+					t.Fatalf("%g bits/key, %d keys: false negative for a key of %d bytes", b, n, len(k))
 				}
 			}
 		}

@@ -11,7 +11,8 @@
 //     and the yardstick for the others; it has no encoding.
 //   - CacheLine (built by CacheLineBuilder): the SSTable filter block. The
 //     hash picks one 64-byte line and every probe falls inside it, so a
-//     query costs one cache miss instead of k. It pays for this with a
+//     query costs one cache miss instead of k, and a batch of queries
+//     (MayContainHashes) overlaps its misses. It pays for this with a
 //     slightly higher FPR at equal bits per key (0.96% against 0.82% at 10
 //     bits per key): CacheLineFPR computes it, README.md has the measured
 //     table.
@@ -20,6 +21,12 @@
 //
 // theory.go has the FPR formulas and measure.go the measurements that the
 // tests bound and `kvbench filters` prints.
+//
+// AllocateBitsPerKey sizes many cache-line filters together: given the key
+// counts of the runs an absent-key lookup probes (L0 tables, levels), it
+// spreads a memory budget so that the sum of their FPRs is least (Monkey:
+// small runs get more bits per key, the last level fewer).
+// ExpectedFalsePositives reports that sum for any sizing.
 //
 // # Lifetime and concurrency
 //

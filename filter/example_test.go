@@ -50,3 +50,28 @@ func ExampleBloom_EstimatedFPR() {
 	// 9586 bits, 7 hashes
 	// added 2000: fill 0.77, estimated FPR 0.16
 }
+
+// Two levels holding 10% and 90% of the keys, and three holding 1%, 9% and
+// 90%, at an average of 10 bits per key: Monkey's allocation moves bits to
+// the small levels, where each bit removes more false positives, and the
+// false positives an absent key meets (Σ FPR over the filters it probes)
+// fall by a third and by half. At 1 bit per key the large level is better
+// off with no filter at all.
+func ExampleAllocateBitsPerKey() {
+	for _, c := range []struct {
+		levels []float64 // keys per level
+		avg    float64
+	}{{[]float64{1e6, 9e6}, 10}, {[]float64{1e5, 9e5, 9e6}, 10}, {[]float64{1e6, 9e6}, 1}} {
+		bits := filter.AllocateBitsPerKey(c.levels, c.avg)
+		uniform := make([]float64, len(c.levels))
+		for i := range uniform {
+			uniform[i] = c.avg
+		}
+		fmt.Printf("%v bits/key: uniform Σ FPR %.5f; %.2f bits/key: Σ FPR %.5f\n",
+			c.avg, filter.ExpectedFalsePositives(uniform), bits, filter.ExpectedFalsePositives(bits))
+	}
+	// Output:
+	// 10 bits/key: uniform Σ FPR 0.01915; [14.55 9.49] bits/key: Σ FPR 0.01330
+	// 10 bits/key: uniform Σ FPR 0.02873; [20.28 14.71 9.41] bits/key: Σ FPR 0.01380
+	// 1 bits/key: uniform Σ FPR 1.26424; [10.00 0.00] bits/key: Σ FPR 1.00958
+}

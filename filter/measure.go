@@ -141,8 +141,8 @@ type CacheLineRow struct {
 // same size from n keys and measures each over enough absent keys
 // (QueriesFor its theoretical rate, rel, sigmas) to pin its rate to ±rel.
 func MeasureCacheLine(n, bitsPerKey int, rel, sigmas float64, seed uint64) CacheLineRow {
-	bitsPerKey = clampBitsPerKey(bitsPerKey)
-	b := NewCacheLineBuilder(bitsPerKey)
+	bitsPerKey = int(clampBitsPerKey(float64(bitsPerKey)))
+	b := NewCacheLineBuilder(float64(bitsPerKey))
 	kStd := StandardHashes(float64(bitsPerKey))
 	std := newBloomBits(uint64(n*bitsPerKey), kStd)
 	var k testKey
@@ -179,7 +179,7 @@ type CacheLineOverfillRow struct {
 // bitsPerKey and encodes Multiple·n keys into those lines, for each multiple.
 // Theory is CacheLineFPR at the effective bits per key.
 func MeasureCacheLineOverfill(n, bitsPerKey int, multiples []int, queries int, seed uint64) []CacheLineOverfillRow {
-	bitsPerKey = clampBitsPerKey(bitsPerKey)
+	bitsPerKey = int(clampBitsPerKey(float64(bitsPerKey)))
 	lines := uint64(max(1, (n*bitsPerKey+lineBits-1)/lineBits))
 	probes := CacheLineProbes(bitsPerKey)
 	var k testKey

@@ -64,12 +64,12 @@ func CacheLineFPR(bitsPerKey float64, k int) float64 {
 // a probe that buys less than 1% is not worth it. This rule reproduces
 // RocksDB's empirically tuned FastLocalBloom choices (6 probes at 10 bits per
 // key, 9 at 16) at all but two settings from 1 to 25 bits per key. It is slow
-// (a Poisson sum per k) and exists to generate and check cacheLineProbes.
-func bestCacheLineProbes(bitsPerKey int) int {
+// (a Poisson sum per k) and exists to generate and check cacheLineProbeSteps.
+func bestCacheLineProbes(bitsPerKey float64) int {
 	var fpr [MaxCacheLineProbes + 1]float64
 	lowest := math.Inf(1)
 	for k := 1; k <= MaxCacheLineProbes; k++ {
-		fpr[k] = CacheLineFPR(float64(bitsPerKey), k)
+		fpr[k] = CacheLineFPR(bitsPerKey, k)
 		lowest = min(lowest, fpr[k])
 	}
 	for k := 1; ; k++ {
@@ -77,4 +77,22 @@ func bestCacheLineProbes(bitsPerKey int) int {
 			return k
 		}
 	}
+}
+
+// minCacheLineFPR is the lower envelope of CacheLineFPR over probe counts at
+// bitsPerKey: the rate of the best k. It scans k upward from the builder's
+// choice, which is never above the best (it is the smallest k within 1% of
+// it), and stops when the rate rises again: CacheLineFPR is unimodal in k
+// (TestMinCacheLineFPR checks against all k). About three Poisson sums.
+func minCacheLineFPR(bitsPerKey float64) float64 {
+	k := cacheLineProbesFor(bitsPerKey)
+	best := CacheLineFPR(bitsPerKey, k)
+	for k++; k <= MaxCacheLineProbes; k++ {
+		f := CacheLineFPR(bitsPerKey, k)
+		if f >= best {
+			break
+		}
+		best = f
+	}
+	return best
 }

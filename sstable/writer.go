@@ -76,7 +76,7 @@ func NewWriter(f vfs.File, opts WriterOptions) *Writer {
 		props: Properties{TableID: opts.TableID},
 	}
 	if opts.BloomBitsPerKey > 0 {
-		w.filter = filter.NewCacheLineBuilder(opts.BloomBitsPerKey)
+		w.filter = filter.NewCacheLineBuilder(float64(opts.BloomBitsPerKey))
 	}
 	return w
 }
