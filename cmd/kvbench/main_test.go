@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // tiny makes any run finish in about a second: a few hundred keys in
@@ -115,8 +114,6 @@ func TestKeySpace(t *testing.T) {
 		prev = m
 	}
 }
-
-func durationNs(n int) time.Duration { return time.Duration(n) }
 
 // TestSubcommandUsage: every subcommand reports bad usage (missing -db,
 // an unknown flag, wrong arguments) on stderr, prints nothing on stdout,
