@@ -4,10 +4,7 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/json"
-	"encoding/xml"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -105,46 +102,6 @@ func TestReadAndDeleteFigures(t *testing.T) {
 	}
 	if el := num(results(lines, "deleteabsent", false)[0], "deletes", "elided"); el != 0 {
 		t.Errorf("deleteabsent with filters ignored elided %v", el)
-	}
-}
-
-func TestSVGWellFormed(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "chart.svg")
-	code, stdout, stderr := runArgs(t, append(append([]string{}, tiny...),
-		"-bloom_bits", "0,4,10", "-benchmarks", "fillrandom,readmissing,readrandom", "-svg", path)...)
-	if code != 0 {
-		t.Fatalf("run = %d, stderr:\n%s", code, stderr)
-	}
-	if !strings.Contains(stdout, "Bloom sweep") {
-		t.Errorf("no sweep table:\n%s", stdout)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	dec := xml.NewDecoder(f)
-	var root string
-	polylines := 0
-	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("not well-formed XML: %v", err)
-		}
-		if se, ok := tok.(xml.StartElement); ok {
-			if root == "" {
-				root = se.Name.Local
-			}
-			if se.Name.Local == "polyline" {
-				polylines++
-			}
-		}
-	}
-	if root != "svg" || polylines < 4 {
-		t.Fatalf("root %q, %d polylines", root, polylines)
 	}
 }
 
