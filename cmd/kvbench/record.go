@@ -55,6 +55,7 @@ type reads struct {
 	FilterProbes            uint64   `json:"filter_probes"`
 	FilterNegatives         uint64   `json:"filter_negatives"` // data-block reads avoided
 	FalsePositives          uint64   `json:"false_positives"`  // data-block reads wasted
+	FPR                     *float64 `json:"fpr"`              // over every level; nil: nothing to measure
 	MemtableFilterNegatives uint64   `json:"memtable_filter_negatives"`
 	BlocksFromFilePerOp     *float64 `json:"blocks_from_file_per_op"`
 	BlocksFromCachePerOp    *float64 `json:"blocks_from_cache_per_op"`
@@ -144,7 +145,7 @@ func microsPer(d time.Duration, ops int64) *float64 {
 // judged by its own filters.
 func readsFrom(d lsm.Stats, ops int64, w window, written [lsm.NumLevels]int, end []lsm.TableInfo, bits int) *reads {
 	r := &reads{FilterProbes: d.Total.FilterProbes, FilterNegatives: d.Total.FilterNegatives,
-		FalsePositives: d.Total.FilterFalsePositives, MemtableFilterNegatives: d.MemtableFilterNegatives,
+		FalsePositives: d.Total.FilterFalsePositives, FPR: levelFPR(d.Total), MemtableFilterNegatives: d.MemtableFilterNegatives,
 		BlocksFromFilePerOp: perOp(d.Total.BlocksRead, ops), BlocksFromCachePerOp: perOp(d.Total.CacheHits, ops),
 		BytesReadPerOp: perOp(d.Total.BytesRead, ops), blocks: d.Total.BlocksRead + d.Total.CacheHits}
 	for _, t := range w.tables {

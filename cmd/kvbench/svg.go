@@ -149,7 +149,7 @@ func latencyChart(recs []*record, bits []int) chart {
 	if slices.Contains(bits, 10) {
 		at = 10
 	}
-	c := chart{title: fmt.Sprintf("latency percentiles at %d bits per key (multiread: per batch)", at),
+	c := chart{title: fmt.Sprintf("latency percentiles at %d bits per key", at),
 		xlabel: "percentile", ylabel: "microseconds (log)"}
 	keys := []string{}
 	for _, pc := range percentiles {
@@ -162,6 +162,9 @@ func latencyChart(recs []*record, bits []int) chart {
 			continue
 		}
 		s := series{name: g[0].Benchmark, color: palette[len(c.series)%len(palette)]}
+		if g[0].Batches != nil {
+			s.name += " per batch"
+		}
 		if !g[0].Filters {
 			s.name += " (filters off)"
 			s.dashed = true
