@@ -2,7 +2,10 @@ package compaction
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/manifest"
@@ -109,13 +112,23 @@ func (o Options) Targets(v *manifest.Version) (targets [manifest.NumLevels]int64
 // Score returns how far level is over its target: L0 by table count (each
 // L0 table is another place every read must look), deeper levels by bytes.
 // A non-empty level above the base level (left over from a larger DB) is
-// due at once.
-func (o Options) Score(v *manifest.Version, level int) float64 {
+// due at once. What compactions in inProgress are already taking out of
+// the level does not count: it is on its way down, and counting it would
+// start a second compaction for the same excess.
+func (o Options) Score(v *manifest.Version, level int, inProgress []*Compaction) float64 {
+	leaving := 0
+	var leavingBytes uint64
+	for _, p := range inProgress {
+		if p.Level == level && p.OutputLevel != level {
+			leaving += len(p.Inputs[0])
+			leavingBytes += sumSize(p.Inputs[0])
+		}
+	}
 	if level == 0 {
-		return float64(len(v.Levels[0])) / float64(o.L0Threshold)
+		return float64(len(v.Levels[0])-leaving) / float64(o.L0Threshold)
 	}
 	targets, _ := o.Targets(v)
-	size := v.LevelSize(level)
+	size := v.LevelSize(level) - min(leavingBytes, v.LevelSize(level))
 	if targets[level] == 0 {
 		if size > 0 {
 			return 100
@@ -125,32 +138,162 @@ func (o Options) Score(v *manifest.Version, level int) float64 {
 	return float64(size) / float64(targets[level])
 }
 
-// Pick returns the most urgent compaction of v, or nil when every level is
-// within its target. pointer(level) is where the previous compaction of
-// level ended. The last level is never an input: it has nowhere to go.
-func Pick(v *manifest.Version, o Options, pointer func(level int) base.InternalKey) *Compaction {
-	best, bestScore := -1, 1.0
+func sumSize(files []*manifest.FileMetadata) (n uint64) {
+	for _, f := range files {
+		n += f.Size
+	}
+	return n
+}
+
+// Pick returns the most urgent compaction of v that can run beside the
+// compactions in inProgress (Conflicts), or nil when no level is over its
+// target or every due compaction would conflict. pointer(level) is where
+// the previous compaction of level ended. The last level is never an
+// input: it has nowhere to go.
+//
+// Levels are tried most urgent first. In L1..L5 the input is the table
+// whose overlap with the next level is smallest against its own size
+// (RocksDB's kMinOverlappingRatio): the fewest bytes rewritten per byte
+// moved down, so the least write amplification. Ties, such as tables that
+// overlap nothing below, go round robin from pointer, so work still spreads
+// over the key space.
+func Pick(v *manifest.Version, o Options, pointer func(level int) base.InternalKey, inProgress []*Compaction) *Compaction {
+	type due struct {
+		level int
+		score float64
+	}
+	var levels []due
 	for level := 0; level < manifest.NumLevels-1; level++ {
-		if s := o.Score(v, level); s >= bestScore {
-			best, bestScore = level, s
+		if s := o.Score(v, level, inProgress); s >= 1 {
+			levels = append(levels, due{level, s})
 		}
 	}
-	if best < 0 {
-		return nil
+	slices.SortStableFunc(levels, func(a, b due) int { return cmp.Compare(b.score, a.score) })
+	for _, l := range levels {
+		var c *Compaction
+		if l.level == 0 {
+			c = pickL0(v, o, inProgress)
+		} else {
+			c = pickMinOverlap(v, l.level, pointer(l.level), inProgress)
+		}
+		if c != nil {
+			c.Score = l.score
+			return c
+		}
 	}
-	c := &Compaction{Level: best, OutputLevel: best + 1, Score: bestScore}
-	if best == 0 {
-		// L0 tables overlap one another; taking them all keeps the L0
-		// invariant (newer tables hold newer versions) trivially true.
-		c.Inputs[0] = v.Levels[0]
-		c.OutputLevel = l0OutputLevel(v, o)
-	} else {
-		c.Inputs[0] = []*manifest.FileMetadata{nextAfter(v.Levels[best], pointer(best))}
+	return nil
+}
+
+// pickL0 compacts every L0 table no compaction in progress holds into the
+// L0 output level. Those are all newer than the held ones (a compaction
+// takes all of L0 that is free when it starts), so no older table that
+// overlaps one of them stays behind in L0 — which a read, visiting L0
+// before the level below, would otherwise take for the newer version.
+// With random keys every L0 table spans the key space and a second L0
+// compaction conflicts with the first at the output level; with keys
+// written in order, later tables can compact beside earlier ones.
+func pickL0(v *manifest.Version, o Options, inProgress []*Compaction) *Compaction {
+	c := &Compaction{Level: 0, OutputLevel: l0OutputLevel(v, o)}
+	for _, f := range v.Levels[0] {
+		if !held(f, inProgress) {
+			c.Inputs[0] = append(c.Inputs[0], f)
+		}
+	}
+	if len(c.Inputs[0]) == 0 {
+		return nil
 	}
 	lo, hi := c.Bounds()
 	c.Inputs[1] = v.Overlaps(c.OutputLevel, lo, hi)
 	c.Pointer = c.Inputs[0][len(c.Inputs[0])-1].Largest
+	if Conflicts(c, inProgress) {
+		return nil
+	}
 	return c
+}
+
+// pickMinOverlap returns the compaction of one table of level (>= 1) into
+// level+1 with the least overlap ratio that does not conflict with
+// inProgress, or nil.
+func pickMinOverlap(v *manifest.Version, level int, ptr base.InternalKey, inProgress []*Compaction) *Compaction {
+	files := v.Levels[level]
+	// Round robin: scan from the first table after ptr, wrapping, and keep
+	// a candidate only when it is strictly better, so ties go to the table
+	// nearest after ptr.
+	start := 0
+	if ptr.UserKey != nil {
+		start = len(files)
+		for i, f := range files {
+			if base.Compare(f.Smallest, ptr) > 0 {
+				start = i
+				break
+			}
+		}
+		if start == len(files) {
+			start = 0
+		}
+	}
+	var best *Compaction
+	bestRatio := math.Inf(1)
+	for n := range files {
+		f := files[(start+n)%len(files)]
+		if held(f, inProgress) {
+			continue
+		}
+		c := &Compaction{Level: level, OutputLevel: level + 1, Inputs: [2][]*manifest.FileMetadata{{f}}, Pointer: f.Largest}
+		c.Inputs[1] = v.Overlaps(level+1, f.Smallest.UserKey, f.Largest.UserKey)
+		ratio := float64(sumSize(c.Inputs[1])) / float64(max(f.Size, 1))
+		if ratio < bestRatio && !Conflicts(c, inProgress) {
+			best, bestRatio = c, ratio
+		}
+	}
+	return best
+}
+
+// held reports whether f is an input of a compaction in inProgress.
+func held(f *manifest.FileMetadata, inProgress []*Compaction) bool {
+	for _, p := range inProgress {
+		if p.holds(f) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Compaction) holds(f *manifest.FileMetadata) bool {
+	for _, files := range c.Inputs {
+		if slices.Contains(files, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// Conflicts reports whether c cannot run beside the compactions in
+// inProgress. Two compactions may run at once when (1) no table is an
+// input of both — each would otherwise install an edit deleting it — and
+// (2) when they write into the same level, their key ranges are disjoint:
+// their outputs must not overlap there (manifest invariant 2). Nothing
+// else can go wrong: a table of c's input level that is not an input of a
+// compaction writing into that level lies outside that compaction's range,
+// so their keys are disjoint, and data only moves down, so the deeper
+// tables that c's tombstone proof consults (tombstoneElider, from c's
+// Version) still hold every key in c's range that they held when c began.
+func Conflicts(c *Compaction, inProgress []*Compaction) bool {
+	lo, hi := c.Bounds()
+	for _, p := range inProgress {
+		for _, files := range c.Inputs {
+			if slices.ContainsFunc(files, p.holds) {
+				return true
+			}
+		}
+		if p.OutputLevel == c.OutputLevel {
+			plo, phi := p.Bounds()
+			if bytes.Compare(lo, phi) <= 0 && bytes.Compare(plo, hi) <= 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // l0OutputLevel is where L0 compacts: the base level, unless a level
@@ -196,17 +339,4 @@ func PickRange(v *manifest.Version, level int, lo, hi []byte) *Compaction {
 	c.Inputs[1] = v.Overlaps(c.OutputLevel, clo, chi)
 	c.Pointer = in[len(in)-1].Largest
 	return c
-}
-
-// nextAfter returns the first table of a level that starts after ptr, or
-// the first table when ptr is past the end (round robin over the level).
-func nextAfter(files []*manifest.FileMetadata, ptr base.InternalKey) *manifest.FileMetadata {
-	if ptr.UserKey != nil {
-		for _, f := range files {
-			if base.Compare(f.Smallest, ptr) > 0 {
-				return f
-			}
-		}
-	}
-	return files[0]
 }

@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/monbandb/monban/internal/base"
@@ -53,7 +54,7 @@ func TestPickL0IntoBaseLevel(t *testing.T) {
 	v.Levels[0] = []*manifest.FileMetadata{table(5, "c", "f", 10), table(4, "a", "d", 10)}
 	v.Levels[5] = []*manifest.FileMetadata{table(2, "a", "b", 30), table(3, "e", "g", 30), table(6, "x", "y", 1)}
 	v.Levels[6] = []*manifest.FileMetadata{table(1, "a", "z", 640)}
-	c := Pick(&v, o, noPointer)
+	c := Pick(&v, o, noPointer, nil)
 	if c == nil || c.Level != 0 || c.OutputLevel != 5 || len(c.Inputs[0]) != 2 || len(c.Inputs[1]) != 2 {
 		t.Fatalf("picked %v, want L0→L5 with the 2 overlapping L5 tables", c)
 	}
@@ -65,7 +66,7 @@ func TestPickL0IntoBaseLevel(t *testing.T) {
 	}
 	// The stray table itself is due first, and moves down.
 	v.Levels[0] = nil
-	if c := Pick(&v, o, noPointer); c == nil || c.Level != 2 || !c.Trivial() {
+	if c := Pick(&v, o, noPointer, nil); c == nil || c.Level != 2 || !c.Trivial() {
 		t.Fatalf("picked %v, want the stray L2 table moved down", c)
 	}
 }
@@ -83,5 +84,86 @@ func TestBoundsWithTheEmptyKey(t *testing.T) {
 	c = &Compaction{Inputs: [2][]*manifest.FileMetadata{{table(2, "b", "k", 10), empty}}}
 	if lo, hi := c.Bounds(); len(lo) != 0 || string(hi) != "k" {
 		t.Fatalf("Bounds with the empty-key table last = %q, %q; want \"\", \"k\"", lo, hi)
+	}
+}
+
+// TestPickMinOverlap: of a level's tables, the one overlapping the fewest
+// bytes below per byte of its own moves down; among tables that overlap
+// nothing below, the first after the compaction pointer.
+func TestPickMinOverlap(t *testing.T) {
+	o := Options{L0Threshold: 4, LBaseMaxBytes: 64, Multiplier: 10}
+	var v manifest.Version
+	v.Levels[5] = []*manifest.FileMetadata{table(1, "a", "c", 40), table(2, "d", "f", 40), table(3, "g", "i", 40)}
+	v.Levels[6] = []*manifest.FileMetadata{table(4, "a", "b", 300), table(5, "e", "e", 10), table(6, "h", "h", 300)}
+	c := Pick(&v, o, func(int) base.InternalKey { return base.InternalKey{} }, nil)
+	if c == nil || c.Level != 5 || c.Inputs[0][0].FileNum != 2 || len(c.Inputs[1]) != 1 || c.Inputs[1][0].FileNum != 5 {
+		t.Fatalf("picked %v, want table 2 (10 bytes below it, against 300)", c)
+	}
+	v.Levels[6] = []*manifest.FileMetadata{table(4, "x", "z", 700)}
+	after2 := func(int) base.InternalKey { return v.Levels[5][1].Largest }
+	if c := Pick(&v, o, after2, nil); c == nil || c.Inputs[0][0].FileNum != 3 {
+		t.Fatalf("with nothing below and the pointer after table 2, picked %v; want table 3", c)
+	}
+	after3 := func(int) base.InternalKey { return v.Levels[5][2].Largest }
+	if c := Pick(&v, o, after3, nil); c == nil || c.Inputs[0][0].FileNum != 1 {
+		t.Fatalf("with the pointer past the last table, picked %v; want table 1 (wrapped)", c)
+	}
+}
+
+// TestConcurrentPicksDisjoint: compactions picked one after another, each
+// beside those already running, never share an input table and never
+// write overlapping ranges into the same level, and a level's running
+// compactions take just enough out of it to bring it within its target.
+func TestConcurrentPicksDisjoint(t *testing.T) {
+	o := Options{L0Threshold: 2, LBaseMaxBytes: 640, Multiplier: 10}
+	noPointer := func(int) base.InternalKey { return base.InternalKey{} }
+	var v manifest.Version
+	v.Levels[0] = []*manifest.FileMetadata{table(20, "a", "z", 10), table(21, "a", "z", 10)}
+	for i := range 8 {
+		lo := string(rune('a' + 3*i))
+		v.Levels[5] = append(v.Levels[5], table(uint64(i+1), lo, lo+"z", 30))
+		v.Levels[6] = append(v.Levels[6], table(uint64(i+10), lo, lo+"z", 100))
+	}
+	pickAll := func() []*Compaction {
+		var running []*Compaction
+		for c := Pick(&v, o, noPointer, nil); c != nil; c = Pick(&v, o, noPointer, running) {
+			for _, p := range running {
+				for _, files := range c.Inputs {
+					if slices.ContainsFunc(files, p.holds) {
+						t.Fatalf("%v and %v share an input", c, p)
+					}
+				}
+				plo, phi := p.Bounds()
+				lo, hi := c.Bounds()
+				if p.OutputLevel == c.OutputLevel && string(lo) <= string(phi) && string(plo) <= string(hi) {
+					t.Fatalf("%v and %v write overlapping ranges into L%d", c, p, c.OutputLevel)
+				}
+			}
+			running = append(running, c)
+			if len(running) > 20 {
+				t.Fatal("picking does not end")
+			}
+		}
+		return running
+	}
+	// L5 (240 bytes against a target of 80) is more urgent than L0 (score
+	// 1), and the L0 compaction needs every L5 table (its tables span the
+	// key space): it waits while any is held.
+	for _, c := range pickAll() {
+		if c.Level == 0 {
+			t.Fatalf("picked %v beside compactions holding L5 tables", c)
+		}
+	}
+	v.Levels[0] = nil
+	var moved uint64
+	running := pickAll()
+	for _, c := range running {
+		if c.Level != 5 || len(c.Inputs[0]) != 1 {
+			t.Fatalf("picked %v, want single L5 tables", c)
+		}
+		moved += c.Inputs[0][0].Size
+	}
+	if left := v.LevelSize(5) - moved; left > 80 || left+30 <= 80 {
+		t.Fatalf("%d compactions leave %d bytes in L5; want just enough moved to be within its 80-byte target", len(running), left)
 	}
 }

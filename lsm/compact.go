@@ -2,6 +2,7 @@ package lsm
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/monbandb/monban/compaction"
@@ -33,15 +34,15 @@ func (d *DB) CompactRange(lo, hi []byte) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for d.mu.compacting {
+	for len(d.mu.compactions) > 0 || d.mu.manualCompaction {
 		d.mu.flushCond.Wait()
 	}
 	if d.closed.Load() {
 		return ErrClosed
 	}
-	d.setCompacting(true)
+	d.mu.manualCompaction = true
 	defer func() {
-		d.setCompacting(false)
+		d.mu.manualCompaction = false
 		d.mu.flushCond.Broadcast()
 		d.maybeScheduleCompaction()
 	}()
@@ -51,6 +52,7 @@ func (d *DB) CompactRange(lo, hi []byte) error {
 		if c == nil {
 			continue
 		}
+		d.startCompaction(c)
 		if err := d.compactLocked(c); err != nil {
 			if d.closed.Load() {
 				return ErrClosed
@@ -69,7 +71,9 @@ func (d *DB) CompactRange(lo, hi []byte) error {
 		if !compaction.InRange(f, lo, hi) || !d.mayHoldGarbage(f) {
 			continue
 		}
-		if err := d.compactLocked(compaction.Rewrite(NumLevels-1, f)); err != nil {
+		c := compaction.Rewrite(NumLevels-1, f)
+		d.startCompaction(c)
+		if err := d.compactLocked(c); err != nil {
 			if d.closed.Load() {
 				return ErrClosed
 			}
@@ -98,9 +102,11 @@ func (d *DB) mayHoldGarbage(f *manifest.FileMetadata) bool {
 	return r.Properties().OlderVersions > 0
 }
 
-// compactLocked runs c and installs its result. d.mu is held on entry and
-// exit, released meanwhile.
+// compactLocked runs c, which startCompaction registered, installs its
+// result and unregisters it. d.mu is held on entry and exit, released
+// meanwhile.
 func (d *DB) compactLocked(c *compaction.Compaction) error {
+	defer d.finishCompaction(c)
 	v := d.rs.version
 	v.Ref()
 	snapshots := d.snapshotSeqs()
@@ -125,53 +131,52 @@ func (d *DB) compactLocked(c *compaction.Compaction) error {
 		return err
 	}
 	old := d.installReadState(d.rs.mem, d.vs.Current())
-	d.mu.flushCond.Broadcast()
 	d.mu.Unlock()
 	old.unref()
 	d.mu.Lock()
 	return nil
 }
 
-// setCompacting sets d.mu.compacting, which d.mu guards, and its mirror
-// for Stats, which must not take d.mu (an event listener may call it
-// while the DB holds the lock). d.mu is held.
-func (d *DB) setCompacting(on bool) {
-	d.mu.compacting = on
-	d.stats.compacting.Store(on)
+// startCompaction registers c as running, so Pick keeps later
+// compactions apart from it. d.mu is held.
+func (d *DB) startCompaction(c *compaction.Compaction) {
+	d.mu.compactions = append(d.mu.compactions, c)
+	d.stats.compactionsRunning.Add(1)
 }
 
-// maybeScheduleCompaction starts the compaction goroutine when a level is
-// over its target and none is running. d.mu is held.
+// finishCompaction unregisters c and wakes whoever waits for compactions
+// to end (CompactRange, Close, stalled writers). d.mu is held.
+func (d *DB) finishCompaction(c *compaction.Compaction) {
+	d.mu.compactions = slices.DeleteFunc(d.mu.compactions, func(p *compaction.Compaction) bool { return p == c })
+	d.stats.compactionsRunning.Add(-1)
+	d.mu.flushCond.Broadcast()
+}
+
+// maybeScheduleCompaction starts background compactions, each in its own
+// goroutine, while a level is over its target, a due compaction does not
+// conflict with those running, and fewer than MaxConcurrentCompactions
+// run. d.mu is held.
 func (d *DB) maybeScheduleCompaction() {
-	if d.mu.compacting || d.mu.bgErr != nil || d.closed.Load() {
-		return
+	for len(d.mu.compactions) < d.opts.MaxConcurrentCompactions && !d.mu.manualCompaction && d.mu.bgErr == nil && !d.closed.Load() {
+		c := compaction.Pick(d.rs.version, d.compactionOptions(), d.vs.CompactPointer, d.mu.compactions)
+		if c == nil {
+			return
+		}
+		d.startCompaction(c)
+		d.bg.Add(1)
+		go d.backgroundCompaction(c)
 	}
-	if compaction.Pick(d.rs.version, d.compactionOptions(), d.vs.CompactPointer) == nil {
-		return
-	}
-	d.setCompacting(true)
-	d.bg.Add(1)
-	go d.compactLoop()
 }
 
-// compactLoop runs the most urgent compaction until no level is over its
-// target. One compaction runs at a time, so no table is ever the input of
-// two.
-func (d *DB) compactLoop() {
+// backgroundCompaction runs c, then starts whatever its result made due.
+func (d *DB) backgroundCompaction(c *compaction.Compaction) {
 	defer d.bg.Done()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for d.mu.bgErr == nil && !d.closed.Load() {
-		c := compaction.Pick(d.rs.version, d.compactionOptions(), d.vs.CompactPointer)
-		if c == nil {
-			break
-		}
-		if err := d.compactLocked(c); err != nil {
-			d.setBgErr(fmt.Errorf("monban: compaction %v: %w", c, err))
-		}
+	if err := d.compactLocked(c); err != nil {
+		d.setBgErr(fmt.Errorf("monban: compaction %v: %w", c, err))
 	}
-	d.setCompacting(false)
-	d.mu.flushCond.Broadcast()
+	d.maybeScheduleCompaction()
 }
 
 // runCompaction merges c's inputs into new tables of c.OutputLevel and

@@ -240,7 +240,7 @@ func diffModels(got, want model) string {
 func (d *DB) waitIdle() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for d.mu.flushing || d.mu.compacting {
+	for d.mu.flushing || len(d.mu.compactions) > 0 || d.mu.manualCompaction {
 		d.mu.flushCond.Wait()
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/monbandb/monban/compaction"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/cache"
 	"github.com/monbandb/monban/internal/manifest"
@@ -75,7 +76,13 @@ type DB struct {
 		rotations, flushes uint64
 		flushing           bool
 
-		compacting bool
+		// compactions are the compactions running now, background or
+		// manual, which Pick keeps apart (compaction.Conflicts);
+		// manualCompaction is set while CompactRange runs, which runs
+		// alone: it starts once none is running and none starts until it
+		// ends.
+		compactions      []*compaction.Compaction
+		manualCompaction bool
 	}
 
 	// snapMu guards snapshots.

@@ -161,11 +161,11 @@ func TestStatsShowDebt(t *testing.T) {
 	<-started
 	s := d.Stats()
 	close(release)
-	if !s.CompactionRunning || s.Levels[0].Score < 1 || s.CompactionDebt == 0 {
-		t.Fatalf("with a compaction held: running %v, L0 score %.2f, debt %d", s.CompactionRunning, s.Levels[0].Score, s.CompactionDebt)
+	if s.CompactionsRunning != 1 || s.Levels[0].Score < 1 || s.CompactionDebt == 0 {
+		t.Fatalf("with a compaction held: running %d, L0 score %.2f, debt %d", s.CompactionsRunning, s.Levels[0].Score, s.CompactionDebt)
 	}
 	d.waitIdle()
-	if s := d.Stats(); s.CompactionRunning || s.CompactionDebt != 0 || s.Levels[NumLevels-1].Target == 0 {
-		t.Fatalf("after the compaction: running %v, debt %d, last level target %d", s.CompactionRunning, s.CompactionDebt, s.Levels[NumLevels-1].Target)
+	if s := d.Stats(); s.CompactionsRunning != 0 || s.CompactionDebt != 0 || s.Levels[NumLevels-1].Target == 0 {
+		t.Fatalf("after the compaction: running %d, debt %d, last level target %d", s.CompactionsRunning, s.CompactionDebt, s.Levels[NumLevels-1].Target)
 	}
 }

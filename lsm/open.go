@@ -320,7 +320,7 @@ func (d *DB) Close() error {
 	// Flushes and compactions, background or called by Flush, Compact and
 	// CompactRange, see closed and stop at their next step; none may touch
 	// the directory once the lock is released.
-	for d.mu.flushing || d.mu.compacting {
+	for d.mu.flushing || len(d.mu.compactions) > 0 || d.mu.manualCompaction {
 		d.mu.flushCond.Wait()
 	}
 	d.mu.Unlock()

@@ -93,6 +93,13 @@ type Options struct {
 	// tables. Default 4 MiB.
 	TargetFileSize int64
 
+	// MaxConcurrentCompactions is how many background compactions may run
+	// at once, each on inputs no other holds and, into the same level, on
+	// a key range no other writes (compaction.Conflicts). Default 2: on a
+	// 2-core machine an L0 compaction can run beside a deeper one, so L0
+	// drains while the levels below it are still rebalancing.
+	MaxConcurrentCompactions int
+
 	// ReadOnly opens an existing DB without writing anything to its
 	// directory: no new manifest, WAL or table, no file deleted; the WALs'
 	// contents are replayed into memory only. Every write returns
@@ -144,6 +151,7 @@ func (o *Options) withDefaults() Options {
 	setDefault(&r.LBaseMaxBytes, 64<<20)
 	setDefault(&r.LevelMultiplier, 10)
 	setDefault(&r.TargetFileSize, 4<<20)
+	setDefault(&r.MaxConcurrentCompactions, 2)
 	if r.Compression == DefaultCompression {
 		r.Compression = SnappyCompression
 	}
@@ -175,6 +183,7 @@ func (o *Options) validate() error {
 	}{
 		{"MemtableSize", o.MemtableSize}, {"BlockSize", int64(o.BlockSize)}, {"MaxOpenFiles", int64(o.MaxOpenFiles)},
 		{"LBaseMaxBytes", o.LBaseMaxBytes}, {"TargetFileSize", o.TargetFileSize},
+		{"MaxConcurrentCompactions", int64(o.MaxConcurrentCompactions)},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("%w: %s %d is negative (0 selects the default)", ErrInvalidOptions, f.name, f.v)

@@ -101,13 +101,13 @@ type Stats struct {
 	// the keys they deleted).
 	SpaceReclaimed uint64
 
-	// CompactionRunning reports whether a compaction is running now.
+	// CompactionsRunning is the number of compactions running now.
 	// CompactionDebt estimates the bytes compactions must still write to
 	// bring every level within its target: each due level's excess (all of
 	// L0 once it is due), times 1 + LevelMultiplier for the bytes of the
 	// next level it is merged with.
-	CompactionRunning bool
-	CompactionDebt    uint64
+	CompactionsRunning int
+	CompactionDebt     uint64
 
 	// Slowdowns counts commits delayed by a millisecond because L0 passed
 	// Options.L0SlowdownWritesThreshold or two memtables were queued for
@@ -166,7 +166,7 @@ type dbStats struct {
 	stalls, stallNanos, slowdowns                                             atomic.Uint64
 	flushDrops, compactionDrops                                               [len(compaction.Drops{})]atomic.Uint64
 	compactions                                                               [4]atomic.Uint64 // by compactionKind
-	compacting                                                                atomic.Bool
+	compactionsRunning                                                        atomic.Int64
 	compactionBlocksRead, compactionBytesRead, spaceReclaimed                 atomic.Uint64
 }
 
@@ -204,13 +204,13 @@ func (d *DB) Stats() Stats {
 		s.MemtablesQueued = len(rs.mem.Immutables())
 		targets, _ = d.compactionOptions().Targets(rs.version)
 	}
-	s.CompactionRunning = d.stats.compacting.Load()
+	s.CompactionsRunning = int(d.stats.compactionsRunning.Load())
 	for i := range s.Levels {
 		l, c := &s.Levels[i], &d.stats.levels[i]
 		if rs != nil {
 			l.Files = rs.version.NumFiles(i)
 			l.Bytes = rs.version.LevelSize(i)
-			l.Score = d.compactionOptions().Score(rs.version, i)
+			l.Score = d.compactionOptions().Score(rs.version, i, nil)
 			if i > 0 {
 				l.Target = targets[i]
 			}

@@ -38,7 +38,7 @@ func (s Stats) String() string {
 	fmt.Fprintf(&b, "compactions: %d moves, %d L0, %d size, %d rewrites; dropped %s; read %d blocks (%d bytes); reclaimed %d bytes\n",
 		s.Compactions.Move, s.Compactions.L0, s.Compactions.Size, s.Compactions.Rewrite, s.CompactionDrops,
 		s.CompactionBlocksRead, s.CompactionBytesRead, s.SpaceReclaimed)
-	fmt.Fprintf(&b, "compaction debt: %d bytes; running now: %v\n", s.CompactionDebt, s.CompactionRunning)
+	fmt.Fprintf(&b, "compaction debt: %d bytes; running now: %d\n", s.CompactionDebt, s.CompactionsRunning)
 	fmt.Fprintf(&b, "writes:    WAL %d bytes; write amplification %.2f; %d slowdowns, %d stalls (%v)\n",
 		s.WALBytes, s.WriteAmplification(), s.Slowdowns, s.Stalls, s.StallTime)
 	if s.BackgroundError != nil {

@@ -30,6 +30,7 @@ type optionSet struct {
 	L0SlowdownThreshold   int   `json:",omitempty"`
 	L0StopThreshold       int   `json:",omitempty"`
 	MaxOpenFiles          int   `json:",omitempty"`
+	MaxCompactions        int   `json:",omitempty"`
 }
 
 func (o optionSet) lsm() *lsm.Options {
@@ -46,6 +47,7 @@ func (o optionSet) lsm() *lsm.Options {
 		L0SlowdownWritesThreshold: o.L0SlowdownThreshold,
 		L0StopWritesThreshold:     o.L0StopThreshold,
 		MaxOpenFiles:              o.MaxOpenFiles,
+		MaxConcurrentCompactions:  o.MaxCompactions,
 	}
 }
 
@@ -113,6 +115,7 @@ func randomSet(rng *rand.Rand) optionSet {
 		TargetFileSize:    logUniform(2<<10, 4<<20),
 		LBaseMaxBytes:     logUniform(8<<10, 64<<20),
 		MaxOpenFiles:      pick(1, 2, 8, 1000),
+		MaxCompactions:    pick(1, 2, 4),
 	}
 	o.L0CompactionThreshold = 1 + rng.IntN(4)
 	o.L0SlowdownThreshold = o.L0CompactionThreshold + rng.IntN(5)

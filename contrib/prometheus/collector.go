@@ -119,13 +119,8 @@ func NewCollector(db *lsm.DB) *Collector {
 		func(s *lsm.Stats) float64 { return u(s.CompactionBytesRead) })
 	global("compaction_debt_bytes", "Estimated bytes compactions must still write to bring every level within its target.", gauge,
 		func(s *lsm.Stats) float64 { return u(s.CompactionDebt) })
-	global("compaction_running", "1 while a compaction runs, else 0.", gauge,
-		func(s *lsm.Stats) float64 {
-			if s.CompactionRunning {
-				return 1
-			}
-			return 0
-		})
+	global("compactions_running", "Compactions running now.", gauge,
+		func(s *lsm.Stats) float64 { return float64(s.CompactionsRunning) })
 	global("space_reclaimed_bytes_total", "Table bytes compactions removed: their inputs' size minus their outputs'.", counter,
 		func(s *lsm.Stats) float64 { return u(s.SpaceReclaimed) })
 	global("write_amplification", "Bytes written to tables by flushes and compactions per byte flushed from memtables (0 before the first flush).", gauge,

@@ -38,6 +38,11 @@ var fixedConfigs = []config{
 	}},
 	{"blocks-64", lsm.Options{MemtableSize: 8 << 10, BlockSize: 64}},
 	{"no-compression", lsm.Options{MemtableSize: smallMem, Compression: lsm.NoCompression}},
+	{"one-compaction", lsm.Options{MemtableSize: smallMem, L0CompactionThreshold: 2, MaxConcurrentCompactions: 1}},
+	{"four-compactions", lsm.Options{
+		MemtableSize: 4 << 10, LBaseMaxBytes: 8 << 10, LevelMultiplier: 2,
+		TargetFileSize: 1 << 10, L0CompactionThreshold: 2, MaxConcurrentCompactions: 4,
+	}},
 }
 
 // configs returns the fixed configurations and one drawn from seed, which
@@ -57,6 +62,8 @@ func configs(seed uint64) []config {
 		LBaseMaxBytes:     pick(4<<10, 16<<10, 256<<10, 0),
 		LevelMultiplier:   int(pick(2, 3, 10)),
 		TargetFileSize:    pick(1<<10, 4<<10, 64<<10, 0),
+
+		MaxConcurrentCompactions: int(pick(1, 3, 0)),
 	}
 	o.L0CompactionThreshold = int(pick(1, 2, 4))
 	o.L0SlowdownWritesThreshold = o.L0CompactionThreshold + int(pick(2, 4, 8))
