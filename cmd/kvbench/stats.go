@@ -39,7 +39,7 @@ type statsLine struct {
 	CompactionBlocksRead uint64   `json:"compaction_blocks_read"`
 	CompactionBytesRead  uint64   `json:"compaction_bytes_read"`
 	SpaceReclaimed       uint64   `json:"space_reclaimed"`
-	CompactionRunning    bool     `json:"compaction_running"`
+	CompactionsRunning   int      `json:"compactions_running"`
 	CompactionDebt       uint64   `json:"compaction_debt"`
 	Slowdowns            uint64   `json:"slowdowns"`
 	Stalls               uint64   `json:"stalls"`
@@ -86,7 +86,7 @@ func newStatsLine(bits, repeat int, s lsm.Stats) statsLine {
 		Flushes: s.Flushes, MemtablesQueued: s.MemtablesQueued, FlushDrops: dropMap(s.FlushDrops),
 		CompactionDrops: dropMap(s.CompactionDrops), CompactionBlocksRead: s.CompactionBlocksRead,
 		CompactionBytesRead: s.CompactionBytesRead, SpaceReclaimed: s.SpaceReclaimed,
-		CompactionRunning: s.CompactionRunning, CompactionDebt: s.CompactionDebt, Slowdowns: s.Slowdowns,
+		CompactionsRunning: s.CompactionsRunning, CompactionDebt: s.CompactionDebt, Slowdowns: s.Slowdowns,
 		Stalls: s.Stalls, StallSec: s.StallTime.Seconds(), WriteAmplification: writeAmp(s)}
 	if s.BackgroundError != nil {
 		msg := s.BackgroundError.Error()

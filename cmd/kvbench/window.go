@@ -29,27 +29,41 @@ func (b *bench) startWindow() (window, error) {
 	return window{stats: b.db.Stats(), tables: tables}, err
 }
 
-// settleInterval is how often settle looks whether compaction has stopped.
+// settleInterval is how often settle looks whether compactions have
+// stopped.
 const settleInterval = 5 * time.Millisecond
 
-// settle waits until the DB is quiet: its memtable flushed and no
-// compaction running (Flush returns with any compaction it made due
-// already marked running, so nothing can start after the last look). A
-// workload that starts on a settled DB neither competes with the debt the
-// one before left nor has it cut short by the Close before a comparison
-// run, which would let the runs with filters on and off read different
-// trees.
+// settle waits until the DB is quiet: its memtable flushed (Flush returns
+// with the compactions it made due already counted as running) and no
+// compaction running. A workload that starts on a settled DB neither
+// competes with the debt the one before left nor has it cut short by the
+// Close before a comparison run, which would let the runs with filters on
+// and off read different trees.
+//
+// Stats counts running compactions without the DB's lock, so between one
+// compaction's end and the start of the one it made due it can read 0 for
+// an instant; the debt is not 0 then. So the DB is quiet at a look that
+// finds no compaction running and no debt, or no compaction running at
+// two looks in a row (debt that nothing works off: a DB stopped by a
+// background error, which settle returns).
 func (b *bench) settle() error {
 	if err := b.db.Flush(); err != nil {
 		return err
 	}
-	for b.db.Stats().CompactionRunning {
-		if b.ctx.Err() != nil {
+	idle := false
+	for {
+		s := b.db.Stats()
+		switch {
+		case s.BackgroundError != nil:
+			return s.BackgroundError
+		case s.CompactionsRunning == 0 && (s.CompactionDebt == 0 || idle):
+			return nil
+		case b.ctx.Err() != nil:
 			return errInterrupted
 		}
+		idle = s.CompactionsRunning == 0
 		time.Sleep(settleInterval)
 	}
-	return nil
 }
 
 // levelWatch counts, per level, the tables that flushes and compactions
