@@ -28,6 +28,8 @@ func TestBadUsageExits2(t *testing.T) {
 		{"-num", "abc"},
 		{"-num", "0"},
 		{"-threads", "0"},
+		{"-repeat", "0"},
+		{"-batch_size", "0"},
 		{"-benchmarks", "readrandom,nope"},
 		{"-benchmarks", ","},
 		{"-bloom_bits", "5,x"},
