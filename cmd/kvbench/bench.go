@@ -133,7 +133,11 @@ func (b *bench) runAll() (err error) {
 			return errInterrupted
 		}
 		if err != nil {
-			return fmt.Errorf("benchmark %s (bloom_bits %d): %w", name, b.bits, err)
+			where := fmt.Sprintf("bloom_bits %d", b.bits)
+			if b.cfg.repeat > 1 {
+				where += fmt.Sprintf(", repeat %d", b.repeat)
+			}
+			return fmt.Errorf("benchmark %s (%s): %w", name, where, err)
 		}
 		if on != nil {
 			b.rep.result(on, off)
