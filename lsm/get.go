@@ -58,31 +58,8 @@ func (d *DB) currentView() (*readState, base.SeqNum) {
 // records every step for Explain.
 func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte, error) {
 	h := filter.Hash(key)
-
-	// 1. The active memtable: its filter, then its tree.
-	v, res := rs.mem.Active().GetHash(key, h, seq)
-	d.stats.countMemtable(res)
-	tr.memtable("active memtable", res)
-	if res == memtable.Found || res == memtable.Deleted {
+	if v, res := d.getMemtables(rs, key, h, seq, tr); answered(res) {
 		return memtableValue(v, res)
-	}
-
-	// 2. The immutable memtables: one probe of their combined filter rules
-	// them all out at once; otherwise each one, newest first.
-	if imms := rs.mem.Immutables(); len(imms) > 0 {
-		if !d.opts.IgnoreFilters && !rs.mem.CombinedFilter().ContainsHash(h) {
-			d.stats.immutableFilterNegatives.Add(1)
-			tr.step("immutable memtables (%d): combined filter: absent", len(imms))
-		} else {
-			for i, m := range imms {
-				v, res := m.GetHash(key, h, seq)
-				d.stats.countMemtable(res)
-				tr.memtable(immutableName(i), res)
-				if res == memtable.Found || res == memtable.Deleted {
-					return memtableValue(v, res)
-				}
-			}
-		}
 	}
 
 	// 3. L0, newest table first; 4. one table per deeper level.
@@ -106,6 +83,41 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 	tr.result("not found")
 	return nil, ErrNotFound
 }
+
+// getMemtables is steps 1 and 2 of the read path: the version of key a
+// memtable holds, if one does (answered), as the memtable's own bytes.
+func (d *DB) getMemtables(rs *readState, key []byte, h uint64, seq base.SeqNum, tr *Trace) ([]byte, memtable.Result) {
+	// 1. The active memtable: its filter, then its tree.
+	v, res := rs.mem.Active().GetHash(key, h, seq)
+	d.stats.countMemtable(res)
+	tr.memtable("active memtable", res)
+	if answered(res) {
+		return v, res
+	}
+
+	// 2. The immutable memtables: one probe of their combined filter rules
+	// them all out at once; otherwise each one, newest first.
+	if imms := rs.mem.Immutables(); len(imms) > 0 {
+		if !d.opts.IgnoreFilters && !rs.mem.CombinedFilter().ContainsHash(h) {
+			d.stats.immutableFilterNegatives.Add(1)
+			tr.step("immutable memtables (%d): combined filter: absent", len(imms))
+		} else {
+			for i, m := range imms {
+				v, res := m.GetHash(key, h, seq)
+				d.stats.countMemtable(res)
+				tr.memtable(immutableName(i), res)
+				if answered(res) {
+					return v, res
+				}
+			}
+		}
+	}
+	return nil, memtable.Absent
+}
+
+// answered reports whether a memtable's result ends a read: a value or a
+// tombstone.
+func answered(res memtable.Result) bool { return res == memtable.Found || res == memtable.Deleted }
 
 func memtableValue(v []byte, res memtable.Result) ([]byte, error) {
 	if res == memtable.Deleted {

@@ -8,8 +8,12 @@ import (
 
 // compactionReadahead is how much a compaction input reads per system
 // call. A compaction reads each input table once, front to back, a block
-// at a time; 256 KiB reads turn ~64 block-sized preads into one.
-const compactionReadahead = 256 << 10
+// at a time; 64 KiB reads turn ~16 block-sized preads into one. Every
+// input has its window at once (an L0 compaction can have 20 inputs), so
+// the window is held small: 256 KiB windows were 5.9 MB of a 1M-key
+// fill's peak heap, and the process's peak RSS fell from 50 to 45 MB
+// with 64 KiB.
+const compactionReadahead = 64 << 10
 
 // readaheadFile serves ReadAt from a window it refills with large reads.
 // It is for one goroutine reading forward (a compaction input); reads that

@@ -137,21 +137,49 @@ type levelCounters struct {
 
 // count adds what one table lookup did.
 func (c *levelCounters) count(t *sstable.GetTrace) {
+	var n lookupCounts
+	n.count(t)
+	c.add(&n)
+}
+
+// add adds counts made without atomics, as MultiGet makes them for a
+// whole batch: one atomic add per counter and batch, not per key.
+func (c *levelCounters) add(n *lookupCounts) {
+	addNonZero := func(c *atomic.Uint64, n uint64) {
+		if n > 0 {
+			c.Add(n)
+		}
+	}
+	addNonZero(&c.filterProbes, n.filterProbes)
+	addNonZero(&c.filterNegatives, n.filterNegatives)
+	addNonZero(&c.filterFalsePositives, n.filterFalsePositives)
+	addNonZero(&c.cacheHits, n.cacheHits)
+	addNonZero(&c.blocksRead, n.blocksRead)
+	addNonZero(&c.bytesRead, n.bytesRead)
+}
+
+// lookupCounts are levelCounters' read counters as plain integers.
+type lookupCounts struct {
+	filterProbes, filterNegatives, filterFalsePositives uint64
+	cacheHits, blocksRead, bytesRead                    uint64
+}
+
+func (c *lookupCounts) count(t *sstable.GetTrace) {
 	if t.FilterConsulted {
-		c.filterProbes.Add(1)
+		c.filterProbes++
 		switch {
 		case !t.FilterMayContain:
-			c.filterNegatives.Add(1)
+			c.filterNegatives++
 		case t.Outcome == sstable.OutcomeAbsent:
-			c.filterFalsePositives.Add(1)
+			c.filterFalsePositives++
 		}
 	}
 	if t.BlockIndex >= 0 {
 		if t.CacheHit {
-			c.cacheHits.Add(1)
+			c.cacheHits++
 		} else {
-			c.blocksRead.Add(1)
-			c.bytesRead.Add(t.BlockLength)
+			c.blocksRead++
+			c.bytesRead += t.BlockLength
 		}
 	}
 }
