@@ -17,8 +17,8 @@ func table(num uint64, lo, hi string, size uint64) *manifest.FileMetadata {
 	}
 }
 
-// TestTargetsAreDynamic: the last level's size sets every target, and the
-// base level is the first one at most LBaseMaxBytes.
+// TestTargetsAreDynamic: the last level's size sets the base level, whose
+// target is LBaseMaxBytes, and the levels between grow by one ratio.
 func TestTargetsAreDynamic(t *testing.T) {
 	o := Options{L0Threshold: 4, LBaseMaxBytes: 64, Multiplier: 10}
 	for _, tc := range []struct {
@@ -29,9 +29,10 @@ func TestTargetsAreDynamic(t *testing.T) {
 		{0, 6, "[0 0 0 0 0 0 1]"},
 		{50, 6, "[0 0 0 0 0 0 50]"},
 		{640, 5, "[0 0 0 0 0 64 640]"},
-		{6500, 3, "[0 0 0 6 65 650 6500]"},
-		// A DB too large for six levels: L1 is the base, above its bound.
-		{64_000_000_000, 1, "[0 640000 6400000 64000000 640000000 6400000000 64000000000]"},
+		{6500, 3, "[0 0 0 64 298 1393 6500]"},
+		// A DB too large for six levels at Multiplier 10: L1 is the base,
+		// and the ratio between levels grows instead.
+		{64_000_000_000, 1, "[0 64 4038 254788 16076073 1014331643 64000000000]"},
 	} {
 		var v manifest.Version
 		if tc.lastSize > 0 {
@@ -99,7 +100,7 @@ func TestPickMinOverlap(t *testing.T) {
 	if c == nil || c.Level != 5 || c.Inputs[0][0].FileNum != 2 || len(c.Inputs[1]) != 1 || c.Inputs[1][0].FileNum != 5 {
 		t.Fatalf("picked %v, want table 2 (10 bytes below it, against 300)", c)
 	}
-	v.Levels[6] = []*manifest.FileMetadata{table(4, "x", "z", 700)}
+	v.Levels[6] = []*manifest.FileMetadata{table(4, "x", "z", 600)}
 	after2 := func(int) base.InternalKey { return v.Levels[5][1].Largest }
 	if c := Pick(&v, o, after2, nil); c == nil || c.Inputs[0][0].FileNum != 3 {
 		t.Fatalf("with nothing below and the pointer after table 2, picked %v; want table 3", c)
@@ -115,7 +116,7 @@ func TestPickMinOverlap(t *testing.T) {
 // write overlapping ranges into the same level, and a level's running
 // compactions take just enough out of it to bring it within its target.
 func TestConcurrentPicksDisjoint(t *testing.T) {
-	o := Options{L0Threshold: 2, LBaseMaxBytes: 640, Multiplier: 10}
+	o := Options{L0Threshold: 2, LBaseMaxBytes: 80, Multiplier: 10}
 	noPointer := func(int) base.InternalKey { return base.InternalKey{} }
 	var v manifest.Version
 	v.Levels[0] = []*manifest.FileMetadata{table(20, "a", "z", 10), table(21, "a", "z", 10)}
