@@ -18,8 +18,10 @@ type bench struct {
 	ctx        context.Context // done on Ctrl-C: the workloads stop
 	cfg        *config
 	bits       int // kvbench's bits per key, 0 meaning no filter
+	repeat     int // which -repeat run, from 1
 	dir        string
 	db         *lsm.DB
+	watch      *levelWatch // the tables db writes per level (window.go)
 	keys       keySpace
 	vals       *valueSource
 	filtersOff bool
@@ -49,6 +51,7 @@ func (b *bench) options() *lsm.Options {
 		IgnoreFilters:   b.filtersOff,
 		TargetFileSize:  b.cfg.targetFileSize,
 		LBaseMaxBytes:   b.cfg.levelBase,
+		EventListener:   b.watch.listener(),
 	}
 }
 
@@ -58,6 +61,7 @@ func (b *bench) options() *lsm.Options {
 // absent-key proof of Delete treats a table nobody has opened yet as
 // "maybe" and elides nothing.
 func (b *bench) open() (err error) {
+	b.watch = &levelWatch{}
 	if b.db, err = lsm.Open(b.dir, b.options()); err != nil {
 		return err
 	}
@@ -69,8 +73,12 @@ func (b *bench) open() (err error) {
 // finished; the temporary DB is removed all the same.
 var errInterrupted = errors.New("interrupted")
 
-// runBenchmarks is the default command: for each -bloom_bits value, a DB
-// built with it and every -benchmarks workload run on it in order. When
+// runBenchmarks is the default command: for each -bloom_bits value and
+// each of the -repeat runs, a DB built with it and every -benchmarks
+// workload run on it in order. Each repeat builds the DB afresh, so the
+// repeats are independent samples of the whole sequence; with
+// -use_existing_db there is nothing to rebuild from, so every repeat runs
+// on the DB as the one before left it. When
 // ctx is done the workload under way stops at its next op, and the
 // temporary directory is removed before runBenchmarks returns
 // errInterrupted.
@@ -89,10 +97,13 @@ func runBenchmarks(ctx context.Context, c *config, stdout, stderr io.Writer) (er
 		if len(c.bloomBits) > 1 {
 			dir = filepath.Join(root, fmt.Sprintf("bloom-%02d", bits))
 		}
-		b := &bench{ctx: ctx, cfg: c, bits: bits, dir: dir, keys: keySpace{num: c.num, keySize: c.keySize},
-			vals: newValueSource(c.valueSize, c.compressionRatio, c.seed), rep: rep, stderr: stderr}
-		if err := b.runAll(); err != nil {
-			return err
+		for repeat := 1; repeat <= c.repeat; repeat++ {
+			b := &bench{ctx: ctx, cfg: c, bits: bits, repeat: repeat, dir: dir, keys: keySpace{num: c.num, keySize: c.keySize},
+				vals: newValueSource(c.valueSize, c.compressionRatio, c.seed), rep: rep, stderr: stderr}
+			rep.startRepeat(repeat)
+			if err := b.runAll(); err != nil {
+				return err
+			}
 		}
 	}
 	return rep.finish()
@@ -117,19 +128,16 @@ func (b *bench) runAll() (err error) {
 		if b.ctx.Err() != nil {
 			return errInterrupted
 		}
-		w := workloads[name]
-		var on, off *record
-		var err error
-		if w.compare && b.cfg.compare {
-			on, off, err = b.compared(name, w)
-		} else {
-			on, err = w.run(b, name)
-		}
+		on, off, err := b.runWorkload(name)
 		if errors.Is(err, errInterrupted) {
 			return errInterrupted
 		}
 		if err != nil {
-			return fmt.Errorf("benchmark %s (bloom_bits %d): %w", name, b.bits, err)
+			where := fmt.Sprintf("bloom_bits %d", b.bits)
+			if b.cfg.repeat > 1 {
+				where += fmt.Sprintf(", repeat %d", b.repeat)
+			}
+			return fmt.Errorf("benchmark %s (%s): %w", name, where, err)
 		}
 		if on != nil {
 			b.rep.result(on, off)
@@ -138,10 +146,25 @@ func (b *bench) runAll() (err error) {
 	return nil
 }
 
+// runWorkload settles the DB (window.go) and runs one workload, twice if
+// it is compared: on and off are its records with filters on and off.
+func (b *bench) runWorkload(name string) (on, off *record, err error) {
+	if err := b.settle(); err != nil {
+		return nil, nil, err
+	}
+	w := workloads[name]
+	if w.compare && b.cfg.compare {
+		return b.compared(name, w)
+	}
+	on, err = w.run(b, name)
+	return on, nil, err
+}
+
 // compared runs w twice on the same data: on a copy of the DB's directory
 // opened with Options.IgnoreFilters, then on the DB itself, reopened so
-// that both runs start alike (cold block cache, WAL replayed). The
-// operations are the same: they come from the same seeds.
+// that both runs start alike (cold block cache, WAL replayed, the same
+// tables: the DB was settled before the copy). The operations are the
+// same: they come from the same seeds.
 func (b *bench) compared(name string, w workload) (on, off *record, err error) {
 	if err := b.db.Close(); err != nil {
 		return nil, nil, err
@@ -150,7 +173,7 @@ func (b *bench) compared(name string, w workload) (on, off *record, err error) {
 	cp := b.dir + ".nofilters"
 	err = copyDir(b.dir, cp)
 	if err == nil {
-		c := *b
+		c := *b // c.open gives c its own levelWatch
 		c.dir, c.filtersOff = cp, true
 		if err = c.open(); err == nil {
 			off, err = w.run(&c, name)

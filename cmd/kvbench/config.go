@@ -24,6 +24,8 @@ type config struct {
 	compression      string
 	compressionRatio float64
 	threads          int
+	repeat           int // runs of the whole sequence, each on a fresh DB
+	batchSize        int // keys per MultiGet in the multiread workloads
 	seed             uint64
 	bloomBits        []int // kvbench's 0 means "no filter" (lsm's -1)
 	cacheSize        int64
@@ -49,7 +51,8 @@ const defaultBenchmarks = "fillrandom,readrandom,readmissing,deleteabsent,delete
 
 // workloadNames lists every -benchmarks value, in the order -h shows them.
 var workloadNames = []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readmissing",
-	"deleteabsent", "deleterandom", "readwhilewriting", "seekrandom", "scan", "compact", "stats"}
+	"multireadrandom", "multireadmissing", "deleteabsent", "deleterandom", "readwhilewriting",
+	"seekrandom", "scan", "compact", "stats"}
 
 // errUsage marks a command line that cannot run: the caller prints usage
 // and exits with status 2, as package flag does.
@@ -67,20 +70,22 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	benchmarks := fs.String("benchmarks", defaultBenchmarks, "comma-separated workloads, run in order: "+strings.Join(workloadNames, ", "))
 	fs.IntVar(&c.num, "num", 1_000_000, "number of keys written by the fill benchmarks (present keys are 0, 2, 4, … 2·(num-1))")
-	fs.IntVar(&c.reads, "reads", 200_000, "operations per read workload (readrandom, readmissing, readwhilewriting, seekrandom)")
+	fs.IntVar(&c.reads, "reads", 200_000, "operations per read workload (readrandom, readmissing, readwhilewriting, seekrandom; keys for the multiread workloads)")
 	fs.IntVar(&c.deletes, "deletes", -1, "operations per delete workload; -1: same as -reads")
 	fs.IntVar(&c.keySize, "key_size", 16, "key size in bytes (zero-padded decimal)")
 	fs.IntVar(&c.valueSize, "value_size", 100, "value size in bytes")
 	fs.StringVar(&c.compression, "compression_type", "snappy", "data block compression: snappy or none")
 	fs.Float64Var(&c.compressionRatio, "compression_ratio", 1, "fraction of its size a value compresses to: 1 is random bytes, 0.5 halves")
 	fs.IntVar(&c.threads, "threads", 1, "goroutines sharing each workload's operations")
+	fs.IntVar(&c.repeat, "repeat", 1, "run the whole sequence this many times, each on a fresh DB, and report the median and min-max of the timings")
+	fs.IntVar(&c.batchSize, "batch_size", 32, "keys per MultiGet call in multireadrandom and multireadmissing")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of key order and value bytes; equal seeds give equal operations")
 	bits := fs.String("bloom_bits", "10", "Bloom bits per key for new tables, or a list (0,5,10,15,20): the DB is rebuilt per value; 0 writes no filter")
 	fs.Int64Var(&c.cacheSize, "cache_size", 8<<20, "block cache bytes; 0 or negative disables the cache")
 	fs.BoolVar(&c.sync, "sync", false, "fsync the WAL on every commit")
 	fs.StringVar(&c.db, "db", "", "DB directory (default: a temporary one, removed afterwards)")
 	fs.BoolVar(&c.useExisting, "use_existing_db", false, "run on the DB in -db as it is: no fill benchmarks, no rebuild")
-	fs.BoolVar(&c.histogram, "histogram", false, "print p50/p95/p99/p99.9 latencies per benchmark")
+	fs.BoolVar(&c.histogram, "histogram", false, "print p50/p90/p99/p99.9/p99.99/max latencies per benchmark (HdrHistogram, 3 significant digits)")
 	fs.BoolVar(&c.json, "json", false, "print one JSON object per line instead of text")
 	fs.StringVar(&c.svg, "svg", "", "write charts to this SVG file: block reads per missing-key lookup vs bits per key, and latency percentiles")
 	fs.BoolVar(&c.compare, "compare", true, "rerun each read and delete workload with Options.IgnoreFilters on a copy of the same DB")
@@ -160,6 +165,10 @@ func (c *config) validate() error {
 		return usageError("-reads must not be negative")
 	case c.threads < 1 || c.threads > 1024:
 		return usageError("-threads must be in 1..1024")
+	case c.repeat < 1 || c.repeat > 1000:
+		return usageError("-repeat must be in 1..1000")
+	case c.batchSize < 1 || c.batchSize > 1<<16:
+		return usageError("-batch_size must be in 1..65536")
 	case c.valueSize < 0 || c.valueSize > 1<<20:
 		return usageError("-value_size must be in 0..1048576")
 	case c.compression != "snappy" && c.compression != "none":

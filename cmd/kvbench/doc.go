@@ -13,36 +13,58 @@
 // # Workloads
 //
 // -benchmarks names them, run in order on one DB: fillseq, fillrandom,
-// overwrite, readrandom, readmissing, deleteabsent, deleterandom,
-// readwhilewriting, seekrandom, scan, compact, stats. Written keys are the
-// even numbers 0, 2, … 2·(num-1) in zero-padded decimal; the missing keys of
-// readmissing and deleteabsent are the odd numbers between them, so they
-// fall inside every table's key range and nothing but a filter can turn
-// them away without a data-block read. -threads goroutines share each
+// overwrite, readrandom, readmissing, multireadrandom, multireadmissing,
+// deleteabsent, deleterandom, readwhilewriting, seekrandom, scan, compact,
+// stats. Written keys are the even numbers 0, 2, … 2·(num-1) in
+// zero-padded decimal; the missing keys of readmissing, multireadmissing
+// and deleteabsent are the odd numbers between them, so they fall inside
+// every table's key range and nothing but a filter can turn them away
+// without a data-block read. -threads goroutines share each
 // workload's operations (db_bench gives each thread the full count).
 // micros/op is per-thread time per op and ops/sec is ops over wall time,
 // as in db_bench; cpu us/op beside micros/op is the workers' thread CPU
 // time per op (internal/cpuclock), which a loaded machine does not inflate
-// and which leaves out the DB's background flushes and compactions. The write workloads and the delete workloads end with an
-// untimed Flush, so reads find the data in tables and the report can say
-// which tombstones the flush dropped. "compact" runs DB.Compact over the
-// whole key range.
+// and which leaves out the DB's background flushes and compactions. The
+// write workloads and the delete workloads end with an untimed Flush, so
+// reads find the data in tables and the report can say which tombstones
+// the flush dropped. "compact" runs DB.Compact over the whole key range.
+// multireadrandom and multireadmissing read -reads keys in DB.MultiGet
+// calls of -batch_size keys (default 32, db_bench's name): their per-op
+// figures are per key, a second line gives them per batch, and their
+// latency percentiles are per batch. A missing key found, or a present key
+// MultiGet misses that Get then finds, fails the run.
+//
+// Every workload starts on a settled DB: the memtable flushed and no
+// compaction running (window.go), so background work the workload before
+// left neither runs during it nor is cut short by the Close before a
+// comparison run. The level tables count each level's tables at that
+// start, and +N the tables flushes and compactions wrote into the level
+// during the workload: a level that gained its tables mid-run shows 0+2,
+// not 0.
 //
 // # What the filters saved
 //
 // Every read and delete workload that asks the filters (readrandom,
-// readmissing, deleteabsent, deleterandom, readwhilewriting) runs twice on
-// the same data: the DB is closed, its directory copied, the copy opened
-// with lsm.Options.IgnoreFilters and the workload run there with the same
-// seeds; then the original is reopened and the workload runs with filters
-// on. Both runs start alike (cold block cache, WAL replayed), so the saving
-// printed is measured, never computed. The counters come from lsm.Stats,
+// readmissing, the multireads, deleteabsent, deleterandom,
+// readwhilewriting) runs twice on the same data: the DB is closed, its
+// directory copied, the copy opened with lsm.Options.IgnoreFilters and the
+// workload run there with the same seeds; then the original is reopened
+// and the workload runs with filters on. Both runs start alike (cold block
+// cache, WAL replayed, the same tables, copied from a settled DB), so the
+// saving printed is measured, never computed. The counters come from lsm.Stats,
 // differenced across each run.
 //
 // -bloom_bits takes a list. Filters are written when tables are built, so
 // for each value the DB is rebuilt from scratch (the same keys, values and
 // order from the same seed) and every workload rerun; the sweep table at the
-// end has one row per read workload and value.
+// end has one row per read workload and value, and under it one per level:
+// blocks per op and measured FPR against theory.
+//
+// -repeat N runs the whole sequence N times for each value, each time on a
+// fresh DB (with -use_existing_db, on the DB as the repeat before left
+// it: there is nothing to rebuild it from), and ends with the median and
+// min-max of each workload's ops/sec, micros/op and cpu us/op. The sweep
+// table pools the repeats' counts.
 //
 // The theory printed beside each measured FPR is filter.CacheLineFPR at the
 // probe count filter.CacheLineProbes gives: the tables use the cache-line
@@ -61,12 +83,16 @@
 // the text report, of tree and of explain fits 80 columns and ends in no
 // space: prose wraps under its label, tables are laid out to fit. A figure
 // nothing measured (the FPR of a level whose every probe found its key, a
-// ratio over zero) prints n/a, never 0. -json prints one JSON object per
-// line instead (a "header", then "result" and "stats" objects), with null
-// for n/a. -svg writes
-// two hand-drawn charts (svg.go says why not gonum/plot). A progress bar
-// (github.com/schollz/progressbar) appears on stderr for phases longer than
-// two seconds, only when stderr is a terminal.
+// ratio over zero, a rate of no operations) prints n/a, never 0. -json
+// prints one JSON object per line instead (a "header", then "result" and
+// "stats" objects, and with -repeat a "summary" per workload; each result
+// carries its "repeat", from 1), with snake_case keys throughout and null
+// for n/a. -histogram adds latency percentiles from an HdrHistogram
+// (github.com/HdrHistogram/hdrhistogram-go, three significant digits): p50,
+// p90, p99, p99.9, p99.99 and max. -svg writes two hand-drawn charts, each
+// with the run's context (svg.go says why not gonum/plot). A progress bar
+// (github.com/schollz/progressbar) with an ETA appears on stderr for
+// phases longer than two seconds, only when stderr is a terminal.
 //
 // Exit status: 0 done, 1 a benchmark failed (the message names it), 2 bad
 // usage (every subcommand: the reason and usage on stderr), 130 interrupted:

@@ -30,6 +30,16 @@ func (k keySpace) key(dst []byte, n uint64) []byte {
 	return dst
 }
 
+// batch returns n key buffers cut from one allocation, for key to fill.
+func (k keySpace) batch(n int) [][]byte {
+	buf := make([]byte, n*k.keySize)
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = buf[i*k.keySize : (i+1)*k.keySize : (i+1)*k.keySize]
+	}
+	return keys
+}
+
 // valueSource hands out value bytes: windows of one buffer, so making one
 // costs nothing. As in db_bench, the buffer is made of 100-byte pieces, each
 // a random prefix of ratio × 100 bytes repeated: at ratio 1 values are

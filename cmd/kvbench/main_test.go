@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // tiny makes any run finish in about a second: a few hundred keys in
@@ -29,6 +28,8 @@ func TestBadUsageExits2(t *testing.T) {
 		{"-num", "abc"},
 		{"-num", "0"},
 		{"-threads", "0"},
+		{"-repeat", "0"},
+		{"-batch_size", "0"},
 		{"-benchmarks", "readrandom,nope"},
 		{"-benchmarks", ","},
 		{"-bloom_bits", "5,x"},
@@ -115,8 +116,6 @@ func TestKeySpace(t *testing.T) {
 		prev = m
 	}
 }
-
-func durationNs(n int) time.Duration { return time.Duration(n) }
 
 // TestSubcommandUsage: every subcommand reports bad usage (missing -db,
 // an unknown flag, wrong arguments) on stderr, prints nothing on stdout,

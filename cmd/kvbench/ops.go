@@ -15,10 +15,14 @@ import (
 // thread is one goroutine's share of a workload. Everything in it is
 // private to the goroutine until runOps merges it.
 type thread struct {
-	id    int
-	rng   *rand.Rand
-	key   []byte
-	iter  *lsm.Iter // seekrandom's, reused across seeks
+	id   int
+	rng  *rand.Rand
+	key  []byte
+	iter *lsm.Iter // seekrandom's, reused across seeks
+	// batch and nums are a multiread batch's keys and their numbers,
+	// reused across batches.
+	batch [][]byte
+	nums  []uint64
 	hist  histogram
 	found int64
 	bytes int64
@@ -56,7 +60,7 @@ func (b *bench) runOps(name string, n int, op func(t *thread, i int) error) (ops
 	cpu := make([]time.Duration, threads)
 	var wg sync.WaitGroup
 	for id := range ts {
-		t := &thread{id: id, rng: opRand(b.cfg.seed, name, id), key: make([]byte, b.keys.keySize)}
+		t := &thread{id: id, rng: opRand(b.cfg.seed, name, id), key: make([]byte, b.keys.keySize), hist: newHistogram()}
 		ts[id] = t
 		lo, hi := id*n/threads, (id+1)*n/threads
 		wg.Go(func() {
@@ -81,7 +85,7 @@ func (b *bench) runOps(name string, n int, op func(t *thread, i int) error) (ops
 		})
 	}
 	wg.Wait()
-	r := opsResult{elapsed: time.Since(start)}
+	r := opsResult{elapsed: time.Since(start), hist: newHistogram()}
 	prog.stop()
 	for id, t := range ts {
 		if t.iter != nil {
@@ -89,12 +93,12 @@ func (b *bench) runOps(name string, n int, op func(t *thread, i int) error) (ops
 				firstErr = err
 			}
 		}
-		r.ops += int64(t.hist.n)
+		r.ops += t.hist.count()
 		r.found += t.found
 		r.bytes += t.bytes
 		r.busy += busy[id]
 		r.cpu += cpu[id]
-		r.hist.merge(&t.hist)
+		r.hist.merge(t.hist)
 	}
 	if firstErr == nil && b.ctx.Err() != nil {
 		firstErr = errInterrupted

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"sync/atomic"
@@ -31,6 +32,7 @@ func startProgress(stderr io.Writer, name string, total int64, count *atomic.Int
 	go func() {
 		defer close(p.done)
 		start := time.Now()
+		est := eta{start: start, total: total}
 		tick := time.NewTicker(200 * time.Millisecond)
 		defer tick.Stop()
 		var bar *progressbar.ProgressBar
@@ -48,12 +50,18 @@ func startProgress(stderr io.Writer, name string, total int64, count *atomic.Int
 					progressbar.OptionSetWriter(f),
 					progressbar.OptionSetDescription(name),
 					progressbar.OptionShowCount(),
+					// The bar's own estimate starts its clock when the bar
+					// appears, so it counts the work of the first
+					// progressDelay as done in no time: eta's instead.
+					progressbar.OptionSetPredictTime(false),
 					progressbar.OptionSetWidth(30),
 					progressbar.OptionThrottle(100*time.Millisecond),
 					progressbar.OptionClearOnFinish())
 			}
 			if bar != nil {
-				_ = bar.Set64(count.Load())
+				done := count.Load()
+				bar.Describe(describe(name, est, time.Now(), done))
+				_ = bar.Set64(done)
 			}
 		}
 	}()
@@ -66,6 +74,41 @@ func (p *progress) stop() {
 		close(p.quit)
 		<-p.done
 	}
+}
+
+// eta estimates the time a phase has left from its average rate since it
+// began: at a constant rate the estimate is the true time left, up to the
+// workers' counting in steps of 256 ops.
+type eta struct {
+	start time.Time
+	total int64
+}
+
+// etaMinElapsed is how long a phase runs before its rate is taken to be
+// known.
+const etaMinElapsed = time.Second
+
+// left returns the time left at now, with done of total ops done; ok is
+// false while it cannot be estimated: before etaMinElapsed, or before the
+// first ops are counted.
+func (e eta) left(now time.Time, done int64) (d time.Duration, ok bool) {
+	elapsed := now.Sub(e.start)
+	if elapsed < etaMinElapsed || done <= 0 {
+		return 0, false
+	}
+	if done >= e.total {
+		return 0, true
+	}
+	return time.Duration(float64(elapsed) * float64(e.total-done) / float64(done)), true
+}
+
+// describe is the bar's label: the phase's name, and its ETA once known.
+func describe(name string, e eta, now time.Time, done int64) string {
+	d, ok := e.left(now, done)
+	if !ok {
+		return name
+	}
+	return fmt.Sprintf("%s (ETA %v)", name, d.Round(time.Second))
 }
 
 func isTerminal(f *os.File) bool {

@@ -8,18 +8,26 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
-// The -svg charts are written by hand, not with gonum.org/v1/plot: two
-// line charts on a log axis need ~200 lines of SVG, while gonum/plot would
+// The -svg charts are written by hand, not with gonum.org/v1/plot: a few
+// line charts on a log axis need ~250 lines of SVG, while gonum/plot would
 // bring gonum, a font stack and image codecs into the module graph of an
 // embeddable storage engine for the sake of one optional flag. The output is
-// plain SVG 1.1 that browsers and image viewers render as is.
+// plain SVG 1.1 that browsers and image viewers render as is. Without a font
+// to measure, text widths are estimated (textWidth) on the wide side, and
+// the layout is computed from them: the legend is as wide as its longest
+// name, and a chart as wide as its title.
 
 const (
-	chartW, chartH = 720, 400
-	padL, padR     = 80, 190
-	padT, padB     = 40, 50
+	plotW, plotH = 520, 300
+	padL, padT   = 80, 64 // y tick labels; title and context line
+	padB         = 50     // x tick labels and x label
+	legendGap    = 16     // between plot and legend
+	legendLine   = 18     // legend row height
+	fontSize     = 12
+	smallFont    = 10 // the context line
 )
 
 var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"}
@@ -35,22 +43,61 @@ type series struct {
 
 // chart is one panel: x linear (numeric, or categories at 0, 1, …), y log10.
 type chart struct {
-	title, xlabel, ylabel string
-	categories            []string // when set, x values index them
-	series                []series
+	title, context, xlabel, ylabel string
+	categories                     []string // when set, x values index them
+	series                         []series
 }
 
-// writeSVG draws the bits-per-key chart and the latency chart.
-func writeSVG(w io.Writer, recs []*record, bits []int) error {
-	charts := []chart{blockReadsChart(recs, bits), latencyChart(recs, bits)}
+// textWidth estimates the width of s in a sans-serif font of size px: 0.6
+// em a rune, 10% more in bold. Helvetica and DejaVu Sans average 0.5 to
+// 0.55 em over digits and lower case, so the estimate errs wide.
+func textWidth(s string, size float64, bold bool) float64 {
+	w := float64(utf8.RuneCountInString(s)) * 0.6 * size
+	if bold {
+		w *= 1.1
+	}
+	return w
+}
+
+// legendX is where the legend starts, right of the plot.
+const legendX = padL + plotW + legendGap
+
+// extent returns the chart's width and height: the legend as wide as its
+// longest name, as tall as its rows, and room for the title and context.
+func (c chart) extent() (w, h float64) {
+	legend := 0.0
+	for _, s := range c.series {
+		legend = max(legend, 30+textWidth(s.name, fontSize, false))
+	}
+	w = max(legendX+legend+10, textWidth(c.title, fontSize, true)+20, textWidth(c.context, smallFont, false)+20)
+	h = max(padT+plotH+padB, padT+10+legendLine*float64(len(c.series))+padB)
+	return w, h
+}
+
+// writeSVG draws the charts of a run: block reads per absent-key lookup
+// against bits per key, and latency percentiles. Each carries the run's
+// context from h.
+func writeSVG(w io.Writer, h header, recs []*record) error {
+	context := fmt.Sprintf("%d entries, bloom bits %s; %s; %s", h.Num, bitsList(h.BloomBits), h.Date, h.machine())
+	charts := []chart{blockReadsChart(recs), latencyChart(recs, h.BloomBits)}
+	width, height := 0.0, 0.0
+	for i := range charts {
+		charts[i].context = context
+		cw, ch := charts[i].extent()
+		width, height = max(width, cw), height+ch
+	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n")
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", chartW, chartH*len(charts))
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="%d">`+"\n",
+		width, height, width, height, fontSize)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	for i, c := range charts {
-		fmt.Fprintf(&b, `<g transform="translate(0,%d)">`+"\n", i*chartH)
-		c.draw(&b)
+	top := 0.0
+	for _, c := range charts {
+		fmt.Fprintf(&b, `<g transform="translate(0,%.0f)">`+"\n", top)
+		c.draw(&b, width)
 		b.WriteString("</g>\n")
+		_, ch := c.extent()
+		top += ch
 	}
 	b.WriteString("</svg>\n")
 	_, err := w.Write(b.Bytes())
@@ -58,70 +105,92 @@ func writeSVG(w io.Writer, recs []*record, bits []int) error {
 }
 
 // blockReadsChart: data blocks touched per missing-key Get against bits per
-// key. Theory, per run, is the tables whose key range covered the key (the
-// filter probes per Get; without filters, the blocks read, one per covering
-// table) times the cache-line FPR at the run's bits. It is computed per
-// run because each bits value has its own rebuilt tree, caught at its own
-// point of compaction.
-func blockReadsChart(recs []*record, bits []int) chart {
+// key, counts pooled over the repeats. Theory, per bits value, is the
+// tables whose key range covered the key (the filter probes per Get;
+// without filters, the blocks read, one per covering table) times the
+// cache-line FPR at those bits. It is computed per value because each has
+// its own rebuilt tree.
+func blockReadsChart(recs []*record) chart {
 	c := chart{title: "readmissing: data-block reads per lookup of an absent key",
 		xlabel: "Bloom bits per key", ylabel: "data blocks read per Get (log)"}
 	th := series{name: "theory: tables × cache-line FPR", color: palette[2], dashed: true}
 	on := series{name: "measured, filters on", color: palette[0]}
 	off := series{name: "measured, filters ignored", color: palette[1]}
-	for _, r := range recs {
-		if r.Benchmark != "readmissing" || r.Reads == nil {
+	for _, g := range groups(recs) {
+		if g[0].Benchmark != "readmissing" {
 			continue
 		}
-		p := point{float64(r.BloomBits), blocksPerOp(r)}
-		if !r.Filters {
-			off.pts = append(off.pts, p)
+		p := pool(g, nil)
+		y := perOp(p.blocks, int64(p.ops))
+		if y == nil {
 			continue
 		}
-		on.pts = append(on.pts, p)
-		cover := p.y
-		if r.BloomBits > 0 {
-			cover = perOp(r.Reads.FilterProbes, r.Ops)
+		pt := point{float64(p.bits), *y}
+		if !g[0].Filters {
+			off.pts = append(off.pts, pt)
+			continue
 		}
-		th.pts = append(th.pts, point{p.x, cover * theoryFPR(r.BloomBits)})
+		on.pts = append(on.pts, pt)
+		cover := pt.y
+		if p.bits > 0 {
+			cover = *perOp(p.probes, int64(p.ops))
+		}
+		th.pts = append(th.pts, point{pt.x, cover * theoryFPR(p.bits)})
 	}
 	c.series = append(c.series, th, on, off)
 	return c
 }
 
 // latencyChart: Get/Delete latency percentiles of every read and delete
-// workload at one bits-per-key value (10 if swept, else the last).
+// workload at one bits-per-key value (10 if swept, else the last), each the
+// median over the repeats.
 func latencyChart(recs []*record, bits []int) chart {
 	at := bits[len(bits)-1]
 	if slices.Contains(bits, 10) {
 		at = 10
 	}
-	c := chart{title: fmt.Sprintf("latency percentiles at %d bits per key", at), xlabel: "percentile",
-		ylabel: "microseconds (log)", categories: []string{"p50", "p95", "p99", "p99.9"}}
-	for _, r := range recs {
-		if r.BloomBits != at || r.Reads == nil || r.LatencyUs == nil {
+	c := chart{title: fmt.Sprintf("latency percentiles at %d bits per key", at),
+		xlabel: "percentile", ylabel: "microseconds (log)"}
+	keys := []string{}
+	for _, pc := range percentiles {
+		c.categories = append(c.categories, pc.name)
+		keys = append(keys, snake(pc.name))
+	}
+	c.categories, keys = append(c.categories, "max"), append(keys, "max")
+	for _, g := range groups(recs) {
+		if g[0].BloomBits != at || g[0].Reads == nil {
 			continue
 		}
-		name := r.Benchmark
-		s := series{name: name, color: palette[len(c.series)%len(palette)]}
-		if !r.Filters {
+		s := series{name: g[0].Benchmark, color: palette[len(c.series)%len(palette)]}
+		if g[0].Batches != nil {
+			s.name += " per batch"
+		}
+		if !g[0].Filters {
 			s.name += " (filters off)"
 			s.dashed = true
 		}
-		l := r.LatencyUs
-		for i, v := range []float64{l.P50, l.P95, l.P99, l.P999} {
-			s.pts = append(s.pts, point{float64(i), v})
+		for i, k := range keys {
+			var vs []float64
+			for _, rec := range g {
+				if v, ok := rec.LatencyUs[k]; ok {
+					vs = append(vs, v)
+				}
+			}
+			if m := spreadOf(vs).Median; m != nil {
+				s.pts = append(s.pts, point{float64(i), *m})
+			}
 		}
 		c.series = append(c.series, s)
 	}
 	return c
 }
 
-func (c chart) draw(b *bytes.Buffer) {
-	pw, ph := float64(chartW-padL-padR), float64(chartH-padT-padB)
-	text(b, chartW/2-padR/2, 22, "middle", "bold", c.title)
-	text(b, padL+int(pw)/2, chartH-10, "middle", "", c.xlabel)
-	fmt.Fprintf(b, `<text x="16" y="%d" text-anchor="middle" transform="rotate(-90 16 %d)">%s</text>`+"\n", padT+int(ph)/2, padT+int(ph)/2, esc(c.ylabel))
+func (c chart) draw(b *bytes.Buffer, width float64) {
+	pw, ph := float64(plotW), float64(plotH)
+	text(b, width/2, 22, "middle", fontSize, true, c.title)
+	text(b, width/2, 40, "middle", smallFont, false, c.context)
+	text(b, padL+pw/2, padT+ph+40, "middle", fontSize, false, c.xlabel)
+	fmt.Fprintf(b, `<text x="16" y="%.0f" text-anchor="middle" transform="rotate(-90 16 %.0f)">%s</text>`+"\n", padT+ph/2, padT+ph/2, esc(c.ylabel))
 	var xs, ys []float64
 	for _, s := range c.series {
 		for _, p := range s.pts {
@@ -132,7 +201,7 @@ func (c chart) draw(b *bytes.Buffer) {
 		}
 	}
 	if len(xs) == 0 || len(ys) == 0 {
-		text(b, padL+int(pw)/2, padT+int(ph)/2, "middle", "", "no data: run the workload to chart it")
+		text(b, padL+pw/2, padT+ph/2, "middle", fontSize, false, "no data: run the workload to chart it")
 		return
 	}
 	xmin, xmax := slices.Min(xs), slices.Max(xs)
@@ -157,15 +226,15 @@ func (c chart) draw(b *bytes.Buffer) {
 	for e := ymin; e <= ymax; e++ {
 		y := Y(math.Pow(10, e))
 		fmt.Fprintf(b, `<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`+"\n", padL, y, padL+pw, y)
-		text(b, padL-6, int(y)+4, "end", "", fmt.Sprintf("%g", math.Pow(10, e)))
+		text(b, padL-6, y+4, "end", fontSize, false, fmt.Sprintf("%g", math.Pow(10, e)))
 	}
 	if c.categories != nil {
 		for i, name := range c.categories {
-			text(b, int(X(float64(i))), padT+int(ph)+18, "middle", "", name)
+			text(b, X(float64(i)), padT+ph+18, "middle", fontSize, false, name)
 		}
 	} else {
 		for _, x := range uniqueSorted(xs) {
-			text(b, int(X(x)), padT+int(ph)+18, "middle", "", fmt.Sprintf("%g", x))
+			text(b, X(x), padT+ph+18, "middle", fontSize, false, fmt.Sprintf("%g", x))
 		}
 	}
 	for i, s := range c.series {
@@ -173,29 +242,33 @@ func (c chart) draw(b *bytes.Buffer) {
 		for _, p := range s.pts {
 			path = append(path, fmt.Sprintf("%.1f,%.1f", X(p.x), Y(p.y)))
 		}
-		dash := ""
+		dash, fill := "", s.color
 		if s.dashed {
-			dash = ` stroke-dasharray="6,4"`
+			dash, fill = ` stroke-dasharray="6,4"`, "white"
 		}
-		if len(path) > 0 {
+		if len(path) > 1 {
 			fmt.Fprintf(b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(path, " "), s.color, dash)
 		}
-		if !s.dashed || c.categories != nil {
-			for _, p := range s.pts {
-				fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>`+"\n", X(p.x), Y(p.y), s.color)
-			}
+		// Every point has a marker, hollow on a dashed series: a series
+		// of one point has no line to show it.
+		for _, p := range s.pts {
+			fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s" stroke="%s" stroke-width="1.5"/>`+"\n", X(p.x), Y(p.y), fill, s.color)
 		}
-		ly := padT + 10 + 18*i
-		fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"%s/>`+"\n", chartW-padR+10, ly, chartW-padR+34, ly, s.color, dash)
-		text(b, chartW-padR+40, ly+4, "start", "", s.name)
+		ly := padT + 10 + legendLine*float64(i)
+		fmt.Fprintf(b, `<line x1="%d" y1="%.0f" x2="%d" y2="%.0f" stroke="%s" stroke-width="2"%s/>`+"\n", legendX, ly, legendX+24, ly, s.color, dash)
+		text(b, legendX+30, ly+4, "start", fontSize, false, s.name)
 	}
 }
 
-func text(b *bytes.Buffer, x, y int, anchor, weight, s string) {
-	if weight != "" {
-		weight = fmt.Sprintf(` font-weight="%s"`, weight)
+func text(b *bytes.Buffer, x, y float64, anchor string, size int, bold bool, s string) {
+	attrs := ""
+	if size != fontSize {
+		attrs += fmt.Sprintf(` font-size="%d"`, size)
 	}
-	fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="%s"%s>%s</text>`+"\n", x, y, anchor, weight, esc(s))
+	if bold {
+		attrs += ` font-weight="bold"`
+	}
+	fmt.Fprintf(b, `<text x="%.0f" y="%.0f" text-anchor="%s"%s>%s</text>`+"\n", x, y, anchor, attrs, esc(s))
 }
 
 func esc(s string) string {

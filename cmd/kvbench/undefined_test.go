@@ -17,7 +17,7 @@ func TestUndefinedFigures(t *testing.T) {
 	// L6 was probed only by keys it held: no probe could be a false positive.
 	unmeasured := levelRead{Level: 6, Tables: 1, BitsPerKey: 10, Probes: 5,
 		FPR: levelFPR(lsm.LevelStats{FilterProbes: 5})}
-	on := &record{Benchmark: "readrandom", Filters: true, Ops: 10, OpsPerSec: 100,
+	on := &record{Benchmark: "readrandom", Filters: true, Ops: 10, OpsPerSec: ptr(100),
 		Reads: &reads{FilterProbes: 15, Levels: []levelRead{measured, unmeasured}}}
 	off := &record{Benchmark: "readrandom", Ops: 0, Reads: &reads{}} // no ops: no rates
 
@@ -26,9 +26,10 @@ func TestUndefinedFigures(t *testing.T) {
 	r.result(on, off)
 	text := out.String()
 	for _, want := range []string{
-		"per op n/a",
+		"filters off:      n/a micros/op     n/a cpu us/op     n/a ops/sec;",
+		"data blocks/op n/a from file + n/a from cache; per op n/a table",
 		"n/a negatives",
-		"(n/a: 0.0000 vs 0.0000 with",
+		"(n/a: 0.0000 vs n/a with",
 		"n/a the ops/sec",
 	} {
 		if !strings.Contains(text, want) {
@@ -50,12 +51,16 @@ func TestUndefinedFigures(t *testing.T) {
 
 	out.Reset()
 	r = newReporter(&config{json: true}, &out)
-	r.result(on, nil)
-	if !strings.Contains(out.String(), `"fpr":null`) || !strings.Contains(out.String(), `"fpr":0.1,`) {
-		t.Errorf("JSON FPRs: %s", out.String())
+	r.result(on, off)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"fpr":null`) || !strings.Contains(lines[0], `"fpr":0.1,`) ||
+		!strings.Contains(lines[1], `"micros_per_op":null`) || !strings.Contains(lines[1], `"blocks_from_file_per_op":null`) {
+		t.Errorf("JSON: %s", out.String())
 	}
-	var v map[string]any
-	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
-		t.Fatal(err)
+	for _, l := range lines {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -14,22 +14,25 @@ import (
 
 // workload is one -benchmarks entry. compare marks the workloads whose
 // point lookups or deletes ask the filters: they run a second time with
-// Options.IgnoreFilters on a copy of the same DB.
+// Options.IgnoreFilters on a copy of the same DB. found marks those whose
+// result line says how many keys were found.
 type workload struct {
-	compare bool
-	run     func(b *bench, name string) (*record, error)
+	compare, found bool
+	run            func(b *bench, name string) (*record, error)
 }
 
 var workloads = map[string]workload{
 	"fillseq":          {run: func(b *bench, name string) (*record, error) { return b.fill(name, nil) }},
 	"fillrandom":       {run: func(b *bench, name string) (*record, error) { return b.fill(name, permutation(b.cfg.num, b.cfg.seed)) }},
 	"overwrite":        {run: (*bench).overwrite},
-	"readrandom":       {compare: true, run: func(b *bench, name string) (*record, error) { return b.read(name, b.keys.present) }},
-	"readmissing":      {compare: true, run: func(b *bench, name string) (*record, error) { return b.read(name, b.keys.missing) }},
+	"readrandom":       {compare: true, found: true, run: func(b *bench, name string) (*record, error) { return b.read(name, b.keys.present) }},
+	"readmissing":      {compare: true, found: true, run: func(b *bench, name string) (*record, error) { return b.read(name, b.keys.missing) }},
+	"multireadrandom":  {compare: true, found: true, run: func(b *bench, name string) (*record, error) { return b.multiRead(name, true) }},
+	"multireadmissing": {compare: true, found: true, run: func(b *bench, name string) (*record, error) { return b.multiRead(name, false) }},
 	"deleteabsent":     {compare: true, run: func(b *bench, name string) (*record, error) { return b.delete(name, b.keys.missing) }},
 	"deleterandom":     {compare: true, run: func(b *bench, name string) (*record, error) { return b.delete(name, b.keys.present) }},
-	"readwhilewriting": {compare: true, run: (*bench).readWhileWriting},
-	"seekrandom":       {run: (*bench).seekRandom},
+	"readwhilewriting": {compare: true, found: true, run: (*bench).readWhileWriting},
+	"seekrandom":       {found: true, run: (*bench).seekRandom},
 	"scan":             {run: (*bench).scan},
 	"compact":          {run: (*bench).compact},
 	"stats":            {run: (*bench).stats},
@@ -73,12 +76,16 @@ func (b *bench) afterWrite(name string, r opsResult, err error) (*record, error)
 
 // read Gets -reads random keys numbered by keyOf (present or missing).
 func (b *bench) read(name string, keyOf func(int) uint64) (*record, error) {
-	before := b.db.Stats()
+	w, err := b.startWindow()
+	if err != nil {
+		return nil, err
+	}
 	r, err := b.runOps(name, b.cfg.reads, b.getOp(keyOf))
 	if err != nil {
 		return nil, err
 	}
-	return b.readRecord(name, r, before)
+	rec, _, err := b.readRecord(name, r, w)
+	return rec, err
 }
 
 func (b *bench) getOp(keyOf func(int) uint64) func(t *thread, i int) error {
@@ -96,20 +103,26 @@ func (b *bench) getOp(keyOf func(int) uint64) func(t *thread, i int) error {
 	}
 }
 
-func (b *bench) readRecord(name string, r opsResult, before lsm.Stats) (*record, error) {
-	tables, err := b.db.Tables()
+// readRecord is the record of a read workload measured over w, and the
+// Stats difference across w.
+func (b *bench) readRecord(name string, r opsResult, w window) (*record, lsm.Stats, error) {
+	end, err := b.db.Tables()
 	if err != nil {
-		return nil, err
+		return nil, lsm.Stats{}, err
 	}
+	d := statsDiff(w.stats, b.db.Stats())
 	rec := newRecord(b, name, r)
-	rec.Reads = readsFrom(statsDiff(before, b.db.Stats()), r.ops, tables, b.bits)
-	return rec, nil
+	rec.Reads = readsFrom(d, r.ops, w, b.watch.counts(), end, b.bits)
+	return rec, d, nil
 }
 
 // delete deletes -deletes random keys numbered by keyOf, then flushes
 // (untimed) so the report can say which tombstones the flush dropped.
 func (b *bench) delete(name string, keyOf func(int) uint64) (*record, error) {
-	before := b.db.Stats()
+	w, err := b.startWindow()
+	if err != nil {
+		return nil, err
+	}
 	r, err := b.runOps(name, b.cfg.deletes, func(t *thread, i int) error {
 		return b.db.Delete(b.keys.key(t.key, keyOf(t.rng.IntN(b.cfg.num))))
 	})
@@ -119,21 +132,21 @@ func (b *bench) delete(name string, keyOf func(int) uint64) (*record, error) {
 	if err := b.db.Flush(); err != nil {
 		return nil, fmt.Errorf("flush after deleting: %w", err)
 	}
-	tables, err := b.db.Tables()
-	if err != nil {
-		return nil, err
+	rec, d, err := b.readRecord(name, r, w)
+	if rec != nil {
+		rec.Deletes = deletesFrom(d)
 	}
-	d := statsDiff(before, b.db.Stats())
-	rec := newRecord(b, name, r)
-	rec.Deletes = deletesFrom(d)
-	rec.Reads = readsFrom(d, r.ops, tables, b.bits)
-	return rec, nil
+	return rec, err
 }
 
 // readWhileWriting runs -reads Gets of present keys on -threads goroutines
 // while one more goroutine overwrites random keys until they finish; the
 // figures are the readers'.
 func (b *bench) readWhileWriting(name string) (*record, error) {
+	w, err := b.startWindow()
+	if err != nil {
+		return nil, err
+	}
 	var stop atomic.Bool
 	var writes atomic.Int64
 	var werr error
@@ -148,14 +161,13 @@ func (b *bench) readWhileWriting(name string) (*record, error) {
 			writes.Add(1)
 		}
 	})
-	before := b.db.Stats()
 	r, err := b.runOps(name, b.cfg.reads, b.getOp(b.keys.present))
 	stop.Store(true)
 	wg.Wait()
 	if err = errors.Join(err, werr); err != nil {
 		return nil, err
 	}
-	rec, err := b.readRecord(name, r, before)
+	rec, _, err := b.readRecord(name, r, w)
 	if rec != nil {
 		rec.Note = fmt.Sprintf("%d writes by 1 writer meanwhile", writes.Load())
 	}
@@ -188,7 +200,7 @@ func (b *bench) scan(name string) (*record, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	it := b.db.NewIter(nil)
-	var r opsResult
+	r := opsResult{hist: newHistogram()}
 	cstart := cpuclock.Thread()
 	start := time.Now()
 	last := start
@@ -216,7 +228,7 @@ func (b *bench) compact(name string) (*record, error) {
 	if err := b.db.Compact(); err != nil {
 		return nil, err
 	}
-	r := opsResult{ops: 1, elapsed: time.Since(start)}
+	r := opsResult{ops: 1, elapsed: time.Since(start), hist: newHistogram()}
 	r.busy = r.elapsed
 	r.hist.add(r.elapsed)
 	return newRecord(b, name, r), b.warm()
@@ -224,6 +236,6 @@ func (b *bench) compact(name string) (*record, error) {
 
 // stats prints the DB's counters since it was last opened.
 func (b *bench) stats(name string) (*record, error) {
-	b.rep.stats(b.bits, b.db.Stats())
+	b.rep.stats(b.bits, b.repeat, b.db.Stats())
 	return nil, nil
 }

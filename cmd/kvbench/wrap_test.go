@@ -45,6 +45,14 @@ func TestReportFits80Columns(t *testing.T) {
 		}
 		checkWidth(t, args[0], stdout)
 	}
+	// Every workload, on two threads: the long names (multireadmissing,
+	// readwhilewriting) and the per-batch lines wrap too.
+	code, stdout, stderr = runArgs(t, append([]string{"-histogram", "-threads", "2", "-benchmarks",
+		strings.Join(workloadNames, ",")}, tiny...)...)
+	if code != 0 || !strings.Contains(stdout, "MultiGets of 32 keys") {
+		t.Fatalf("run = %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	checkWidth(t, "every workload", stdout)
 }
 
 // The -bloom_bits sweep ends the report with a table that fits too.

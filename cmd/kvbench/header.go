@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// header is the run's context: the machine and every option, once at the
+// top (JSON type "header"), and on every chart.
+type header struct {
+	Type       string   `json:"type"` // "header"
+	Date       string   `json:"date"`
+	GoVersion  string   `json:"go"`
+	GOOS       string   `json:"goos"`
+	GOARCH     string   `json:"goarch"`
+	CPUs       int      `json:"cpus"`
+	GOMAXPROCS int      `json:"gomaxprocs"`
+	Benchmarks []string `json:"benchmarks"`
+	Num        int      `json:"num"`
+	Reads      int      `json:"reads"`
+	Deletes    int      `json:"deletes"`
+	KeySize    int      `json:"key_size"`
+	ValueSize  int      `json:"value_size"`
+	Threads    int      `json:"threads"`
+	Repeat     int      `json:"repeat"`
+	BatchSize  int      `json:"batch_size"`
+	Seed       uint64   `json:"seed"`
+	BloomBits  []int    `json:"bloom_bits"`
+	CacheSize  int64    `json:"cache_size"`
+	Memtable   int64    `json:"write_buffer_size"`
+	TargetFile int64    `json:"target_file_size_base"`
+	LevelBase  int64    `json:"max_bytes_for_level_base"`
+	Sync       bool     `json:"sync"`
+	Compare    bool     `json:"compare"`
+	DB         string   `json:"db"`
+}
+
+func newHeader(c *config, dir string) header {
+	return header{Type: "header", Date: time.Now().Format(time.DateTime), GoVersion: runtime.Version(),
+		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Benchmarks: c.benchmarks, Num: c.num, Reads: c.reads, Deletes: c.deletes, KeySize: c.keySize,
+		ValueSize: c.valueSize, Threads: c.threads, Repeat: c.repeat, BatchSize: c.batchSize, Seed: c.seed,
+		BloomBits: c.bloomBits, CacheSize: c.cacheSize, Memtable: c.writeBufferSize, TargetFile: c.targetFileSize,
+		LevelBase: c.levelBase, Sync: c.sync, Compare: c.compare, DB: dir}
+}
+
+// bitsList is "5,10,15".
+func bitsList(bits []int) string {
+	return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(bits)), ","), "[]")
+}
+
+// machine is the Go line of the header: "go1.26 linux/amd64, 2 CPUs
+// (GOMAXPROCS 2)".
+func (h header) machine() string {
+	return fmt.Sprintf("%s %s/%s, %d CPUs (GOMAXPROCS %d)", h.GoVersion, h.GOOS, h.GOARCH, h.CPUs, h.GOMAXPROCS)
+}
+
+func (r *reporter) header(dir string) {
+	c := r.cfg
+	r.head = newHeader(c, dir)
+	if r.enc != nil {
+		r.emit(r.head)
+		return
+	}
+	p := func(k, format string, args ...any) {
+		fmt.Fprintf(r.w, "%-12s %s\n", k+":", fmt.Sprintf(format, args...))
+	}
+	p("kvbench", "monban LSM: what the filters save on reads and deletes")
+	if c.defaulted {
+		p("Default run", "embedded workload, about a minute on a 2-core machine (kvbench -h for the flags)")
+	}
+	p("Date", "%s", r.head.Date)
+	p("Go", "%s", r.head.machine())
+	p("Keys", "%d bytes each (zero-padded decimal; written keys even-numbered, missing keys odd, same range)", c.keySize)
+	p("Values", "%d bytes each (incompressible)", c.valueSize)
+	p("Entries", "%d", c.num)
+	p("Ops", "%d per read workload, %d per delete workload, on %d thread(s); seed %d", c.reads, c.deletes, c.threads, c.seed)
+	if c.repeat > 1 {
+		fresh := "each on a fresh DB"
+		if c.useExisting {
+			fresh = "each on the -use_existing_db DB as the run before left it"
+		}
+		p("Repeats", "%d runs of the whole sequence, %s; median and min-max at the end", c.repeat, fresh)
+	}
+	bits := bitsList(c.bloomBits)
+	if len(c.bloomBits) > 1 {
+		p("Bloom bits", "%s per key: filters are written when tables are built, so the DB is rebuilt for each value", bits)
+	} else {
+		p("Bloom bits", "%s per key (0: no filter)", bits)
+	}
+	p("Theory", "FPR of the cache-line Bloom filter the tables use (filter.CacheLineFPR), standard layout beside it")
+	p("Options", "block cache %s, memtable %s, table %s, L1 %s (x10 per level), sync %v, %s (values compress to %.2f)",
+		cacheSize(c.cacheSize), size(c.writeBufferSize), size(c.targetFileSize), size(c.levelBase), c.sync, c.compression, c.compressionRatio)
+	where := dir
+	if c.db == "" {
+		where += " (temporary, removed afterwards)"
+	}
+	p("DB", "%s", where)
+	p("Workloads", "each starts when the DB is settled: memtable flushed, no compaction running; level tables count the tables at that start")
+	if c.compare {
+		p("Comparison", "each read/delete workload also runs with Options.IgnoreFilters on a copy of the same DB")
+	}
+	fmt.Fprintln(r.w, strings.Repeat("-", 72))
+}

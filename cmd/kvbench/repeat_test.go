@@ -1,0 +1,79 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestRepeat: -repeat 3 runs the sequence three times, each on a fresh DB
+// (the fill finds nothing to overwrite: the same counts each time), tags
+// every JSON result with its repeat, and ends with a summary per workload
+// whose median lies between its min and max; the text report fits 80
+// columns and says which repeat each block is.
+func TestRepeat(t *testing.T) {
+	lines := jsonRun(t, "-repeat", "3", "-benchmarks", "fillrandom,readmissing,multireadmissing")
+	seen := map[string][]float64{}
+	var summaries []map[string]any
+	for _, m := range lines {
+		switch m["type"] {
+		case "result":
+			k := m["benchmark"].(string)
+			if m["filters"] == false {
+				k += " off"
+			}
+			seen[k] = append(seen[k], m["repeat"].(float64))
+			if m["benchmark"] == "readmissing" && m["filters"] == true {
+				if fp := num(m, "reads", "false_positives"); fp != num(results(lines, "readmissing", true)[0], "reads", "false_positives") {
+					t.Errorf("repeat %v: %v false positives, repeat 1 had another count", m["repeat"], fp)
+				}
+			}
+		case "summary":
+			summaries = append(summaries, m)
+		}
+	}
+	for _, k := range []string{"fillrandom", "readmissing", "readmissing off", "multireadmissing", "multireadmissing off"} {
+		if r := seen[k]; len(r) != 3 || r[0] != 1 || r[1] != 2 || r[2] != 3 {
+			t.Errorf("%s: repeats %v, want 1 2 3", k, r)
+		}
+	}
+	if len(summaries) != 5 {
+		t.Fatalf("%d summary lines, want 5", len(summaries))
+	}
+	for _, s := range summaries {
+		if s["repeats"] != 3.0 {
+			t.Errorf("summary %v: repeats %v", s["benchmark"], s["repeats"])
+		}
+		for _, f := range []string{"ops_per_sec", "micros_per_op", "cpu_micros_per_op"} {
+			if lo, med, hi := num(s, f, "min"), num(s, f, "median"), num(s, f, "max"); !(lo <= med && med <= hi && lo > 0) {
+				t.Errorf("summary %v %s: min %v median %v max %v", s["benchmark"], f, lo, med, hi)
+			}
+		}
+	}
+
+	code, stdout, stderr := runArgs(t, append(append([]string{}, tiny...), "-repeat", "2", "-histogram",
+		"-benchmarks", "fillrandom,readmissing,multireadrandom")...)
+	if code != 0 {
+		t.Fatalf("run = %d, stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"Repeats:     2 runs of the whole sequence, each on a fresh DB", "\nrepeat 1 of 2\n",
+		"\nrepeat 2 of 2\n", "Repeats: median and min-max of 2 runs of each workload", "micros/op", "cpu us/op"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout)
+		}
+	}
+	checkWidth(t, "repeat report", stdout)
+}
+
+// TestOneRepeatUnchanged: without -repeat the report has no repeat marks
+// and no summary.
+func TestOneRepeatUnchanged(t *testing.T) {
+	_, stdout, _ := runArgs(t, append(append([]string{}, tiny...), "-benchmarks", "fillrandom,readmissing")...)
+	if strings.Contains(stdout, "repeat") || strings.Contains(stdout, "Repeats") || strings.Contains(stdout, "median") {
+		t.Errorf("a single run's report mentions repeats:\n%s", stdout)
+	}
+	for _, m := range jsonRun(t, "-benchmarks", "fillrandom,readmissing") {
+		if m["type"] == "summary" || (m["type"] == "result" && m["repeat"] != 1.0) {
+			t.Errorf("line %v", m)
+		}
+	}
+}

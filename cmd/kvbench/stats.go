@@ -1,0 +1,145 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/monbandb/monban/lsm"
+)
+
+// statsLine is the "stats" workload's JSON line: lsm.Stats under snake_case
+// keys, with null where lsm's zero means "none" (a level without a size
+// target, a write amplification before any flush).
+type statsLine struct {
+	Type                     string            `json:"type"` // "stats"
+	BloomBits                int               `json:"bloom_bits"`
+	Repeat                   int               `json:"repeat"`
+	BackgroundError          *string           `json:"background_error"`
+	Levels                   []levelStatsLine  `json:"levels"`
+	Total                    levelStatsLine    `json:"total"`
+	MemtableFilterNegatives  uint64            `json:"memtable_filter_negatives"`
+	ImmutableFilterNegatives uint64            `json:"immutable_filter_negatives"`
+	MemtableFalsePositives   uint64            `json:"memtable_false_positives"`
+	DeletesElided            uint64            `json:"deletes_elided"`
+	WALBytesSaved            uint64            `json:"wal_bytes_saved"`
+	DeleteProofProbes        uint64            `json:"delete_proof_probes"`
+	MergeProofProbes         uint64            `json:"merge_proof_probes"`
+	WALBytes                 uint64            `json:"wal_bytes"`
+	Flushes                  uint64            `json:"flushes"`
+	MemtablesQueued          int               `json:"memtables_queued"`
+	FlushDrops               map[string]uint64 `json:"flush_drops"`
+	CompactionDrops          map[string]uint64 `json:"compaction_drops"`
+	Compactions              struct {
+		Move    uint64 `json:"move"`
+		L0      uint64 `json:"l0"`
+		Size    uint64 `json:"size"`
+		Rewrite uint64 `json:"rewrite"`
+	} `json:"compactions"`
+	CompactionBlocksRead uint64   `json:"compaction_blocks_read"`
+	CompactionBytesRead  uint64   `json:"compaction_bytes_read"`
+	SpaceReclaimed       uint64   `json:"space_reclaimed"`
+	CompactionsRunning   int      `json:"compactions_running"`
+	CompactionDebt       uint64   `json:"compaction_debt"`
+	Slowdowns            uint64   `json:"slowdowns"`
+	Stalls               uint64   `json:"stalls"`
+	StallSec             float64  `json:"stall_sec"`
+	WriteAmplification   *float64 `json:"write_amplification"`
+}
+
+type levelStatsLine struct {
+	Level             *int     `json:"level"` // null in total
+	Tables            int      `json:"tables"`
+	Bytes             uint64   `json:"bytes"`
+	Target            *int64   `json:"target"` // null: no size target (L0, levels above the base)
+	Score             *float64 `json:"score"`  // null in total
+	FilterProbes      uint64   `json:"filter_probes"`
+	FilterNegatives   uint64   `json:"filter_negatives"`
+	FalsePositives    uint64   `json:"false_positives"`
+	FPR               *float64 `json:"fpr"`
+	CacheHits         uint64   `json:"cache_hits"`
+	BlocksRead        uint64   `json:"blocks_read"`
+	BytesRead         uint64   `json:"bytes_read"`
+	TableBytesIn      uint64   `json:"table_bytes_in"`
+	TableBytesWritten uint64   `json:"table_bytes_written"`
+}
+
+func newLevelStatsLine(level *int, l lsm.LevelStats) levelStatsLine {
+	out := levelStatsLine{Level: level, Tables: l.Files, Bytes: l.Bytes,
+		FilterProbes: l.FilterProbes, FilterNegatives: l.FilterNegatives, FalsePositives: l.FilterFalsePositives,
+		FPR: levelFPR(l), CacheHits: l.CacheHits, BlocksRead: l.BlocksRead, BytesRead: l.BytesRead,
+		TableBytesIn: l.TableBytesIn, TableBytesWritten: l.TableBytesWritten}
+	if l.Target > 0 {
+		out.Target = &l.Target
+	}
+	if level != nil {
+		out.Score = &l.Score
+	}
+	return out
+}
+
+func newStatsLine(bits, repeat int, s lsm.Stats) statsLine {
+	out := statsLine{Type: "stats", BloomBits: bits, Repeat: repeat, Total: newLevelStatsLine(nil, s.Total),
+		MemtableFilterNegatives: s.MemtableFilterNegatives, ImmutableFilterNegatives: s.ImmutableFilterNegatives,
+		MemtableFalsePositives: s.MemtableFalsePositives, DeletesElided: s.DeletesElided, WALBytesSaved: s.WALBytesSaved,
+		DeleteProofProbes: s.DeleteProofProbes, MergeProofProbes: s.MergeProofProbes, WALBytes: s.WALBytes,
+		Flushes: s.Flushes, MemtablesQueued: s.MemtablesQueued, FlushDrops: dropMap(s.FlushDrops),
+		CompactionDrops: dropMap(s.CompactionDrops), CompactionBlocksRead: s.CompactionBlocksRead,
+		CompactionBytesRead: s.CompactionBytesRead, SpaceReclaimed: s.SpaceReclaimed,
+		CompactionsRunning: s.CompactionsRunning, CompactionDebt: s.CompactionDebt, Slowdowns: s.Slowdowns,
+		Stalls: s.Stalls, StallSec: s.StallTime.Seconds(), WriteAmplification: writeAmp(s)}
+	if s.BackgroundError != nil {
+		msg := s.BackgroundError.Error()
+		out.BackgroundError = &msg
+	}
+	for i, l := range s.Levels {
+		out.Levels = append(out.Levels, newLevelStatsLine(&i, l))
+	}
+	c := &out.Compactions
+	c.Move, c.L0, c.Size, c.Rewrite = s.Compactions.Move, s.Compactions.L0, s.Compactions.Size, s.Compactions.Rewrite
+	return out
+}
+
+// writeAmp is Stats.WriteAmplification, nil before anything was flushed
+// (which it returns as 0).
+func writeAmp(s lsm.Stats) *float64 {
+	if s.Levels[0].TableBytesWritten == 0 {
+		return nil
+	}
+	return ptr(s.WriteAmplification())
+}
+
+// stats prints the DB's counters since it was last opened, and its shape
+// now.
+func (r *reporter) stats(bits, repeat int, s lsm.Stats) {
+	if r.enc != nil {
+		r.emit(newStatsLine(bits, repeat, s))
+		return
+	}
+	fmt.Fprintf(r.w, "stats (bloom_bits %d; tables and sizes now, counters since the DB was last opened: each compared workload reopens it):\n", bits)
+	// One table per concern: side by side they would need 103 columns.
+	tw := tabwriter.NewWriter(r.w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "  level\ttables\tsize\tfilter probes\tnegatives\tfalse+\tFPR %\t")
+	for i, l := range s.Levels {
+		if l.Files == 0 && l.FilterProbes == 0 && l.BlocksRead == 0 {
+			continue
+		}
+		fmt.Fprintf(tw, "  L%d\t%d\t%s\t%d\t%d\t%d\t%s\t\n", i, l.Files, size(int64(l.Bytes)),
+			l.FilterProbes, l.FilterNegatives, l.FilterFalsePositives, pct(levelFPR(l)))
+	}
+	fmt.Fprintln(tw, "  level\tcache hits\tblocks read\tbytes read\t")
+	for i, l := range s.Levels {
+		if l.Files == 0 && l.FilterProbes == 0 && l.BlocksRead == 0 {
+			continue
+		}
+		fmt.Fprintf(tw, "  L%d\t%d\t%d\t%s\t\n", i, l.CacheHits, l.BlocksRead, size(int64(l.BytesRead)))
+	}
+	tw.Flush()
+	fmt.Fprintf(r.w, "  memtable filter negatives %d, immutable combined-filter negatives %d, memtable false positives %d\n",
+		s.MemtableFilterNegatives, s.ImmutableFilterNegatives, s.MemtableFalsePositives)
+	fmt.Fprintf(r.w, "  deletes elided %d (WAL %s saved), WAL written %s, flushes %d, compactions %d move / %d L0 / %d size, write amplification %s\n",
+		s.DeletesElided, size(int64(s.WALBytesSaved)), size(int64(s.WALBytes)), s.Flushes,
+		s.Compactions.Move, s.Compactions.L0, s.Compactions.Size, fixed(2, writeAmp(s)))
+	fmt.Fprintf(r.w, "  dropped at flush: %s; at compaction: %s; stalls %d (%v)\n",
+		drops(dropMap(s.FlushDrops)), drops(dropMap(s.CompactionDrops)), s.Stalls, s.StallTime.Round(time.Millisecond))
+}

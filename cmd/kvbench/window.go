@@ -1,0 +1,158 @@
+package main
+
+import (
+	"sync"
+	"time"
+
+	"github.com/monbandb/monban/lsm"
+)
+
+// A read or delete workload is measured over a window: from a settled DB
+// (settle) to the end of its operations. Its counters are the difference
+// of lsm.Stats across the window (statsDiff); its level shape is the one at
+// the start, plus the tables written into each level meanwhile (levelWatch).
+
+// window is the state a workload is measured against: the DB's counters,
+// level shape and tables when it started.
+type window struct {
+	stats  lsm.Stats
+	tables []lsm.TableInfo
+}
+
+// startWindow settles the DB and opens a window on it.
+func (b *bench) startWindow() (window, error) {
+	if err := b.settle(); err != nil {
+		return window{}, err
+	}
+	tables, err := b.db.Tables()
+	b.watch.reset()
+	return window{stats: b.db.Stats(), tables: tables}, err
+}
+
+// settleInterval is how often settle looks whether compactions have
+// stopped.
+const settleInterval = 5 * time.Millisecond
+
+// settle waits until the DB is quiet: its memtable flushed (Flush returns
+// with the compactions it made due already counted as running) and no
+// compaction running. A workload that starts on a settled DB neither
+// competes with the debt the one before left nor has it cut short by the
+// Close before a comparison run, which would let the runs with filters on
+// and off read different trees.
+//
+// Stats counts running compactions without the DB's lock, so between one
+// compaction's end and the start of the one it made due it can read 0 for
+// an instant; the debt is not 0 then. So the DB is quiet at a look that
+// finds no compaction running and no debt, or no compaction running at
+// two looks in a row (debt that nothing works off: a DB stopped by a
+// background error, which settle returns).
+func (b *bench) settle() error {
+	if err := b.db.Flush(); err != nil {
+		return err
+	}
+	idle := false
+	for {
+		s := b.db.Stats()
+		switch {
+		case s.BackgroundError != nil:
+			return s.BackgroundError
+		case s.CompactionsRunning == 0 && (s.CompactionDebt == 0 || idle):
+			return nil
+		case b.ctx.Err() != nil:
+			return errInterrupted
+		}
+		idle = s.CompactionsRunning == 0
+		time.Sleep(settleInterval)
+	}
+}
+
+// levelWatch counts, per level, the tables that flushes and compactions
+// (trivial moves included) write while a window is open, from the DB's
+// event listener.
+type levelWatch struct {
+	mu      sync.Mutex
+	written [lsm.NumLevels]int
+}
+
+func (w *levelWatch) listener() *lsm.EventListener {
+	return &lsm.EventListener{
+		FlushEnd: func(i lsm.FlushInfo) {
+			if i.Err == nil {
+				w.add(0, len(i.Output))
+			}
+		},
+		CompactionEnd: func(i lsm.CompactionInfo) {
+			if i.Err == nil {
+				for _, t := range i.Outputs {
+					w.add(t.Level, 1)
+				}
+			}
+		},
+	}
+}
+
+func (w *levelWatch) add(level, n int) {
+	w.mu.Lock()
+	w.written[level] += n
+	w.mu.Unlock()
+}
+
+func (w *levelWatch) reset() {
+	w.mu.Lock()
+	w.written = [lsm.NumLevels]int{}
+	w.mu.Unlock()
+}
+
+func (w *levelWatch) counts() [lsm.NumLevels]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.written
+}
+
+// statsDiff returns the counters of b minus those of a; the shape fields
+// (Files, Bytes, MemtablesQueued) are b's.
+func statsDiff(a, b lsm.Stats) lsm.Stats {
+	d := b
+	d.Total = lsm.LevelStats{}
+	for i := range d.Levels {
+		x, y := a.Levels[i], b.Levels[i]
+		l := &d.Levels[i]
+		l.FilterProbes, l.FilterNegatives = y.FilterProbes-x.FilterProbes, y.FilterNegatives-x.FilterNegatives
+		l.FilterFalsePositives = y.FilterFalsePositives - x.FilterFalsePositives
+		l.CacheHits, l.BlocksRead, l.BytesRead = y.CacheHits-x.CacheHits, y.BlocksRead-x.BlocksRead, y.BytesRead-x.BytesRead
+		l.TableBytesIn, l.TableBytesWritten = y.TableBytesIn-x.TableBytesIn, y.TableBytesWritten-x.TableBytesWritten
+		t := &d.Total
+		t.Files += l.Files
+		t.Bytes += l.Bytes
+		t.FilterProbes += l.FilterProbes
+		t.FilterNegatives += l.FilterNegatives
+		t.FilterFalsePositives += l.FilterFalsePositives
+		t.CacheHits += l.CacheHits
+		t.BlocksRead += l.BlocksRead
+		t.BytesRead += l.BytesRead
+		t.TableBytesIn += l.TableBytesIn
+		t.TableBytesWritten += l.TableBytesWritten
+	}
+	d.MemtableFilterNegatives -= a.MemtableFilterNegatives
+	d.ImmutableFilterNegatives -= a.ImmutableFilterNegatives
+	d.MemtableFalsePositives -= a.MemtableFalsePositives
+	d.DeletesElided -= a.DeletesElided
+	d.WALBytesSaved -= a.WALBytesSaved
+	d.DeleteProofProbes -= a.DeleteProofProbes
+	d.MergeProofProbes -= a.MergeProofProbes
+	d.WALBytes -= a.WALBytes
+	d.Flushes -= a.Flushes
+	for i := range d.FlushDrops {
+		d.FlushDrops[i] -= a.FlushDrops[i]
+		d.CompactionDrops[i] -= a.CompactionDrops[i]
+	}
+	d.Compactions.Move -= a.Compactions.Move
+	d.Compactions.L0 -= a.Compactions.L0
+	d.Compactions.Size -= a.Compactions.Size
+	d.Compactions.Rewrite -= a.Compactions.Rewrite
+	d.CompactionBlocksRead -= a.CompactionBlocksRead
+	d.CompactionBytesRead -= a.CompactionBytesRead
+	d.Stalls -= a.Stalls
+	d.StallTime -= a.StallTime
+	return d
+}
