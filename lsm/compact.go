@@ -230,7 +230,14 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 		lo, hi := c.Bounds()
 		grandparents = v.Overlaps(c.OutputLevel+1, lo, hi)
 	}
-	outputs, err := d.writeTables(it, compaction.NewSplitter(d.opts.TargetFileSize, grandparents), c.OutputLevel)
+	var entries uint64
+	for _, files := range c.Inputs {
+		for _, f := range files {
+			entries += f.NumEntries
+		}
+	}
+	bits := d.filterBitsPerKey(v, c.OutputLevel, entries, c.Inputs)
+	outputs, err := d.writeTables(it, compaction.NewSplitter(d.opts.TargetFileSize, grandparents), c.OutputLevel, bits)
 	d.stats.countDrops(it.Drops(), false)
 	if err != nil {
 		return nil, err
@@ -307,8 +314,8 @@ func (d *DB) openCompactionInputs(c *compaction.Compaction) ([]base.InternalIter
 }
 
 // writeTables writes it's entries as tables of level, cut where split
-// says, which is only ever between user keys.
-func (d *DB) writeTables(it *compaction.Iter, split *compaction.Splitter, level int) ([]*manifest.FileMetadata, error) {
+// says, which is only ever between user keys, with filters of bitsPerKey.
+func (d *DB) writeTables(it *compaction.Iter, split *compaction.Splitter, level int, bitsPerKey float64) ([]*manifest.FileMetadata, error) {
 	var outputs []*manifest.FileMetadata
 	var w *tableWriter
 	var lastKey []byte
@@ -343,7 +350,7 @@ func (d *DB) writeTables(it *compaction.Iter, split *compaction.Splitter, level 
 		}
 		if w == nil {
 			var err error
-			if w, err = d.newTableWriter(); err != nil {
+			if w, err = d.newTableWriter(bitsPerKey); err != nil {
 				return nil, err
 			}
 		}

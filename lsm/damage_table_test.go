@@ -213,7 +213,7 @@ func rewriteTable(t *testing.T, fs vfs.FS, path string, id uint64) []byte {
 		t.Fatal(err)
 	}
 	o := damageOpts(nil).withDefaults()
-	w := sstable.NewWriter(out, sstable.WriterOptions{BlockSize: o.BlockSize, BloomBitsPerKey: o.bloomBits(), TableID: id})
+	w := sstable.NewWriter(out, sstable.WriterOptions{BlockSize: o.BlockSize, BloomBitsPerKey: float64(o.bloomBits()), TableID: id})
 	it := r.NewIter(nil, nil)
 	for ok := it.First(); ok; ok = it.Next() {
 		if err := w.Add(it.Key(), it.Value()); err != nil {

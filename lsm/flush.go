@@ -256,7 +256,8 @@ func (d *DB) flushMemtable(m *memtable.Memtable, v *manifest.Version, snapshots 
 	// Every table of v is older than m: a tombstone none of their filters
 	// admits hides nothing.
 	elide := d.tombstoneElider(v, 0)
-	meta, drops, err := d.writeTable(m.NewIter(), elide, snapshots)
+	bits := d.filterBitsPerKey(v, 0, uint64(m.Len()), [2][]*manifest.FileMetadata{})
+	meta, drops, err := d.writeTable(m.NewIter(), elide, snapshots, bits)
 	if err != nil {
 		return nil, err
 	}
@@ -271,12 +272,13 @@ func (d *DB) flushMemtable(m *memtable.Memtable, v *manifest.Version, snapshots 
 }
 
 // writeTable writes the survivors of input (compaction.Iter with the
-// given snapshots and tombstone elider, which may be nil) as one table. It
-// returns nil metadata when nothing survived.
-func (d *DB) writeTable(input base.InternalIterator, elide compaction.Elider, snapshots []base.SeqNum) (*manifest.FileMetadata, compaction.Drops, error) {
+// given snapshots and tombstone elider, which may be nil) as one L0 table
+// with filters of bitsPerKey. It returns nil metadata when nothing
+// survived.
+func (d *DB) writeTable(input base.InternalIterator, elide compaction.Elider, snapshots []base.SeqNum, bitsPerKey float64) (*manifest.FileMetadata, compaction.Drops, error) {
 	it := compaction.NewIter(input, snapshots, elide)
 	defer it.Close()
-	outputs, err := d.writeTables(it, compaction.NewSplitter(math.MaxInt64, nil), 0)
+	outputs, err := d.writeTables(it, compaction.NewSplitter(math.MaxInt64, nil), 0, bitsPerKey)
 	if err != nil || len(outputs) == 0 {
 		return nil, it.Drops(), err
 	}

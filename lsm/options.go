@@ -23,6 +23,13 @@ type Options struct {
 	// that table; changing it affects new tables only.
 	BloomBitsPerKey int
 
+	// FilterSizing spreads the filter memory over the tables:
+	// FilterSizingUniform (the default) gives each BloomBitsPerKey;
+	// FilterSizingPerLevel spends the same total, BloomBitsPerKey bits per
+	// entry of the tree, unevenly, for fewer false positives per read of a
+	// missing key (see its doc).
+	FilterSizing FilterSizing
+
 	// BlockSize is the target size of an SSTable data block before
 	// compression. Default 4096.
 	BlockSize int
@@ -195,6 +202,8 @@ func (o *Options) validate() error {
 	switch {
 	case o.Compression != NoCompression && o.Compression != SnappyCompression:
 		return fmt.Errorf("%w: Compression %d is none of NoCompression, SnappyCompression", ErrInvalidOptions, o.Compression)
+	case o.FilterSizing != FilterSizingUniform && o.FilterSizing != FilterSizingPerLevel:
+		return fmt.Errorf("%w: FilterSizing %d is neither FilterSizingUniform nor FilterSizingPerLevel", ErrInvalidOptions, o.FilterSizing)
 	case o.BloomBitsPerKey > 64:
 		return fmt.Errorf("%w: BloomBitsPerKey %d above 64", ErrInvalidOptions, o.BloomBitsPerKey)
 	case o.LevelMultiplier < 2:

@@ -36,7 +36,9 @@ func (r *repairer) rebuild() error {
 	// last level, so every tombstone left on top goes.
 	bottom := func([]byte) (bool, compaction.DropReason) { return true, compaction.DropBottom }
 	it := compaction.NewIter(merge.NewIter(inputs...), nil, bottom)
-	outputs, err := r.d.writeTables(it, compaction.NewSplitter(r.d.opts.TargetFileSize, nil), NumLevels-1)
+	// The rebuilt tree is one level: per-level sizing has nothing to
+	// spread, and gives it BloomBitsPerKey too.
+	outputs, err := r.d.writeTables(it, compaction.NewSplitter(r.d.opts.TargetFileSize, nil), NumLevels-1, float64(r.d.opts.bloomBits()))
 	if cerr := it.Close(); err == nil {
 		err = cerr
 	}

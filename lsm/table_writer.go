@@ -14,14 +14,16 @@ type tableWriter struct {
 	w   *sstable.Writer
 }
 
-func (d *DB) newTableWriter() (*tableWriter, error) {
+// newTableWriter starts a table whose filter gets bitsPerKey
+// (filterBitsPerKey).
+func (d *DB) newTableWriter(bitsPerKey float64) (*tableWriter, error) {
 	num := d.vs.NextFileNum()
 	f, err := d.fs.Create(d.path(manifest.KindTable, num))
 	if err != nil {
 		return nil, err
 	}
 	w := sstable.NewWriter(f, sstable.WriterOptions{
-		BlockSize: d.opts.BlockSize, BloomBitsPerKey: d.opts.bloomBits(), TableID: newTableID(),
+		BlockSize: d.opts.BlockSize, BloomBitsPerKey: bitsPerKey, TableID: newTableID(),
 		Compression: d.opts.Compression == SnappyCompression,
 	})
 	return &tableWriter{d: d, num: num, w: w}, nil

@@ -12,9 +12,10 @@ type TableInfo struct {
 	// deletions.
 	Entries, Tombstones uint64
 	// FilterBitsPerKey is the Bloom filter density the table was written
-	// with (0: no filter); FilterBytes the filter block's size. Both are -1
-	// when the table could not be opened to read them.
-	FilterBitsPerKey int
+	// with (0: no filter), a fraction under FilterSizingPerLevel;
+	// FilterBytes the filter block's size. Both are -1 when the table could
+	// not be opened to read them.
+	FilterBitsPerKey float64
 	FilterBytes      int64
 }
 

@@ -3,6 +3,7 @@ package sstable
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/monbandb/monban/internal/base"
 )
@@ -22,8 +23,11 @@ type Properties struct {
 	SmallestSeq, LargestSeq base.SeqNum
 	// FilterLayout is FilterLayoutCacheLine, or "" when the table has no
 	// filter block.
-	FilterLayout     string
-	FilterBitsPerKey int
+	FilterLayout string
+	// FilterBitsPerKey is the density the filter was built for, to the
+	// thousandth of a bit (property filter.millibits_per_key; tables
+	// written before it have filter.bits_per_key, a whole number).
+	FilterBitsPerKey float64
 	// RawKeyBytes and RawValueBytes sum the encoded internal keys and the
 	// values as added; DataBytes, IndexBytes and FilterBytes are the stored
 	// sizes of those blocks including trailers.
@@ -45,9 +49,9 @@ const (
 	propDeletions     = "entries.deletions"
 	propOlderVersions = "entries.older_versions"
 	propEntries       = "entries.total"
-	propFilterBits    = "filter.bits_per_key"
 	propFilterBytes   = "filter.bytes"
 	propFilterLayout  = "filter.layout"
+	propFilterMillis  = "filter.millibits_per_key"
 	propIndexBytes    = "index.bytes"
 	propKeyLargest    = "key.largest"
 	propKeySmallest   = "key.smallest"
@@ -58,10 +62,20 @@ const (
 	propTableID       = "table.id"
 )
 
+// propFilterBits is the whole bits per key that tables written before
+// filter.millibits_per_key carry; it is read, never written.
+const propFilterBits = "filter.bits_per_key"
+
+// maxFilterBitsPerKey bounds the density property a reader accepts: far
+// above any filter the builder makes (it clamps to 64), low enough that no
+// corrupt value overflows.
+const maxFilterBitsPerKey = 1 << 16
+
 // encode writes the properties as a block of name → value entries (the
 // block format, restart interval 1). Numbers are uvarints, keys are encoded
 // internal keys, the layout is its string. A zero TableID or OlderVersions
-// is not written, so it reads back the same from old and new tables.
+// is not written, so it reads back the same from old and new tables; nor is
+// the filter's density without a filter.
 func (p *Properties) encode() []byte {
 	b := blockBuilder{restartInterval: 1}
 	u := func(name string, v uint64) { b.add([]byte(name), binary.AppendUvarint(nil, v)) }
@@ -72,9 +86,11 @@ func (p *Properties) encode() []byte {
 		u(propOlderVersions, p.OlderVersions)
 	}
 	u(propEntries, p.NumEntries)
-	u(propFilterBits, uint64(p.FilterBitsPerKey))
 	u(propFilterBytes, p.FilterBytes)
 	b.add([]byte(propFilterLayout), []byte(p.FilterLayout))
+	if p.FilterLayout != "" {
+		u(propFilterMillis, uint64(math.Round(max(p.FilterBitsPerKey, 0)*1000)))
+	}
 	u(propIndexBytes, p.IndexBytes)
 	if p.NumEntries > 0 {
 		b.add([]byte(propKeyLargest), p.Largest.Append(nil))
@@ -135,11 +151,12 @@ func decodeProperties(block []byte) (Properties, error) {
 			p.OlderVersions = num
 		case propEntries:
 			p.NumEntries = num
-		case propFilterBits:
-			if num > 1<<16 {
+		case propFilterBits, propFilterMillis:
+			scale := map[string]uint64{propFilterBits: 1, propFilterMillis: 1000}[name]
+			if num > maxFilterBitsPerKey*scale {
 				return p, fmt.Errorf("property %s = %d: %w", name, num, base.ErrCorruption)
 			}
-			p.FilterBitsPerKey = int(num)
+			p.FilterBitsPerKey = float64(num) / float64(scale)
 		case propFilterBytes:
 			p.FilterBytes = num
 		case propIndexBytes:

@@ -20,8 +20,10 @@ type WriterOptions struct {
 	// BlockRestartInterval is the number of entries between restart points
 	// in a data block (default 16).
 	BlockRestartInterval int
-	// BloomBitsPerKey sizes the filter block; 0 writes no filter block.
-	BloomBitsPerKey int
+	// BloomBitsPerKey sizes the filter block: ⌈n·BloomBitsPerKey/512⌉
+	// 64-byte lines for n keys, so a fraction of a bit counts; 0 or less
+	// writes no filter block.
+	BloomBitsPerKey float64
 	// Compression enables snappy per data block, kept only where it saves at
 	// least 1/8 of the block.
 	Compression bool
@@ -76,7 +78,7 @@ func NewWriter(f vfs.File, opts WriterOptions) *Writer {
 		props: Properties{TableID: opts.TableID},
 	}
 	if opts.BloomBitsPerKey > 0 {
-		w.filter = filter.NewCacheLineBuilder(float64(opts.BloomBitsPerKey))
+		w.filter = filter.NewCacheLineBuilder(opts.BloomBitsPerKey)
 	}
 	return w
 }

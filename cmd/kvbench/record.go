@@ -169,7 +169,7 @@ func readsFrom(d lsm.Stats, ops int64, w window, written [lsm.NumLevels]int, end
 			if lr.BitsPerKey, lr.TheoryFPR, lr.StandardFPR, ok = levelTheory(end, level); !ok {
 				// No table of the level could be read, before or after: judge
 				// it by the bits the run writes.
-				lr.BitsPerKey, lr.TheoryFPR, lr.StandardFPR = float64(bits), theoryFPR(bits), standardFPR(bits)
+				lr.BitsPerKey, lr.TheoryFPR, lr.StandardFPR = float64(bits), theoryFPR(float64(bits)), standardFPR(float64(bits))
 			}
 		}
 		r.Levels = append(r.Levels, lr)
@@ -188,7 +188,7 @@ func levelTheory(tables []lsm.TableInfo, level int) (bits, cacheLine, standard f
 			continue
 		}
 		n++
-		bits += float64(t.FilterBitsPerKey)
+		bits += t.FilterBitsPerKey
 		cacheLine += theoryFPR(t.FilterBitsPerKey)
 		standard += standardFPR(t.FilterBitsPerKey)
 	}
@@ -199,19 +199,15 @@ func levelTheory(tables []lsm.TableInfo, level int) (bits, cacheLine, standard f
 }
 
 // theoryFPR is the cache-line Bloom filter's expected FPR at b bits per key
-// with the probe count the filter really uses; 1 without a filter.
-func theoryFPR(b int) float64 {
-	if b <= 0 {
-		return 1
-	}
-	return filter.CacheLineFPR(float64(b), filter.CacheLineProbes(b))
-}
+// (a fraction under per-level sizing) with the probe count the filter
+// really uses; 1 without a filter.
+func theoryFPR(b float64) float64 { return filter.ExpectedFalsePositives([]float64{b}) }
 
-func standardFPR(b int) float64 {
+func standardFPR(b float64) float64 {
 	if b <= 0 {
 		return 1
 	}
-	return filter.StandardFPR(float64(b), filter.StandardHashes(float64(b)))
+	return filter.StandardFPR(b, filter.StandardHashes(b))
 }
 
 func deletesFrom(d lsm.Stats) *deletes {

@@ -135,7 +135,7 @@ func blockReadsChart(recs []*record) chart {
 		if p.bits > 0 {
 			cover = *perOp(p.probes, int64(p.ops))
 		}
-		th.pts = append(th.pts, point{pt.x, cover * theoryFPR(p.bits)})
+		th.pts = append(th.pts, point{pt.x, cover * theoryFPR(float64(p.bits))})
 	}
 	c.series = append(c.series, th, on, off)
 	return c

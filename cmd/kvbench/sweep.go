@@ -94,7 +94,7 @@ func (r *reporter) sweep() {
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t\n", p.bench, p.bits, fixed(2, p.micros.Median),
 			size(p.filterBytes), fixed(4, perOp(p.blocks, ops)), offBlocks, fixed(3, perOp(p.probes, ops)),
-			pct(ratio(p.fps, p.negatives+p.fps)), 100*theoryFPR(p.bits))
+			pct(ratio(p.fps, p.negatives+p.fps)), 100*theoryFPR(float64(p.bits)))
 		for _, l := range p.levels {
 			fmt.Fprintf(tw, "L%d\t\t\t\t%s\t\t%s\t%s\t%.4f\t\n", l.level, fixed(4, perOp(l.blocks, ops)),
 				fixed(3, perOp(l.probes, ops)), pct(ratio(l.fps, l.negatives+l.fps)), 100*l.theory)

@@ -89,7 +89,7 @@ func runTree(args []string, stdout, stderr io.Writer) error {
 		case t.FilterBitsPerKey < 0:
 			filterDesc = "filter: table not readable"
 		case t.FilterBitsPerKey > 0:
-			filterDesc = fmt.Sprintf("bloom %d bits/key, %s", t.FilterBitsPerKey, size(t.FilterBytes))
+			filterDesc = fmt.Sprintf("bloom %.4g bits/key, %s", t.FilterBitsPerKey, size(t.FilterBytes))
 		}
 		fmt.Fprintf(ww, "  %06d %-9s %-29s %s\n", t.FileNum, size(int64(t.Size)),
 			fmt.Sprintf("%d entries, %d tombstones", t.Entries, t.Tombstones), filterDesc)

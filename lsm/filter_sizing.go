@@ -1,0 +1,89 @@
+package lsm
+
+import (
+	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/internal/manifest"
+)
+
+// FilterSizing chooses how many bits per key each table's Bloom filter
+// gets (Options.FilterSizing).
+type FilterSizing int
+
+const (
+	// FilterSizingUniform gives every table BloomBitsPerKey.
+	FilterSizingUniform FilterSizing = iota
+	// FilterSizingPerLevel spends the same memory, BloomBitsPerKey bits for
+	// every entry of the tree, where it buys the fewest false positives
+	// (Monkey: Dayan, Athanassoulis and Idreos, SIGMOD 2017). A read of a
+	// missing key probes one filter per L0 table and one per deeper level,
+	// so the data blocks it reads for nothing are the sum of their
+	// false-positive rates; the sum is least when each run's rate is in
+	// proportion to its entries (filter.AllocateBitsPerKey works it out on
+	// the cache-line filter's own curve), which gives the last level,
+	// holding most keys, fewer bits per key and the small runs above it
+	// more.
+	FilterSizingPerLevel
+)
+
+func (s FilterSizing) String() string {
+	switch s {
+	case FilterSizingUniform:
+		return "uniform"
+	case FilterSizingPerLevel:
+		return "per_level"
+	}
+	return "FilterSizing(?)"
+}
+
+// filterBitsPerKey is the density of the filter of a table written into
+// level, holding about adding entries, while the tables in leaving (a
+// compaction's inputs) go away and v holds the rest of the tree. Under
+// FilterSizingPerLevel it is that level's share of the allocation over the
+// tree as it will be once the table is in: every L0 table a run of its
+// own, each deeper level one run. The choice is made once, when the table
+// is written: a table keeps its filter when the tree around it changes,
+// and when a compaction moves it down a level unchanged (a trivial move),
+// it takes its denser filter along — the level below then holds more
+// filter memory than its share, until the table is next rewritten.
+func (d *DB) filterBitsPerKey(v *manifest.Version, level int, adding uint64, leaving [2][]*manifest.FileMetadata) float64 {
+	bits := float64(d.opts.bloomBits())
+	if d.opts.FilterSizing != FilterSizingPerLevel || bits == 0 {
+		return bits
+	}
+	gone := func(f *manifest.FileMetadata) bool {
+		for _, files := range leaving {
+			for _, g := range files {
+				if g == f {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var runs []float64
+	for _, f := range v.Levels[0] {
+		if !gone(f) {
+			runs = append(runs, float64(f.NumEntries))
+		}
+	}
+	target := len(runs) // a new L0 table is a run of its own
+	if level == 0 {
+		runs = append(runs, 0)
+	}
+	for l := 1; l < NumLevels; l++ {
+		var n uint64
+		for _, f := range v.Levels[l] {
+			if !gone(f) {
+				n += f.NumEntries
+			}
+		}
+		if l == level {
+			target = len(runs)
+		}
+		if n > 0 || l == level {
+			runs = append(runs, float64(n))
+		}
+	}
+	runs[target] += float64(adding)
+	return filter.AllocateBitsPerKey(runs, bits)[target]
+}
