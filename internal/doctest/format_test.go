@@ -27,14 +27,14 @@ var formatGenerators = map[string]func(t *testing.T) []byte{
 	"internal-key": func(t *testing.T) []byte {
 		return base.MakeInternalKey([]byte("cat"), 5, base.KindSet).Append(nil)
 	},
-	"batch":                 batchExample,
-	"wal":                   walExample,
-	"sstable":               sstableExample,
-	"cache-line-filter":     cacheLineExample,
-	"current":               func(t *testing.T) []byte { return createExample(t)["CURRENT"] },
-	"manifest-create":       func(t *testing.T) []byte { return createExample(t)["MANIFEST-000001"] },
-	"version-edit":          versionEditExample,
-	"quotient-filter":       quotientExample,
+	"batch":             batchExample,
+	"wal":               walExample,
+	"sstable":           sstableExample,
+	"cache-line-filter": cacheLineExample,
+	"current":           func(t *testing.T) []byte { return createExample(t)["CURRENT"] },
+	"manifest-create":   func(t *testing.T) []byte { return createExample(t)["MANIFEST-000001"] },
+	"version-edit":      versionEditExample,
+	"quotient-filter":   quotientExample,
 }
 
 // TestFormatExamples compares every marked example of docs/format.md with
