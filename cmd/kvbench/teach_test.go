@@ -13,25 +13,63 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the kvbench teach blocks of docs/*.md from teach's output")
 
-func mustTeach(t *testing.T) []lesson {
+// mustTeach runs the lesson in a new directory, which it returns, and
+// adds to its sections one for every "kvbench explain KEY" a doc shows:
+// the trace that kvbench explain prints on the DB the lesson left.
+func mustTeach(t *testing.T) ([]lesson, string) {
 	t.Helper()
-	ls, err := teach(filepath.Join(t.TempDir(), "db"))
+	dir := filepath.Join(t.TempDir(), "db")
+	ls, err := teach(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ls
+	return ls, dir
+}
+
+// generated returns what generates a doc example: kvbench teach's section
+// ("kvbench teach NAME"; "kvbench teach NAME (excerpt)" for whole lines
+// of it, returned as they are in the doc when they are in the section), or
+// kvbench explain on the lesson's DB ("kvbench explain KEY"); ok is false
+// for another package's examples.
+func generated(t *testing.T, e doctest.Example, byName map[string]lesson, dir string) (text string, ok bool) {
+	if name, ok := strings.CutPrefix(e.Generator, "kvbench teach "); ok {
+		name, excerpt := strings.CutSuffix(name, " (excerpt)")
+		l, known := byName[name]
+		if !known {
+			t.Errorf("%s: kvbench teach has no section %q", e, name)
+		}
+		if excerpt {
+			// An excerpt is checked as whole lines of the section.
+			if strings.Contains("\n"+l.body, "\n"+e.Text) {
+				return e.Text, known
+			}
+			return l.body, known
+		}
+		return l.body, known
+	}
+	if key, ok := strings.CutPrefix(e.Generator, "kvbench explain "); ok {
+		code, stdout, stderr := runArgs(t, "explain", "-db", dir, key)
+		if code != 0 {
+			t.Errorf("%s: kvbench explain = %d: %s", e, code, stderr)
+		}
+		return stdout, code == 0
+	}
+	return "", false
 }
 
 // TestTeachMatchesDocs: every block of docs/*.md marked
 // "<!-- doctest: kvbench teach SECTION -->" is, byte for byte, what
-// kvbench teach prints for SECTION, and every section is shown somewhere.
+// kvbench teach prints for SECTION, and every section is shown somewhere;
+// one marked "kvbench explain KEY" is what kvbench explain prints for KEY
+// on the DB the lesson left.
 // Two runs print the same: file numbers, sequence numbers and block
 // offsets do not depend on timing. go test -run TeachMatchesDocs -update
 // rewrites the blocks from the code.
 func TestTeachMatchesDocs(t *testing.T) {
-	lessons := mustTeach(t)
+	lessons, dir := mustTeach(t)
+	again, _ := mustTeach(t)
 	byName := map[string]lesson{}
-	for i, l := range mustTeach(t) {
+	for i, l := range again {
 		if l != lessons[i] {
 			t.Fatalf("two runs of teach differ in section %s:\n%s\nand\n%s", l.name, lessons[i].body, l.body)
 		}
@@ -41,30 +79,36 @@ func TestTeachMatchesDocs(t *testing.T) {
 	for _, path := range doctest.Docs(t, "../../docs") {
 		exs := doctest.Examples(t, path)
 		stale := false
-		for _, e := range exs {
-			name, ok := strings.CutPrefix(e.Generator, "kvbench teach ")
+		texts := map[int]string{}
+		for i, e := range exs {
+			text, ok := generated(t, e, byName, dir)
 			if !ok {
 				continue
 			}
-			l, ok := byName[name]
-			if !ok {
-				t.Errorf("%s: kvbench teach has no section %q", e, name)
-				continue
+			shown[strings.TrimPrefix(e.Generator, "kvbench teach ")] = true
+			if strings.HasSuffix(e.Generator, " (excerpt)") && e.Text != text {
+				t.Errorf("%s: the excerpt is not part of the section's output:\n%s", e, e.Text)
+				continue // -update cannot know which lines were meant
 			}
-			shown[name] = true
-			if e.Text != l.body {
+			texts[i] = text
+			if e.Text != text {
 				stale = true
 				if !*update {
-					t.Errorf("%s: the doc's block differs from kvbench teach's output at line %d:\n doc  %q\n code %q\n(go test ./cmd/kvbench -run TeachMatchesDocs -update rewrites the block)",
-						e, firstDiff(e.Text, l.body)+1, line(e.Text, firstDiff(e.Text, l.body)), line(l.body, firstDiff(e.Text, l.body)))
+					n := firstDiff(e.Text, text)
+					t.Errorf("%s: the doc's block differs from the code's output at its line %d:\n doc  %q\n code %q\n(go test ./cmd/kvbench -run TeachMatchesDocs -update rewrites the block)",
+						e, n+1, line(e.Text, n), line(text, n))
 				}
 			}
 		}
 		if stale && *update {
 			doctest.Rewrite(t, path, exs, func(e doctest.Example) (string, bool) {
-				name, ok := strings.CutPrefix(e.Generator, "kvbench teach ")
-				l, known := byName[name]
-				return l.body, ok && known
+				for i, x := range exs {
+					if x == e {
+						text, ok := texts[i]
+						return text, ok
+					}
+				}
+				return "", false
 			})
 			t.Logf("rewrote %s", path)
 		}

@@ -82,7 +82,8 @@ func TestFormatExamples(t *testing.T) {
 // TestEveryExampleIsMarked: every block of docs/*.md that holds a trace or
 // hex bytes is marked with the generator a test compares it with, and
 // every marker names a generator some test knows: "format …" (this
-// package), "kvbench teach …" (cmd/kvbench, TestTeachMatchesDocs),
+// package), "kvbench teach …" and "kvbench explain …" (cmd/kvbench,
+// TestTeachMatchesDocs),
 // "ExampleDB_Explain" (lsm, TestReadPathDocTrace).
 func TestEveryExampleIsMarked(t *testing.T) {
 	for _, path := range doctest.Docs(t, docsDir) {
@@ -97,7 +98,8 @@ func TestEveryExampleIsMarked(t *testing.T) {
 				if !strings.HasSuffix(path, "format.md") {
 					t.Errorf("%s: format examples belong in docs/format.md", e)
 				}
-			case strings.HasPrefix(e.Generator, "kvbench teach "), e.Generator == "ExampleDB_Explain":
+			case strings.HasPrefix(e.Generator, "kvbench teach "), strings.HasPrefix(e.Generator, "kvbench explain "),
+				e.Generator == "ExampleDB_Explain":
 			default:
 				t.Errorf("%s: no test knows the generator %q", e, e.Generator)
 			}
