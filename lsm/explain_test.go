@@ -3,7 +3,9 @@ package lsm
 import (
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -229,6 +231,59 @@ func TestTraceString(t *testing.T) {
 	for _, l := range strings.Split(want, "\n") {
 		if len(l) > traceWidth || strings.TrimRight(l, " ") != l {
 			t.Errorf("line of %d columns or with a trailing space: %q", len(l), l)
+		}
+	}
+}
+
+// TestOneNumbering: the read path's steps are numbered alike in
+// lsm/get.go's comments, the package doc, docs/read-path.md and the step
+// numbers Explain records (TestExplainAgreesWithGetAndStats checks the
+// last); the per-table sub-steps are lettered alike in sstable/get.go and
+// the chapter.
+func TestOneNumbering(t *testing.T) {
+	read := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	steps := map[int]string{1: "active memtable", 2: "immutable memtables", 3: "L0", 4: "L1…L6"}
+	// section returns the part of path's text from the line holding from
+	// to the next line holding to.
+	section := func(path, from, to string) string {
+		text := read(path)
+		i := strings.Index(text, from)
+		if i < 0 {
+			t.Fatalf("%s: no %q", path, from)
+		}
+		text = text[i+len(from):]
+		if j := strings.Index(text, to); j >= 0 {
+			text = text[:j]
+		}
+		return text
+	}
+	for _, c := range []struct{ text, path, format string }{
+		{section("get.go", "func (d *DB) get(", "\n}\n"), "get.go", `(?m)^\t*// %d\. (.*)$`},
+		{section("doc.go", "// # The read path", "// # "), "doc.go", `(?m)^//  %d\. (.*)$`},
+		{section("../docs/read-path.md", "## The steps", "\n#"), "docs/read-path.md", `(?m)^%d\. \*\*(.*)$`},
+	} {
+		path, format, text := c.path, c.format, c.text
+		for n, want := range steps {
+			m := regexp.MustCompile(fmt.Sprintf(format, n)).FindAllStringSubmatch(text, -1)
+			if len(m) != 1 || !strings.Contains(m[0][1], want) && !(n == 4 && strings.Contains(m[0][1], "deeper level")) {
+				t.Errorf("%s: step %d is %q, want one line naming %q", path, n, m, want)
+			}
+		}
+	}
+	subs := map[string]string{"a": "key range", "b": "filter", "c": "index", "d": "data block"}
+	get, chapter := read("../sstable/get.go"), read("../docs/read-path.md")
+	for l, want := range subs {
+		if !regexp.MustCompile(`(?i)// ` + l + `\. ` + want).MatchString(get) {
+			t.Errorf("sstable/get.go: no comment %q", l+". "+want)
+		}
+		if !regexp.MustCompile(`\*\*3` + l + ` [^*]*` + want).MatchString(chapter) {
+			t.Errorf("docs/read-path.md: no sub-step **3%s naming %q", l, want)
 		}
 	}
 }
