@@ -132,8 +132,11 @@ func TestExplainSteps(t *testing.T) {
 	<-begun
 	d.Put([]byte("k040"), []byte("v4")) // 104
 	go func() { flushed <- d.Flush() }()
-	for d.Stats().MemtablesQueued != 2 {
-		time.Sleep(time.Millisecond) // the second Flush rotates at once, then waits behind the first
+	// The second Flush rotates at once, then waits behind the first.
+	for deadline := time.Now().Add(time.Minute); d.Stats().MemtablesQueued != 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the second memtable never turned immutable")
+		}
 	}
 	d.Put([]byte("k050"), []byte("v5")) // 105
 
