@@ -12,16 +12,21 @@
 //
 // Get(k) hashes k once and walks, newest first, stopping at the first
 // version visible at the read's sequence number (a tombstone means
-// ErrNotFound):
+// ErrNotFound). The steps are numbered as in lsm/get.go and in every line
+// Explain prints:
 //
 //  1. the active memtable: its quotient filter, then its tree;
 //  2. the immutable memtables: one probe of their combined quotient filter,
 //     then each memtable's own filter and tree, newest first;
-//  3. the L0 tables, newest first: key range, Bloom filter, index, data block;
-//  4. one table per deeper level (binary search on key ranges), the same way.
+//  3. the L0 tables, newest first, each through sstable/get.go's
+//     sub-steps: a. key range, b. Bloom filter, c. index, d. data block;
+//  4. one table per deeper level (binary search on key ranges), the same
+//     way (4a–4d).
 //
-// Explain(k) prints these steps for one key; docs/read-path.md walks through
-// them.
+// Only 3d and 4d read the disk, and only after a filter said maybe.
+// Explain(k) returns these steps for one key as a Trace of Steps;
+// docs/read-path.md walks through them on a DB that `kvbench teach`
+// builds.
 //
 // # Absent-key proofs
 //

@@ -121,11 +121,12 @@ func ExampleDB_Explain() {
 	}
 	// Output:
 	// Get("key042")
-	//   1. active memtable: quotient filter: absent (no tree search)
-	//   2. L0 000004.sst: in range; filter: maybe; block 0 @0+717 read from file; found #22,SET
+	//   1. active memtable: quotient filter: absent
+	//   3. L0 000004.sst: in range; bloom: maybe; block 0 @0+717 read from file;
+	//      found #22,SET
 	//   => found
 	// Get("key043")
-	//   1. active memtable: quotient filter: absent (no tree search)
-	//   2. L0 000004.sst: in range; filter: absent (read avoided)
+	//   1. active memtable: quotient filter: absent
+	//   3. L0 000004.sst: in range; bloom: absent
 	//   => not found
 }

@@ -1,33 +1,144 @@
 package lsm
 
 import (
-	"fmt"
-	"strings"
+	"bytes"
 
+	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/memtable"
 	"github.com/monbandb/monban/sstable"
 )
 
-// Trace is the read path of one key, step by step, as Explain recorded it.
+// Trace is the read path of one key, as Explain recorded it: every source
+// the lookup consulted, in order, and how it ended.
 type Trace struct {
-	Key []byte
-	// Steps are the sources consulted, in order, one line each.
-	Steps []string
-	// Result is how the lookup ended: "found", "not found", "not found
-	// (deleted)".
-	Result string
+	Key    []byte
+	Steps  []Step
+	Result Result
 }
 
-// String prints the trace one step per numbered line.
-func (t Trace) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Get(%q)\n", t.Key)
-	for i, s := range t.Steps {
-		fmt.Fprintf(&b, "%3d. %s\n", i+1, s)
-	}
-	fmt.Fprintf(&b, "  => %s\n", t.Result)
-	return b.String()
+// Step is one source the read path consulted. Num is the step of the read
+// path, numbered as in lsm/get.go, the package doc and docs/read-path.md:
+//
+//  1. the active memtable;
+//  2. the immutable memtables: their combined filter, then each one;
+//  3. an L0 table;
+//  4. the one table of a deeper level that may hold the key (or the level,
+//     when none of its tables covers the key).
+//
+// A table's step runs the sub-steps of sstable/get.go in order — a. key
+// range, b. Bloom filter, c. index, d. data block — and stops at the first
+// that rules the key out: Outcome says which.
+type Step struct {
+	Num    int
+	Source Source
+	// Filter is the filter asked and Verdict its answer; FilterNone and
+	// VerdictNotConsulted when no filter was asked (the key was out of the
+	// table's range, the table has none, or Options.IgnoreFilters).
+	Filter  FilterKind
+	Verdict Verdict
+	// Block is the data block read, nil if none (tables only).
+	Block   *BlockRead
+	Outcome Outcome
+	// Seq is the sequence number of the version found (OutcomeFound,
+	// OutcomeTombstone), 0 otherwise.
+	Seq uint64
 }
+
+// Source names what a step consulted.
+type Source struct {
+	Kind SourceKind
+	// Count is the number of immutable memtables (SourceImmutables,
+	// SourceImmutable); Index the memtable's place among them, 1 the
+	// newest (SourceImmutable).
+	Count, Index int
+	// Level and FileNum name a table (SourceTable), Level a level
+	// (SourceLevel).
+	Level   int
+	FileNum uint64
+}
+
+// SourceKind says which kind of source a step consulted.
+type SourceKind uint8
+
+const (
+	// SourceActive is the active memtable (step 1).
+	SourceActive SourceKind = iota
+	// SourceImmutables is all the immutable memtables at once, through
+	// their combined filter (step 2).
+	SourceImmutables
+	// SourceImmutable is one immutable memtable (step 2).
+	SourceImmutable
+	// SourceTable is one table (step 3 for L0, 4 below).
+	SourceTable
+	// SourceLevel is a level of L1…L6 none of whose tables covers the
+	// key (step 4).
+	SourceLevel
+)
+
+// FilterKind names the filter a step asked.
+type FilterKind uint8
+
+const (
+	FilterNone     FilterKind = iota
+	FilterQuotient            // a memtable's own quotient filter
+	FilterCombined            // the immutable memtables' combined quotient filter
+	FilterBloom               // a table's cache-line Bloom filter
+)
+
+// Verdict is a filter's answer. Absent is certain; Maybe is not.
+type Verdict uint8
+
+const (
+	VerdictNotConsulted Verdict = iota
+	VerdictAbsent
+	VerdictMaybe
+)
+
+// BlockRead is a data block a table step read: its place in the table
+// (the index's handle: offset and stored length) and where it came from.
+type BlockRead struct {
+	Index          int
+	Offset, Length uint64
+	CacheHit       bool // from the block cache; false: read from the file
+}
+
+// Outcome is how a step ended.
+type Outcome uint8
+
+const (
+	// OutcomeOutOfRange: the table's key range does not cover the key, or
+	// no table of the level does (sub-step a). Nothing was read.
+	OutcomeOutOfRange Outcome = iota
+	// OutcomeFilteredOut: the filter said absent (sub-step b): no tree
+	// search, no index or block lookup.
+	OutcomeFilteredOut
+	// OutcomeSearchEach: the combined filter said maybe, so each immutable
+	// memtable is asked in turn, newest first.
+	OutcomeSearchEach
+	// OutcomeNoVersion: the source holds no version of the key. After a
+	// filter's maybe, that answer was a false positive.
+	OutcomeNoVersion
+	// OutcomeNotVisible: the source holds only versions newer than the
+	// read's sequence number.
+	OutcomeNotVisible
+	// OutcomeFound: the newest visible version is a value; the search ends.
+	OutcomeFound
+	// OutcomeTombstone: the newest visible version is a tombstone; the
+	// search ends with "not found" and no older source is asked.
+	OutcomeTombstone
+)
+
+// Result is how a lookup ended.
+type Result uint8
+
+const (
+	// ResultNotFound: no source holds a visible version.
+	ResultNotFound Result = iota
+	// ResultFound: the newest visible version is a value.
+	ResultFound
+	// ResultDeleted: the newest visible version is a tombstone.
+	ResultDeleted
+)
 
 // Explain runs Get for key at the current sequence number and returns the
 // steps it took: which memtables and tables it consulted, what each filter
@@ -53,42 +164,135 @@ func (d *DB) Explain(key []byte) (Trace, error) {
 // The recording methods accept a nil *Trace, so the read path calls them
 // unconditionally and pays nothing when no one is explaining.
 
-func (t *Trace) step(format string, args ...any) {
-	if t != nil {
-		t.Steps = append(t.Steps, fmt.Sprintf(format, args...))
+func (t *Trace) add(s Step) {
+	switch s.Outcome {
+	case OutcomeFound:
+		t.Result = ResultFound
+	case OutcomeTombstone:
+		t.Result = ResultDeleted
 	}
+	t.Steps = append(t.Steps, s)
 }
 
-func (t *Trace) result(s string) {
-	if t != nil {
-		t.Result = s
-	}
-}
-
-func (t *Trace) memtable(name string, res memtable.Result) {
+// memtable records step 1 (src SourceActive) or one memtable of step 2.
+// filtered reports whether the memtable's filter was asked (it is not
+// under Options.IgnoreFilters). The memtable's answer does not carry the
+// version's sequence number, nor whether an Absent had newer versions, so
+// the trace looks them up in a snapshot of m — only when explaining.
+func (t *Trace) memtable(src Source, m *memtable.Memtable, key []byte, seq base.SeqNum, res memtable.Result, filtered bool) {
 	if t == nil {
 		return
 	}
+	s := Step{Num: 1, Source: src}
+	if src.Kind != SourceActive {
+		s.Num = 2
+	}
+	if filtered {
+		s.Filter, s.Verdict = FilterQuotient, VerdictMaybe
+	}
 	switch res {
 	case memtable.FilteredOut:
-		t.step("%s: quotient filter: absent (no tree search)", name)
+		s.Verdict, s.Outcome = VerdictAbsent, OutcomeFilteredOut
 	case memtable.Absent:
-		t.step("%s: quotient filter: maybe; tree: no visible version (false positive)", name)
-	case memtable.Found:
-		t.step("%s: quotient filter: maybe; tree: found", name)
-		t.result("found")
-	case memtable.Deleted:
-		t.step("%s: quotient filter: maybe; tree: tombstone", name)
-		t.result("not found (deleted)")
+		s.Outcome = OutcomeNoVersion
+		if _, ok := seekMemtable(m, key, base.MaxSeqNum); ok {
+			s.Outcome = OutcomeNotVisible
+		}
+	case memtable.Found, memtable.Deleted:
+		s.Outcome = OutcomeFound
+		if res == memtable.Deleted {
+			s.Outcome = OutcomeTombstone
+		}
+		if ik, ok := seekMemtable(m, key, seq); ok {
+			s.Seq = uint64(ik.Seq())
+		}
 	}
+	t.add(s)
 }
 
-func (t *Trace) table(level int, g *sstable.GetTrace) {
+// seekMemtable returns the newest version of key in m at or below seq.
+func seekMemtable(m *memtable.Memtable, key []byte, seq base.SeqNum) (base.InternalKey, bool) {
+	it := m.NewIter()
+	defer it.Close()
+	if !it.SeekGE(base.SeekKey(key, seq)) || !bytes.Equal(it.Key().UserKey, key) {
+		return base.InternalKey{}, false
+	}
+	return it.Key(), true
+}
+
+// combined records step 2's probe of the immutable memtables' combined
+// filter; nothing when it was not asked (Options.IgnoreFilters).
+func (t *Trace) combined(n int, v Verdict) {
+	if t == nil || v == VerdictNotConsulted {
+		return
+	}
+	s := Step{Num: 2, Source: Source{Kind: SourceImmutables, Count: n}, Filter: FilterCombined, Verdict: v, Outcome: OutcomeSearchEach}
+	if v == VerdictAbsent {
+		s.Outcome = OutcomeFilteredOut
+	}
+	t.add(s)
+}
+
+// maybeUnless is the combined filter's verdict when it was not asked for
+// "absent": maybe, or not consulted at all under Options.IgnoreFilters.
+func maybeUnless(ignored bool) Verdict {
+	if ignored {
+		return VerdictNotConsulted
+	}
+	return VerdictMaybe
+}
+
+// outOfRange records a table whose key range does not cover the key
+// (sub-step a, decided from the manifest without opening the table).
+func (t *Trace) outOfRange(level int, fileNum uint64) {
 	if t != nil {
-		t.step("L%d %s", level, g.String())
+		t.add(Step{Num: tableStep(level), Source: Source{Kind: SourceTable, Level: level, FileNum: fileNum}, Outcome: OutcomeOutOfRange})
 	}
 }
 
-func immutableName(i int) string {
-	return fmt.Sprintf("immutable memtable %d (newest is 1)", i+1)
+// noTable records a level of L1…L6 none of whose tables covers the key.
+func (t *Trace) noTable(level int) {
+	if t != nil {
+		t.add(Step{Num: 4, Source: Source{Kind: SourceLevel, Level: level}, Outcome: OutcomeOutOfRange})
+	}
+}
+
+// table records one table's lookup from what sstable.Reader.Get recorded.
+func (t *Trace) table(level int, fileNum uint64, g *sstable.GetTrace) {
+	if t == nil {
+		return
+	}
+	s := Step{Num: tableStep(level), Source: Source{Kind: SourceTable, Level: level, FileNum: fileNum}}
+	if g.FilterConsulted {
+		s.Filter, s.Verdict = FilterBloom, VerdictMaybe
+		if !g.FilterMayContain {
+			s.Verdict = VerdictAbsent
+		}
+	}
+	if g.BlockIndex >= 0 {
+		s.Block = &BlockRead{Index: g.BlockIndex, Offset: g.BlockOffset, Length: g.BlockLength, CacheHit: g.CacheHit}
+	}
+	switch g.Outcome {
+	case sstable.OutcomeOutOfRange:
+		s.Outcome = OutcomeOutOfRange
+	case sstable.OutcomeFilterNegative:
+		s.Outcome = OutcomeFilteredOut
+	case sstable.OutcomeAbsent:
+		s.Outcome = OutcomeNoVersion
+	case sstable.OutcomeNotVisible:
+		s.Outcome = OutcomeNotVisible
+	case sstable.OutcomeFound:
+		s.Outcome, s.Seq = OutcomeFound, uint64(g.Found.Seq())
+		if g.Found.Kind() == base.KindDelete {
+			s.Outcome = OutcomeTombstone
+		}
+	}
+	t.add(s)
+}
+
+func tableStep(level int) int {
+	if level == 0 {
+		return 3
+	}
+	return 4
 }

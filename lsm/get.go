@@ -53,17 +53,18 @@ func (d *DB) currentView() (*readState, base.SeqNum) {
 	return rs, base.SeqNum(d.visibleSeq.Load())
 }
 
-// get is the read path (package doc, "The read path"): newest source
-// first, stopping at the first version visible at seq. tr, when not nil,
-// records every step for Explain.
+// get is the read path (package doc, "The read path"; docs/read-path.md):
+// newest source first, stopping at the first version visible at seq. tr,
+// when not nil, records every step for Explain, numbered as here.
 func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte, error) {
 	h := filter.Hash(key)
 	if v, res := d.getMemtables(rs, key, h, seq, tr); answered(res) {
 		return memtableValue(v, res)
 	}
 
-	// 3. L0, newest table first; 4. one table per deeper level.
 	for level, files := range rs.version.Levels {
+		// 3. L0, newest table first: its tables overlap, so every one whose
+		// key range covers the key is asked in turn.
 		if level == 0 {
 			for _, f := range files {
 				if v, found, err := d.getFromTable(0, f, key, h, seq, tr); found || err != nil {
@@ -72,15 +73,16 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 			}
 			continue
 		}
+		// 4. L1…L6: tables of a level do not overlap, so a binary search
+		// on their key ranges finds the only one that can hold the key.
 		if f := rs.version.FindFile(level, key); f != nil {
 			if v, found, err := d.getFromTable(level, f, key, h, seq, tr); found || err != nil {
 				return v, err
 			}
 		} else if len(files) > 0 {
-			tr.step("L%d: no table covers the key", level)
+			tr.noTable(level)
 		}
 	}
-	tr.result("not found")
 	return nil, ErrNotFound
 }
 
@@ -90,7 +92,7 @@ func (d *DB) getMemtables(rs *readState, key []byte, h uint64, seq base.SeqNum, 
 	// 1. The active memtable: its filter, then its tree.
 	v, res := rs.mem.Active().GetHash(key, h, seq)
 	d.stats.countMemtable(res)
-	tr.memtable("active memtable", res)
+	tr.memtable(Source{Kind: SourceActive}, rs.mem.Active(), key, seq, res, !d.opts.IgnoreFilters)
 	if answered(res) {
 		return v, res
 	}
@@ -100,12 +102,13 @@ func (d *DB) getMemtables(rs *readState, key []byte, h uint64, seq base.SeqNum, 
 	if imms := rs.mem.Immutables(); len(imms) > 0 {
 		if !d.opts.IgnoreFilters && !rs.mem.CombinedFilter().ContainsHash(h) {
 			d.stats.immutableFilterNegatives.Add(1)
-			tr.step("immutable memtables (%d): combined filter: absent", len(imms))
+			tr.combined(len(imms), VerdictAbsent)
 		} else {
+			tr.combined(len(imms), maybeUnless(d.opts.IgnoreFilters))
 			for i, m := range imms {
 				v, res := m.GetHash(key, h, seq)
 				d.stats.countMemtable(res)
-				tr.memtable(immutableName(i), res)
+				tr.memtable(Source{Kind: SourceImmutable, Index: i + 1, Count: len(imms)}, m, key, seq, res, !d.opts.IgnoreFilters)
 				if answered(res) {
 					return v, res
 				}
@@ -127,12 +130,14 @@ func memtableValue(v []byte, res memtable.Result) ([]byte, error) {
 	return append(make([]byte, 0, len(v)), v...), nil
 }
 
-// getFromTable looks key up in one table: key range, Bloom filter, index,
-// data block. found means the search ends here: err is ErrNotFound for a
-// tombstone.
+// getFromTable looks key up in one table, step 3 or 4's sub-steps: a. key
+// range (here, from the manifest, and again in sstable.Reader.Get), b.
+// Bloom filter, c. index, d. data block (sstable/get.go). found means the
+// search ends here: err is ErrNotFound for a tombstone.
 func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uint64, seq base.SeqNum, tr *Trace) ([]byte, bool, error) {
+	// a. Key range, before the table is even opened.
 	if !f.ContainsUserKey(key) {
-		tr.step("L%d %06d: out of key range", level, f.FileNum)
+		tr.outOfRange(level, f.FileNum)
 		return nil, false, nil
 	}
 	r, release, err := d.tables.Get(tableRef(f))
@@ -143,17 +148,15 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 	var t sstable.GetTrace
 	v, kind, found, err := r.Get(key, h, seq, &t)
 	d.stats.levels[level].count(&t)
-	tr.table(level, &t)
+	tr.table(level, f.FileNum, &t)
 	switch {
 	case err != nil:
 		return nil, true, err
 	case !found:
 		return nil, false, nil
 	case kind == base.KindDelete:
-		tr.result("not found (deleted)")
 		return nil, true, ErrNotFound
 	}
-	tr.result("found")
 	return v, true, nil
 }
 

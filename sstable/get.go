@@ -20,13 +20,15 @@ type getScratch struct {
 // (nil for a tombstone); nothing else is allocated on a block-cache hit.
 // trace may be nil; otherwise Get records its steps in it.
 //
-// The steps, as in docs/read-path.md:
+// The sub-steps, lettered as in docs/read-path.md: they are what steps 3
+// (an L0 table) and 4 (a deeper level's table) of lsm/get.go do in each
+// table, so 3b is an L0 table's filter and 4d a deeper table's data block.
 //
-//  1. key range: outside [Smallest, Largest] the table cannot hold ukey.
-//  2. filter: "no" is certain; the read ends without touching the disk.
-//  3. index: binary search for the first block whose last key is >= the
-//     seek key (ukey, seq).
-//  4. data block: from the block cache, else the file; seek in it.
+//	a. key range: outside [Smallest, Largest] the table cannot hold ukey.
+//	b. filter: "no" is certain; the read ends without touching the disk.
+//	c. index: binary search for the first block whose last key is >= the
+//	   seek key (ukey, seq).
+//	d. data block: from the block cache, else the file; seek in it.
 func (r *Reader) Get(ukey []byte, hash uint64, seq base.SeqNum, trace *GetTrace) (value []byte, kind base.Kind, found bool, err error) {
 	if r.closed.Load() {
 		return nil, 0, false, ErrClosed
@@ -34,7 +36,7 @@ func (r *Reader) Get(ukey []byte, hash uint64, seq base.SeqNum, trace *GetTrace)
 	if trace != nil {
 		*trace = GetTrace{Table: r.name, BlockIndex: -1}
 	}
-	// 1. Key range.
+	// a. Key range.
 	p := &r.props
 	if p.NumEntries == 0 || bytes.Compare(ukey, p.Smallest.UserKey) < 0 || bytes.Compare(ukey, p.Largest.UserKey) > 0 {
 		return nil, 0, false, nil
@@ -42,7 +44,7 @@ func (r *Reader) Get(ukey []byte, hash uint64, seq base.SeqNum, trace *GetTrace)
 	if trace != nil {
 		trace.InRange = true
 	}
-	// 2. Filter.
+	// b. Filter.
 	if r.useFilter {
 		r.stats.filterProbes.Add(1)
 		may := r.filter.MayContainHash(hash)
@@ -57,7 +59,7 @@ func (r *Reader) Get(ukey []byte, hash uint64, seq base.SeqNum, trace *GetTrace)
 			return nil, 0, false, nil
 		}
 	}
-	// 3. Index. The seek trailer sorts before every version <= seq.
+	// c. Index. The seek trailer sorts before every version <= seq.
 	trailer := base.SeekKey(nil, seq).Trailer
 	i := r.searchIndex(ukey, trailer)
 	// Whether the table holds a newer version of ukey just before the seek
@@ -67,7 +69,7 @@ func (r *Reader) Get(ukey []byte, hash uint64, seq base.SeqNum, trace *GetTrace)
 	if i == len(r.index) {
 		return nil, 0, false, r.notFound(prevIsUkey(), trace)
 	}
-	// 4. Data block.
+	// d. Data block.
 	s, _ := r.scratch.Get().(*getScratch)
 	if s == nil {
 		s = new(getScratch)

@@ -108,7 +108,7 @@ type GetTrace struct {
 }
 
 // String renders the trace the way the read path is taught:
-// "000007: in range; filter: maybe; block 3 @8192+4011 read from file; not in table (false positive)".
+// "000007.sst: in range; filter: maybe; block 3 @8192+4011 read from file; not in table (false positive)".
 func (t *GetTrace) String() string {
 	var b strings.Builder
 	b.WriteString(t.Table)

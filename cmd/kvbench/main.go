@@ -48,6 +48,8 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		err = runExplain(args, stdout, stderr)
 	case "repair":
 		err = runRepair(args, stdout, stderr)
+	case "teach":
+		err = runTeach(args, stdout, stderr)
 	default:
 		err = usageError("unknown subcommand %q (want filters, tree, explain, repair, or flags)", cmd)
 		fmt.Fprintf(stderr, "kvbench: %v\n", err)

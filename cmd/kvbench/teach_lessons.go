@@ -1,0 +1,187 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/lsm"
+)
+
+// teacher runs the lesson's operations; the first error sticks and ends
+// the lesson.
+type teacher struct {
+	db  *lsm.DB
+	err error
+}
+
+func key(i int) []byte { return fmt.Appendf(nil, "k%03d", i) }
+
+func (t *teacher) check(err error) {
+	if t.err == nil && err != nil {
+		t.err = err
+	}
+}
+
+func (t *teacher) put(i int, v string) { t.check(t.db.Put(key(i), []byte(v))) }
+
+func (t *teacher) explain(k string) string {
+	tr, err := t.db.Explain([]byte(k))
+	t.check(err)
+	return tr.String()
+}
+
+// tree lists the mutable level (name, keys, entries: as the lesson built
+// it, since the DB does not list memtables) and every table with its key
+// range and counts.
+func (t *teacher) tree(memtables [][3]string) string {
+	var b strings.Builder
+	b.WriteString("source                      keys        entries  tombstones\n")
+	for _, m := range memtables {
+		fmt.Fprintf(&b, "%-27s %-10s  %7s  %10d\n", m[0], m[1], m[2], 0)
+	}
+	tables, err := t.db.Tables()
+	t.check(err)
+	for _, tab := range tables {
+		fmt.Fprintf(&b, "%-27s %-10s  %7d  %10d\n", fmt.Sprintf("L%d %06d.sst", tab.Level, tab.FileNum),
+			fmt.Sprintf("%s..%s", tab.Smallest, tab.Largest), tab.Entries, tab.Tombstones)
+	}
+	return b.String()
+}
+
+// firstFalsePositive asks the odd keys that no source holds, k001 first,
+// and returns the first that some filter admits although its source holds
+// no version (a data block, or a memtable's tree, searched for nothing),
+// how many keys it asked, and that key's trace.
+func (t *teacher) firstFalsePositive() (string, int, string) {
+	asked := 0
+	for i := 1; i < 1000; i += 2 {
+		if i%10 == 5 {
+			continue // L0 holds k##5
+		}
+		asked++
+		k := string(key(i))
+		tr, err := t.db.Explain([]byte(k))
+		t.check(err)
+		for _, s := range tr.Steps {
+			if s.Verdict == lsm.VerdictMaybe && s.Outcome == lsm.OutcomeNoVersion {
+				return k, asked, tr.String()
+			}
+		}
+	}
+	return "", asked, ""
+}
+
+// deletes shows the absent-key proof on the write path: a delete of a key
+// no filter admits writes nothing; one of a key some filter admits is a
+// tombstone in the WAL and the memtable.
+func (t *teacher) deletes() string {
+	var b strings.Builder
+	b.WriteString("                DeletesElided  WAL bytes        table filters probed\n")
+	for _, k := range []string{"k301", "k302"} {
+		before := t.db.Stats()
+		t.check(t.db.Delete([]byte(k)))
+		after := t.db.Stats()
+		fmt.Fprintf(&b, "%-15s %-14s %-16s %d\n", fmt.Sprintf("Delete(%q)", k),
+			fmt.Sprintf("%d -> %d", before.DeletesElided, after.DeletesElided),
+			fmt.Sprintf("%d -> %d", before.WALBytes, after.WALBytes),
+			after.DeleteProofProbes-before.DeleteProofProbes)
+	}
+	return b.String()
+}
+
+// annihilate writes a put and a delete of a new key into the empty active
+// memtable (the delete is a tombstone: nothing in a memtable is removed
+// before its flush), then flushes: the flush drops both.
+func (t *teacher) annihilate(flushes func() []lsm.FlushInfo) string {
+	var b strings.Builder
+	t.check(t.db.Put([]byte("k303"), []byte("x")))
+	t.check(t.db.Delete([]byte("k303")))
+	b.WriteString(t.explain("k303"))
+	before, n := t.db.Stats(), len(flushes())
+	t.check(t.db.Flush())
+	after, fs := t.db.Stats(), flushes()
+	var drops [len(after.FlushDrops)]uint64
+	for i := range drops {
+		drops[i] = after.FlushDrops[i] - before.FlushDrops[i]
+	}
+	tables, err := t.db.Tables()
+	t.check(err)
+	for _, fi := range fs[n:] {
+		fmt.Fprintf(&b, "Flush: %s in\n", plural(fi.Entries, "entry", "entries"))
+		fmt.Fprintf(&b, "  dropped: %d shadowed, %d tombstones at the bottom, %d by filter proof\n", drops[0], drops[1], drops[2])
+		if len(fi.Output) == 0 {
+			b.WriteString("  written: no table\n")
+		}
+		for _, o := range fi.Output {
+			for _, tab := range tables {
+				if tab.FileNum == o.FileNum {
+					fmt.Fprintf(&b, "  written: L%d %06d.sst, %s..%s, %s, %s\n", tab.Level, o.FileNum, tab.Smallest, tab.Largest,
+						plural(int(tab.Entries), "entry", "entries"), plural(int(tab.Tombstones), "tombstone", "tombstones"))
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+// fprLesson is the filter arithmetic of docs/read-path.md, "What a
+// filter's bits buy": the standard Bloom filter's false-positive rate at
+// its best k, the cache-line filter's at the k it uses; how the standard
+// rate moves with k at 10 bits per key; why crowded lines cost the
+// cache-line layout more than sparse ones give back; and the quotient
+// filters of the memtables.
+func fprLesson() string {
+	var b strings.Builder
+	b.WriteString("bits/key   standard: k  FPR       cache-line: k  FPR       ratio\n")
+	for _, bits := range []int{4, 6, 8, 10, 11, 12, 16, 20} {
+		ks, kc := filter.StandardHashes(float64(bits)), filter.CacheLineProbes(bits)
+		std, cl := filter.StandardFPR(float64(bits), ks), filter.CacheLineFPR(float64(bits), kc)
+		fmt.Fprintf(&b, "%8d   %11d  %-8s  %13d  %-8s  %.2f\n", bits, ks, rate(std), kc, rate(cl), cl/std)
+	}
+	fmt.Fprintf(&b, "\nstandard, 10 bits/key, by k (b·ln 2 = %.2f):\n", 10*math.Ln2)
+	for k := 1; k <= 10; k++ {
+		fmt.Fprintf(&b, "  k=%-2d %s\n", k, rate(filter.StandardFPR(10, k)))
+	}
+	// A line holding j keys is a 512-bit standard filter at 512/j bits per
+	// key; j is Poisson with mean λ = 51.2 at 10 bits per key.
+	const lambda = 512.0 / 10
+	sd := math.Sqrt(lambda)
+	lo, hi := int(math.Round(lambda-sd)), int(math.Round(lambda+sd))
+	at := func(j int) float64 { return filter.StandardFPR(512/float64(j), filter.CacheLineProbes(10)) }
+	fmt.Fprintf(&b, "\ncache-line, 10 bits/key, k=%d: keys per line Poisson, mean %.1f, sd %.1f\n", filter.CacheLineProbes(10), lambda, sd)
+	mid := int(math.Round(lambda))
+	fmt.Fprintf(&b, "  FPR of a line of %d keys %s, of %d keys %s, of %d keys %s\n", lo, rate(at(lo)), mid, rate(at(mid)), hi, rate(at(hi)))
+	fmt.Fprintf(&b, "  mean of the %d- and %d-key lines: %s, above the %d-key line's\n", lo, hi, rate((at(lo)+at(hi))/2), mid)
+	fmt.Fprintf(&b, "\nquotient filter, %d-bit fingerprints: FPR = 1-(1-2^-%d)^n\n", memtableFingerprintBits, memtableFingerprintBits)
+	for _, n := range []int{50, 355000, 1 << 20} {
+		fmt.Fprintf(&b, "  n=%-8d %.2g\n", n, filter.QuotientTheoryFPR(n, memtableFingerprintBits))
+	}
+	return b.String()
+}
+
+// memtableFingerprintBits is memtable.FingerprintBits, the width of every
+// memtable filter (kvbench imports lsm's API, not memtable; a test checks
+// the two agree).
+const memtableFingerprintBits = 40
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// rate prints a rate as a percentage with three significant figures.
+func rate(p float64) string {
+	switch {
+	case p >= 0.1:
+		return fmt.Sprintf("%.1f%%", 100*p)
+	case p >= 0.01:
+		return fmt.Sprintf("%.2f%%", 100*p)
+	case p >= 0.001:
+		return fmt.Sprintf("%.3f%%", 100*p)
+	}
+	return fmt.Sprintf("%.4f%%", 100*p)
+}
