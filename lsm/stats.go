@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/monbandb/monban/compaction"
+	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/memtable"
 	"github.com/monbandb/monban/sstable"
@@ -36,6 +37,16 @@ type LevelStats struct {
 	// as inputs; TableBytesWritten the bytes of tables written into it (by
 	// flushes for L0, by compactions below).
 	TableBytesIn, TableBytesWritten uint64
+
+	// FilterBytes is the size of the Bloom filters of the level's open
+	// tables, which live in memory; FilterBitsPerKey their density, over
+	// those tables' entries (a table without a filter counts 0); TheoryFPR
+	// the false-positive rate they promise one probe, to set beside FPR:
+	// in L0 the mean over its tables (a read probes every one), deeper the
+	// mean over entries (a read probes the table covering its key). Tables
+	// the table cache has not opened are left out of all three.
+	FilterBytes                 uint64
+	FilterBitsPerKey, TheoryFPR float64
 }
 
 // FPR returns the measured false-positive rate of the level's filters:
@@ -55,8 +66,14 @@ type Stats struct {
 	BackgroundError error
 
 	Levels [NumLevels]LevelStats
-	// Total sums Levels.
+	// Total sums Levels (FilterBitsPerKey is over all entries; TheoryFPR
+	// is 0: see ExpectedFalsePositives).
 	Total LevelStats
+	// ExpectedFalsePositives is the data blocks the filters promise a Get
+	// of a key no table holds will read: the sum over L0 tables and deeper
+	// levels of the rate of the filter it probes there. It is what
+	// FilterSizingPerLevel makes as small as the memory allows.
+	ExpectedFalsePositives float64
 
 	// MemtableFilterNegatives counts memtable probes that a memtable's own
 	// quotient filter answered "absent" (no tree search);
@@ -233,6 +250,8 @@ func (d *DB) Stats() Stats {
 		targets, _ = d.compactionOptions().Targets(rs.version)
 	}
 	s.CompactionsRunning = int(d.stats.compactionsRunning.Load())
+	fprAt := map[float64]float64{} // theory per density: tables share few
+	var filterEntries, filterBitEntries float64
 	for i := range s.Levels {
 		l, c := &s.Levels[i], &d.stats.levels[i]
 		if rs != nil {
@@ -250,7 +269,16 @@ func (d *DB) Stats() Stats {
 		l.FilterFalsePositives = c.filterFalsePositives.Load()
 		l.CacheHits, l.BlocksRead, l.BytesRead = c.cacheHits.Load(), c.blocksRead.Load(), c.bytesRead.Load()
 		l.TableBytesIn, l.TableBytesWritten = c.compactedBytesRead.Load(), c.compactedBytesWritten.Load()
+		if rs != nil {
+			expected, entries := d.levelFilters(rs.version, i, l, fprAt)
+			s.ExpectedFalsePositives += expected
+			filterEntries += entries
+			filterBitEntries += l.FilterBitsPerKey * entries
+		}
 		s.Total.add(*l)
+	}
+	if filterEntries > 0 {
+		s.Total.FilterBitsPerKey = filterBitEntries / filterEntries
 	}
 	s.MemtableFilterNegatives = d.stats.memtableFilterNegatives.Load()
 	s.ImmutableFilterNegatives = d.stats.immutableFilterNegatives.Load()
@@ -271,6 +299,49 @@ func (d *DB) Stats() Stats {
 	return s
 }
 
+// levelFilters sets l's filter figures from the open tables of v's level
+// and returns the false positives a read of a missing key expects there,
+// and the entries of the tables it counted. fprAt memoizes the theory per
+// density.
+func (d *DB) levelFilters(v *manifest.Version, level int, l *LevelStats, fprAt map[float64]float64) (expected, entries float64) {
+	var tables int
+	var bitEntries, fpSum, fpEntries float64
+	for _, f := range v.Levels[level] {
+		r, release, ok := d.tables.Peek(f.FileNum)
+		if !ok {
+			continue
+		}
+		p := *r.Properties()
+		release()
+		bits := p.FilterBitsPerKey
+		if p.FilterLayout == "" {
+			bits = 0
+		}
+		fp, ok := fprAt[bits]
+		if !ok {
+			fp = filter.ExpectedFalsePositives([]float64{bits})
+			fprAt[bits] = fp
+		}
+		n := float64(p.NumEntries)
+		tables++
+		l.FilterBytes += p.FilterBytes
+		entries += n
+		bitEntries += bits * n
+		fpSum += fp
+		fpEntries += fp * n
+	}
+	if tables == 0 || entries == 0 {
+		return 0, 0
+	}
+	l.FilterBitsPerKey = bitEntries / entries
+	if level == 0 {
+		l.TheoryFPR = fpSum / float64(tables)
+		return fpSum, entries
+	}
+	l.TheoryFPR = fpEntries / entries
+	return l.TheoryFPR, entries
+}
+
 func (s *LevelStats) add(o LevelStats) {
 	s.Files += o.Files
 	s.Bytes += o.Bytes
@@ -282,4 +353,5 @@ func (s *LevelStats) add(o LevelStats) {
 	s.BytesRead += o.BytesRead
 	s.TableBytesIn += o.TableBytesIn
 	s.TableBytesWritten += o.TableBytesWritten
+	s.FilterBytes += o.FilterBytes
 }

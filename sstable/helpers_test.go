@@ -149,7 +149,7 @@ func randOptions(rng *rand.Rand) WriterOptions {
 	return WriterOptions{
 		BlockSize:            []int{1, 64, 512, 4096}[rng.IntN(4)],
 		BlockRestartInterval: []int{1, 2, 16}[rng.IntN(3)],
-		BloomBitsPerKey:      []float64{0, 10}[rng.IntN(2)],
+		BloomBitsPerKey:      []float64{0, 10, 7.3, 12.3456}[rng.IntN(4)],
 		Compression:          rng.IntN(2) == 0,
 		TableID:              []uint64{0, rng.Uint64() | 1}[rng.IntN(2)],
 	}

@@ -241,3 +241,24 @@ func huge(es []entry) bool {
 	}
 	return false
 }
+
+// TestFilterDensityProperty: a table records its filter's density to the
+// thousandth of a bit (filter.millibits_per_key), and a table written
+// before that property, with the whole-bit filter.bits_per_key, still
+// reads back its density.
+func TestFilterDensityProperty(t *testing.T) {
+	_, p := buildTable(t, evenKeys(100), WriterOptions{BloomBitsPerKey: 9.49372})
+	if p.FilterBitsPerKey != 9.494 {
+		t.Fatalf("FilterBitsPerKey %v, want 9.494", p.FilterBitsPerKey)
+	}
+	b := blockBuilder{restartInterval: 1}
+	b.add([]byte(propDataBlocks), []byte{1})
+	b.add([]byte(propEntries), []byte{0})
+	b.add([]byte(propFilterBits), []byte{10})
+	b.add([]byte(propFilterLayout), []byte(FilterLayoutCacheLine))
+	b.add([]byte(propIndexBytes), []byte{1})
+	old, err := decodeProperties(b.finish())
+	if err != nil || old.FilterBitsPerKey != 10 {
+		t.Fatalf("old table's properties: %+v, %v; want FilterBitsPerKey 10", old, err)
+	}
+}

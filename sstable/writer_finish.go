@@ -3,6 +3,7 @@ package sstable
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/monbandb/monban/filter"
 )
@@ -29,7 +30,8 @@ func (w *Writer) Finish() (Properties, error) {
 	ft.version = formatVersion
 	if w.filter != nil {
 		p.FilterLayout = FilterLayoutCacheLine
-		p.FilterBitsPerKey = min(w.opts.BloomBitsPerKey, filter.MaxCacheLineBitsPerKey) // as the builder clamps
+		// As the builder clamps it, to the thousandth the property keeps.
+		p.FilterBitsPerKey = math.Round(min(w.opts.BloomBitsPerKey, filter.MaxCacheLineBitsPerKey)*1000) / 1000
 		// Stored raw: a Bloom filter's bits are incompressible.
 		ft.filter = w.writeBlock(w.filter.Finish(nil), false)
 		p.FilterBytes = ft.filter.length + blockTrailerLen

@@ -31,6 +31,7 @@ type optionSet struct {
 	L0StopThreshold       int   `json:",omitempty"`
 	MaxOpenFiles          int   `json:",omitempty"`
 	MaxCompactions        int   `json:",omitempty"`
+	PerLevelFilters       bool  `json:",omitempty"`
 }
 
 func (o optionSet) lsm() *lsm.Options {
@@ -48,6 +49,7 @@ func (o optionSet) lsm() *lsm.Options {
 		L0StopWritesThreshold:     o.L0StopThreshold,
 		MaxOpenFiles:              o.MaxOpenFiles,
 		MaxConcurrentCompactions:  o.MaxCompactions,
+		FilterSizing:              map[bool]lsm.FilterSizing{false: lsm.FilterSizingUniform, true: lsm.FilterSizingPerLevel}[o.PerLevelFilters],
 	}
 }
 
@@ -116,6 +118,7 @@ func randomSet(rng *rand.Rand) optionSet {
 		LBaseMaxBytes:     logUniform(8<<10, 64<<20),
 		MaxOpenFiles:      pick(1, 2, 8, 1000),
 		MaxCompactions:    pick(1, 2, 4),
+		PerLevelFilters:   rng.IntN(2) == 0,
 	}
 	o.L0CompactionThreshold = 1 + rng.IntN(4)
 	o.L0SlowdownThreshold = o.L0CompactionThreshold + rng.IntN(5)

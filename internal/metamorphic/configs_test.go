@@ -38,6 +38,10 @@ var fixedConfigs = []config{
 	}},
 	{"blocks-64", lsm.Options{MemtableSize: 8 << 10, BlockSize: 64}},
 	{"no-compression", lsm.Options{MemtableSize: smallMem, Compression: lsm.NoCompression}},
+	{"per-level-filters", lsm.Options{
+		MemtableSize: 4 << 10, LBaseMaxBytes: 8 << 10, LevelMultiplier: 2,
+		TargetFileSize: 2 << 10, L0CompactionThreshold: 2, FilterSizing: lsm.FilterSizingPerLevel, BloomBitsPerKey: 4,
+	}},
 	{"one-compaction", lsm.Options{MemtableSize: smallMem, L0CompactionThreshold: 2, MaxConcurrentCompactions: 1}},
 	{"four-compactions", lsm.Options{
 		MemtableSize: 4 << 10, LBaseMaxBytes: 8 << 10, LevelMultiplier: 2,
@@ -64,6 +68,7 @@ func configs(seed uint64) []config {
 		TargetFileSize:    pick(1<<10, 4<<10, 64<<10, 0),
 
 		MaxConcurrentCompactions: int(pick(1, 3, 0)),
+		FilterSizing:             lsm.FilterSizing(pick(0, 1)),
 	}
 	o.L0CompactionThreshold = int(pick(1, 2, 4))
 	o.L0SlowdownWritesThreshold = o.L0CompactionThreshold + int(pick(2, 4, 8))

@@ -1,0 +1,124 @@
+package lsm
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/vfs"
+)
+
+// TestFilterSizingPerLevel fills the same keys under both sizings into a
+// tree of several levels and checks that per-level sizing finds every key
+// (no false negative), gives the deepest level fewer bits per key than the
+// levels above, spends about the same filter memory, and expects fewer
+// false positives per missing key, by the filters' own arithmetic.
+func TestFilterSizingPerLevel(t *testing.T) {
+	const n = 30000
+	type result struct {
+		tables               []TableInfo
+		filterBytes, entries float64
+		expectedFP           float64
+	}
+	run := func(sizing FilterSizing) result {
+		d := openMem(t, vfs.NewMem(), &Options{
+			FilterSizing: sizing, MemtableSize: 32 << 10, LBaseMaxBytes: 128 << 10,
+			TargetFileSize: 64 << 10, LevelMultiplier: 4,
+		})
+		defer d.Close()
+		for i := range n {
+			if err := d.Put(benchKey(nil, 2*uint64(i)), make([]byte, 20)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		d.waitIdle()
+		for i := range n {
+			if _, err := d.Get(benchKey(nil, 2*uint64(i))); err != nil {
+				t.Fatalf("%v: key %d: %v", sizing, i, err)
+			}
+			if _, err := d.Get(benchKey(nil, 2*uint64(i)+1)); err != ErrNotFound {
+				t.Fatalf("%v: absent key %d: %v", sizing, i, err)
+			}
+		}
+		tables, err := d.Tables()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := result{tables: tables}
+		// A missing key probes every L0 table and one table per deeper
+		// level, which holds it with a probability in proportion to its
+		// entries.
+		levelEntries := map[int]float64{}
+		for _, tb := range tables {
+			levelEntries[tb.Level] += float64(tb.Entries)
+		}
+		for _, tb := range tables {
+			r.filterBytes += float64(tb.FilterBytes)
+			r.entries += float64(tb.Entries)
+			fp := filter.ExpectedFalsePositives([]float64{tb.FilterBitsPerKey})
+			if tb.Level == 0 {
+				r.expectedFP += fp
+			} else {
+				r.expectedFP += fp * float64(tb.Entries) / levelEntries[tb.Level]
+			}
+		}
+		// Stats reports the same figures from the open tables.
+		st := d.Stats()
+		if float64(st.Total.FilterBytes) != r.filterBytes || math.Abs(st.ExpectedFalsePositives-r.expectedFP) > 1e-9 {
+			t.Errorf("%v: Stats has %d filter bytes, %.6f expected false positives; the tables %.0f, %.6f",
+				sizing, st.Total.FilterBytes, st.ExpectedFalsePositives, r.filterBytes, r.expectedFP)
+		}
+		return r
+	}
+	uniform, perLevel := run(FilterSizingUniform), run(FilterSizingPerLevel)
+
+	levels := map[int]bool{}
+	bitsAt := map[int][]float64{}
+	for _, tb := range perLevel.tables {
+		levels[tb.Level] = true
+		bitsAt[tb.Level] = append(bitsAt[tb.Level], tb.FilterBitsPerKey)
+	}
+	if len(levels) < 2 || !levels[NumLevels-1] {
+		t.Fatalf("tree has levels %v; the test needs the last level and one above", levels)
+	}
+	var last, above []float64
+	for l, bits := range bitsAt {
+		if l == NumLevels-1 {
+			last = append(last, bits...)
+		} else {
+			above = append(above, bits...)
+		}
+	}
+	if mean(last) >= mean(above) {
+		t.Errorf("per-level: last level %.2f bits/key, above it %.2f; want fewer at the last level", mean(last), mean(above))
+	}
+	for _, tb := range uniform.tables {
+		if tb.FilterBitsPerKey != 10 {
+			t.Fatalf("uniform: table %06d has %v bits/key", tb.FileNum, tb.FilterBitsPerKey)
+		}
+	}
+	// Per-level sizing chooses each table's share when it is written, from
+	// the tree as it is then; the tree moves on, so the total drifts from
+	// the budget a little.
+	ub, pb := uniform.filterBytes/uniform.entries, perLevel.filterBytes/perLevel.entries
+	if math.Abs(pb/ub-1) > 0.10 {
+		t.Errorf("filter bytes per entry: per-level %.3f, uniform %.3f; want within 10%%", pb, ub)
+	}
+	if perLevel.expectedFP >= uniform.expectedFP {
+		t.Errorf("expected false positives per missing key: per-level %.4f, uniform %.4f", perLevel.expectedFP, uniform.expectedFP)
+	}
+	t.Logf("filter bytes/entry: uniform %.3f, per-level %.3f; expected FP per miss %.4f -> %.4f (%v)",
+		ub, pb, uniform.expectedFP, perLevel.expectedFP, fmt.Sprint(bitsAt))
+}
+
+func mean(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
