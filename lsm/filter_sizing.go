@@ -1,6 +1,8 @@
 package lsm
 
 import (
+	"slices"
+
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/manifest"
 )
@@ -40,11 +42,17 @@ func (s FilterSizing) String() string {
 // compaction's inputs) go away and v holds the rest of the tree. Under
 // FilterSizingPerLevel it is that level's share of the allocation over the
 // tree as it will be once the table is in: every L0 table a run of its
-// own, each deeper level one run. The choice is made once, when the table
-// is written: a table keeps its filter when the tree around it changes,
-// and when a compaction moves it down a level unchanged (a trivial move),
-// it takes its denser filter along — the level below then holds more
-// filter memory than its share, until the table is next rewritten.
+// own, each deeper level one run.
+//
+// The choice is made once, when the table is written: a table keeps its
+// filter when the tree around it changes, and a compaction that moves it
+// down a level unchanged (a trivial move) takes its denser filter along.
+// So the tables in place are over or under their share of the budget,
+// and the allocation for a new table spends what remains: the budget
+// less what the others spend above BloomBitsPerKey per entry. A tree that
+// grew from one level (whose tables all got BloomBitsPerKey) to two,
+// before any compaction rewrote the first, would otherwise spend more
+// than the budget for as long as that first level lasts.
 func (d *DB) filterBitsPerKey(v *manifest.Version, level int, adding uint64, leaving [2][]*manifest.FileMetadata) float64 {
 	bits := float64(d.opts.bloomBits())
 	if d.opts.FilterSizing != FilterSizingPerLevel || bits == 0 {
@@ -52,17 +60,28 @@ func (d *DB) filterBitsPerKey(v *manifest.Version, level int, adding uint64, lea
 	}
 	gone := func(f *manifest.FileMetadata) bool {
 		for _, files := range leaving {
-			for _, g := range files {
-				if g == f {
-					return true
-				}
+			if slices.Contains(files, f) {
+				return true
 			}
 		}
 		return false
 	}
 	var runs []float64
+	total, overspent := float64(adding), 0.0
+	stays := func(f *manifest.FileMetadata) bool {
+		if gone(f) {
+			return false
+		}
+		n := float64(f.NumEntries)
+		total += n
+		if r, release, ok := d.tables.Peek(f.FileNum); ok {
+			overspent += n * (r.Properties().FilterBitsPerKey - bits)
+			release()
+		}
+		return true
+	}
 	for _, f := range v.Levels[0] {
-		if !gone(f) {
+		if stays(f) {
 			runs = append(runs, float64(f.NumEntries))
 		}
 	}
@@ -71,19 +90,22 @@ func (d *DB) filterBitsPerKey(v *manifest.Version, level int, adding uint64, lea
 		runs = append(runs, 0)
 	}
 	for l := 1; l < NumLevels; l++ {
-		var n uint64
+		var n float64
 		for _, f := range v.Levels[l] {
-			if !gone(f) {
-				n += f.NumEntries
+			if stays(f) {
+				n += float64(f.NumEntries)
 			}
 		}
 		if l == level {
 			target = len(runs)
 		}
 		if n > 0 || l == level {
-			runs = append(runs, float64(n))
+			runs = append(runs, n)
 		}
 	}
 	runs[target] += float64(adding)
-	return filter.AllocateBitsPerKey(runs, bits)[target]
+	// The correction is bounded so that one table written after a large
+	// drift is not starved of its filter.
+	budget := min(max(bits-overspent/total, bits/2), 2*bits)
+	return filter.AllocateBitsPerKey(runs, budget)[target]
 }
