@@ -7,12 +7,6 @@ import (
 	"github.com/monbandb/monban/internal/base"
 )
 
-// getScratch is one Get's working memory, pooled per Reader.
-type getScratch struct {
-	it  blockIter
-	buf readScratch
-}
-
 // Get looks up the newest version of ukey with a sequence number <= seq.
 // hash must be filter.Hash(ukey), computed once by the caller for all
 // tables. found reports that such a version exists; kind says whether it is
@@ -67,21 +61,22 @@ func (r *Reader) Get(ukey []byte, hash uint64, seq base.SeqNum, trace *GetTrace)
 	if i == len(r.index) {
 		return nil, 0, false, r.notFound(prevIsUkey(), trace)
 	}
-	// 4. Data block.
-	s, _ := r.scratch.Get().(*getScratch)
-	if s == nil {
-		s = new(getScratch)
-	}
-	defer r.scratch.Put(s)
-	block, hit, err := r.dataBlock(i, &s.buf)
+	// 4. Data block, read in place under its handle: the value is copied
+	// out before the deferred Release lets the buffer go.
+	block, hit, err := r.dataBlock(i)
 	if trace != nil {
 		trace.BlockIndex, trace.BlockOffset, trace.BlockLength, trace.CacheHit = i, r.index[i].h.offset, r.index[i].h.length, hit
 	}
 	if err != nil {
 		return nil, 0, false, err
 	}
-	it := &s.it
-	if err := it.init(block); err != nil {
+	defer block.Release()
+	it, _ := r.scratch.Get().(*blockIter)
+	if it == nil {
+		it = new(blockIter)
+	}
+	defer r.putScratch(it)
+	if err := it.init(block.Block()); err != nil {
 		return nil, 0, false, r.blockErr(i, err)
 	}
 	ok := it.seekGE(ukey, trailer)
@@ -107,6 +102,13 @@ func (r *Reader) Get(ukey []byte, hash uint64, seq base.SeqNum, trace *GetTrace)
 		copy(value, it.val)
 	}
 	return value, ik.Kind(), true, nil
+}
+
+// putScratch pools a Get's block iterator, keeping its key buffer and
+// dropping its view of the block, whose handle the Get releases.
+func (r *Reader) putScratch(it *blockIter) {
+	it.reset()
+	r.scratch.Put(it)
 }
 
 // notFound ends a Get that passed the filter and found no visible version:
