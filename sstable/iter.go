@@ -35,7 +35,17 @@ var _ base.InternalIterator = (*Iter)(nil)
 // NewIter returns an unpositioned iterator. The bounds are not copied and
 // must not change while it is in use.
 func (r *Reader) NewIter(lower, upper []byte) *Iter {
-	return &Iter{r: r, lower: lower, upper: upper}
+	it := new(Iter)
+	it.Init(r, lower, upper)
+	return it
+}
+
+// Init makes it the iterator NewIter(lower, upper) would return, reusing
+// its key buffer: a caller that keeps its iterators (lsm pools them) opens
+// one without allocating. REQUIRES: it is new or closed.
+func (it *Iter) Init(r *Reader, lower, upper []byte) {
+	it.blk.reset()
+	*it = Iter{r: r, lower: lower, upper: upper, blk: it.blk}
 }
 
 // maxTrailer sorts before every real trailer of a user key: (k, maxTrailer)
@@ -265,10 +275,12 @@ func (it *Iter) Value() []byte { return it.blk.val }
 // Error returns the error that stopped the iterator, if any.
 func (it *Iter) Error() error { return it.err }
 
-// Close releases the iterator's block and returns its error.
+// Close releases the iterator's block and returns its error. Key and
+// Value are invalid from then on. It also drops the Reader, which an
+// iterator kept for reuse would otherwise keep from the collector.
 func (it *Iter) Close() error {
-	it.closed, it.valid = true, false
-	it.blk = blockIter{}
+	it.closed, it.valid, it.r = true, false, nil
+	it.blk.reset()
 	it.block.Release()
 	return it.err
 }
