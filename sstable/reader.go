@@ -17,7 +17,7 @@ import (
 // ReaderOptions configure a Reader.
 type ReaderOptions struct {
 	// Cache is the block cache for data blocks; nil reads every block from
-	// the file.
+	// the file (into pooled buffers all the same, see invariant 6).
 	Cache *cache.Cache
 	// FileNum keys this table's blocks in Cache; it must be unique among
 	// the tables sharing Cache.

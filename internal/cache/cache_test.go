@@ -25,14 +25,49 @@ type held struct {
 	want []byte
 }
 
+// refModel counts the references the test itself holds on each buffer
+// generation it has seen; with the buffer's cached flag it predicts the
+// buffer's reference count exactly.
+type refModel map[Handle]int // key: the value and its generation
+
+// check compares every buffer the test has seen with the model: a live one
+// has exactly held + (1 if cached) references, and is freed as soon as that
+// is zero; a freed one was held by no one. It returns the number of cached
+// buffers, which must be every entry of the cache.
+func (m refModel) check(t *testing.T, where string) int64 {
+	t.Helper()
+	cached := int64(0)
+	for vg, n := range m {
+		v := vg.v
+		if v.gen.Load() != vg.gen {
+			if n != 0 {
+				t.Fatalf("%s: a buffer was freed while the test held %d references", where, n)
+			}
+			delete(m, vg)
+			continue
+		}
+		want := int32(n)
+		if v.cached.Load() {
+			want++
+			cached++
+		}
+		if got := v.refs.Load(); got != want || want == 0 {
+			t.Fatalf("%s: a buffer has %d references, the model %d (0: should be free)", where, got, want)
+		}
+	}
+	return cached
+}
+
 // TestModel runs random Set/Get/Release/EvictFile operations against a
-// model: a map of what was last Set, and the handles held with the bytes
-// each was read with. Every hit must return exactly the block last Set
-// (invariant 3); every held block must be unchanged when released, however
-// much was evicted and reallocated meanwhile (invariants 2 and 5, checked
-// against reuse by the poison of race builds); the charged bytes never
-// exceed the capacity (invariant 1); after EvictFile no block of the file
-// is returned.
+// model: a map of what was last Set, the handles held with the bytes each
+// was read with, and the references held on each buffer. Every hit must
+// return exactly the block last Set (invariant 3); every held block must
+// be unchanged when released, however much was evicted and reallocated
+// meanwhile (invariants 2 and 5, checked against reuse by the poison of
+// race builds); every buffer's reference count is what the model predicts,
+// and a buffer is freed exactly when that reaches zero; the charged bytes
+// never exceed the capacity (invariant 1); after EvictFile no block of the
+// file is returned.
 func TestModel(t *testing.T) {
 	for _, capacity := range []int64{0, 1000, 64 << 10, 1 << 20} {
 		seed := rand.Uint64()
@@ -40,22 +75,24 @@ func TestModel(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, uint64(capacity)))
 			c := New(capacity)
 			model := map[key][]byte{}
+			refs := refModel{}
 			var holding []held
 			hits := 0
-			check := func(i int, hd held) {
-				if !bytes.Equal(hd.h.Block(), hd.want) {
-					t.Fatalf("seed %d op %d: a held block changed before its release", seed, i)
-				}
+			keep := func(h Handle, want []byte) {
+				refs[Handle{v: h.v, gen: h.gen}]++
+				holding = append(holding, held{h, want})
 			}
 			for i := 0; i < 10000; i++ {
+				where := fmt.Sprintf("seed %d op %d", seed, i)
 				k := key{uint64(rng.IntN(4)), uint64(rng.IntN(64))}
 				switch op := rng.IntN(20); {
 				case op < 8: // Set, keeping the handle sometimes
 					h := fill(rng, rng.IntN(3000))
+					refs[Handle{v: h.v, gen: h.gen}] = 0 // a new buffer generation, tracked until freed
 					c.Set(k.fileNum, k.offset, &h)
 					model[k] = bytes.Clone(h.Block())
 					if rng.IntN(2) == 0 {
-						holding = append(holding, held{h, model[k]})
+						keep(h, model[k])
 					} else {
 						h.Release()
 					}
@@ -66,10 +103,10 @@ func TestModel(t *testing.T) {
 					}
 					hits++
 					if want, in := model[k]; !in || !bytes.Equal(h.Block(), want) {
-						t.Fatalf("seed %d op %d: Get%v returned a block never Set or stale", seed, i, k)
+						t.Fatalf("%s: Get%v returned a block never Set or stale", where, k)
 					}
 					if rng.IntN(2) == 0 {
-						holding = append(holding, held{h, model[k]})
+						keep(h, model[k])
 					} else {
 						h.Release()
 					}
@@ -78,8 +115,12 @@ func TestModel(t *testing.T) {
 						break
 					}
 					j := rng.IntN(len(holding))
-					check(i, holding[j])
-					holding[j].h.Release()
+					hd := holding[j]
+					if !bytes.Equal(hd.h.Block(), hd.want) {
+						t.Fatalf("%s: a held block changed before its release", where)
+					}
+					refs[Handle{v: hd.h.v, gen: hd.h.gen}]--
+					hd.h.Release()
 					holding[j] = holding[len(holding)-1]
 					holding = holding[:len(holding)-1]
 				default:
@@ -90,18 +131,26 @@ func TestModel(t *testing.T) {
 						}
 					}
 				}
+				cached := refs.check(t, where)
 				st := c.Stats()
+				if st.Entries != cached {
+					t.Fatalf("%s: %d entries cached, the model knows %d cached buffers", where, st.Entries, cached)
+				}
 				if st.Bytes > capacity {
-					t.Fatalf("seed %d op %d: %d bytes cached, capacity %d", seed, i, st.Bytes, capacity)
+					t.Fatalf("%s: %d bytes cached, capacity %d", where, st.Bytes, capacity)
 				}
 				if st.Entries > int64(len(model)) {
-					t.Fatalf("seed %d op %d: %d entries cached, only %d live keys", seed, i, st.Entries, len(model))
+					t.Fatalf("%s: %d entries cached, only %d live keys", where, st.Entries, len(model))
 				}
 			}
-			for i, hd := range holding {
-				check(10000+i, hd)
+			for _, hd := range holding {
+				if !bytes.Equal(hd.h.Block(), hd.want) {
+					t.Fatalf("seed %d: a held block changed before its release", seed)
+				}
+				refs[Handle{v: hd.h.v, gen: hd.h.gen}]--
 				hd.h.Release()
 			}
+			refs.check(t, fmt.Sprintf("seed %d at the end", seed))
 			if capacity >= 1<<20 && hits == 0 {
 				t.Fatalf("seed %d: no hits at all with a 1 MiB cache", seed)
 			}
