@@ -70,12 +70,15 @@ func (r *Reader) Get(ukey []byte, hash uint64, seq base.SeqNum, trace *GetTrace)
 	if err != nil {
 		return nil, 0, false, err
 	}
-	defer block.Release()
 	it, _ := r.scratch.Get().(*blockIter)
 	if it == nil {
 		it = new(blockIter)
 	}
-	defer r.putScratch(it)
+	defer func() {
+		it.reset() // drop the view of the block before its buffer goes
+		block.Release()
+		r.scratch.Put(it)
+	}()
 	if err := it.init(block.Block()); err != nil {
 		return nil, 0, false, r.blockErr(i, err)
 	}
@@ -102,13 +105,6 @@ func (r *Reader) Get(ukey []byte, hash uint64, seq base.SeqNum, trace *GetTrace)
 		copy(value, it.val)
 	}
 	return value, ik.Kind(), true, nil
-}
-
-// putScratch pools a Get's block iterator, keeping its key buffer and
-// dropping its view of the block, whose handle the Get releases.
-func (r *Reader) putScratch(it *blockIter) {
-	it.reset()
-	r.scratch.Put(it)
 }
 
 // notFound ends a Get that passed the filter and found no visible version:
