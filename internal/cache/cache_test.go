@@ -301,14 +301,14 @@ func TestMisuse(t *testing.T) {
 }
 
 // TestSizeClass checks that each size gets the smallest class that holds
-// it, and that classes waste at most 1/8 above 64 bytes.
+// it, and that classes waste at most 1/16 above 64 bytes.
 func TestSizeClass(t *testing.T) {
 	for n := 0; n < 1<<20; n += 1 + n/64 {
 		c := sizeClass(n)
 		if c < 0 || classSize(c) < n || c > 0 && classSize(c-1) >= n {
 			t.Fatalf("sizeClass(%d) = %d of %d bytes", n, c, classSize(c))
 		}
-		if n > 64 && classSize(c)-n > classSize(c)/8 {
+		if n > 64 && classSize(c)-n > classSize(c)>>stepBits {
 			t.Fatalf("sizeClass(%d) wastes %d of %d bytes", n, classSize(c)-n, classSize(c))
 		}
 	}

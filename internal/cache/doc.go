@@ -23,7 +23,7 @@
 // A block is read through a Handle: Get returns one on a hit, Alloc one on
 // a fresh buffer for the reader to fill. Each handle is a reference, and
 // so is the cache's own while the block is cached. The last reference to
-// go returns the buffer to a pool of its size class (eight per power of
+// go returns the buffer to a pool of its size class (sixteen per power of
 // two), from which the next Alloc of that class takes it: in steady state
 // a cache miss evicts one block and reuses its buffer, and reads allocate
 // nothing. Buffers are Go memory: a pool may drop them at a garbage

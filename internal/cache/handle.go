@@ -32,15 +32,17 @@ type Handle struct {
 	gen uint32
 }
 
-// Size classes of the pooled buffers: eight per power of two from 64 bytes
-// to 64 MiB (the sstable package's largest block), so a buffer wastes at
-// most 1/8 of its size; larger buffers are allocated exactly and left to
-// the garbage collector. Class c holds (9+c%8) << (c/8+3) bytes: 72, 80,
-// ..., 128, 144, ..., 256, 288, ...
+// Size classes of the pooled buffers: sixteen per power of two from 64
+// bytes to 64 MiB (the sstable package's largest block), so a buffer
+// wastes at most 1/16 of its size (a block cut at 4096 bytes plus one
+// entry takes 4352); larger buffers are allocated exactly and left to the
+// garbage collector. Class c holds (17+c%16) << (c/16+2) bytes: 68, 72,
+// ..., 128, 136, ..., 256, 272, ...
 const (
-	minClassBits = 6  // buffers of up to 2^6 bytes take class 0
-	maxClassBits = 26 // the largest class holds 2^26 bytes
-	numClasses   = 8 * (maxClassBits - minClassBits)
+	stepBits     = 4 // 1<<stepBits classes per power of two
+	minClassBits = 6 // buffers of up to 2^6 bytes take class 0
+	maxClassBits = 26
+	numClasses   = (maxClassBits - minClassBits) << stepBits
 )
 
 // pools are shared by every Cache, and used with none at all, so a Reader
@@ -57,12 +59,14 @@ func sizeClass(n int) int {
 	if n > 1<<maxClassBits {
 		return -1
 	}
-	k := bits.Len(uint(n - 1)) // 2^(k-1) < n <= 2^k
-	step := k - 4              // eight steps of 2^(k-4) between 2^(k-1) and 2^k
-	return 8*(k-minClassBits-1) + (n-1-1<<(k-1))>>step
+	k := bits.Len(uint(n - 1)) // 2^(k-1) < n <= 2^k, in steps of 2^(k-1-stepBits)
+	return (k-minClassBits-1)<<stepBits + (n-1-1<<(k-1))>>(k-1-stepBits)
 }
 
-func classSize(c int) int { return (9 + c%8) << (c/8 + 3) }
+func classSize(c int) int {
+	const steps = 1 << stepBits
+	return (steps + 1 + c%steps) << (c/steps + minClassBits - stepBits)
+}
 
 // Alloc returns a handle on a buffer of n bytes, from the pools when one
 // is free. Its bytes are undefined; the caller may write them until it
