@@ -53,11 +53,14 @@
 //     never letting a slice of the block outlive the handle: sstable's Get
 //     copies the value out before releasing, its iterators keep the current
 //     block's handle until they move off it.
-//  6. Misuse is caught rather than corrupting another reader's block: a
-//     reference count that would go below zero, or reach zero while the
-//     cache still holds the block, panics; so do Block and Release on a
-//     handle whose buffer has since been reused (each buffer counts its
-//     trips through the pool). In race builds a freed buffer is also
-//     overwritten with a poison byte, so a slice kept past its release
-//     reads garbage that tests notice, and the race detector reports it.
+//  6. Handle misuse panics rather than passing silently: a reference count
+//     that would go below zero, or reach zero while the cache still holds
+//     the block, and Block or Release on a copy of a handle whose buffer
+//     has since been freed (each buffer counts its frees). Releasing one
+//     variable twice is harmless (Release clears it). Not every misuse is
+//     caught at once: a copy released twice while another reader alone
+//     holds an evicted block frees it under that reader, whose own Release
+//     then panics. In race builds a freed buffer is also overwritten with a
+//     poison byte, so a slice kept past its release reads garbage that
+//     tests notice, and the race detector reports the write.
 package cache

@@ -12,9 +12,9 @@ import (
 type value struct {
 	buf  []byte       // len: the block; cap: its size class
 	refs atomic.Int32 // 0 only while the buffer sits in its pool
-	// gen counts the buffer's trips back to the pool; a Handle remembers
-	// the generation it was made in, so a handle kept past its release is
-	// detected once the buffer has been reused (invariant 6).
+	// gen counts the times the buffer was freed; a Handle remembers the
+	// generation it was made in, so a copy used after the buffer was freed
+	// is detected, whether or not it was reused since (invariant 6).
 	gen atomic.Uint32
 	// cached is set while a shard holds the cache's reference: the count
 	// must not reach zero then, whoever releases too often.
@@ -90,16 +90,13 @@ func Alloc(n int) Handle {
 }
 
 // Block returns the handle's block, valid until Release. It panics on a
-// handle whose buffer was released and reused (invariant 6).
+// handle whose buffer has been freed (invariant 6).
 func (h *Handle) Block() []byte {
 	if h.v.gen.Load() != h.gen {
 		panic("cache: block used after its handle was released")
 	}
 	return h.v.buf
 }
-
-// Valid reports whether h holds a block.
-func (h *Handle) Valid() bool { return h.v != nil }
 
 // Truncate shortens the block to its first n bytes. REQUIRES: h is the
 // only reference (the block is not shared yet), n <= len(h.Block()).
