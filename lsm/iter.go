@@ -3,9 +3,9 @@ package lsm
 import (
 	"bytes"
 	"iter"
+	"sync"
 
 	"github.com/monbandb/monban/internal/base"
-	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/internal/merge"
 )
 
@@ -18,13 +18,16 @@ type IterOptions struct {
 // Iter iterates over a consistent view of the DB: the state at the
 // sequence number it was created at, even while writes, flushes and
 // compactions go on. It is not safe for concurrent use. Key and Value are
-// valid until the next positioning call; copy what you keep. Close it: an
-// open Iter keeps the tables of its view from being deleted.
+// valid until the next positioning call or Close; copy what you keep (they
+// may alias a cached block, which the iterator holds only while it is on
+// it). Close it: an open Iter keeps the tables of its view from being
+// deleted.
 type Iter struct {
 	rs      *readState
 	seq     base.SeqNum
 	lower   []byte
 	upper   []byte
+	parts   *iterParts // nil once closed
 	merged  *merge.Iter
 	forward bool
 	valid   bool
@@ -54,23 +57,71 @@ func (d *DB) newIter(rs *readState, seq base.SeqNum, o *IterOptions) *Iter {
 	if o != nil {
 		opts = *o
 	}
-	it := &Iter{rs: rs, seq: seq, lower: opts.LowerBound, upper: opts.UpperBound}
-	var sources []base.InternalIterator
-	sources = append(sources, rs.mem.Active().NewIter())
+	p := iterPartsPool.Get().(*iterParts)
+	it := &Iter{rs: rs, seq: seq, lower: opts.LowerBound, upper: opts.UpperBound, parts: p, merged: &p.merged,
+		savedKey: p.savedKey[:0], savedValue: p.savedValue[:0]}
+	// An L0 table is a level of its own: L0 tables overlap.
+	l0 := rs.version.Levels[0]
+	n := len(l0)
+	for level := 1; level < NumLevels; level++ {
+		if len(rs.version.Levels[level]) > 0 {
+			n++
+		}
+	}
+	if cap(p.levels) < n {
+		p.levels = make([]levelIter, n)
+	}
+	p.levels = p.levels[:n]
+	sources := append(p.sources[:0], rs.mem.Active().NewIter())
 	for _, m := range rs.mem.Immutables() {
 		sources = append(sources, m.NewIter())
 	}
-	for _, f := range rs.version.Levels[0] {
-		// An L0 table is a level of its own: L0 tables overlap.
-		sources = append(sources, newLevelIter(d, []*manifest.FileMetadata{f}, it.lower, it.upper))
+	n = 0
+	for i := range l0 {
+		p.levels[n].init(d, l0[i:i+1], it.lower, it.upper)
+		sources = append(sources, &p.levels[n])
+		n++
 	}
 	for level := 1; level < NumLevels; level++ {
 		if files := rs.version.Levels[level]; len(files) > 0 {
-			sources = append(sources, newLevelIter(d, files, it.lower, it.upper))
+			p.levels[n].init(d, files, it.lower, it.upper)
+			sources = append(sources, &p.levels[n])
+			n++
 		}
 	}
-	it.merged = merge.NewIter(sources...)
+	p.sources = sources
+	p.merged.Init(sources)
 	return it
+}
+
+// iterParts is what an Iter is built of besides itself and its memtables'
+// iterators: the merging iterator, its sources, a levelIter per L0 table
+// and per deeper level, and the buffers of the reverse direction. Close
+// returns them to iterPartsPool with their buffers grown, so that opening,
+// running and closing an Iter allocates nothing else in steady state. The
+// Iter itself is not pooled: a method called after Close still finds it
+// closed, never another caller's iterator.
+type iterParts struct {
+	merged               merge.Iter
+	sources              []base.InternalIterator
+	levels               []levelIter
+	savedKey, savedValue []byte
+}
+
+var iterPartsPool = sync.Pool{New: func() any { return new(iterParts) }}
+
+// release returns p to the pool once its iterators are closed, dropping
+// what they point at (the view's tables and memtables) but not their
+// buffers.
+func (p *iterParts) release(it *Iter) {
+	p.savedKey, p.savedValue = it.savedKey[:0], it.savedValue[:0]
+	clear(p.sources)
+	p.sources = p.sources[:0]
+	for i := range p.levels {
+		p.levels[i].init(nil, nil, nil, nil)
+	}
+	p.merged.Init(nil)
+	iterPartsPool.Put(p)
 }
 
 // First moves to the first key.
@@ -291,6 +342,8 @@ func (it *Iter) Close() error {
 			it.err = ErrClosed
 		}
 		it.rs.unref()
+		it.parts.release(it)
+		it.parts, it.merged, it.savedKey, it.savedValue = nil, nil, nil, nil
 	}
 	return it.err
 }

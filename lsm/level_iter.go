@@ -11,22 +11,27 @@ import (
 
 // levelIter concatenates the tables of one level L1+ (sorted, not
 // overlapping) into one base.InternalIterator, opening each table only
-// when the iteration reaches it.
+// when the iteration reaches it. It reuses one sstable.Iter for all of
+// them, and is itself reused from Iter to Iter (iterParts), so crossing
+// into a table allocates nothing.
 type levelIter struct {
 	d            *DB
 	files        []*manifest.FileMetadata
 	lower, upper []byte
 
-	idx     int // index in files of the open table; -1 none
-	iter    *sstable.Iter
+	idx     int           // index in files of the open table; -1 none
+	iter    *sstable.Iter // &table while a table is open, else nil
+	table   sstable.Iter
 	release func()
 	err     error
 }
 
 var _ base.InternalIterator = (*levelIter)(nil)
 
-func newLevelIter(d *DB, files []*manifest.FileMetadata, lower, upper []byte) *levelIter {
-	return &levelIter{d: d, files: files, lower: lower, upper: upper, idx: -1}
+// init makes l an unpositioned iterator over files, keeping its table
+// iterator's buffers. REQUIRES: l is new or closed.
+func (l *levelIter) init(d *DB, files []*manifest.FileMetadata, lower, upper []byte) {
+	*l = levelIter{d: d, files: files, lower: lower, upper: upper, idx: -1, table: l.table}
 }
 
 // open makes files[i] the current table; false if i is out of range or the
@@ -49,7 +54,8 @@ func (l *levelIter) open(i int) bool {
 		l.err = err
 		return false
 	}
-	l.idx, l.iter, l.release = i, r.NewIter(l.lower, l.upper), release
+	l.table.Init(r, l.lower, l.upper)
+	l.idx, l.iter, l.release = i, &l.table, release
 	return true
 }
 

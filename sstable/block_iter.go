@@ -36,10 +36,14 @@ type blockIter struct {
 	prevSeen, prevSameUser bool
 }
 
+// reset drops the iterator's view of its block, keeping only the key
+// buffer for reuse.
+func (it *blockIter) reset() { *it = blockIter{keyBuf: it.keyBuf[:0]} }
+
 // init points the iterator at a block; it fails if the restart array does
 // not fit.
 func (it *blockIter) init(data []byte) error {
-	*it = blockIter{keyBuf: it.keyBuf[:0]}
+	it.reset()
 	if len(data) < 4 {
 		return errBlock
 	}

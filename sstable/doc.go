@@ -7,7 +7,8 @@
 // Reading the source, in data-flow order: writer.go (Add: entries into
 // blocks), block.go (prefix compression and restart points),
 // writer_finish.go (filter, index, properties, footer), reader.go (Open:
-// verify and pin the meta blocks; dataBlock: cache, then file), identity.go
+// verify and pin the meta blocks; dataBlock: a handle from the cache, else
+// a pooled buffer filled from the file), identity.go
 // (is this file the table the manifest means?), get.go (the point-read
 // path, four numbered steps), iter.go (two-level iterator), table_cache.go
 // (open readers, reference counted, checked against the caller's
@@ -19,7 +20,8 @@
 // Reader is safe for concurrent Get, NewIter, MayContainHash and Stats; its
 // Close must not race with them (TableCache guarantees this with reference
 // counts). An Iter is used by one goroutine, and its Key and Value are valid
-// until it moves. Get's returned value is a fresh copy, the caller's to keep.
+// until it moves or closes (invariant 6). Get's returned value is a fresh
+// copy, the caller's to keep.
 //
 // # Invariants
 //
@@ -39,7 +41,16 @@
 //  5. Index, filter and properties are read once at Open and pinned in the
 //     Reader; only data blocks go through the block cache. A Get that
 //     passes the filter reads at most one data block.
-//  6. Blocks handed out are immutable (see internal/cache, invariant 2).
+//  6. Data blocks are read in place, each under an internal/cache Handle
+//     whose buffer is recycled once its last handle is released
+//     (internal/cache, invariant 5), and no slice of a block outlives the
+//     reader's handle: Get copies the value out before releasing its
+//     block; an Iter keeps the handle of its current block until it moves
+//     onto another or closes, which is why its Key and Value are valid only
+//     until then. Blocks are immutable while shared (internal/cache,
+//     invariant 2). A read that misses the cache fills a pooled buffer, so
+//     Gets and scans allocate nothing per block in steady state; the meta
+//     blocks pinned at Open are the only buffers never released.
 //  7. A Reader opened with ReaderOptions.ExpectSize and ExpectTableID is
 //     the table the caller expects: its file size and its table.id property
 //     match. Checksums cannot tell a valid table in the wrong file (two

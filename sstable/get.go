@@ -7,12 +7,6 @@ import (
 	"github.com/monbandb/monban/internal/base"
 )
 
-// getScratch is one Get's working memory, pooled per Reader.
-type getScratch struct {
-	it  blockIter
-	buf readScratch
-}
-
 // Get looks up the newest version of ukey with a sequence number <= seq.
 // hash must be filter.Hash(ukey), computed once by the caller for all
 // tables. found reports that such a version exists; kind says whether it is
@@ -69,21 +63,25 @@ func (r *Reader) Get(ukey []byte, hash uint64, seq base.SeqNum, trace *GetTrace)
 	if i == len(r.index) {
 		return nil, 0, false, r.notFound(prevIsUkey(), trace)
 	}
-	// d. Data block.
-	s, _ := r.scratch.Get().(*getScratch)
-	if s == nil {
-		s = new(getScratch)
-	}
-	defer r.scratch.Put(s)
-	block, hit, err := r.dataBlock(i, &s.buf)
+	// d. Data block, read in place under its handle: the value is copied
+	// out before the deferred Release lets the buffer go.
+	block, hit, err := r.dataBlock(i)
 	if trace != nil {
 		trace.BlockIndex, trace.BlockOffset, trace.BlockLength, trace.CacheHit = i, r.index[i].h.offset, r.index[i].h.length, hit
 	}
 	if err != nil {
 		return nil, 0, false, err
 	}
-	it := &s.it
-	if err := it.init(block); err != nil {
+	it, _ := r.scratch.Get().(*blockIter)
+	if it == nil {
+		it = new(blockIter)
+	}
+	defer func() {
+		it.reset() // drop the view of the block before its buffer goes
+		block.Release()
+		r.scratch.Put(it)
+	}()
+	if err := it.init(block.Block()); err != nil {
 		return nil, 0, false, r.blockErr(i, err)
 	}
 	ok := it.seekGE(ukey, trailer)

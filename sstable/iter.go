@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/cache"
 )
 
 // Iter walks a table's entries in internal-key order within the user-key
@@ -12,13 +13,19 @@ import (
 // block, fetched through the block cache. It implements
 // base.InternalIterator; it is not safe for concurrent use, and must not be
 // used after its Reader is closed.
+//
+// Key and Value alias the current data block, which the iterator reads in
+// place under its block-cache handle: it keeps the handle until it moves
+// onto another block or closes, and a block's buffer is recycled only once
+// every handle on it is released (internal/cache, invariant 5). That is
+// why they are valid only until the next move: copy what you keep.
 type Iter struct {
 	r            *Reader
 	lower, upper []byte
-	idx          int // current data block; meaningful while valid
+	idx          int          // current data block; meaningful while valid
+	block        cache.Handle // of data block idx, which blk reads
 	blk          blockIter
 	valid        bool
-	scratch      readScratch
 	err          error
 	closed       bool
 }
@@ -28,18 +35,32 @@ var _ base.InternalIterator = (*Iter)(nil)
 // NewIter returns an unpositioned iterator. The bounds are not copied and
 // must not change while it is in use.
 func (r *Reader) NewIter(lower, upper []byte) *Iter {
-	return &Iter{r: r, lower: lower, upper: upper}
+	it := new(Iter)
+	it.Init(r, lower, upper)
+	return it
+}
+
+// Init makes it the iterator NewIter(lower, upper) would return, reusing
+// its key buffer: a caller that keeps its iterators (lsm pools them) opens
+// one without allocating. REQUIRES: it is new or closed.
+func (it *Iter) Init(r *Reader, lower, upper []byte) {
+	it.blk.reset()
+	*it = Iter{r: r, lower: lower, upper: upper, blk: it.blk}
 }
 
 // maxTrailer sorts before every real trailer of a user key: (k, maxTrailer)
 // is the smallest internal key with user key k.
 var maxTrailer = base.SeekKey(nil, base.MaxSeqNum).Trailer
 
-// loadBlock positions blk on data block i (unpositioned).
+// loadBlock positions blk on data block i (unpositioned), releasing the
+// block it was on.
 func (it *Iter) loadBlock(i int) bool {
-	b, _, err := it.r.dataBlock(i, &it.scratch)
+	it.blk.reset()
+	it.block.Release()
+	b, _, err := it.r.dataBlock(i)
+	it.block = b
 	if err == nil {
-		err = it.blk.init(b)
+		err = it.blk.init(b.Block())
 	}
 	if err != nil {
 		return it.fail(err)
@@ -254,10 +275,12 @@ func (it *Iter) Value() []byte { return it.blk.val }
 // Error returns the error that stopped the iterator, if any.
 func (it *Iter) Error() error { return it.err }
 
-// Close releases the iterator's buffers and returns its error.
+// Close releases the iterator's block and returns its error. Key and
+// Value are invalid from then on. It also drops the Reader, which an
+// iterator kept for reuse would otherwise keep from the collector.
 func (it *Iter) Close() error {
-	it.closed, it.valid = true, false
-	it.scratch = readScratch{}
-	it.blk = blockIter{}
+	it.closed, it.valid, it.r = true, false, nil
+	it.blk.reset()
+	it.block.Release()
 	return it.err
 }

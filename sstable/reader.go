@@ -17,7 +17,7 @@ import (
 // ReaderOptions configure a Reader.
 type ReaderOptions struct {
 	// Cache is the block cache for data blocks; nil reads every block from
-	// the file.
+	// the file (into pooled buffers all the same, see invariant 6).
 	Cache *cache.Cache
 	// FileNum keys this table's blocks in Cache; it must be unique among
 	// the tables sharing Cache.
@@ -55,7 +55,7 @@ type Reader struct {
 
 	stats   readCounters
 	closed  atomic.Bool
-	scratch sync.Pool // *getScratch, so concurrent Gets allocate nothing
+	scratch sync.Pool // *blockIter, so concurrent Gets allocate nothing
 }
 
 // indexEntry is one data block: its last internal key (aliasing the
@@ -177,14 +177,17 @@ func decodeIndex(block []byte, dataEnd uint64) ([]indexEntry, error) {
 }
 
 // readMeta reads a block at open time, counted apart from the read path.
+// Its handle is never released: the block is pinned for the Reader's life
+// (the index keys alias it) and its buffer goes to the garbage collector
+// with the Reader, never back to a pool.
 func (r *Reader) readMeta(h handle, what string) ([]byte, error) {
-	b, err := r.readBlock(h, nil)
+	bh, err := r.readBlock(h)
 	if err != nil {
 		return nil, fmt.Errorf("%s block at %d: %w", what, h.offset, err)
 	}
 	r.stats.openBlocksRead.Add(1)
 	r.stats.openBytesRead.Add(h.length + blockTrailerLen)
-	return b, nil
+	return bh.Block(), nil
 }
 
 func (r *Reader) readAt(b []byte, off uint64) error {
@@ -198,81 +201,64 @@ func (r *Reader) readAt(b []byte, off uint64) error {
 	return err
 }
 
-// readScratch holds buffers for blocks that will not be cached, reused by
-// one goroutine at a time.
-type readScratch struct{ raw, dec []byte }
-
-// readBlock reads, verifies and decompresses the block at h. With scratch
-// non-nil the result may live in scratch and is valid until its next use;
-// with nil it is freshly allocated (and safe to cache).
-func (r *Reader) readBlock(h handle, scratch *readScratch) ([]byte, error) {
-	n := int(h.length) + blockTrailerLen // h.length <= maxBlockLen: checked at open
-	var raw []byte
-	if scratch != nil {
-		if cap(scratch.raw) < n {
-			scratch.raw = make([]byte, n)
-		}
-		raw = scratch.raw[:n]
-	} else {
-		raw = make([]byte, n)
+// readBlock reads, verifies and decompresses the block at h into a buffer
+// from the block-buffer pools (internal/cache), so that a read allocates
+// nothing in steady state; the caller owns the returned handle.
+func (r *Reader) readBlock(h handle) (cache.Handle, error) {
+	raw := cache.Alloc(int(h.length) + blockTrailerLen) // h.length <= maxBlockLen: checked at open
+	b := raw.Block()
+	if err := r.readAt(b, h.offset); err != nil {
+		raw.Release()
+		return cache.Handle{}, err
 	}
-	if err := r.readAt(raw, h.offset); err != nil {
-		return nil, err
-	}
-	stored, typ := raw[:h.length:h.length], raw[h.length]
-	if got, want := checksum(stored, typ), leUint32(raw[h.length+1:]); got != want {
-		return nil, fmt.Errorf("checksum %#08x, stored %#08x: %w", got, want, base.ErrCorruption)
+	stored, typ := b[:h.length:h.length], b[h.length]
+	if got, want := checksum(stored, typ), leUint32(b[h.length+1:]); got != want {
+		raw.Release()
+		return cache.Handle{}, fmt.Errorf("checksum %#08x, stored %#08x: %w", got, want, base.ErrCorruption)
 	}
 	switch typ {
 	case compressionNone:
-		return stored, nil
+		raw.Truncate(len(stored))
+		return raw, nil
 	case compressionSnappy:
+		defer raw.Release()
 		dlen, err := snappy.DecodedLen(stored)
 		if err != nil || dlen > maxBlockLen {
-			return nil, fmt.Errorf("snappy block of %d bytes claims %d: %w", len(stored), dlen, base.ErrCorruption)
+			return cache.Handle{}, fmt.Errorf("snappy block of %d bytes claims %d: %w", len(stored), dlen, base.ErrCorruption)
 		}
-		var dst []byte
-		if scratch != nil {
-			if cap(scratch.dec) < dlen {
-				scratch.dec = make([]byte, dlen)
-			}
-			dst = scratch.dec[:dlen]
-		} else {
-			dst = make([]byte, dlen)
-		}
-		out, err := snappy.Decode(dst, stored)
+		dec := cache.Alloc(dlen)
+		out, err := snappy.Decode(dec.Block(), stored)
 		if err != nil || len(out) != dlen {
-			return nil, fmt.Errorf("snappy: %v: %w", err, base.ErrCorruption)
+			dec.Release()
+			return cache.Handle{}, fmt.Errorf("snappy: %v: %w", err, base.ErrCorruption)
 		}
-		return out, nil
+		return dec, nil
 	}
-	return nil, fmt.Errorf("unknown compression type %d: %w", typ, base.ErrCorruption)
+	raw.Release()
+	return cache.Handle{}, fmt.Errorf("unknown compression type %d: %w", typ, base.ErrCorruption)
 }
 
 func leUint32(b []byte) uint32 {
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 
-// dataBlock returns data block i through the block cache, counting a hit or
-// a file read. scratch is used when there is no cache.
-func (r *Reader) dataBlock(i int, scratch *readScratch) (b []byte, cacheHit bool, err error) {
+// dataBlock returns a handle on data block i, from the block cache or
+// else the file (then caching it), counting a hit or a file read. The
+// caller reads the block in place and releases the handle once no slice of
+// it is in use (internal/cache, invariant 5).
+func (r *Reader) dataBlock(i int) (b cache.Handle, cacheHit bool, err error) {
 	h := r.index[i].h
-	if r.cache.Capacity() > 0 {
-		if b, ok := r.cache.Get(r.fileNum, h.offset); ok {
-			r.stats.cacheHits.Add(1)
-			return b, true, nil
-		}
-		scratch = nil // the block will be cached: it needs memory of its own
+	if b, ok := r.cache.Get(r.fileNum, h.offset); ok {
+		r.stats.cacheHits.Add(1)
+		return b, true, nil
 	}
-	b, err = r.readBlock(h, scratch)
+	b, err = r.readBlock(h)
 	if err != nil {
-		return nil, false, fmt.Errorf("sstable %s: data block %d at %d: %w", r.name, i, h.offset, err)
+		return cache.Handle{}, false, fmt.Errorf("sstable %s: data block %d at %d: %w", r.name, i, h.offset, err)
 	}
 	r.stats.blocksRead.Add(1)
 	r.stats.bytesRead.Add(h.length + blockTrailerLen)
-	if scratch == nil {
-		r.cache.Set(r.fileNum, h.offset, b)
-	}
+	r.cache.Set(r.fileNum, h.offset, &b)
 	return b, false, nil
 }
 
@@ -289,7 +275,8 @@ func (r *Reader) MayContainHash(h uint64) bool {
 	return !r.hasFilter || r.filter.MayContainHash(h)
 }
 
-// Close closes the file. Blocks already handed out stay valid.
+// Close closes the file. Blocks already handed out stay valid until their
+// handles are released.
 func (r *Reader) Close() error {
 	if r.closed.Swap(true) {
 		return ErrClosed

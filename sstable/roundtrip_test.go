@@ -33,10 +33,9 @@ func TestRoundTrip(t *testing.T) {
 		desc := fmt.Sprintf("seed %d round %d shape %d opts %+v entries %d", seed, round, shape, opts, len(es))
 		data, props := buildTable(t, es, opts)
 		checkProps(t, desc, es, props, len(data))
-		var c *cache.Cache
-		if rng.IntN(2) == 0 {
-			c = cache.New(1 << 20)
-		}
+		// No cache, one that evicts (and recycles) blocks all the time, or
+		// one that holds them all.
+		c := [...]*cache.Cache{nil, cache.New(4 << 10), cache.New(1 << 20)}[rng.IntN(3)]
 		r := openTable(t, data, c)
 		if got := *r.Properties(); !propsEqual(got, props) {
 			t.Fatalf("%s: reopened properties %+v, writer said %+v", desc, got, props)

@@ -1,6 +1,7 @@
 // Package cache is the block cache shared by every open SSTable of a DB:
 // decoded (checksummed, decompressed) data blocks keyed by (file number,
-// block offset), bounded by a byte capacity.
+// block offset), bounded by a byte capacity, and the pool of block buffers
+// that every read of a data block allocates from, cached or not.
 //
 // # Design
 //
@@ -13,18 +14,53 @@
 // LRU closely enough for block caching (it is what Pebble and RocksDB's
 // HyperClockCache use for the same reason).
 //
-// Lifetime and concurrency: a Cache is safe for concurrent use by any number
-// of goroutines. It has no Close; it is garbage once unreferenced.
+// A shard keeps its entries in a slab of slots linked by index (the clock
+// ring, each file's list, the free list), so caching a block allocates
+// nothing once the slab has grown to the shard's working size.
 //
-// Invariants:
+// # Handles and buffers
 //
-//  1. A shard's charged bytes (len(block) + EntryOverhead per entry) never
-//     exceed capacity/shards, so the whole cache never exceeds capacity.
-//  2. A cached block is immutable: neither the cache nor its users ever write
-//     to it after Set. That is why no reference counts are needed: Get
-//     hands out the slice itself, and the Go garbage collector keeps a block
-//     alive for as long as any reader still holds it, even after eviction.
+// A block is read through a Handle: Get returns one on a hit, Alloc one on
+// a fresh buffer for the reader to fill. Each handle is a reference, and
+// so is the cache's own while the block is cached. The last reference to
+// go returns the buffer to a pool of its size class (sixteen per power of
+// two), from which the next Alloc of that class takes it: in steady state
+// a cache miss evicts one block and reuses its buffer, and reads allocate
+// nothing. Buffers are Go memory: a pool may drop them at a garbage
+// collection, and a handle that is never released merely leaves its buffer
+// to the collector.
+//
+// Lifetime and concurrency: a Cache and Handle.Release are safe for
+// concurrent use by any number of goroutines; one Handle value is used by
+// one goroutine at a time. A Cache has no Close; it is garbage once
+// unreferenced.
+//
+// # Invariants
+//
+//  1. A shard's charged bytes (buffer capacity + EntryOverhead per entry)
+//     never exceed capacity/shards, so the cached blocks never exceed
+//     capacity. Blocks evicted while readers still hold them are no longer
+//     charged: they are the readers' memory until released.
+//  2. A cached block is immutable: neither the cache nor its users write to
+//     it after Set, for as long as any reference to it lives.
 //  3. Get returns exactly the block last Set for that key, or a miss.
 //  4. Capacity 0 (or a nil *Cache) caches nothing: Set is a no-op and Get
-//     always misses.
+//     always misses. Alloc and Release work without any Cache.
+//  5. A buffer goes back to its pool only when its last reference is
+//     released: eviction, EvictFile and replacement drop only the cache's
+//     reference, so a block read under a handle stays valid until that
+//     handle's Release, however long it is held. Its users keep this by
+//     never letting a slice of the block outlive the handle: sstable's Get
+//     copies the value out before releasing, its iterators keep the current
+//     block's handle until they move off it.
+//  6. Handle misuse panics rather than passing silently: a reference count
+//     that would go below zero, or reach zero while the cache still holds
+//     the block, and Block or Release on a copy of a handle whose buffer
+//     has since been freed (each buffer counts its frees). Releasing one
+//     variable twice is harmless (Release clears it). Not every misuse is
+//     caught at once: a copy released twice while another reader alone
+//     holds an evicted block frees it under that reader, whose own Release
+//     then panics. In race builds a freed buffer is also overwritten with a
+//     poison byte, so a slice kept past its release reads garbage that
+//     tests notice, and the race detector reports the write.
 package cache

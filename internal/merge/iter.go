@@ -15,6 +15,9 @@ type Iter struct {
 	heap    []int // indices into sources, heap-ordered by the current direction
 	forward bool
 	err     error
+	// turnKey holds the current key while a change of direction moves the
+	// source it aliases; reused from turn to turn.
+	turnKey []byte
 }
 
 var _ base.InternalIterator = (*Iter)(nil)
@@ -22,7 +25,20 @@ var _ base.InternalIterator = (*Iter)(nil)
 // NewIter returns an iterator over sources, which it owns. Sources earlier
 // in the list win ties (invariant 2).
 func NewIter(sources ...base.InternalIterator) *Iter {
-	return &Iter{sources: sources, heap: make([]int, 0, len(sources))}
+	m := new(Iter)
+	m.Init(sources)
+	return m
+}
+
+// Init makes m the iterator NewIter(sources...) would return, reusing its
+// buffers, so that a caller keeping its iterators opens one without
+// allocating. REQUIRES: m is new or closed.
+func (m *Iter) Init(sources []base.InternalIterator) {
+	heap := m.heap[:0]
+	if cap(heap) < len(sources) {
+		heap = make([]int, 0, len(sources))
+	}
+	*m = Iter{sources: sources, heap: heap, turnKey: m.turnKey[:0]}
 }
 
 // First moves to the smallest entry of all sources.
@@ -95,7 +111,8 @@ func (m *Iter) Prev() bool {
 func (m *Iter) turn(forward bool) bool {
 	t := m.heap[0]
 	cur := m.sources[t].Key()
-	key := base.InternalKey{UserKey: append([]byte(nil), cur.UserKey...), Trailer: cur.Trailer}
+	m.turnKey = append(m.turnKey[:0], cur.UserKey...)
+	key := base.InternalKey{UserKey: m.turnKey, Trailer: cur.Trailer}
 	return m.position(forward, func(i int, s base.InternalIterator) bool {
 		switch {
 		case i == t && forward:
@@ -184,9 +201,14 @@ func (m *Iter) Error() error { return m.err }
 
 // Close closes every source and returns their errors joined.
 func (m *Iter) Close() error {
-	errs := []error{m.err}
+	var errs []error // allocated only for an error
+	if m.err != nil {
+		errs = append(errs, m.err)
+	}
 	for _, s := range m.sources {
-		errs = append(errs, s.Close())
+		if err := s.Close(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	m.heap = m.heap[:0]
 	return errors.Join(errs...)
