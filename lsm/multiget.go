@@ -57,6 +57,10 @@ type multiGet struct {
 	// counts are the batch's table-lookup counters, added to the DB's
 	// stats once at the end.
 	counts [NumLevels]lookupCounts
+	// hashesInRange and maybe are table's scratch: the hashes of a run's
+	// keys inside the table's range, and the filter's answers.
+	hashesInRange []uint64
+	maybe         []bool
 }
 
 func (b *multiGet) run(rs *readState) {
@@ -121,18 +125,25 @@ func (b *multiGet) level(level int, files []*manifest.FileMetadata, pending []in
 	return left
 }
 
-// table looks the sorted keys run up in one table (steps 3–4's key range,
-// filter, index and block, sstable.Reader.Get) and returns those it did
-// not answer, in run's own array.
+// table looks the sorted keys run up in one table and returns those it
+// did not answer, in run's own array: sub-step a (key range) per key, b
+// (the filter) for all the keys in range at once, with their cache lines
+// loaded together (sstable.Reader.MayContainHashes), then c and d
+// (sstable.Reader.Find) for the keys the filter admits.
 func (b *multiGet) table(level int, f *manifest.FileMetadata, run []int) []int {
-	first := slices.IndexFunc(run, func(i int) bool { return f.ContainsUserKey(b.keys[i]) })
-	if first < 0 {
+	b.hashesInRange = b.hashesInRange[:0]
+	for _, i := range run {
+		if f.ContainsUserKey(b.keys[i]) {
+			b.hashesInRange = append(b.hashesInRange, b.hashes[i])
+		}
+	}
+	if len(b.hashesInRange) == 0 {
 		return run
 	}
+	left := run[:0] // compacts run in place, in order: left never passes i
 	r, release, err := b.d.tables.Get(tableRef(f))
 	if err != nil {
-		left := run[:first]
-		for _, i := range run[first:] {
+		for _, i := range run {
 			if f.ContainsUserKey(b.keys[i]) {
 				b.errs[i] = err
 			} else {
@@ -142,15 +153,26 @@ func (b *multiGet) table(level int, f *manifest.FileMetadata, run []int) []int {
 		return left
 	}
 	defer release()
-	left := run[:first]
-	for _, i := range run[first:] {
+	b.maybe = slices.Grow(b.maybe[:0], len(b.hashesInRange))[:len(b.hashesInRange)]
+	r.MayContainHashes(b.hashesInRange, b.maybe)
+	c := &b.counts[level]
+	n := 0
+	for _, i := range run {
 		if !f.ContainsUserKey(b.keys[i]) {
 			left = append(left, i)
 			continue
 		}
+		maybe := b.maybe[n]
+		n++
+		if !maybe {
+			c.filterProbes++
+			c.filterNegatives++
+			left = append(left, i)
+			continue
+		}
 		var t sstable.GetTrace
-		v, kind, found, err := r.Get(b.keys[i], b.hashes[i], b.seq, &t)
-		b.counts[level].count(&t)
+		v, kind, found, err := r.Find(b.keys[i], b.seq, &t)
+		c.count(&t)
 		switch {
 		case err != nil:
 			b.errs[i] = err

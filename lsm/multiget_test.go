@@ -3,6 +3,7 @@ package lsm
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"testing"
@@ -66,5 +67,57 @@ func TestMultiGet(t *testing.T) {
 	d.Close()
 	if _, errs := d.MultiGet(keys[:1]); !errors.Is(errs[0], ErrClosed) {
 		t.Fatalf("MultiGet after Close: %v", errs[0])
+	}
+}
+
+// TestMultiGetMatchesGet: on trees of every shape a random history leaves
+// (tiny memtables and levels: L0 tables, several levels, immutable
+// memtables, tombstones, overwrites), MultiGet of a random batch —
+// unsorted, with repeats and the empty key — answers every key as Get
+// does at a snapshot taken with it.
+func TestMultiGetMatchesGet(t *testing.T) {
+	for _, o := range []Options{
+		{MemtableSize: 2 << 10, L0CompactionThreshold: 2, LBaseMaxBytes: 8 << 10, LevelMultiplier: 2, TargetFileSize: 2 << 10},
+		{MemtableSize: 2 << 10, IgnoreFilters: true},
+		{MemtableSize: 4 << 10, FilterSizing: FilterSizingPerLevel, BloomBitsPerKey: 3, L0CompactionThreshold: 3},
+	} {
+		t.Run(fmt.Sprintf("%+v", o), func(t *testing.T) {
+			seed := modelSeed(t)
+			rng := rand.New(rand.NewPCG(seed, 7))
+			d := openMem(t, vfs.NewMem(), &o)
+			defer d.Close()
+			key := func() []byte {
+				if rng.IntN(50) == 0 {
+					return []byte{}
+				}
+				return fmt.Appendf(nil, "k%03d", rng.IntN(300))
+			}
+			for step := range 3000 {
+				switch r := rng.IntN(10); {
+				case r < 6:
+					d.Put(key(), fmt.Appendf(nil, "v%d", step))
+				case r < 9:
+					d.Delete(key())
+				default:
+					d.Flush()
+				}
+				if step%100 != 99 {
+					continue
+				}
+				keys := make([][]byte, rng.IntN(70))
+				for i := range keys {
+					keys[i] = key()
+				}
+				snap := d.NewSnapshot()
+				values, errs := d.MultiGet(keys)
+				for i, k := range keys {
+					v, err := snap.Get(k)
+					if string(v) != string(values[i]) || err != errs[i] {
+						t.Fatalf("seed %d step %d: MultiGet(%q) = %q, %v; Get at the same point = %q, %v", seed, step, k, values[i], errs[i], v, err)
+					}
+				}
+				snap.Close()
+			}
+		})
 	}
 }

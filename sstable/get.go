@@ -53,6 +53,48 @@ func (r *Reader) Get(ukey []byte, hash uint64, seq base.SeqNum, trace *GetTrace)
 			return nil, 0, false, nil
 		}
 	}
+	return r.find(ukey, seq, trace)
+}
+
+// MayContainHashes is sub-step b for a batch of keys a caller has already
+// found in the table's key range: maybe[i] reports whether the filter
+// admits hashes[i] (true for every key of a table without a filter, or
+// with filters ignored). It probes the keys' cache lines together
+// (filter.CacheLine.MayContainHashes) and adds to the reader's counters
+// once for the batch, not once per key. maybe must be as long as hashes.
+func (r *Reader) MayContainHashes(hashes []uint64, maybe []bool) {
+	if !r.useFilter {
+		for i := range hashes {
+			maybe[i] = true
+		}
+		return
+	}
+	r.filter.MayContainHashes(hashes, maybe)
+	negatives := 0
+	for _, m := range maybe[:len(hashes)] {
+		if !m {
+			negatives++
+		}
+	}
+	r.stats.filterProbes.Add(uint64(len(hashes)))
+	r.stats.filterNegatives.Add(uint64(negatives))
+}
+
+// Find is sub-steps c and d of Get, for a key in the table's range that
+// its filter admitted (MayContainHashes): the same results, and trace, if
+// not nil, records the key as in range and admitted.
+func (r *Reader) Find(ukey []byte, seq base.SeqNum, trace *GetTrace) (value []byte, kind base.Kind, found bool, err error) {
+	if r.closed.Load() {
+		return nil, 0, false, ErrClosed
+	}
+	if trace != nil {
+		*trace = GetTrace{Table: r.name, BlockIndex: -1, InRange: true, FilterConsulted: r.useFilter, FilterMayContain: true}
+	}
+	return r.find(ukey, seq, trace)
+}
+
+// find is sub-steps c and d.
+func (r *Reader) find(ukey []byte, seq base.SeqNum, trace *GetTrace) (value []byte, kind base.Kind, found bool, err error) {
 	// c. Index. The seek trailer sorts before every version <= seq.
 	trailer := base.SeekKey(nil, seq).Trailer
 	i := r.searchIndex(ukey, trailer)
