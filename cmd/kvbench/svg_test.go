@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -159,12 +160,16 @@ func checkTextInside(t *testing.T, doc svgDoc) {
 	}
 }
 
-// TestSVG: a -bloom_bits sweep's charts are well-formed SVG whose text all
-// lies inside the picture, with the run's context on each chart.
+// TestSVG: the charts of a sweep over -filter_sizing and -bloom_bits are
+// well-formed SVG whose text all lies inside the picture, with the run's
+// context on each chart; the block-reads chart has, per sizing, a point
+// measured and one promised at each bits value, and one filters-ignored
+// point per value.
 func TestSVG(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "chart.svg")
 	code, stdout, stderr := runArgs(t, append(append([]string{}, tiny...),
-		"-bloom_bits", "0,4,10", "-benchmarks", "fillrandom,readmissing,readrandom", "-svg", path)...)
+		"-bloom_bits", "0,4,10", "-filter_sizing", "uniform,per_level", "-benchmarks", "fillrandom,readmissing,readrandom",
+		"-svg", path)...)
 	if code != 0 {
 		t.Fatalf("run = %d, stderr:\n%s", code, stderr)
 	}
@@ -182,12 +187,22 @@ func TestSVG(t *testing.T) {
 	}
 	contexts := 0
 	for _, tx := range doc.texts {
-		if strings.HasPrefix(tx.s, "400 entries, bloom bits 0,4,10; filter sizing uniform; ") && strings.Contains(tx.s, "GOMAXPROCS") {
+		if strings.HasPrefix(tx.s, "400 entries, bloom bits 0,4,10; filter sizing uniform,per_level; ") && strings.Contains(tx.s, "GOMAXPROCS") {
 			contexts++
 		}
 	}
 	if contexts != 2 {
 		t.Errorf("%d charts carry the run's context, want 2", contexts)
+	}
+	for color, want := range map[string]int{sizingColors[0]: 6, sizingColors[1]: 6, palette[1]: 3} {
+		if doc.circles[0][color] != want {
+			t.Errorf("block-reads chart: %d markers in %s, want %d", doc.circles[0][color], color, want)
+		}
+	}
+	for _, name := range []string{"uniform: measured, filters on", "per_level: promised (Stats.ExpectedFalsePositives)"} {
+		if !slices.ContainsFunc(doc.texts, func(tx svgText) bool { return tx.s == name }) {
+			t.Errorf("no legend %q", name)
+		}
 	}
 }
 
