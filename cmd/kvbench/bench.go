@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,6 +40,10 @@ func (b *bench) options() *lsm.Options {
 	if cache <= 0 {
 		cache = -1 // lsm: 0 is "default", negative is "no cache"
 	}
+	maxOpen := b.cfg.openFiles
+	if maxOpen < 0 {
+		maxOpen = math.MaxInt
+	}
 	compression := lsm.SnappyCompression
 	if b.cfg.compression == "none" {
 		compression = lsm.NoCompression
@@ -49,6 +54,7 @@ func (b *bench) options() *lsm.Options {
 		BloomBitsPerKey: bits,
 		FilterSizing:    b.sizing,
 		BlockCacheSize:  cache,
+		MaxOpenFiles:    maxOpen,
 		Sync:            b.cfg.sync,
 		IgnoreFilters:   b.filtersOff,
 		TargetFileSize:  b.cfg.targetFileSize,
@@ -59,7 +65,8 @@ func (b *bench) options() *lsm.Options {
 
 // open opens the DB and then every table in it (DB.Tables reads each
 // table's properties), so the run starts with every index and filter in
-// memory, as in a DB that has served reads for a while. Without that the
+// memory, as in a DB that has served reads for a while (all of them stay
+// there unless -open_files limits the tables open). Without that the
 // absent-key proof of Delete treats a table nobody has opened yet as
 // "maybe" and elides nothing.
 func (b *bench) open() (err error) {

@@ -32,6 +32,7 @@ type config struct {
 	bloomBits        []int // kvbench's 0 means "no filter" (lsm's -1)
 	filterSizings    []lsm.FilterSizing
 	cacheSize        int64
+	openFiles        int // lsm's MaxOpenFiles; -1: every table
 	sync             bool
 	db               string
 	useExisting      bool
@@ -86,6 +87,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	bits := fs.String("bloom_bits", "10", "Bloom bits per key for new tables, or a list (0,5,10,15,20): the DB is rebuilt per value; 0 writes no filter")
 	sizings := fs.String("filter_sizing", "uniform", "how the bits are spread over the tables, or a list: uniform (every table alike) or per_level (Monkey: the same memory, spread by level); the DB is rebuilt per sizing and bits value")
 	fs.Int64Var(&c.cacheSize, "cache_size", 8<<20, "block cache bytes; 0 or negative disables the cache")
+	fs.IntVar(&c.openFiles, "open_files", -1, "tables kept open, each with its index and filter in memory (Options.MaxOpenFiles); -1: every table, as the filter figures assume (lsm.Stats describes the open tables only)")
 	fs.BoolVar(&c.sync, "sync", false, "fsync the WAL on every commit")
 	fs.StringVar(&c.db, "db", "", "DB directory (default: a temporary one, removed afterwards)")
 	fs.BoolVar(&c.useExisting, "use_existing_db", false, "run on the DB in -db as it is: no fill benchmarks, no rebuild")
@@ -199,6 +201,8 @@ func (c *config) validate() error {
 		return usageError("-threads must be in 1..1024")
 	case c.repeat < 1 || c.repeat > 1000:
 		return usageError("-repeat must be in 1..1000")
+	case c.openFiles == 0 || c.openFiles < -1:
+		return usageError("-open_files must be -1 (every table) or at least 1")
 	case c.batchSize < 1 || c.batchSize > 1<<16:
 		return usageError("-batch_size must be in 1..65536")
 	case c.valueSize < 0 || c.valueSize > 1<<20:

@@ -33,6 +33,7 @@ type header struct {
 	// FilterSizing lists the -filter_sizing values: "uniform", "per_level".
 	FilterSizing []string `json:"filter_sizing"`
 	CacheSize    int64    `json:"cache_size"`
+	OpenFiles    int      `json:"open_files"` // -1: every table
 	Memtable     int64    `json:"write_buffer_size"`
 	TargetFile   int64    `json:"target_file_size_base"`
 	LevelBase    int64    `json:"max_bytes_for_level_base"`
@@ -46,7 +47,7 @@ func newHeader(c *config, dir string) header {
 		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Benchmarks: c.benchmarks, Num: c.num, Reads: c.reads, Deletes: c.deletes, KeySize: c.keySize,
 		ValueSize: c.valueSize, Threads: c.threads, Repeat: c.repeat, BatchSize: c.batchSize, Seed: c.seed,
-		BloomBits: c.bloomBits, FilterSizing: sizingNames(c.filterSizings), CacheSize: c.cacheSize, Memtable: c.writeBufferSize, TargetFile: c.targetFileSize,
+		BloomBits: c.bloomBits, FilterSizing: sizingNames(c.filterSizings), CacheSize: c.cacheSize, OpenFiles: c.openFiles, Memtable: c.writeBufferSize, TargetFile: c.targetFileSize,
 		LevelBase: c.levelBase, Sync: c.sync, Compare: c.compare, DB: dir}
 }
 
@@ -117,8 +118,13 @@ func (r *reporter) header(dir string) {
 	}
 	p("Sizing", "%s", strings.Join(sizings, "; "))
 	p("Theory", "FPR of the cache-line Bloom filter the tables use (filter.CacheLineFPR), standard layout beside it")
-	p("Options", "block cache %s, memtable %s, table %s, L1 %s (x10 per level), sync %v, %s (values compress to %.2f)",
-		cacheSize(c.cacheSize), size(c.writeBufferSize), size(c.targetFileSize), size(c.levelBase), c.sync, c.compression, c.compressionRatio)
+	open := "" // every table, unsaid
+	if c.openFiles > 0 {
+		open = fmt.Sprintf(", at most %d tables open (filter figures cover those only)", c.openFiles)
+	}
+	p("Options", "block cache %s, memtable %s, table %s, L1 %s (x10 per level), sync %v, %s (values compress to %.2f)%s",
+		cacheSize(c.cacheSize), size(c.writeBufferSize), size(c.targetFileSize), size(c.levelBase), c.sync, c.compression,
+		c.compressionRatio, open)
 	where := dir
 	if c.db == "" {
 		where += " (temporary, removed afterwards)"
