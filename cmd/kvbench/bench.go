@@ -85,13 +85,12 @@ var errInterrupted = errors.New("interrupted")
 // runBenchmarks is the default command: for each -bloom_bits value, each
 // -filter_sizing (inner, so that the sizings of one bits value run side by
 // side) and each of the -repeat runs, a DB built with them and every
-// -benchmarks workload run on it in order. Each repeat builds the DB afresh, so the
-// repeats are independent samples of the whole sequence; with
-// -use_existing_db there is nothing to rebuild from, so every repeat runs
-// on the DB as the one before left it. When
-// ctx is done the workload under way stops at its next op, and the
-// temporary directory is removed before runBenchmarks returns
-// errInterrupted.
+// -benchmarks workload run on it in order. Each repeat builds the DB
+// afresh, so the repeats are independent samples of the whole sequence;
+// with -use_existing_db there is nothing to rebuild from, so every repeat
+// runs on the DB as the one before left it. When ctx is done the workload
+// under way stops at its next op, and the temporary directory is removed
+// before runBenchmarks returns errInterrupted.
 func runBenchmarks(ctx context.Context, c *config, stdout, stderr io.Writer) (err error) {
 	rep := newReporter(c, stdout)
 	root := c.db

@@ -170,8 +170,12 @@ func parseIntList(s string) ([]int, error) {
 	return out, nil
 }
 
-// filterSizings are the -filter_sizing values, by their String names.
-var filterSizings = []lsm.FilterSizing{lsm.FilterSizingUniform, lsm.FilterSizingPerLevel}
+// sizingMeaning holds the -filter_sizing values, named by their String,
+// and says what each does, for the header.
+var sizingMeaning = map[lsm.FilterSizing]string{
+	lsm.FilterSizingUniform:  "every table the same bits per key",
+	lsm.FilterSizingPerLevel: "each level its own bits per key (filter.AllocateBitsPerKey), the same memory in all",
+}
 
 // parseSizings parses -filter_sizing, refusing a sizing listed twice as
 // parseIntList does.
@@ -179,14 +183,19 @@ func parseSizings(s string) ([]lsm.FilterSizing, error) {
 	var out []lsm.FilterSizing
 	for f := range strings.SplitSeq(s, ",") {
 		name := strings.TrimSpace(f)
-		i := slices.IndexFunc(filterSizings, func(fs lsm.FilterSizing) bool { return fs.String() == name })
+		sizing, ok := lsm.FilterSizing(0), false
+		for sz := range sizingMeaning {
+			if sz.String() == name {
+				sizing, ok = sz, true
+			}
+		}
 		switch {
-		case i < 0:
+		case !ok:
 			return nil, usageError("-filter_sizing: %q is neither uniform nor per_level", name)
-		case slices.Contains(out, filterSizings[i]):
+		case slices.Contains(out, sizing):
 			return nil, usageError("-filter_sizing: %s listed twice", name)
 		}
-		out = append(out, filterSizings[i])
+		out = append(out, sizing)
 	}
 	return out, nil
 }

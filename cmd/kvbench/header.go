@@ -47,8 +47,8 @@ func newHeader(c *config, dir string) header {
 		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Benchmarks: c.benchmarks, Num: c.num, Reads: c.reads, Deletes: c.deletes, KeySize: c.keySize,
 		ValueSize: c.valueSize, Threads: c.threads, Repeat: c.repeat, BatchSize: c.batchSize, Seed: c.seed,
-		BloomBits: c.bloomBits, FilterSizing: sizingNames(c.filterSizings), CacheSize: c.cacheSize, OpenFiles: c.openFiles, Memtable: c.writeBufferSize, TargetFile: c.targetFileSize,
-		LevelBase: c.levelBase, Sync: c.sync, Compare: c.compare, DB: dir}
+		BloomBits: c.bloomBits, FilterSizing: sizingNames(c.filterSizings), CacheSize: c.cacheSize, OpenFiles: c.openFiles,
+		Memtable: c.writeBufferSize, TargetFile: c.targetFileSize, LevelBase: c.levelBase, Sync: c.sync, Compare: c.compare, DB: dir}
 }
 
 func sizingNames(sizings []lsm.FilterSizing) []string {
@@ -57,12 +57,6 @@ func sizingNames(sizings []lsm.FilterSizing) []string {
 		out = append(out, s.String())
 	}
 	return out
-}
-
-// sizingMeaning says what each filter sizing does, for the header.
-var sizingMeaning = map[lsm.FilterSizing]string{
-	lsm.FilterSizingUniform:  "every table the same bits per key",
-	lsm.FilterSizingPerLevel: "each level its own bits per key (filter.AllocateBitsPerKey), the same memory in all",
 }
 
 // bitsList is "5,10,15".
