@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,12 +13,13 @@ import (
 	"github.com/monbandb/monban/lsm"
 )
 
-// bench is one DB under test: the one built with one -bloom_bits value, or
-// its copy opened with filters ignored.
+// bench is one DB under test: the one built with one -filter_sizing and
+// -bloom_bits setting, or its copy opened with filters ignored.
 type bench struct {
 	ctx        context.Context // done on Ctrl-C: the workloads stop
 	cfg        *config
 	bits       int // kvbench's bits per key, 0 meaning no filter
+	sizing     lsm.FilterSizing
 	repeat     int // which -repeat run, from 1
 	dir        string
 	db         *lsm.DB
@@ -38,6 +40,10 @@ func (b *bench) options() *lsm.Options {
 	if cache <= 0 {
 		cache = -1 // lsm: 0 is "default", negative is "no cache"
 	}
+	maxOpen := b.cfg.openFiles
+	if maxOpen < 0 {
+		maxOpen = math.MaxInt
+	}
 	compression := lsm.SnappyCompression
 	if b.cfg.compression == "none" {
 		compression = lsm.NoCompression
@@ -46,7 +52,9 @@ func (b *bench) options() *lsm.Options {
 		Compression:     compression,
 		MemtableSize:    b.cfg.writeBufferSize,
 		BloomBitsPerKey: bits,
+		FilterSizing:    b.sizing,
 		BlockCacheSize:  cache,
+		MaxOpenFiles:    maxOpen,
 		Sync:            b.cfg.sync,
 		IgnoreFilters:   b.filtersOff,
 		TargetFileSize:  b.cfg.targetFileSize,
@@ -57,7 +65,8 @@ func (b *bench) options() *lsm.Options {
 
 // open opens the DB and then every table in it (DB.Tables reads each
 // table's properties), so the run starts with every index and filter in
-// memory, as in a DB that has served reads for a while. Without that the
+// memory, as in a DB that has served reads for a while (all of them stay
+// there unless -open_files limits the tables open). Without that the
 // absent-key proof of Delete treats a table nobody has opened yet as
 // "maybe" and elides nothing.
 func (b *bench) open() (err error) {
@@ -73,15 +82,15 @@ func (b *bench) open() (err error) {
 // finished; the temporary DB is removed all the same.
 var errInterrupted = errors.New("interrupted")
 
-// runBenchmarks is the default command: for each -bloom_bits value and
-// each of the -repeat runs, a DB built with it and every -benchmarks
-// workload run on it in order. Each repeat builds the DB afresh, so the
-// repeats are independent samples of the whole sequence; with
-// -use_existing_db there is nothing to rebuild from, so every repeat runs
-// on the DB as the one before left it. When
-// ctx is done the workload under way stops at its next op, and the
-// temporary directory is removed before runBenchmarks returns
-// errInterrupted.
+// runBenchmarks is the default command: for each -bloom_bits value, each
+// -filter_sizing (inner, so that the sizings of one bits value run side by
+// side) and each of the -repeat runs, a DB built with them and every
+// -benchmarks workload run on it in order. Each repeat builds the DB
+// afresh, so the repeats are independent samples of the whole sequence;
+// with -use_existing_db there is nothing to rebuild from, so every repeat
+// runs on the DB as the one before left it. When ctx is done the workload
+// under way stops at its next op, and the temporary directory is removed
+// before runBenchmarks returns errInterrupted.
 func runBenchmarks(ctx context.Context, c *config, stdout, stderr io.Writer) (err error) {
 	rep := newReporter(c, stdout)
 	root := c.db
@@ -93,20 +102,33 @@ func runBenchmarks(ctx context.Context, c *config, stdout, stderr io.Writer) (er
 	}
 	rep.header(root)
 	for _, bits := range c.bloomBits {
-		dir := root
-		if len(c.bloomBits) > 1 {
-			dir = filepath.Join(root, fmt.Sprintf("bloom-%02d", bits))
-		}
-		for repeat := 1; repeat <= c.repeat; repeat++ {
-			b := &bench{ctx: ctx, cfg: c, bits: bits, repeat: repeat, dir: dir, keys: keySpace{num: c.num, keySize: c.keySize},
-				vals: newValueSource(c.valueSize, c.compressionRatio, c.seed), rep: rep, stderr: stderr}
-			rep.startRepeat(repeat)
-			if err := b.runAll(); err != nil {
-				return err
+		for _, sizing := range c.filterSizings {
+			dir := root
+			if c.settings() > 1 {
+				dir = filepath.Join(root, settingDir(sizing, bits, len(c.filterSizings) > 1))
+			}
+			for repeat := 1; repeat <= c.repeat; repeat++ {
+				b := &bench{ctx: ctx, cfg: c, bits: bits, sizing: sizing, repeat: repeat, dir: dir,
+					keys: keySpace{num: c.num, keySize: c.keySize}, vals: newValueSource(c.valueSize, c.compressionRatio, c.seed),
+					rep: rep, stderr: stderr}
+				rep.startRepeat(repeat)
+				if err := b.runAll(); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return rep.finish()
+}
+
+// settingDir names the DB directory of one setting under -db: bloom-10,
+// or per_level-bloom-10 when several sizings run.
+func settingDir(sizing lsm.FilterSizing, bits int, named bool) string {
+	dir := fmt.Sprintf("bloom-%02d", bits)
+	if named {
+		dir = sizing.String() + "-" + dir
+	}
+	return dir
 }
 
 // runAll builds b's DB (unless -use_existing_db) and runs the workloads.
@@ -133,7 +155,7 @@ func (b *bench) runAll() (err error) {
 			return errInterrupted
 		}
 		if err != nil {
-			where := fmt.Sprintf("bloom_bits %d", b.bits)
+			where := fmt.Sprintf("bloom_bits %d, filter_sizing %s", b.bits, b.sizing)
 			if b.cfg.repeat > 1 {
 				where += fmt.Sprintf(", repeat %d", b.repeat)
 			}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/monbandb/monban/lsm"
 )
 
 // config is the parsed command line of a benchmark run. Names follow
@@ -28,7 +30,9 @@ type config struct {
 	batchSize        int // keys per MultiGet in the multiread workloads
 	seed             uint64
 	bloomBits        []int // kvbench's 0 means "no filter" (lsm's -1)
+	filterSizings    []lsm.FilterSizing
 	cacheSize        int64
+	openFiles        int // lsm's MaxOpenFiles; -1: every table
 	sync             bool
 	db               string
 	useExisting      bool
@@ -81,7 +85,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.batchSize, "batch_size", 32, "keys per MultiGet call in multireadrandom and multireadmissing")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of key order and value bytes; equal seeds give equal operations")
 	bits := fs.String("bloom_bits", "10", "Bloom bits per key for new tables, or a list (0,5,10,15,20): the DB is rebuilt per value; 0 writes no filter")
+	sizings := fs.String("filter_sizing", "uniform", "how the bits are spread over the tables, or a list: uniform (every table alike) or per_level (Monkey: the same memory, spread by level); the DB is rebuilt per sizing and bits value")
 	fs.Int64Var(&c.cacheSize, "cache_size", 8<<20, "block cache bytes; 0 or negative disables the cache")
+	fs.IntVar(&c.openFiles, "open_files", -1, "tables kept open, each with its index and filter in memory (Options.MaxOpenFiles); -1: every table, as the filter figures assume (lsm.Stats describes the open tables only)")
 	fs.BoolVar(&c.sync, "sync", false, "fsync the WAL on every commit")
 	fs.StringVar(&c.db, "db", "", "DB directory (default: a temporary one, removed afterwards)")
 	fs.BoolVar(&c.useExisting, "use_existing_db", false, "run on the DB in -db as it is: no fill benchmarks, no rebuild")
@@ -113,7 +119,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	var err error
 	if c.benchmarks, err = parseBenchmarks(*benchmarks); err == nil {
 		if c.bloomBits, err = parseIntList(*bits); err == nil {
-			err = c.validate()
+			if c.filterSizings, err = parseSizings(*sizings); err == nil {
+				err = c.validate()
+			}
 		}
 	}
 	if err != nil {
@@ -145,6 +153,8 @@ func parseBenchmarks(s string) ([]string, error) {
 	return out, nil
 }
 
+// parseIntList parses -bloom_bits. A value listed twice is refused: its
+// two DBs would share a directory and their results pool as repeats.
 func parseIntList(s string) ([]int, error) {
 	var out []int
 	for f := range strings.SplitSeq(s, ",") {
@@ -152,7 +162,40 @@ func parseIntList(s string) ([]int, error) {
 		if err != nil || n < 0 || n > 64 {
 			return nil, usageError("-bloom_bits: %q is not a bits-per-key value in 0..64", f)
 		}
+		if slices.Contains(out, n) {
+			return nil, usageError("-bloom_bits: %d listed twice", n)
+		}
 		out = append(out, n)
+	}
+	return out, nil
+}
+
+// sizingMeaning holds the -filter_sizing values, named by their String,
+// and says what each does, for the header.
+var sizingMeaning = map[lsm.FilterSizing]string{
+	lsm.FilterSizingUniform:  "every table the same bits per key",
+	lsm.FilterSizingPerLevel: "each level its own bits per key (filter.AllocateBitsPerKey), the same memory in all",
+}
+
+// parseSizings parses -filter_sizing, refusing a sizing listed twice as
+// parseIntList does.
+func parseSizings(s string) ([]lsm.FilterSizing, error) {
+	var out []lsm.FilterSizing
+	for f := range strings.SplitSeq(s, ",") {
+		name := strings.TrimSpace(f)
+		sizing, ok := lsm.FilterSizing(0), false
+		for sz := range sizingMeaning {
+			if sz.String() == name {
+				sizing, ok = sz, true
+			}
+		}
+		switch {
+		case !ok:
+			return nil, usageError("-filter_sizing: %q is neither uniform nor per_level", name)
+		case slices.Contains(out, sizing):
+			return nil, usageError("-filter_sizing: %s listed twice", name)
+		}
+		out = append(out, sizing)
 	}
 	return out, nil
 }
@@ -167,6 +210,8 @@ func (c *config) validate() error {
 		return usageError("-threads must be in 1..1024")
 	case c.repeat < 1 || c.repeat > 1000:
 		return usageError("-repeat must be in 1..1000")
+	case c.openFiles == 0 || c.openFiles < -1:
+		return usageError("-open_files must be -1 (every table) or at least 1")
 	case c.batchSize < 1 || c.batchSize > 1<<16:
 		return usageError("-batch_size must be in 1..65536")
 	case c.valueSize < 0 || c.valueSize > 1<<20:
@@ -181,8 +226,8 @@ func (c *config) validate() error {
 		return usageError("-key_size %d cannot hold key %d of -num %d: need %d digits", c.keySize, 2*c.num-1, c.num, len(strconv.Itoa(2*c.num)))
 	case c.useExisting && c.db == "":
 		return usageError("-use_existing_db needs -db")
-	case c.useExisting && len(c.bloomBits) > 1:
-		return usageError("-use_existing_db cannot rebuild the DB per -bloom_bits value")
+	case c.useExisting && c.settings() > 1:
+		return usageError("-use_existing_db cannot rebuild the DB per -filter_sizing and -bloom_bits setting (%d asked for)", c.settings())
 	case c.writeBufferSize < 1<<10 || c.targetFileSize < 1<<10 || c.levelBase < 1<<10:
 		return usageError("-write_buffer_size, -target_file_size_base and -max_bytes_for_level_base must be at least 1024")
 	}
@@ -195,5 +240,9 @@ func (c *config) validate() error {
 	}
 	return nil
 }
+
+// settings is the number of DBs a run builds: one per filter sizing and
+// bits value.
+func (c *config) settings() int { return len(c.filterSizings) * len(c.bloomBits) }
 
 func isFill(name string) bool { return strings.HasPrefix(name, "fill") }

@@ -42,6 +42,12 @@
 // during the workload: a level that gained its tables mid-run shows 0+2,
 // not 0.
 //
+// Every table stays open (-open_files -1, Options.MaxOpenFiles above any
+// table count), so every index and filter is in memory, as the filter
+// figures assume: they come from lsm.Stats, which describes the open
+// tables only. A run limited by -open_files to fewer tables than its tree
+// holds reopens tables on reads and reports the filters of those open.
+//
 // # What the filters saved
 //
 // Every read and delete workload that asks the filters (readrandom,
@@ -54,20 +60,33 @@
 // saving printed is measured, never computed. The counters come from lsm.Stats,
 // differenced across each run.
 //
-// -bloom_bits takes a list. Filters are written when tables are built, so
-// for each value the DB is rebuilt from scratch (the same keys, values and
-// order from the same seed) and every workload rerun; the sweep table at the
-// end has one row per read workload and value, and under it one per level:
+// readmissing and multireadmissing print, beside the data blocks they
+// read per lookup, those the filters promised: Stats.ExpectedFalsePositives
+// at the start, the sum of the theory FPR of each filter a missing key
+// probes (every L0 table, one table per deeper level). Read over promised
+// near 1 says the filters keep their promise. Below 1 is usual: a level
+// of a few tables can leave part of the key range uncovered, and a key
+// there probes no filter of the level (the promise counts one).
+//
+// -bloom_bits and -filter_sizing take lists. Filters are written when
+// tables are built, so for each setting, a bits value and a sizing
+// (uniform: every table the same bits per key; per_level: Monkey's
+// allocation of the same memory, lsm.FilterSizingPerLevel), the DB is
+// rebuilt from scratch (the same keys, values and order from the same
+// seed) and every workload rerun; the sweep table at the end has one row
+// per read workload and setting (filter memory, blocks per op read and
+// promised), and under it one per level: bits per key, filter memory,
 // blocks per op and measured FPR against theory.
 //
-// -repeat N runs the whole sequence N times for each value, each time on a
+// -repeat N runs the whole sequence N times for each setting, each time on a
 // fresh DB (with -use_existing_db, on the DB as the repeat before left
 // it: there is nothing to rebuild it from), and ends with the median and
 // min-max of each workload's ops/sec, micros/op and cpu us/op. The sweep
 // table pools the repeats' counts.
 //
 // The theory printed beside each measured FPR is filter.CacheLineFPR at the
-// probe count filter.CacheLineProbes gives: the tables use the cache-line
+// probe count filter.CacheLineProbes gives, at each table's bits per key
+// (lsm.Stats' TheoryFPR of the level): the tables use the cache-line
 // Bloom filter, and that is its theory (a Poisson sum over line loads, which
 // filter's own tests check). The standard-layout formula is printed next to
 // it, to show what the cache-line layout costs (docs/design.md, "The
@@ -86,8 +105,8 @@
 // ratio over zero, a rate of no operations) prints n/a, never 0. -json
 // prints one JSON object per line instead (a "header", then "result" and
 // "stats" objects, and with -repeat a "summary" per workload; each result
-// carries its "repeat", from 1), with snake_case keys throughout and null
-// for n/a. -histogram adds latency percentiles from an HdrHistogram
+// carries its "repeat", from 1, and every result, stats and summary line
+// its "filter_sizing"), with snake_case keys throughout and null for n/a. -histogram adds latency percentiles from an HdrHistogram
 // (github.com/HdrHistogram/hdrhistogram-go, three significant digits): p50,
 // p90, p99, p99.9, p99.99 and max. -svg writes two hand-drawn charts, each
 // with the run's context (svg.go says why not gonum/plot). A progress bar

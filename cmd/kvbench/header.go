@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/monbandb/monban/lsm"
 )
 
 // header is the run's context: the machine and every option, once at the
@@ -28,13 +30,16 @@ type header struct {
 	BatchSize  int      `json:"batch_size"`
 	Seed       uint64   `json:"seed"`
 	BloomBits  []int    `json:"bloom_bits"`
-	CacheSize  int64    `json:"cache_size"`
-	Memtable   int64    `json:"write_buffer_size"`
-	TargetFile int64    `json:"target_file_size_base"`
-	LevelBase  int64    `json:"max_bytes_for_level_base"`
-	Sync       bool     `json:"sync"`
-	Compare    bool     `json:"compare"`
-	DB         string   `json:"db"`
+	// FilterSizing lists the -filter_sizing values: "uniform", "per_level".
+	FilterSizing []string `json:"filter_sizing"`
+	CacheSize    int64    `json:"cache_size"`
+	OpenFiles    int      `json:"open_files"` // -1: every table
+	Memtable     int64    `json:"write_buffer_size"`
+	TargetFile   int64    `json:"target_file_size_base"`
+	LevelBase    int64    `json:"max_bytes_for_level_base"`
+	Sync         bool     `json:"sync"`
+	Compare      bool     `json:"compare"`
+	DB           string   `json:"db"`
 }
 
 func newHeader(c *config, dir string) header {
@@ -42,8 +47,16 @@ func newHeader(c *config, dir string) header {
 		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Benchmarks: c.benchmarks, Num: c.num, Reads: c.reads, Deletes: c.deletes, KeySize: c.keySize,
 		ValueSize: c.valueSize, Threads: c.threads, Repeat: c.repeat, BatchSize: c.batchSize, Seed: c.seed,
-		BloomBits: c.bloomBits, CacheSize: c.cacheSize, Memtable: c.writeBufferSize, TargetFile: c.targetFileSize,
-		LevelBase: c.levelBase, Sync: c.sync, Compare: c.compare, DB: dir}
+		BloomBits: c.bloomBits, FilterSizing: sizingNames(c.filterSizings), CacheSize: c.cacheSize, OpenFiles: c.openFiles,
+		Memtable: c.writeBufferSize, TargetFile: c.targetFileSize, LevelBase: c.levelBase, Sync: c.sync, Compare: c.compare, DB: dir}
+}
+
+func sizingNames(sizings []lsm.FilterSizing) []string {
+	var out []string
+	for _, s := range sizings {
+		out = append(out, s.String())
+	}
+	return out
 }
 
 // bitsList is "5,10,15".
@@ -90,9 +103,22 @@ func (r *reporter) header(dir string) {
 	} else {
 		p("Bloom bits", "%s per key (0: no filter)", bits)
 	}
+	var sizings []string
+	for _, s := range c.filterSizings {
+		sizings = append(sizings, s.String()+": "+sizingMeaning[s])
+	}
+	if len(sizings) > 1 {
+		sizings = append(sizings, "the DB is rebuilt for each, at each bits value")
+	}
+	p("Sizing", "%s", strings.Join(sizings, "; "))
 	p("Theory", "FPR of the cache-line Bloom filter the tables use (filter.CacheLineFPR), standard layout beside it")
-	p("Options", "block cache %s, memtable %s, table %s, L1 %s (x10 per level), sync %v, %s (values compress to %.2f)",
-		cacheSize(c.cacheSize), size(c.writeBufferSize), size(c.targetFileSize), size(c.levelBase), c.sync, c.compression, c.compressionRatio)
+	open := "" // every table, unsaid
+	if c.openFiles > 0 {
+		open = fmt.Sprintf(", at most %d tables open (filter figures cover those only)", c.openFiles)
+	}
+	p("Options", "block cache %s, memtable %s, table %s, L1 %s (x10 per level), sync %v, %s (values compress to %.2f)%s",
+		cacheSize(c.cacheSize), size(c.writeBufferSize), size(c.targetFileSize), size(c.levelBase), c.sync, c.compression,
+		c.compressionRatio, open)
 	where := dir
 	if c.db == "" {
 		where += " (temporary, removed afterwards)"

@@ -30,6 +30,8 @@ func TestBadUsageExits2(t *testing.T) {
 		{"-threads", "0"},
 		{"-repeat", "0"},
 		{"-batch_size", "0"},
+		{"-open_files", "0"},
+		{"-open_files", "-2"},
 		{"-benchmarks", "readrandom,nope"},
 		{"-benchmarks", ","},
 		{"-bloom_bits", "5,x"},

@@ -63,7 +63,7 @@ func (b *bench) multiRead(name string, present bool) (*record, error) {
 		bt.BatchesPerSec = ptr(float64(r.ops) / s)
 	}
 	r.ops = int64(b.cfg.reads)
-	rec, _, err := b.readRecord(name, r, w)
+	rec, _, err := b.readRecord(name, r, w, !present)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,9 @@ type record struct {
 	Type      string `json:"type"` // "result"
 	Benchmark string `json:"benchmark"`
 	BloomBits int    `json:"bloom_bits"`
+	// FilterSizing is how the bits were spread over the tables:
+	// lsm.FilterSizing's name, "uniform" or "per_level".
+	FilterSizing string `json:"filter_sizing"`
 	// Repeat is which of the -repeat runs this is, from 1.
 	Repeat  int   `json:"repeat"`
 	Filters bool  `json:"filters"` // false: the Options.IgnoreFilters comparison run
@@ -61,9 +64,15 @@ type reads struct {
 	BlocksFromCachePerOp    *float64 `json:"blocks_from_cache_per_op"`
 	BytesReadPerOp          *float64 `json:"bytes_read_per_op"`
 	// FilterBytes is the filter memory of the tables at the start of the
-	// workload: the sum of their filter blocks, every one in memory.
-	FilterBytes int64       `json:"filter_bytes"`
-	Levels      []levelRead `json:"levels"`
+	// workload: the sum of their filter blocks, every one in memory
+	// (Stats' FilterBytes, which counts the open tables: all of them).
+	FilterBytes int64 `json:"filter_bytes"`
+	// ExpectedFalsePositives is the data blocks per op the filters promise
+	// a workload of missing keys (Stats.ExpectedFalsePositives at its
+	// start), to set beside the blocks it read; nil for other workloads
+	// and with filters ignored.
+	ExpectedFalsePositives *float64    `json:"expected_false_positives"`
+	Levels                 []levelRead `json:"levels"`
 
 	// blocks is the data blocks touched, from file and from cache.
 	blocks uint64
@@ -77,17 +86,21 @@ type levelRead struct {
 	Level          int      `json:"level"`
 	Tables         int      `json:"tables"`
 	TablesWritten  int      `json:"tables_written"`
-	BitsPerKey     float64  `json:"bits_per_key"` // mean over the level's tables
 	FilterBytes    int64    `json:"filter_bytes"` // at the start
 	Probes         uint64   `json:"probes"`
 	Negatives      uint64   `json:"negatives"`
 	FalsePositives uint64   `json:"false_positives"`
 	FPR            *float64 `json:"fpr"` // nil: no probe to measure it
-	// TheoryFPR is filter.CacheLineFPR at each table's bits per key (the
-	// layout the tables use), averaged over the level's tables;
-	// StandardFPR the standard-layout formula at the same bits, for the gap.
-	TheoryFPR   float64  `json:"theory_fpr"`
-	StandardFPR float64  `json:"standard_fpr"`
+	// BitsPerKey and TheoryFPR are Stats' FilterBitsPerKey and TheoryFPR
+	// of the level: its filters' density over its entries (a fraction
+	// under per-level sizing), and the cache-line filter's FPR at each
+	// table's bits (the layout the tables use), over L0's tables and
+	// deeper levels' entries. StandardFPR is the standard-layout formula
+	// at BitsPerKey, for the gap. All three nil when no table of the level
+	// was there to describe, at the start or the end.
+	BitsPerKey  *float64 `json:"bits_per_key"`
+	TheoryFPR   *float64 `json:"theory_fpr"`
+	StandardFPR *float64 `json:"standard_fpr"`
 	BlocksRead  uint64   `json:"blocks_read"`
 	CacheHits   uint64   `json:"cache_hits"`
 	BlocksPerOp *float64 `json:"blocks_per_op"` // read and cached, per op
@@ -113,7 +126,7 @@ var dropReasons = [...]string{"shadowed", "bottom level", "filter proof"}
 var _ = [len(dropReasons)]struct{}([len(lsm.Stats{}.FlushDrops)]struct{}{})
 
 func newRecord(b *bench, name string, r opsResult) *record {
-	rec := &record{Type: "result", Benchmark: name, BloomBits: b.bits, Repeat: b.repeat, Filters: !b.filtersOff,
+	rec := &record{Type: "result", Benchmark: name, BloomBits: b.bits, FilterSizing: b.sizing.String(), Repeat: b.repeat, Filters: !b.filtersOff,
 		Ops: r.ops, Found: r.found, Threads: b.cfg.threads, ElapsedSec: r.elapsed.Seconds()}
 	rec.MicrosPerOp, rec.CPUMicrosPerOp = microsPer(r.busy, r.ops), microsPer(r.cpu, r.ops)
 	if s := r.elapsed.Seconds(); s > 0 {
@@ -139,37 +152,37 @@ func microsPer(d time.Duration, ops int64) *float64 {
 }
 
 // readsFrom turns the Stats difference d over ops Gets into the reads
-// report; written counts the tables written into each level meanwhile.
-// Theory comes from the bits each table was really written with
-// (DB.Tables at the start, else at the end), so a -use_existing_db run is
-// judged by its own filters.
-func readsFrom(d lsm.Stats, ops int64, w window, written [lsm.NumLevels]int, end []lsm.TableInfo, bits int) *reads {
+// report; written counts the tables written into each level meanwhile, and
+// promised asks for the filters' promise (a missing-key workload, filters
+// on). The filter figures are Stats' at the start of the window w, so a
+// -use_existing_db run is judged by its own filters; a level Stats found
+// no table of then (one that gained its tables mid-run) is judged by its
+// tables at the end, whose figures d carries (statsDiff keeps the end's
+// shape).
+func readsFrom(d lsm.Stats, ops int64, w window, written [lsm.NumLevels]int, promised bool) *reads {
 	r := &reads{FilterProbes: d.Total.FilterProbes, FilterNegatives: d.Total.FilterNegatives,
 		FalsePositives: d.Total.FilterFalsePositives, FPR: levelFPR(d.Total), MemtableFilterNegatives: d.MemtableFilterNegatives,
 		BlocksFromFilePerOp: perOp(d.Total.BlocksRead, ops), BlocksFromCachePerOp: perOp(d.Total.CacheHits, ops),
-		BytesReadPerOp: perOp(d.Total.BytesRead, ops), blocks: d.Total.BlocksRead + d.Total.CacheHits}
-	for _, t := range w.tables {
-		r.FilterBytes += max(t.FilterBytes, 0)
+		BytesReadPerOp: perOp(d.Total.BytesRead, ops), FilterBytes: int64(w.stats.Total.FilterBytes),
+		blocks: d.Total.BlocksRead + d.Total.CacheHits}
+	if promised {
+		r.ExpectedFalsePositives = ptr(w.stats.ExpectedFalsePositives)
 	}
 	for level, l := range d.Levels {
-		tables := w.stats.Levels[level].Files
-		if tables == 0 && written[level] == 0 && l.FilterProbes == 0 && l.BlocksRead == 0 && l.CacheHits == 0 {
+		start := w.stats.Levels[level]
+		if start.Files == 0 && written[level] == 0 && l.FilterProbes == 0 && l.BlocksRead == 0 && l.CacheHits == 0 {
 			continue
 		}
-		lr := levelRead{Level: level, Tables: tables, TablesWritten: written[level], Probes: l.FilterProbes,
-			Negatives: l.FilterNegatives, FalsePositives: l.FilterFalsePositives, FPR: levelFPR(l),
+		lr := levelRead{Level: level, Tables: start.Files, TablesWritten: written[level], FilterBytes: int64(start.FilterBytes),
+			Probes: l.FilterProbes, Negatives: l.FilterNegatives, FalsePositives: l.FilterFalsePositives, FPR: levelFPR(l),
 			BlocksRead: l.BlocksRead, CacheHits: l.CacheHits, BlocksPerOp: perOp(l.BlocksRead+l.CacheHits, ops)}
-		for _, t := range w.tables {
-			if t.Level == level {
-				lr.FilterBytes += max(t.FilterBytes, 0)
-			}
-		}
-		var ok bool
-		if lr.BitsPerKey, lr.TheoryFPR, lr.StandardFPR, ok = levelTheory(w.tables, level); !ok {
-			if lr.BitsPerKey, lr.TheoryFPR, lr.StandardFPR, ok = levelTheory(end, level); !ok {
-				// No table of the level could be read, before or after: judge
-				// it by the bits the run writes.
-				lr.BitsPerKey, lr.TheoryFPR, lr.StandardFPR = float64(bits), theoryFPR(float64(bits)), standardFPR(float64(bits))
+		// A level Stats counted a table of has a theory above 0: 1 for a
+		// table without a filter.
+		for _, f := range []lsm.LevelStats{start, l} {
+			if f.TheoryFPR > 0 {
+				lr.BitsPerKey, lr.TheoryFPR = ptr(f.FilterBitsPerKey), ptr(f.TheoryFPR)
+				lr.StandardFPR = ptr(standardFPR(f.FilterBitsPerKey))
+				break
 			}
 		}
 		r.Levels = append(r.Levels, lr)
@@ -177,32 +190,8 @@ func readsFrom(d lsm.Stats, ops int64, w window, written [lsm.NumLevels]int, end
 	return r
 }
 
-// levelTheory averages, over the level's readable tables, their bits per
-// key and the cache-line and standard-layout FPR at those bits (1 for a
-// table without a filter: every lookup reads a block); ok is false when
-// the level has no readable table.
-func levelTheory(tables []lsm.TableInfo, level int) (bits, cacheLine, standard float64, ok bool) {
-	n := 0
-	for _, t := range tables {
-		if t.Level != level || t.FilterBitsPerKey < 0 {
-			continue
-		}
-		n++
-		bits += t.FilterBitsPerKey
-		cacheLine += theoryFPR(t.FilterBitsPerKey)
-		standard += standardFPR(t.FilterBitsPerKey)
-	}
-	if n == 0 {
-		return 0, 0, 0, false
-	}
-	return bits / float64(n), cacheLine / float64(n), standard / float64(n), true
-}
-
-// theoryFPR is the cache-line Bloom filter's expected FPR at b bits per key
-// (a fraction under per-level sizing) with the probe count the filter
-// really uses; 1 without a filter.
-func theoryFPR(b float64) float64 { return filter.ExpectedFalsePositives([]float64{b}) }
-
+// standardFPR is the standard-layout Bloom filter's FPR at b bits per key
+// with its best hash count; 1 without a filter.
 func standardFPR(b float64) float64 {
 	if b <= 0 {
 		return 1

@@ -118,6 +118,16 @@ func (r *reporter) detail(label string, rec *record) {
 	fmt.Fprintf(r.w, "%sdata blocks/op %s from file + %s from cache; per op %s table filter probes, %s negatives (reads avoided); %d false positives; %d memtable filter negatives; filters in memory %s\n",
 		label, fixed(4, rd.BlocksFromFilePerOp), fixed(4, rd.BlocksFromCachePerOp), fixed(3, perOp(rd.FilterProbes, rec.Ops)),
 		fixed(3, perOp(rd.FilterNegatives, rec.Ops)), rd.FalsePositives, rd.MemtableFilterNegatives, size(rd.FilterBytes))
+	if p := rd.ExpectedFalsePositives; p != nil {
+		// Measured over promised near 1 is the check that the filters
+		// behave as their bits say.
+		var kept *float64
+		if b := blocksPerOp(rec); b != nil && *p > 0 {
+			kept = ptr(*b / *p)
+		}
+		fmt.Fprintf(r.w, "%sthe filters promised %s data blocks/op (Stats.ExpectedFalsePositives); read %s: %s the promise\n",
+			indent, fixed(4, p), fixed(4, blocksPerOp(rec)), times(kept))
+	}
 	if !rec.Filters || rd.FilterProbes == 0 {
 		return
 	}
@@ -128,8 +138,8 @@ func (r *reporter) detail(label string, rec *record) {
 	tw := tabwriter.NewWriter(r.w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "level\ttables\tbits/key\tprobes\tnegatives\tfalse+\tFPR %\ttheory %\tstd %\t")
 	for _, l := range rd.Levels {
-		fmt.Fprintf(tw, "L%d\t%s\t%.1f\t%d\t%d\t%d\t%s\t%.4f\t%.4f\t\n", l.Level, l.tables(), l.BitsPerKey,
-			l.Probes, l.Negatives, l.FalsePositives, pct(l.FPR), 100*l.TheoryFPR, 100*l.StandardFPR)
+		fmt.Fprintf(tw, "L%d\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t\n", l.Level, l.tables(), fixed(1, l.BitsPerKey),
+			l.Probes, l.Negatives, l.FalsePositives, pct(l.FPR), pct(l.TheoryFPR), pct(l.StandardFPR))
 	}
 	tw.Flush()
 }
@@ -171,10 +181,10 @@ func (r *reporter) saved(on, off *record) {
 // and cache; nil without ops.
 func blocksPerOp(rec *record) *float64 { return perOp(rec.Reads.blocks, rec.Ops) }
 
-// finish prints the -bloom_bits sweep and the repeat summary and writes the
-// SVG.
+// finish prints the sweep over -filter_sizing and -bloom_bits and the
+// repeat summary and writes the SVG.
 func (r *reporter) finish() error {
-	if len(r.cfg.bloomBits) > 1 && r.enc == nil {
+	if r.cfg.settings() > 1 && r.enc == nil {
 		r.sweep()
 	}
 	if r.cfg.repeat > 1 {

@@ -14,6 +14,7 @@ import (
 type statsLine struct {
 	Type                     string            `json:"type"` // "stats"
 	BloomBits                int               `json:"bloom_bits"`
+	FilterSizing             string            `json:"filter_sizing"`
 	Repeat                   int               `json:"repeat"`
 	BackgroundError          *string           `json:"background_error"`
 	Levels                   []levelStatsLine  `json:"levels"`
@@ -78,8 +79,9 @@ func newLevelStatsLine(level *int, l lsm.LevelStats) levelStatsLine {
 	return out
 }
 
-func newStatsLine(bits, repeat int, s lsm.Stats) statsLine {
-	out := statsLine{Type: "stats", BloomBits: bits, Repeat: repeat, Total: newLevelStatsLine(nil, s.Total),
+func newStatsLine(b *bench, s lsm.Stats) statsLine {
+	out := statsLine{Type: "stats", BloomBits: b.bits, FilterSizing: b.sizing.String(), Repeat: b.repeat,
+		Total:                   newLevelStatsLine(nil, s.Total),
 		MemtableFilterNegatives: s.MemtableFilterNegatives, ImmutableFilterNegatives: s.ImmutableFilterNegatives,
 		MemtableFalsePositives: s.MemtableFalsePositives, DeletesElided: s.DeletesElided, WALBytesSaved: s.WALBytesSaved,
 		DeleteProofProbes: s.DeleteProofProbes, MergeProofProbes: s.MergeProofProbes, WALBytes: s.WALBytes,
@@ -109,14 +111,15 @@ func writeAmp(s lsm.Stats) *float64 {
 	return ptr(s.WriteAmplification())
 }
 
-// stats prints the DB's counters since it was last opened, and its shape
-// now.
-func (r *reporter) stats(bits, repeat int, s lsm.Stats) {
+// stats prints the counters of b's DB since it was last opened, and its
+// shape now.
+func (r *reporter) stats(b *bench, s lsm.Stats) {
 	if r.enc != nil {
-		r.emit(newStatsLine(bits, repeat, s))
+		r.emit(newStatsLine(b, s))
 		return
 	}
-	fmt.Fprintf(r.w, "stats (bloom_bits %d; tables and sizes now, counters since the DB was last opened: each compared workload reopens it):\n", bits)
+	fmt.Fprintf(r.w, "stats (bloom_bits %d, %s sizing; tables and sizes now, counters since the DB was last opened: each compared workload reopens it):\n",
+		b.bits, b.sizing)
 	// One table per concern: side by side they would need 103 columns.
 	tw := tabwriter.NewWriter(r.w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "  level\ttables\tsize\tfilter probes\tnegatives\tfalse+\tFPR %\t")

@@ -36,6 +36,7 @@ type summaryLine struct {
 	Type           string `json:"type"` // "summary"
 	Benchmark      string `json:"benchmark"`
 	BloomBits      int    `json:"bloom_bits"`
+	FilterSizing   string `json:"filter_sizing"`
 	Filters        bool   `json:"filters"`
 	Repeats        int    `json:"repeats"`
 	OpsPerSec      spread `json:"ops_per_sec"`
@@ -43,18 +44,18 @@ type summaryLine struct {
 	CPUMicrosPerOp spread `json:"cpu_micros_per_op"`
 }
 
-// groups returns the records of each workload, bits value and filters
-// setting, in the order they first ran.
+// groups returns the records of each workload, bits value, filter sizing
+// and filters on or off, in the order they first ran.
 func groups(recs []*record) [][]*record {
 	type key struct {
-		bench   string
-		bits    int
-		filters bool
+		bench, sizing string
+		bits          int
+		filters       bool
 	}
 	index := map[key]int{}
 	var out [][]*record
 	for _, rec := range recs {
-		k := key{rec.Benchmark, rec.BloomBits, rec.Filters}
+		k := key{rec.Benchmark, rec.FilterSizing, rec.BloomBits, rec.Filters}
 		i, ok := index[k]
 		if !ok {
 			i = len(out)
@@ -78,7 +79,8 @@ func newSummaryLine(g []*record) summaryLine {
 			}
 		}
 	}
-	return summaryLine{Type: "summary", Benchmark: g[0].Benchmark, BloomBits: g[0].BloomBits, Filters: g[0].Filters,
+	return summaryLine{Type: "summary", Benchmark: g[0].Benchmark, BloomBits: g[0].BloomBits,
+		FilterSizing: g[0].FilterSizing, Filters: g[0].Filters,
 		Repeats: len(g), OpsPerSec: spreadOf(ops), MicrosPerOp: spreadOf(micros), CPUMicrosPerOp: spreadOf(cpu)}
 }
 
@@ -98,7 +100,7 @@ func (r *reporter) summary() {
 	fmt.Fprintln(r.w, "------------------------------------------------------------------------")
 	fmt.Fprintf(r.w, "Repeats: median and min-max of %d runs of each workload\n", r.cfg.repeat)
 	tw := tabwriter.NewWriter(r.w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "benchmark\tbits\tfilters\tfigure\tmedian\tmin\tmax\t")
+	fmt.Fprintln(tw, "benchmark\tsizing\tbits\tfilters\tfigure\tmedian\tmin\tmax\t")
 	for _, l := range lines {
 		filters := "on"
 		if !l.Filters {
@@ -110,9 +112,9 @@ func (r *reporter) summary() {
 			s    spread
 		}{{"ops/sec", 0, l.OpsPerSec}, {"micros/op", 3, l.MicrosPerOp}, {"cpu us/op", 3, l.CPUMicrosPerOp}} {
 			if i == 0 {
-				fmt.Fprintf(tw, "%s\t%d\t%s\t", l.Benchmark, l.BloomBits, filters)
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t", l.Benchmark, l.FilterSizing, l.BloomBits, filters)
 			} else {
-				fmt.Fprint(tw, "\t\t\t")
+				fmt.Fprint(tw, "\t\t\t\t")
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", f.name, fixed(f.prec, f.s.Median), fixed(f.prec, f.s.Min), fixed(f.prec, f.s.Max))
 		}

@@ -78,8 +78,9 @@ func (c chart) extent() (w, h float64) {
 // against bits per key, and latency percentiles. Each carries the run's
 // context from h.
 func writeSVG(w io.Writer, h header, recs []*record) error {
-	context := fmt.Sprintf("%d entries, bloom bits %s; %s; %s", h.Num, bitsList(h.BloomBits), h.Date, h.machine())
-	charts := []chart{blockReadsChart(recs), latencyChart(recs, h.BloomBits)}
+	context := fmt.Sprintf("%d entries, bloom bits %s; filter sizing %s; %s; %s", h.Num, bitsList(h.BloomBits),
+		strings.Join(h.FilterSizing, ","), h.Date, h.machine())
+	charts := []chart{blockReadsChart(recs), latencyChart(recs, h)}
 	width, height := 0.0, 0.0
 	for i := range charts {
 		charts[i].context = context
@@ -104,49 +105,72 @@ func writeSVG(w io.Writer, h header, recs []*record) error {
 	return err
 }
 
+// sizingColors are the colours of the block-reads chart's sizings, in the
+// order they ran; red is the filters-ignored series'.
+var sizingColors = []string{palette[0], palette[2], palette[3]}
+
 // blockReadsChart: data blocks touched per missing-key Get against bits per
-// key, counts pooled over the repeats. Theory, per bits value, is the
-// tables whose key range covered the key (the filter probes per Get;
-// without filters, the blocks read, one per covering table) times the
-// cache-line FPR at those bits. It is computed per value because each has
-// its own rebuilt tree.
+// key, counts pooled over the repeats, a series per filter sizing, and
+// beside each, dashed, what its filters promised: Stats.ExpectedFalsePositives
+// of the tree the workload started on (without filters, one block per
+// table covering the key). Runs with the filters ignored read the same
+// blocks whatever the sizing: they are pooled into one series.
 func blockReadsChart(recs []*record) chart {
 	c := chart{title: "readmissing: data-block reads per lookup of an absent key",
 		xlabel: "Bloom bits per key", ylabel: "data blocks read per Get (log)"}
-	th := series{name: "theory: tables × cache-line FPR", color: palette[2], dashed: true}
-	on := series{name: "measured, filters on", color: palette[0]}
-	off := series{name: "measured, filters ignored", color: palette[1]}
+	measured := map[string]*series{}
+	promised := map[string]*series{}
+	var order []string // sizings in the order they ran
+	var offBits []int
+	offBlocks, offOps := map[int]uint64{}, map[int]uint64{}
 	for _, g := range groups(recs) {
 		if g[0].Benchmark != "readmissing" {
 			continue
 		}
 		p := pool(g, nil)
+		if !g[0].Filters {
+			if _, ok := offOps[p.bits]; !ok {
+				offBits = append(offBits, p.bits)
+			}
+			offBlocks[p.bits] += p.blocks
+			offOps[p.bits] += p.ops
+			continue
+		}
 		y := perOp(p.blocks, int64(p.ops))
 		if y == nil {
 			continue
 		}
-		pt := point{float64(p.bits), *y}
-		if !g[0].Filters {
-			off.pts = append(off.pts, pt)
-			continue
+		if measured[p.sizing] == nil {
+			color := sizingColors[len(order)%len(sizingColors)]
+			order = append(order, p.sizing)
+			measured[p.sizing] = &series{name: p.sizing + ": measured, filters on", color: color}
+			promised[p.sizing] = &series{name: p.sizing + ": promised (Stats.ExpectedFalsePositives)", color: color, dashed: true}
 		}
-		on.pts = append(on.pts, pt)
-		cover := pt.y
-		if p.bits > 0 {
-			cover = *perOp(p.probes, int64(p.ops))
+		x := float64(p.bits)
+		measured[p.sizing].pts = append(measured[p.sizing].pts, point{x, *y})
+		if e := p.promise(); e != nil {
+			promised[p.sizing].pts = append(promised[p.sizing].pts, point{x, *e})
 		}
-		th.pts = append(th.pts, point{pt.x, cover * theoryFPR(float64(p.bits))})
 	}
-	c.series = append(c.series, th, on, off)
+	for _, sz := range order {
+		c.series = append(c.series, *measured[sz], *promised[sz])
+	}
+	off := series{name: "measured, filters ignored (every sizing)", color: palette[1]}
+	for _, bits := range offBits {
+		if y := perOp(offBlocks[bits], int64(offOps[bits])); y != nil {
+			off.pts = append(off.pts, point{float64(bits), *y})
+		}
+	}
+	c.series = append(c.series, off)
 	return c
 }
 
 // latencyChart: Get/Delete latency percentiles of every read and delete
 // workload at one bits-per-key value (10 if swept, else the last), each the
-// median over the repeats.
-func latencyChart(recs []*record, bits []int) chart {
-	at := bits[len(bits)-1]
-	if slices.Contains(bits, 10) {
+// median over the repeats; a series per sizing when several ran.
+func latencyChart(recs []*record, h header) chart {
+	at := h.BloomBits[len(h.BloomBits)-1]
+	if slices.Contains(h.BloomBits, 10) {
 		at = 10
 	}
 	c := chart{title: fmt.Sprintf("latency percentiles at %d bits per key", at),
@@ -162,6 +186,9 @@ func latencyChart(recs []*record, bits []int) chart {
 			continue
 		}
 		s := series{name: g[0].Benchmark, color: palette[len(c.series)%len(palette)]}
+		if len(h.FilterSizing) > 1 {
+			s.name += ", " + g[0].FilterSizing
+		}
 		if g[0].Batches != nil {
 			s.name += " per batch"
 		}

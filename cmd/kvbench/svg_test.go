@@ -8,9 +8,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/monbandb/monban/lsm"
 )
 
 // svgDoc is what the tests read back from a chart file.
@@ -157,12 +160,16 @@ func checkTextInside(t *testing.T, doc svgDoc) {
 	}
 }
 
-// TestSVG: a -bloom_bits sweep's charts are well-formed SVG whose text all
-// lies inside the picture, with the run's context on each chart.
+// TestSVG: the charts of a sweep over -filter_sizing and -bloom_bits are
+// well-formed SVG whose text all lies inside the picture, with the run's
+// context on each chart; the block-reads chart has, per sizing, a point
+// measured and one promised at each bits value, and one filters-ignored
+// point per value.
 func TestSVG(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "chart.svg")
 	code, stdout, stderr := runArgs(t, append(append([]string{}, tiny...),
-		"-bloom_bits", "0,4,10", "-benchmarks", "fillrandom,readmissing,readrandom", "-svg", path)...)
+		"-bloom_bits", "0,4,10", "-filter_sizing", "uniform,per_level", "-benchmarks", "fillrandom,readmissing,readrandom",
+		"-svg", path)...)
 	if code != 0 {
 		t.Fatalf("run = %d, stderr:\n%s", code, stderr)
 	}
@@ -180,12 +187,22 @@ func TestSVG(t *testing.T) {
 	}
 	contexts := 0
 	for _, tx := range doc.texts {
-		if strings.HasPrefix(tx.s, "400 entries, bloom bits 0,4,10; ") && strings.Contains(tx.s, "GOMAXPROCS") {
+		if strings.HasPrefix(tx.s, "400 entries, bloom bits 0,4,10; filter sizing uniform,per_level; ") && strings.Contains(tx.s, "GOMAXPROCS") {
 			contexts++
 		}
 	}
 	if contexts != 2 {
 		t.Errorf("%d charts carry the run's context, want 2", contexts)
+	}
+	for color, want := range map[string]int{sizingColors[0]: 6, sizingColors[1]: 6, palette[1]: 3} {
+		if doc.circles[0][color] != want {
+			t.Errorf("block-reads chart: %d markers in %s, want %d", doc.circles[0][color], color, want)
+		}
+	}
+	for _, name := range []string{"uniform: measured, filters on", "per_level: promised (Stats.ExpectedFalsePositives)"} {
+		if !slices.ContainsFunc(doc.texts, func(tx svgText) bool { return tx.s == name }) {
+			t.Errorf("no legend %q", name)
+		}
 	}
 }
 
@@ -193,25 +210,29 @@ func TestSVG(t *testing.T) {
 // one point, drawn as a marker; a long series name widens the picture
 // rather than running off its edge.
 func TestSVGOnePointAndLongLegend(t *testing.T) {
-	h := newHeader(&config{num: 10, bloomBits: []int{10}}, "/tmp/db")
+	h := newHeader(&config{num: 10, bloomBits: []int{10}, filterSizings: []lsm.FilterSizing{lsm.FilterSizingUniform}}, "/tmp/db")
 	lat := map[string]float64{"p50": 1, "p90": 2, "p99": 3, "p99_9": 4, "p99_99": 5, "max": 6}
 	rm := func(filters bool, blocks uint64) *record {
-		return &record{Benchmark: "readmissing", BloomBits: 10, Filters: filters, Ops: 100, LatencyUs: lat,
-			Reads: &reads{FilterProbes: 200, blocks: blocks}}
+		rec := &record{Benchmark: "readmissing", BloomBits: 10, FilterSizing: "uniform", Filters: filters, Ops: 100,
+			LatencyUs: lat, Reads: &reads{FilterProbes: 200, blocks: blocks}}
+		if filters {
+			rec.Reads.ExpectedFalsePositives = ptr(0.02)
+		}
+		return rec
 	}
-	long := &record{Benchmark: strings.Repeat("a-very-long-workload-name-", 4), BloomBits: 10, Filters: true,
-		Ops: 1, LatencyUs: lat, Reads: &reads{}}
+	long := &record{Benchmark: strings.Repeat("a-very-long-workload-name-", 4), BloomBits: 10, FilterSizing: "uniform",
+		Filters: true, Ops: 1, LatencyUs: lat, Reads: &reads{}}
 	var b bytes.Buffer
 	if err := writeSVG(&b, h, []*record{rm(true, 2), rm(false, 270), long}); err != nil {
 		t.Fatal(err)
 	}
 	doc := parseSVG(t, b.Bytes())
 	checkTextInside(t, doc)
-	// The block-reads chart: theory (dashed), filters on and filters off,
-	// a point each.
-	for _, color := range palette[:3] {
-		if doc.circles[0][color] != 1 {
-			t.Errorf("block-reads chart: %d markers in %s, want 1", doc.circles[0][color], color)
+	// The block-reads chart: uniform measured and promised (dashed) in its
+	// colour, filters off in red, a point each.
+	for color, want := range map[string]int{sizingColors[0]: 2, palette[1]: 1} {
+		if doc.circles[0][color] != want {
+			t.Errorf("block-reads chart: %d markers in %s, want %d", doc.circles[0][color], color, want)
 		}
 	}
 }

@@ -7,30 +7,35 @@ import (
 	"text/tabwriter"
 )
 
-// pooled is one read workload at one bits value, over its repeats: counts
-// summed, so rates are over every op of every repeat, and micros/op the
-// median of the repeats.
+// pooled is one read workload at one setting (filter sizing and bits
+// value), over its repeats: counts summed, so rates are over every op of
+// every repeat. The filter figures of the tree (memory, a level's bits and
+// theory) are the first repeat's: every repeat builds its tree from the
+// same operations.
 type pooled struct {
-	bench                          string
+	bench, sizing                  string
 	bits                           int
 	ops, blocks, offOps, offBlocks uint64
 	probes, negatives, fps         uint64
-	micros                         spread
-	filterBytes                    int64 // the first repeat's
-	levels                         []pooledLevel
+	// promised sums the repeats' Stats.ExpectedFalsePositives times their
+	// ops, over promisedOps: the blocks per op the filters promise.
+	promised    float64
+	promisedOps uint64
+	filterBytes int64
+	levels      []pooledLevel
 }
 
 type pooledLevel struct {
 	level                          int
 	blocks, probes, negatives, fps uint64
-	theory                         float64 // the first repeat's
+	bits, theory                   *float64
+	filterBytes                    int64
 }
 
 // pool pools the filters-on records on of one group, with off their
 // filters-off twins (nil without the comparison).
 func pool(on, off []*record) pooled {
-	p := pooled{bench: on[0].Benchmark, bits: on[0].BloomBits, filterBytes: on[0].Reads.FilterBytes}
-	var micros []float64
+	p := pooled{bench: on[0].Benchmark, sizing: on[0].FilterSizing, bits: on[0].BloomBits, filterBytes: on[0].Reads.FilterBytes}
 	for _, rec := range on {
 		rd := rec.Reads
 		p.ops += uint64(rec.Ops)
@@ -38,14 +43,15 @@ func pool(on, off []*record) pooled {
 		p.probes += rd.FilterProbes
 		p.negatives += rd.FilterNegatives
 		p.fps += rd.FalsePositives
-		if rec.MicrosPerOp != nil {
-			micros = append(micros, *rec.MicrosPerOp)
+		if e := rd.ExpectedFalsePositives; e != nil {
+			p.promised += *e * float64(rec.Ops)
+			p.promisedOps += uint64(rec.Ops)
 		}
 		for _, l := range rd.Levels {
 			i := slices.IndexFunc(p.levels, func(pl pooledLevel) bool { return pl.level == l.Level })
 			if i < 0 {
 				i = len(p.levels)
-				p.levels = append(p.levels, pooledLevel{level: l.Level, theory: l.TheoryFPR})
+				p.levels = append(p.levels, pooledLevel{level: l.Level, bits: l.BitsPerKey, theory: l.TheoryFPR, filterBytes: l.FilterBytes})
 			}
 			pl := &p.levels[i]
 			pl.blocks += l.BlocksRead + l.CacheHits
@@ -59,22 +65,48 @@ func pool(on, off []*record) pooled {
 		p.offOps += uint64(rec.Ops)
 		p.offBlocks += rec.Reads.blocks
 	}
-	p.micros = spreadOf(micros)
 	return p
 }
 
-// sweep prints a row per read workload and bits-per-key value, and under
-// it a row per level.
+// promise is the blocks per op the filters promised, nil for a workload
+// of present keys.
+func (p pooled) promise() *float64 {
+	if p.promisedOps == 0 {
+		return nil
+	}
+	return ptr(p.promised / float64(p.promisedOps))
+}
+
+// theory is the FPR the levels' filters promise the probes that measured
+// FPR (those not answered by a true positive): each level's theory
+// weighted by its share of them. nil when no probe measured one.
+func (p pooled) theory() *float64 {
+	var sum float64
+	var n uint64
+	for _, l := range p.levels {
+		if m := l.negatives + l.fps; m > 0 && l.theory != nil {
+			sum += *l.theory * float64(m)
+			n += m
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return ptr(sum / float64(n))
+}
+
+// sweep prints a row per read workload and setting, and under it a row
+// per level.
 func (r *reporter) sweep() {
 	fmt.Fprintln(r.w, strings.Repeat("-", 72))
-	fmt.Fprintln(r.w, "Bloom sweep: a row per workload and bits per key (DB rebuilt per value, the same operations each time), then a row per level")
+	fmt.Fprintln(r.w, "Bloom sweep: a row per workload and setting (filter sizing, bits per key; the DB rebuilt per setting, the same operations each time), then a row per level")
 	if r.cfg.repeat > 1 {
-		fmt.Fprintf(r.w, "Counts pooled over the %d repeats; us/op their median\n", r.cfg.repeat)
+		fmt.Fprintf(r.w, "Counts pooled over the %d repeats\n", r.cfg.repeat)
 	}
 	// Short headers and padding 1 keep nine columns in 80.
-	fmt.Fprintln(r.w, "blocks, off: data-block reads per op with filters on, ignored; probes: table filter probes per op; filters: filter memory at the start")
+	fmt.Fprintln(r.w, "bits: the setting, and a level's bits per key; filters: filter memory at the start; blocks, off: data-block reads per op with filters on, ignored; promise: the blocks per op the filters promise missing keys (Stats.ExpectedFalsePositives); theory%: per level, and over the levels weighted by the probes that measure FPR")
 	tw := tabwriter.NewWriter(r.w, 0, 0, 1, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "benchmark\tbits\tus/op\tfilters\tblocks\toff\tprobes\tFPR%\ttheory%\t")
+	fmt.Fprintln(tw, "benchmark\tsizing\tbits\tfilters\tblocks\tpromise\toff\tFPR%\ttheory%\t")
 	gs := groups(r.results)
 	for _, g := range gs {
 		if !g[0].Filters || g[0].Reads == nil || g[0].Deletes != nil {
@@ -82,7 +114,8 @@ func (r *reporter) sweep() {
 		}
 		var off []*record
 		if i := slices.IndexFunc(gs, func(o []*record) bool {
-			return !o[0].Filters && o[0].Benchmark == g[0].Benchmark && o[0].BloomBits == g[0].BloomBits
+			return !o[0].Filters && o[0].Benchmark == g[0].Benchmark && o[0].BloomBits == g[0].BloomBits &&
+				o[0].FilterSizing == g[0].FilterSizing
 		}); i >= 0 {
 			off = gs[i]
 		}
@@ -92,12 +125,15 @@ func (r *reporter) sweep() {
 		if off != nil {
 			offBlocks = fixed(4, perOp(p.offBlocks, int64(p.offOps)))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t\n", p.bench, p.bits, fixed(2, p.micros.Median),
-			size(p.filterBytes), fixed(4, perOp(p.blocks, ops)), offBlocks, fixed(3, perOp(p.probes, ops)),
-			pct(ratio(p.fps, p.negatives+p.fps)), 100*theoryFPR(float64(p.bits)))
+		promise := "-"
+		if e := p.promise(); e != nil {
+			promise = fixed(4, e)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.bench, p.sizing, p.bits, size(p.filterBytes),
+			fixed(4, perOp(p.blocks, ops)), promise, offBlocks, pct(ratio(p.fps, p.negatives+p.fps)), pct(p.theory()))
 		for _, l := range p.levels {
-			fmt.Fprintf(tw, "L%d\t\t\t\t%s\t\t%s\t%s\t%.4f\t\n", l.level, fixed(4, perOp(l.blocks, ops)),
-				fixed(3, perOp(l.probes, ops)), pct(ratio(l.fps, l.negatives+l.fps)), 100*l.theory)
+			fmt.Fprintf(tw, "L%d\t\t%s\t%s\t%s\t\t\t%s\t%s\t\n", l.level, fixed(2, l.bits), size(l.filterBytes),
+				fixed(4, perOp(l.blocks, ops)), pct(ratio(l.fps, l.negatives+l.fps)), pct(l.theory))
 		}
 	}
 	tw.Flush()

@@ -12,10 +12,10 @@ import (
 // TestUndefinedFigures: an FPR no probe measured and a ratio over zero
 // print as n/a in text and null in JSON, never as 0.
 func TestUndefinedFigures(t *testing.T) {
-	measured := levelRead{Level: 0, Tables: 1, BitsPerKey: 10, Probes: 10, Negatives: 9, FalsePositives: 1,
+	measured := levelRead{Level: 0, Tables: 1, BitsPerKey: ptr(10), Probes: 10, Negatives: 9, FalsePositives: 1,
 		FPR: levelFPR(lsm.LevelStats{FilterProbes: 10, FilterNegatives: 9, FilterFalsePositives: 1})}
 	// L6 was probed only by keys it held: no probe could be a false positive.
-	unmeasured := levelRead{Level: 6, Tables: 1, BitsPerKey: 10, Probes: 5,
+	unmeasured := levelRead{Level: 6, Tables: 1, BitsPerKey: ptr(10), Probes: 5,
 		FPR: levelFPR(lsm.LevelStats{FilterProbes: 5})}
 	on := &record{Benchmark: "readrandom", Filters: true, Ops: 10, OpsPerSec: ptr(100),
 		Reads: &reads{FilterProbes: 15, Levels: []levelRead{measured, unmeasured}}}

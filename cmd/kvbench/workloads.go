@@ -25,8 +25,8 @@ var workloads = map[string]workload{
 	"fillseq":          {run: func(b *bench, name string) (*record, error) { return b.fill(name, nil) }},
 	"fillrandom":       {run: func(b *bench, name string) (*record, error) { return b.fill(name, permutation(b.cfg.num, b.cfg.seed)) }},
 	"overwrite":        {run: (*bench).overwrite},
-	"readrandom":       {compare: true, found: true, run: func(b *bench, name string) (*record, error) { return b.read(name, b.keys.present) }},
-	"readmissing":      {compare: true, found: true, run: func(b *bench, name string) (*record, error) { return b.read(name, b.keys.missing) }},
+	"readrandom":       {compare: true, found: true, run: func(b *bench, name string) (*record, error) { return b.read(name, false) }},
+	"readmissing":      {compare: true, found: true, run: func(b *bench, name string) (*record, error) { return b.read(name, true) }},
 	"multireadrandom":  {compare: true, found: true, run: func(b *bench, name string) (*record, error) { return b.multiRead(name, true) }},
 	"multireadmissing": {compare: true, found: true, run: func(b *bench, name string) (*record, error) { return b.multiRead(name, false) }},
 	"deleteabsent":     {compare: true, run: func(b *bench, name string) (*record, error) { return b.delete(name, b.keys.missing) }},
@@ -74,8 +74,12 @@ func (b *bench) afterWrite(name string, r opsResult, err error) (*record, error)
 	return newRecord(b, name, r), b.warm()
 }
 
-// read Gets -reads random keys numbered by keyOf (present or missing).
-func (b *bench) read(name string, keyOf func(int) uint64) (*record, error) {
+// read Gets -reads random keys, present or missing ones.
+func (b *bench) read(name string, missing bool) (*record, error) {
+	keyOf := b.keys.present
+	if missing {
+		keyOf = b.keys.missing
+	}
 	w, err := b.startWindow()
 	if err != nil {
 		return nil, err
@@ -84,7 +88,7 @@ func (b *bench) read(name string, keyOf func(int) uint64) (*record, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, _, err := b.readRecord(name, r, w)
+	rec, _, err := b.readRecord(name, r, w, missing)
 	return rec, err
 }
 
@@ -104,15 +108,17 @@ func (b *bench) getOp(keyOf func(int) uint64) func(t *thread, i int) error {
 }
 
 // readRecord is the record of a read workload measured over w, and the
-// Stats difference across w.
-func (b *bench) readRecord(name string, r opsResult, w window) (*record, lsm.Stats, error) {
-	end, err := b.db.Tables()
-	if err != nil {
+// Stats difference across w; missing marks a workload of keys no table
+// holds, whose data-block reads the filters promise. DB.Tables opens the
+// tables written during the workload, so that the Stats at its end
+// describe their filters too.
+func (b *bench) readRecord(name string, r opsResult, w window, missing bool) (*record, lsm.Stats, error) {
+	if _, err := b.db.Tables(); err != nil {
 		return nil, lsm.Stats{}, err
 	}
 	d := statsDiff(w.stats, b.db.Stats())
 	rec := newRecord(b, name, r)
-	rec.Reads = readsFrom(d, r.ops, w, b.watch.counts(), end, b.bits)
+	rec.Reads = readsFrom(d, r.ops, w, b.watch.counts(), missing && !b.filtersOff)
 	return rec, d, nil
 }
 
@@ -132,7 +138,7 @@ func (b *bench) delete(name string, keyOf func(int) uint64) (*record, error) {
 	if err := b.db.Flush(); err != nil {
 		return nil, fmt.Errorf("flush after deleting: %w", err)
 	}
-	rec, d, err := b.readRecord(name, r, w)
+	rec, d, err := b.readRecord(name, r, w, false)
 	if rec != nil {
 		rec.Deletes = deletesFrom(d)
 	}
@@ -167,7 +173,7 @@ func (b *bench) readWhileWriting(name string) (*record, error) {
 	if err = errors.Join(err, werr); err != nil {
 		return nil, err
 	}
-	rec, _, err := b.readRecord(name, r, w)
+	rec, _, err := b.readRecord(name, r, w, false)
 	if rec != nil {
 		rec.Note = fmt.Sprintf("%d writes by 1 writer meanwhile", writes.Load())
 	}
@@ -236,6 +242,6 @@ func (b *bench) compact(name string) (*record, error) {
 
 // stats prints the DB's counters since it was last opened.
 func (b *bench) stats(name string) (*record, error) {
-	b.rep.stats(b.bits, b.repeat, b.db.Stats())
+	b.rep.stats(b, b.db.Stats())
 	return nil, nil
 }

@@ -55,17 +55,32 @@ func TestReportFits80Columns(t *testing.T) {
 	checkWidth(t, "every workload", stdout)
 }
 
-// The -bloom_bits sweep ends the report with a table that fits too.
+// The sweep over -filter_sizing and -bloom_bits ends the report with a
+// table that fits too, the longest workload name beside the longest
+// sizing, with a row per setting.
 func TestSweepFits80Columns(t *testing.T) {
-	code, stdout, stderr := runArgs(t, append([]string{"-bloom_bits", "0,10", "-benchmarks",
-		"fillrandom,readmissing,readwhilewriting"}, tiny...)...)
+	code, stdout, stderr := runArgs(t, append([]string{"-bloom_bits", "0,10", "-filter_sizing", "uniform,per_level",
+		"-benchmarks", "fillrandom,readmissing,multireadmissing,readwhilewriting"}, tiny...)...)
 	if code != 0 || !strings.Contains(stdout, "Bloom sweep") {
 		t.Fatalf("run = %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	checkWidth(t, "sweep", stdout)
-	// bits 0: no filter probed, so no FPR was measured.
-	if !regexp.MustCompile(`(?m)^ +readmissing +0 .* n/a +100\.0000$`).MatchString(stdout) {
-		t.Errorf("sweep row at 0 bits lacks FPR n/a:\n%s", stdout)
+	sweep := stdout[strings.Index(stdout, "Bloom sweep"):]
+	for _, sizing := range []string{"uniform", "per_level"} {
+		for _, bits := range []string{"0", "10"} {
+			for _, bench := range []string{"readmissing", "multireadmissing", "readwhilewriting"} {
+				if !regexp.MustCompile(`(?m)^ +` + bench + ` +` + sizing + ` +` + bits + ` `).MatchString(sweep) {
+					t.Errorf("sweep has no row for %s, %s, %s bits:\n%s", bench, sizing, bits, sweep)
+				}
+			}
+		}
+	}
+	// bits 0: no filter probed, so no FPR was measured, and the row's
+	// theory, over the probes that measured FPR, has none to weigh; a level
+	// without a filter promises 100%.
+	if !regexp.MustCompile(`(?m)^ +readmissing +uniform +0 .* n/a +n/a$`).MatchString(sweep) ||
+		!regexp.MustCompile(`(?m)^ +L[0-6] +0\.00 .* n/a +100\.0000$`).MatchString(sweep) {
+		t.Errorf("sweep rows at 0 bits lack FPR n/a:\n%s", sweep)
 	}
 }
 
