@@ -41,7 +41,8 @@ func (w *Writer) Append(record []byte) (int64, error) {
 	if w.err != nil {
 		return 0, w.err
 	}
-	start, frame := w.frame(record)
+	start, frame := appendFrame(w.buf[:0], w.off, w.bs, record)
+	w.buf = frame
 	if _, err := w.f.Write(frame); err != nil {
 		w.err = fmt.Errorf("wal: append at offset %d: %w", w.off, err)
 		return 0, w.err
@@ -53,13 +54,13 @@ func (w *Writer) Append(record []byte) (int64, error) {
 	return start, nil
 }
 
-// frame builds the bytes of one Append in w.buf, starting at file offset
-// w.off: zero padding if fewer than headerSize bytes are left in the
-// current block, then one fragment per block touched. It returns the
-// offset of the first fragment and the bytes to write.
-func (w *Writer) frame(record []byte) (int64, []byte) {
-	off := w.off
-	bs := w.bs
+// appendFrame appends to dst the bytes that put record into a log of
+// block size bs whose first off bytes are already framed: zero padding if
+// fewer than headerSize bytes are left in the current block, then one
+// fragment per block touched. It returns the offset of the record's first
+// fragment and the extended slice; the log then ends at off plus the bytes
+// added. It keeps no state, so any writer can frame into its own buffer.
+func appendFrame(dst []byte, off int64, bs int, record []byte) (int64, []byte) {
 	left := bs - int(off%int64(bs))
 	pad := 0
 	if left < headerSize {
@@ -71,8 +72,8 @@ func (w *Writer) frame(record []byte) (int64, []byte) {
 	if rest := len(record) - (left - headerSize); rest > 0 {
 		frags += (rest + bs - headerSize - 1) / (bs - headerSize)
 	}
-	b := slices.Grow(w.buf[:0], pad+frags*headerSize+len(record))[:pad]
-	clear(b)
+	b := slices.Grow(dst, pad+frags*headerSize+len(record))[:len(dst)+pad]
+	clear(b[len(dst):])
 	off += int64(pad)
 	start := off
 
@@ -100,7 +101,6 @@ func (w *Writer) frame(record []byte) (int64, []byte) {
 		}
 		first, left = false, bs
 	}
-	w.buf = b
 	return start, b
 }
 
