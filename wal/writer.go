@@ -59,7 +59,8 @@ func (w *Writer) Append(record []byte) (int64, error) {
 // fewer than headerSize bytes are left in the current block, then one
 // fragment per block touched. It returns the offset of the record's first
 // fragment and the extended slice; the log then ends at off plus the bytes
-// added. It keeps no state, so any writer can frame into its own buffer.
+// added. Writer and BufferedWriter both frame here, into buffers of their
+// own, which is what makes their files the same byte for byte.
 func appendFrame(dst []byte, off int64, bs int, record []byte) (int64, []byte) {
 	left := bs - int(off%int64(bs))
 	pad := 0
