@@ -121,7 +121,8 @@ func checkPrefix(t *testing.T, what string, res readResult, model [][]byte, offs
 // TestBufferedModel appends random records (0..100 KiB) under random
 // buffer limits while a second goroutine calls Flush, Sync and Size, and
 // checks each promise as it is made (after Flush the file holds what Size
-// said before it; after Sync that much is synced) and, after Close, that
+// said before it; after Sync that much is synced; only a record larger
+// than the limit makes the buffer larger) and, after Close, that
 // the file reads back as exactly the model at the offsets Append returned.
 // It also checks the flusher never used the file from two goroutines.
 func TestBufferedModel(t *testing.T) {
@@ -179,6 +180,11 @@ func TestBufferedModel(t *testing.T) {
 			if off < before || off > before+headerSize || w.Size() < off+int64(headerSize+len(rec)) {
 				t.Fatalf("seed %d iter %d: Append at Size %d returned offset %d, then Size %d", seed, iter, before, off, w.Size())
 			}
+			w.mu.Lock()
+			if n := len(w.buf); n > limit && int64(n) != w.Size()-before {
+				t.Fatalf("seed %d iter %d: %d bytes buffered, limit %d, and not one record alone", seed, iter, n, limit)
+			}
+			w.mu.Unlock()
 			model, offs = append(model, rec), append(offs, off)
 			if rng.IntN(10) == 0 {
 				if err := w.Flush(); err != nil {

@@ -62,18 +62,8 @@ func (w *Writer) Append(record []byte) (int64, error) {
 // added. Writer and BufferedWriter both frame here, into buffers of their
 // own, which is what makes their files the same byte for byte.
 func appendFrame(dst []byte, off int64, bs int, record []byte) (int64, []byte) {
-	left := bs - int(off%int64(bs))
-	pad := 0
-	if left < headerSize {
-		pad, left = left, bs
-	}
-	// Fragments: the first takes what is left of this block, each later
-	// one a whole block; a header always fits (left >= headerSize).
-	frags := 1
-	if rest := len(record) - (left - headerSize); rest > 0 {
-		frags += (rest + bs - headerSize - 1) / (bs - headerSize)
-	}
-	b := slices.Grow(dst, pad+frags*headerSize+len(record))[:len(dst)+pad]
+	pad, left, size := layout(off, bs, len(record))
+	b := slices.Grow(dst, size)[:len(dst)+pad]
 	clear(b[len(dst):])
 	off += int64(pad)
 	start := off
@@ -103,6 +93,23 @@ func appendFrame(dst []byte, off int64, bs int, record []byte) (int64, []byte) {
 		first, left = false, bs
 	}
 	return start, b
+}
+
+// layout says how appendFrame places a record of n bytes at offset off:
+// the zero padding first, the bytes then left in the block for the first
+// fragment, and the bytes appended in all.
+func layout(off int64, bs, n int) (pad, left, size int) {
+	left = bs - int(off%int64(bs))
+	if left < headerSize {
+		pad, left = left, bs
+	}
+	// Fragments: the first takes what is left of this block, each later
+	// one a whole block; a header always fits (left >= headerSize).
+	frags := 1
+	if rest := n - (left - headerSize); rest > 0 {
+		frags += (rest + bs - headerSize - 1) / (bs - headerSize)
+	}
+	return pad, left, pad + frags*headerSize + n
 }
 
 // Size returns the number of bytes handed to the file: the log's length
