@@ -11,8 +11,11 @@ import (
 	"github.com/monbandb/monban/vfs"
 )
 
-// rotateAt bounds a benchmark's log file: a new one is created (off the
-// clock) when the current one passes it, so long runs don't fill the disk.
+// rotateAt bounds a benchmark's log file: when the current one passes it,
+// it is closed and removed and a new one created (off the clock), so long
+// runs neither fill the disk nor pile up dirty pages until the kernel
+// throttles the writer to the disk's speed, which would make ns/op depend
+// on b.N and on the disk rather than on the write path measured.
 const rotateAt = 64 << 20
 
 // BenchmarkAppend measures Append throughput on the operating system's file
@@ -98,9 +101,10 @@ func benchAppend(b *testing.B, size, syncEvery, limit int) {
 	dir := b.TempDir()
 	files := 0
 	var writes atomic.Int64
+	name := func() string { return filepath.Join(dir, fmt.Sprintf("%06d.log", files)) }
 	open := func() benchWriter {
 		files++
-		f, err := vfs.Default.Create(filepath.Join(dir, fmt.Sprintf("%06d.log", files)))
+		f, err := vfs.Default.Create(name())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -139,6 +143,9 @@ func benchAppend(b *testing.B, size, syncEvery, limit int) {
 			b.StopTimer()
 			written += w.Size()
 			if err := w.Close(); err != nil {
+				b.Fatal(err)
+			}
+			if err := vfs.Default.Remove(name()); err != nil {
 				b.Fatal(err)
 			}
 			w = open()
