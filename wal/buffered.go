@@ -14,16 +14,18 @@ import (
 // back-pressure). Memory is thus 2 x bufferLimit once both are in use,
 // plus, for a record larger than a buffer, a buffer of its own while it is
 // written. Measured with BenchmarkBufferLimit (ns per Append to an ext4
-// file, median of 5, 2 shared cores):
+// file, medians of 10 runs in two sessions on 2 cores shared with other
+// work, so differences under ~15% are noise):
 //
 //	limit     256K  512K    1M    2M    4M
-//	100 B       84    79    78    98    79
-//	4 KiB     1415  1178  1277  1296  1474
+//	100 B       85    75    80    77   100
+//	4 KiB     1527  1280  1151   980   873
 //
-// Small records are bounded by Append itself at any size; 4 KiB records
-// by the Writes, which get slower past 2 MiB (the batch no longer sits in
-// cache) and below 512 KiB (more, smaller Writes). 1 MiB is on the plateau.
-const bufferLimit = 1 << 20
+// Small records are bound by Append itself whatever the size. 4 KiB
+// records are bound by the flusher's Writes (the buffer is full at every
+// swap), which cost less per byte the larger they are. 2 MiB is within
+// noise of the best for both at half the memory of 4 MiB.
+const bufferLimit = 2 << 20
 
 // BufferedWriter appends records to a log like Writer, with the same bytes
 // on disk and the same offsets, but Append only frames the record into
@@ -43,7 +45,7 @@ const bufferLimit = 1 << 20
 // survive a process crash as soon as Append returns.
 //
 // Back-pressure: records wait behind the Write in progress in a buffer of
-// 1 MiB (bufferLimit); an Append whose record does not fit in what is left
+// 2 MiB (bufferLimit); an Append whose record does not fit in what is left
 // of it waits until the flusher takes the buffer. A record larger than the
 // buffer waits for an empty one and has it to itself.
 //

@@ -20,7 +20,7 @@
 // acknowledged (invariant 7). Flush hands every record appended before it
 // to the file, Sync also makes them durable, and Close flushes, stops the
 // flusher and closes the file without syncing. Append waits only when its
-// record does not fit in the 1 MiB buffer that fills behind the Write in
+// record does not fit in the 2 MiB buffer that fills behind the Write in
 // progress. Its methods are safe for
 // concurrent use: the engine may Flush, Sync or ask the Size from another
 // goroutine while its commit leader appends. Errors are sticky as for
