@@ -103,12 +103,11 @@ func newBufferedWriterSize(f vfs.File, bs, limit int) *BufferedWriter {
 func (w *BufferedWriter) Append(record []byte) (int64, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
-		return 0, err
-	}
 	for {
-		if w.err != nil {
-			return 0, w.err
+		// Checked again after every wait: a Close that began meanwhile
+		// may have seen the buffer empty and stopped the flusher.
+		if err := w.usable(); err != nil {
+			return 0, err
 		}
 		_, _, size := layout(w.off.Load(), w.bs, len(record))
 		if len(w.buf) == 0 || len(w.buf)+size <= w.limit {
@@ -127,7 +126,8 @@ func (w *BufferedWriter) Append(record []byte) (int64, error) {
 }
 
 // Flush returns once every record appended before the call has been handed
-// to the file, so it survives a process crash (vfs invariant 1).
+// to the file, so it survives a process crash (vfs invariant 1), or with
+// the sticky error.
 func (w *BufferedWriter) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()

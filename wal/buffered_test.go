@@ -558,6 +558,39 @@ func TestBufferedCloseReportsLoss(t *testing.T) {
 	}
 }
 
+// TestBufferedCloseDuringAppends closes a writer while another goroutine
+// appends into a small buffer (so Appends wait for the flusher): every
+// Append that returned nil is in the file, the ones after fail with
+// ErrClosed.
+func TestBufferedCloseDuringAppends(t *testing.T) {
+	for iter := 0; iter < 200; iter++ {
+		f := &bufFile{}
+		w := newBufferedWriterSize(f, blockSize, 64)
+		acked := make(chan int)
+		go func() {
+			n := 0
+			for {
+				if _, err := w.Append([]byte("a record of some 40 bytes, give or take")); err != nil {
+					if !errors.Is(err, ErrClosed) {
+						t.Errorf("Append: %v, want ErrClosed", err)
+					}
+					acked <- n
+					return
+				}
+				n++
+			}
+		}()
+		time.Sleep(time.Duration(iter%10) * 10 * time.Microsecond)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		n := <-acked
+		if res := readAll(t, f.data); len(res.records) != n || res.err != io.EOF {
+			t.Fatalf("iter %d: %d records in the file (%v), %d Appends returned nil", iter, len(res.records), res.err, n)
+		}
+	}
+}
+
 // flushers counts the goroutines running a BufferedWriter's flusher.
 func flushers() int {
 	buf := make([]byte, 1<<20)
