@@ -3,6 +3,7 @@ package wal
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"runtime"
@@ -475,67 +476,82 @@ func TestBufferedCloseLosesNothing(t *testing.T) {
 	}
 }
 
-// TestBufferedErrorIsSticky fails the nth Write (torn: half its bytes
-// land) or the first Sync of a BufferedWriter on the fault-injecting file
-// system, with ENOSPC. The error reaches a later Append, Flush or Sync,
-// wraps its cause, never goes away, and Close reports it; the flusher is
-// gone before Close; the file reads as a prefix of the records with a torn
-// tail, holding at least those flushed before the failure.
+// TestBufferedErrorIsSticky fails a Write (torn: half its bytes land) or
+// a Sync of a BufferedWriter on the fault-injecting file system with
+// ENOSPC, the nth one or each with a probability, while records of random
+// sizes are appended with random Flushes and Syncs between them. The error
+// reaches a later Append, Flush or Sync, wraps its cause, never goes away,
+// and Close reports it; the flusher is gone before Close; the file reads
+// as a prefix of the records with a torn tail, holding at least those
+// flushed before the failure.
 func TestBufferedErrorIsSticky(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 0))
+	var faults []vfs.Fault
 	for _, op := range []vfs.Op{vfs.OpWrite, vfs.OpSync} {
 		for n := int64(1); n <= 4; n++ {
-			mem := vfs.NewMem()
-			fs := vfs.NewFault(mem)
-			f, err := fs.Create("000002.log")
+			faults = append(faults, vfs.Fault{Op: op, Nth: n, Err: syscall.ENOSPC})
+		}
+		for i := range 8 {
+			faults = append(faults, vfs.Fault{Op: op, P: []float64{0.05, 0.3}[i%2], Seed: seed + uint64(i), Err: syscall.ENOSPC})
+		}
+	}
+	for _, fault := range faults {
+		what := fmt.Sprintf("seed %d, %s fault nth %d p %g", seed, fault.Op, fault.Nth, fault.P)
+		mem := vfs.NewMem()
+		fs := vfs.NewFault(mem)
+		f, err := fs.Create("000002.log")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs.SetTornWrites(true)
+		fs.Inject(fault)
+		w := NewBufferedWriter(f)
+		var model [][]byte
+		var offs []int64
+		flushed := 0
+		var failed error
+		for i := 0; failed == nil; i++ {
+			if i == 1000 {
+				t.Fatalf("%s: no error after 1000 records", what)
+			}
+			rec := randomRecord(rng, randomSize(rng, 50<<10))
+			off, err := w.Append(rec)
 			if err != nil {
-				t.Fatal(err)
+				failed = err
+				break
 			}
-			fs.SetTornWrites(true)
-			fs.Inject(vfs.Fault{Op: op, Nth: n, Err: syscall.ENOSPC})
-			w := NewBufferedWriter(f)
-			var model [][]byte
-			var offs []int64
-			flushed := 0
-			var failed error
-			for i := 0; failed == nil; i++ {
-				if i == 100 {
-					t.Fatalf("%s %d: no error after 100 records", op, n)
-				}
-				rec := bytes.Repeat([]byte{byte('a' + i)}, 1000*i)
-				off, err := w.Append(rec)
-				if err != nil {
-					failed = err
-					break
-				}
-				model, offs = append(model, rec), append(offs, off)
-				if op == vfs.OpSync {
-					failed = w.Sync()
-				} else {
-					failed = w.Flush()
-				}
-				if failed == nil {
-					flushed = len(model)
-				}
+			model, offs = append(model, rec), append(offs, off)
+			switch op := rng.IntN(3); {
+			case op == 0 && i < 100:
+				continue
+			case op == 1 && i < 100:
+				failed = w.Flush()
+			default: // from the 100th record on, each brings a Write and a Sync
+				failed = w.Sync()
 			}
-			if !errors.Is(failed, syscall.ENOSPC) || !errors.Is(failed, vfs.ErrInjected) {
-				t.Fatalf("%s %d: %v, want ENOSPC from an injected fault", op, n, failed)
+			if failed == nil {
+				flushed = len(model)
 			}
-			select {
-			case <-w.done:
-			case <-time.After(10 * time.Second):
-				t.Fatalf("%s %d: the flusher is still running after the error", op, n)
+		}
+		if !errors.Is(failed, syscall.ENOSPC) || !errors.Is(failed, vfs.ErrInjected) {
+			t.Fatalf("%s: %v, want ENOSPC from an injected fault", what, failed)
+		}
+		select {
+		case <-w.done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the flusher is still running after the error", what)
+		}
+		_, aerr := w.Append([]byte("after"))
+		for name, err := range map[string]error{"Append": aerr, "Flush": w.Flush(), "Sync": w.Sync(), "Close": w.Close()} {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("%s: %s after the failure: %v, want the sticky error", what, name, err)
 			}
-			_, aerr := w.Append([]byte("after"))
-			for name, err := range map[string]error{"Append": aerr, "Flush": w.Flush(), "Sync": w.Sync(), "Close": w.Close()} {
-				if !errors.Is(err, syscall.ENOSPC) {
-					t.Fatalf("%s %d: %s after the failure: %v, want the sticky error", op, n, name, err)
-				}
-			}
-			got := readFile(t, mem, "000002.log")
-			checkPrefix(t, "after the failure", got, model, offs)
-			if len(got.records) < flushed {
-				t.Fatalf("%s %d: %d records in the file, %d were flushed", op, n, len(got.records), flushed)
-			}
+		}
+		got := readFile(t, mem, "000002.log")
+		checkPrefix(t, what, got, model, offs)
+		if len(got.records) < flushed {
+			t.Fatalf("%s: %d records in the file, %d were flushed", what, len(got.records), flushed)
 		}
 	}
 }
