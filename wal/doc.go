@@ -21,10 +21,9 @@
 // to the file, Sync also makes them durable, and Close flushes, stops the
 // flusher and closes the file without syncing. Append waits only when its
 // record does not fit in the 2 MiB buffer that fills behind the Write in
-// progress. Its methods are safe for
-// concurrent use: the engine may Flush, Sync or ask the Size from another
-// goroutine while its commit leader appends. Errors are sticky as for
-// Writer, and Close reports them.
+// progress. Its methods are safe for concurrent use: the engine may Flush,
+// Sync or ask the Size from another goroutine while its commit leader
+// appends. Errors are sticky as for Writer, and Close reports them.
 //
 // A Reader reads one log front to back from an io.Reader positioned at its
 // start. The slice Next returns is valid until the next call to Next.
