@@ -5,44 +5,124 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/monbandb/monban/vfs"
 )
 
-// rotateAt bounds a benchmark's log file: a new one is created (off the
-// clock) when the current one passes it, so long runs don't fill the disk.
+// rotateAt bounds a benchmark's log file: when the current one passes it,
+// it is closed and removed and a new one created (off the clock), so long
+// runs neither fill the disk nor pile up dirty pages until the kernel
+// throttles the writer to the disk's speed, which would make ns/op depend
+// on b.N and on the disk rather than on the write path measured.
 const rotateAt = 64 << 20
 
 // BenchmarkAppend measures Append throughput on the operating system's file
 // system, without Sync and with a Sync every N records. MB/s counts record
 // bytes; framing-% is the file bytes the framing adds on top of them.
 //
-//	go test ./wal -run XXX -bench Append -benchmem
+//	go test ./wal -run XXX -bench 'Append$' -benchmem
 func BenchmarkAppend(b *testing.B) {
 	for _, size := range []int{128, 1 << 10, 16 << 10, 256 << 10} {
 		for _, every := range []int{0, 256, 16, 1} {
-			name := fmt.Sprintf("size=%d/sync=never", size)
-			if every > 0 {
-				name = fmt.Sprintf("size=%d/sync=%d", size, every)
-			}
-			b.Run(name, func(b *testing.B) { benchAppend(b, size, every) })
+			b.Run(fmt.Sprintf("size=%d/sync=%s", size, syncName(every)), func(b *testing.B) {
+				benchAppend(b, size, every, 0)
+			})
 		}
 	}
 }
 
-func benchAppend(b *testing.B, size, syncEvery int) {
+// BenchmarkBufferedAppend compares the two writers on the record sizes of
+// small and large commits: writes/op is the write(2) calls per Append,
+// 1 for Writer and what coalescing leaves for BufferedWriter. Its
+// ns/op includes handing the last records to the file (Flush).
+//
+//	go test ./wal -run XXX -bench BufferedAppend -benchmem -count 3
+func BenchmarkBufferedAppend(b *testing.B) {
+	for _, size := range []int{100, 4 << 10} {
+		for _, every := range []int{0, 1} {
+			for _, limit := range []int{0, bufferLimit} {
+				name := fmt.Sprintf("size=%d/sync=%s/writer=unbuffered", size, syncName(every))
+				if limit > 0 {
+					name = fmt.Sprintf("size=%d/sync=%s/writer=buffered", size, syncName(every))
+				}
+				b.Run(name, func(b *testing.B) { benchAppend(b, size, every, limit) })
+			}
+		}
+	}
+}
+
+// BenchmarkBufferLimit measures BufferedWriter appends by buffer size,
+// the table behind bufferLimit.
+//
+//	go test ./wal -run XXX -bench BufferLimit -benchtime 200000x -count 5
+func BenchmarkBufferLimit(b *testing.B) {
+	for _, size := range []int{100, 4 << 10} {
+		for _, limit := range []int{256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20} {
+			b.Run(fmt.Sprintf("size=%d/limit=%dK", size, limit>>10), func(b *testing.B) {
+				benchAppend(b, size, 0, limit)
+			})
+		}
+	}
+}
+
+func syncName(every int) string {
+	if every == 0 {
+		return "never"
+	}
+	return fmt.Sprint(every)
+}
+
+// benchWriter is what benchAppend needs of Writer and BufferedWriter.
+type benchWriter interface {
+	Append(record []byte) (int64, error)
+	Sync() error
+	Size() int64
+	Close() error
+}
+
+// countingFile counts the Writes that reach a file. The count is atomic
+// because a BufferedWriter writes from its flusher.
+type countingFile struct {
+	vfs.File
+	writes *atomic.Int64
+}
+
+func (f countingFile) Write(p []byte) (int, error) {
+	f.writes.Add(1)
+	return f.File.Write(p)
+}
+
+// benchAppend appends b.N records of size bytes, syncing every syncEvery
+// (0: never), through a Writer or, with limit > 0, a BufferedWriter of
+// buffers of limit bytes.
+func benchAppend(b *testing.B, size, syncEvery, limit int) {
 	dir := b.TempDir()
 	files := 0
-	open := func() (*Writer, vfs.File) {
+	var writes atomic.Int64
+	name := func() string { return filepath.Join(dir, fmt.Sprintf("%06d.log", files)) }
+	open := func() benchWriter {
 		files++
-		f, err := vfs.Default.Create(filepath.Join(dir, fmt.Sprintf("%06d.log", files)))
+		f, err := vfs.Default.Create(name())
 		if err != nil {
 			b.Fatal(err)
 		}
-		return NewWriter(f), f
+		cf := countingFile{f, &writes}
+		if limit > 0 {
+			return newBufferedWriterSize(cf, blockSize, limit)
+		}
+		return NewWriter(cf)
 	}
-	w, _ := open()
+	// flush makes the clock cover every byte appended before it stops.
+	flush := func(w benchWriter) {
+		if bw, ok := w.(*BufferedWriter); ok {
+			if err := bw.Flush(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	w := open()
 	rec := bytes.Repeat([]byte{0xa5}, size)
 	var written, syncs int64
 	b.SetBytes(int64(size))
@@ -59,15 +139,20 @@ func benchAppend(b *testing.B, size, syncEvery int) {
 			syncs++
 		}
 		if w.Size() >= rotateAt {
+			flush(w)
 			b.StopTimer()
 			written += w.Size()
 			if err := w.Close(); err != nil {
 				b.Fatal(err)
 			}
-			w, _ = open()
+			if err := vfs.Default.Remove(name()); err != nil {
+				b.Fatal(err)
+			}
+			w = open()
 			b.StartTimer()
 		}
 	}
+	flush(w)
 	b.StopTimer()
 	written += w.Size()
 	if err := w.Close(); err != nil {
@@ -75,6 +160,7 @@ func benchAppend(b *testing.B, size, syncEvery int) {
 	}
 	b.ReportMetric(100*float64(written-int64(b.N)*int64(size))/float64(int64(b.N)*int64(size)+1), "framing-%")
 	b.ReportMetric(float64(syncs)/float64(b.N), "syncs/op")
+	b.ReportMetric(float64(writes.Load())/float64(b.N), "writes/op")
 }
 
 // BenchmarkRead measures Reader throughput over an in-memory log (the

@@ -12,6 +12,19 @@
 // path serializes Appends and batches concurrent writers into one record.
 // After any Write or Sync error the Writer fails every later call.
 //
+// A BufferedWriter writes the same log with fewer system calls, for a
+// weaker promise, and only where its user asks for it: Append frames the
+// record into memory and returns, and a goroutine of the BufferedWriter
+// (the flusher) writes whatever has accumulated in one Write while Appends
+// fill a second buffer, so a process crash can lose the last records
+// acknowledged (invariant 7). Flush hands every record appended before it
+// to the file, Sync also makes them durable, and Close flushes, stops the
+// flusher and closes the file without syncing. Append waits only when its
+// record does not fit in the 2 MiB buffer that fills behind the Write in
+// progress. Its methods are safe for concurrent use: the engine may Flush,
+// Sync or ask the Size from another goroutine while its commit leader
+// appends. Errors are sticky as for Writer, and Close reports them.
+//
 // A Reader reads one log front to back from an io.Reader positioned at its
 // start. The slice Next returns is valid until the next call to Next.
 //
@@ -49,6 +62,15 @@
 //     corruption. The cost is a false alarm after a crash on a file system
 //     that extended the file and persisted the unsynced final Append's first
 //     pages but not its later ones (a whole fragment then ends in zeros).
+//  7. A BufferedWriter writes, for the same records, the bytes a Writer
+//     writes, in order, in Writes that each hold whole Appends. The file is
+//     therefore always that log cut short at most inside the Write in
+//     progress, and after a process crash a Reader returns a prefix of the
+//     records appended: all those appended before the last Flush or Sync
+//     that returned nil, perhaps some later ones in order, then at most a
+//     torn tail (invariant 4), never corruption. After a machine crash it
+//     is the same with Sync alone, as for a Writer. Offsets are those of a
+//     Writer (invariant 5).
 //
 // Invariant 4 is the line between "a crash" and "a disk that lost data".
 // A process crash leaves a prefix of the Writes; a machine crash leaves the
@@ -80,7 +102,7 @@
 // wherever 7 bytes are left in the block, so a non-empty record may begin
 // with an empty FIRST. An Append writes its padding (a trailer, if the
 // previous record left fewer than 7 bytes) and all its fragments in one
-// Write. Two records, "hi" at offset 0 and "wal!" at offset 9:
+// Write (a BufferedWriter's Write holds several Appends). Two records, "hi" at offset 0 and "wal!" at offset 9:
 //
 //	00: d2 46 c4 6d  02 00  01  68 69        FULL "hi"
 //	09: e0 d1 61 15  04 00  01  77 61 6c 21  FULL "wal!"

@@ -50,3 +50,37 @@ func Example() {
 	// read "put dog=2"
 	// EOF after offset 16, 13 bytes dropped
 }
+
+// A BufferedWriter acknowledges Appends from memory; Flush puts them in
+// the file (a process crash keeps them), Sync on disk (a machine crash
+// keeps them too), and Close writes whatever is left.
+func ExampleBufferedWriter() {
+	fs := vfs.NewMem()
+	f, _ := fs.Create("000002.log")
+	w := wal.NewBufferedWriter(f)
+	for _, rec := range []string{"put cat=1", "put dog=2"} {
+		off, _ := w.Append([]byte(rec))
+		fmt.Printf("appended %q at offset %d\n", rec, off)
+	}
+	_ = w.Sync() // both records are durable
+	_, _ = w.Append([]byte("delete cat"))
+	fmt.Println("size", w.Size()) // counts the buffered record
+	_ = w.Close()                 // writes it, does not sync
+
+	f, _ = fs.Open("000002.log")
+	r := wal.NewReader(f, "000002.log")
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			break
+		}
+		fmt.Printf("read %q at offset %d\n", rec, r.Offset())
+	}
+	// Output:
+	// appended "put cat=1" at offset 0
+	// appended "put dog=2" at offset 16
+	// size 49
+	// read "put cat=1" at offset 0
+	// read "put dog=2" at offset 16
+	// read "delete cat" at offset 32
+}

@@ -41,7 +41,8 @@ func (w *Writer) Append(record []byte) (int64, error) {
 	if w.err != nil {
 		return 0, w.err
 	}
-	start, frame := w.frame(record)
+	start, frame := appendFrame(w.buf[:0], w.off, w.bs, record)
+	w.buf = frame
 	if _, err := w.f.Write(frame); err != nil {
 		w.err = fmt.Errorf("wal: append at offset %d: %w", w.off, err)
 		return 0, w.err
@@ -53,26 +54,17 @@ func (w *Writer) Append(record []byte) (int64, error) {
 	return start, nil
 }
 
-// frame builds the bytes of one Append in w.buf, starting at file offset
-// w.off: zero padding if fewer than headerSize bytes are left in the
-// current block, then one fragment per block touched. It returns the
-// offset of the first fragment and the bytes to write.
-func (w *Writer) frame(record []byte) (int64, []byte) {
-	off := w.off
-	bs := w.bs
-	left := bs - int(off%int64(bs))
-	pad := 0
-	if left < headerSize {
-		pad, left = left, bs
-	}
-	// Fragments: the first takes what is left of this block, each later
-	// one a whole block; a header always fits (left >= headerSize).
-	frags := 1
-	if rest := len(record) - (left - headerSize); rest > 0 {
-		frags += (rest + bs - headerSize - 1) / (bs - headerSize)
-	}
-	b := slices.Grow(w.buf[:0], pad+frags*headerSize+len(record))[:pad]
-	clear(b)
+// appendFrame appends to dst the bytes that put record into a log of
+// block size bs whose first off bytes are already framed: zero padding if
+// fewer than headerSize bytes are left in the current block, then one
+// fragment per block touched. It returns the offset of the record's first
+// fragment and the extended slice; the log then ends at off plus the bytes
+// added. Writer and BufferedWriter both frame here, into buffers of their
+// own, which is what makes their files the same byte for byte.
+func appendFrame(dst []byte, off int64, bs int, record []byte) (int64, []byte) {
+	pad, left, size := layout(off, bs, len(record))
+	b := slices.Grow(dst, size)[:len(dst)+pad]
+	clear(b[len(dst):])
 	off += int64(pad)
 	start := off
 
@@ -100,8 +92,24 @@ func (w *Writer) frame(record []byte) (int64, []byte) {
 		}
 		first, left = false, bs
 	}
-	w.buf = b
 	return start, b
+}
+
+// layout says how appendFrame places a record of n bytes at offset off:
+// the zero padding first, the bytes then left in the block for the first
+// fragment, and the bytes appended in all.
+func layout(off int64, bs, n int) (pad, left, size int) {
+	left = bs - int(off%int64(bs))
+	if left < headerSize {
+		pad, left = left, bs
+	}
+	// Fragments: the first takes what is left of this block, each later
+	// one a whole block; a header always fits (left >= headerSize).
+	frags := 1
+	if rest := n - (left - headerSize); rest > 0 {
+		frags += (rest + bs - headerSize - 1) / (bs - headerSize)
+	}
+	return pad, left, pad + frags*headerSize + n
 }
 
 // Size returns the number of bytes handed to the file: the log's length
