@@ -63,6 +63,8 @@ func TestCrashRecovery(t *testing.T) {
 			}
 			opts := crashOptions(ffs, memtableSize)
 			opts.Sync = true
+			// Synced commits are durable with the buffered WAL too.
+			opts.BufferedWAL = epoch%2 == 1
 			// maybe is the state after the one write that failed, which may
 			// or may not have reached the disk.
 			var maybe model

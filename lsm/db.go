@@ -13,7 +13,6 @@ import (
 	"github.com/monbandb/monban/memtable"
 	"github.com/monbandb/monban/sstable"
 	"github.com/monbandb/monban/vfs"
-	"github.com/monbandb/monban/wal"
 )
 
 // DB is an open monban database. All methods are safe for concurrent use.
@@ -65,9 +64,8 @@ type DB struct {
 		writers []*writer // FIFO; writers[0] leads the current commit group
 		lastSeq base.SeqNum
 
-		wal     *wal.Writer
-		walFile vfs.File
-		walNum  uint64
+		wal    walWriter
+		walNum uint64
 		// logNums maps each memtable of the mutable level to its WAL.
 		logNums map[*memtable.Memtable]uint64
 

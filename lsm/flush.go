@@ -11,7 +11,6 @@ import (
 	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/memtable"
 	"github.com/monbandb/monban/vfs"
-	"github.com/monbandb/monban/wal"
 )
 
 // Full memtables may queue for flush: one is normal (it is being written),
@@ -136,7 +135,7 @@ func (d *DB) rotateMemtable() error {
 	if err := oldWAL.Close(); err != nil {
 		d.opts.Logger.Warn("monban: closing a WAL", "file", manifest.MakeFilename(manifest.KindLog, d.mu.walNum), "err", err)
 	}
-	d.mu.wal, d.mu.walFile, d.mu.walNum = wal.NewWriter(f), f, num
+	d.mu.wal, d.mu.walNum = d.newWALWriter(f), num
 	d.mu.logNums[next] = num
 	d.rs.version.Ref()
 	// The old state shares its version with the new one, so this unref

@@ -145,7 +145,7 @@ func (d *DB) recover() error {
 	if err != nil {
 		return err
 	}
-	d.mu.wal, d.mu.walFile, d.mu.walNum = wal.NewWriter(f), f, num
+	d.mu.wal, d.mu.walNum = d.newWALWriter(f), num
 	d.mu.logNums[d.rs.mem.Active()] = num
 	vs.SetLastSeq(seq)
 	edit.LogNum = num

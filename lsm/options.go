@@ -54,7 +54,19 @@ type Options struct {
 	// Sync makes every commit fsync the WAL before it is acknowledged, so
 	// acknowledged writes survive a machine crash. Without it they survive a
 	// process crash only. Default false.
-	Sync bool
+	//
+	// BufferedWAL weakens that, for speed: a commit leaves its WAL record
+	// in memory for a background writer, which hands what has gathered to
+	// the file in one write(2) while the next commits go on
+	// (wal.BufferedWriter) — Pebble's default. A process crash then keeps
+	// a prefix of the commits (never a torn batch, never a later commit
+	// without the earlier ones) that can stop short of the last commits
+	// acknowledged; Close, a memtable rotation and Sync write everything
+	// out. With Sync, each commit still waits for its fsync, and
+	// BufferedWAL changes nothing. Default false: an acknowledged commit
+	// has reached the OS.
+	Sync        bool
+	BufferedWAL bool
 
 	// KeepAbsentDeletes turns off the absent-key proof for Delete. By
 	// default a Delete of a key that no filter on its path admits writes

@@ -8,6 +8,8 @@ import (
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/memtable"
+	"github.com/monbandb/monban/vfs"
+	"github.com/monbandb/monban/wal"
 )
 
 // maxGroupBytes bounds how much a commit leader gathers from queued writers
@@ -187,6 +189,24 @@ func (d *DB) commit(w *writer) error {
 	d.mu.writeCond.Broadcast()
 	d.mu.Unlock()
 	return err
+}
+
+// walWriter is the log a commit appends to: a wal.Writer, whose Append
+// has reached the OS when it returns, or with Options.BufferedWAL a
+// wal.BufferedWriter, whose Append is in memory until its background
+// writer hands it over.
+type walWriter interface {
+	Append(record []byte) (int64, error)
+	Sync() error
+	Size() int64
+	Close() error
+}
+
+func (d *DB) newWALWriter(f vfs.File) walWriter {
+	if d.opts.BufferedWAL {
+		return wal.NewBufferedWriter(f)
+	}
+	return wal.NewWriter(f)
 }
 
 // gatherGroup returns the leader and the batches queued behind it, up to

@@ -41,3 +41,37 @@ func crashCopy(n *memNode, seen map[*memNode]*memNode) *memNode {
 	}
 	return c
 }
+
+// ProcessCrashClone returns a new MemFS holding what a process crash (a
+// kill -9) would leave of m at this instant, m itself unchanged: every
+// name and every byte written, as the kernel has them, while what is
+// durable stays as it is in m, so a later CrashClone of the clone loses
+// what one of m would. No lock is held and no file is open.
+func (m *MemFS) ProcessCrashClone() *MemFS {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	seen := map[*memNode]*memNode{}
+	return &MemFS{root: liveCopy(m.root, seen), locks: map[string]bool{}}
+}
+
+// liveCopy copies n as it is, written and durable state both; seen keeps
+// an inode with several names one inode.
+func liveCopy(n *memNode, seen map[*memNode]*memNode) *memNode {
+	if c, ok := seen[n]; ok {
+		return c
+	}
+	if !n.dir {
+		c := &memNode{data: n.data.prefix(n.data.size), synced: n.synced.prefix(n.syncedSize), syncedSize: n.syncedSize}
+		seen[n] = c
+		return c
+	}
+	c := newDirNode()
+	seen[n] = c
+	for name, child := range n.live {
+		c.live[name] = liveCopy(child, seen)
+	}
+	for name, child := range n.durable {
+		c.durable[name] = liveCopy(child, seen)
+	}
+	return c
+}

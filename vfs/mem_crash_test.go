@@ -238,3 +238,55 @@ func FuzzMemCrash(f *testing.F) {
 		runCrashOps(t, ops)
 	})
 }
+
+// TestProcessCrashClone: a process crash keeps every name and byte
+// written, synced or not; the clone is independent of the original; and
+// what is durable is the same in both, so a machine crash of either
+// leaves the same.
+func TestProcessCrashClone(t *testing.T) {
+	m := newCrashFS(t)
+	write := func(fs *MemFS, name, data string, sync bool) {
+		f, err := fs.Create(crashDir + "/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write([]byte(data)); err != nil {
+			t.Fatal(err)
+		}
+		if sync {
+			if err := f.Sync(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.Close()
+	}
+	read := func(fs *MemFS, name string) string {
+		f, err := fs.Open(crashDir + "/" + name)
+		if err != nil {
+			return "<" + err.Error() + ">"
+		}
+		defer f.Close()
+		b := make([]byte, 1<<20)
+		n, _ := f.ReadAt(b, 0)
+		return string(b[:n])
+	}
+	write(m, "a", "synced", true)
+	if err := m.SyncDir(crashDir); err != nil {
+		t.Fatal(err)
+	}
+	write(m, "b", "written", false)
+	c := m.ProcessCrashClone()
+	if read(c, "a") != "synced" || read(c, "b") != "written" {
+		t.Fatalf("clone holds a=%q b=%q; want every byte written", read(c, "a"), read(c, "b"))
+	}
+	write(c, "b", "changed in the clone", false)
+	if read(m, "b") != "written" {
+		t.Fatalf("writing the clone changed the original: b=%q", read(m, "b"))
+	}
+	cm, cc := m.CrashClone(), m.ProcessCrashClone().CrashClone()
+	for _, name := range []string{"a", "b"} {
+		if read(cm, name) != read(cc, name) {
+			t.Fatalf("after a machine crash %s is %q in the original, %q in the clone", name, read(cm, name), read(cc, name))
+		}
+	}
+}

@@ -32,6 +32,7 @@ var fixedConfigs = []config{
 	{"open-files-1", lsm.Options{MemtableSize: 8 << 10, MaxOpenFiles: 1}},
 	{"keep-absent-deletes", lsm.Options{MemtableSize: smallMem, KeepAbsentDeletes: true}},
 	{"sync", lsm.Options{MemtableSize: smallMem, Sync: true}},
+	{"buffered-wal", lsm.Options{MemtableSize: smallMem, BufferedWAL: true}},
 	{"small-levels", lsm.Options{
 		MemtableSize: 4 << 10, LBaseMaxBytes: 8 << 10, LevelMultiplier: 2,
 		TargetFileSize: 2 << 10, L0CompactionThreshold: 2,
@@ -61,6 +62,7 @@ func configs(seed uint64) []config {
 		BlockCacheSize:    pick(-1, 1, 8<<10, 0),
 		MaxOpenFiles:      int(pick(1, 2, 5, 0)),
 		Sync:              rng.IntN(4) == 0,
+		BufferedWAL:       rng.IntN(3) == 0,
 		KeepAbsentDeletes: rng.IntN(2) == 0,
 		IgnoreFilters:     rng.IntN(4) == 0,
 		LBaseMaxBytes:     pick(4<<10, 16<<10, 256<<10, 0),
