@@ -23,22 +23,34 @@ import (
 	"github.com/monbandb/monban/lsm"
 )
 
-func init() { register("monban", func() Engine { return &monbanEngine{} }) }
+func init() {
+	register("monban", func() Engine { return &monbanEngine{} })
+	// monban with Options.BufferedWAL: commits do not wait for write(2),
+	// as Pebble's (and goleveldb's) do not.
+	register("monban-bufwal", func() Engine { return &monbanEngine{bufferedWAL: true} })
+}
 
 type monbanEngine struct {
-	db *lsm.DB
+	bufferedWAL bool
+	db          *lsm.DB
 	// running counts flushes and compactions between their Begin and End
 	// events: monban's Stats has no in-progress gauge.
 	running atomic.Int64
 }
 
-func (e *monbanEngine) Name() string { return "monban" }
+func (e *monbanEngine) Name() string {
+	if e.bufferedWAL {
+		return "monban-bufwal"
+	}
+	return "monban"
+}
 
 func (e *monbanEngine) Open(dir string, o Options) error {
 	opts := &lsm.Options{
 		BloomBitsPerKey: o.BitsPerKey,
 		BlockCacheSize:  o.CacheBytes,
 		MemtableSize:    o.MemtableBytes,
+		BufferedWAL:     e.bufferedWAL,
 		EventListener: &lsm.EventListener{
 			FlushBegin:      func(lsm.FlushInfo) { e.running.Add(1) },
 			FlushEnd:        func(lsm.FlushInfo) { e.running.Add(-1) },
