@@ -97,13 +97,14 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.compare, "compare", true, "rerun each read and delete workload with Options.IgnoreFilters on a copy of the same DB")
 	fs.Int64Var(&c.writeBufferSize, "write_buffer_size", 1<<20, "memtable bytes before a flush (lsm default 4 MiB; smaller makes a deeper tree from less data)")
 	fs.Int64Var(&c.targetFileSize, "target_file_size_base", 1<<20, "compaction output table size")
-	fs.Int64Var(&c.levelBase, "max_bytes_for_level_base", 4<<20, "size target of L1; each level below is 10x")
+	fs.Int64Var(&c.levelBase, "max_bytes_for_level_base", 4<<20, "Options.LBaseMaxBytes: the base level's size target (levels are dynamic)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: kvbench [flags]              run benchmarks (no flags: the default run, about a minute)\n"+
 			"       kvbench filters [flags]      the filter tables: designed vs measured FPR\n"+
 			"       kvbench tree -db DIR         the LSM's shape: levels, tables, key ranges, filter bits\n"+
 			"       kvbench explain -db DIR KEY  the read path of one key, step by step\n"+
-			"       kvbench repair -db DIR       rebuild a DB that Open refuses, print what was kept\n\nflags:\n")
+			"       kvbench repair -db DIR       rebuild a DB that Open refuses, print what was kept\n"+
+			"       kvbench teach -db DIR        build docs/read-path.md's lesson DB and print its traces\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

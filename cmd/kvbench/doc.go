@@ -6,6 +6,7 @@
 //	kvbench tree -db DIR         the LSM's shape: levels, tables, sizes, key ranges, filter bits
 //	kvbench explain -db DIR KEY  the read path of one key, step by step
 //	kvbench repair -db DIR       rebuild a DB that Open refuses (lsm.Repair), print what was kept
+//	kvbench teach -db DIR        build docs/read-path.md's lesson DB, print its traces
 //
 // With no flags it runs an embedded default (about a minute on a 2-core
 // machine) in a temporary directory that it removes afterwards.

@@ -51,7 +51,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	case "teach":
 		err = runTeach(args, stdout, stderr)
 	default:
-		err = usageError("unknown subcommand %q (want filters, tree, explain, repair, or flags)", cmd)
+		err = usageError("unknown subcommand %q (want filters, tree, explain, repair, teach, or flags)", cmd)
 		fmt.Fprintf(stderr, "kvbench: %v\n", err)
 		_, _ = parseConfig([]string{"-h"}, stderr)
 		return 2
