@@ -116,7 +116,7 @@ func (r *reporter) header(dir string) {
 	if c.openFiles > 0 {
 		open = fmt.Sprintf(", at most %d tables open (filter figures cover those only)", c.openFiles)
 	}
-	p("Options", "block cache %s, memtable %s, table %s, L1 %s (x10 per level), sync %v, %s (values compress to %.2f)%s",
+	p("Options", "block cache %s, memtable %s, table %s, base level %s (levels dynamic), sync %v, %s (values compress to %.2f)%s",
 		cacheSize(c.cacheSize), size(c.writeBufferSize), size(c.targetFileSize), size(c.levelBase), c.sync, c.compression,
 		c.compressionRatio, open)
 	where := dir
