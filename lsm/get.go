@@ -167,8 +167,9 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 //
 // The answer does not depend on the order of the probes, so it asks the
 // deepest level first: with dynamic level targets the last level holds
-// about 90% of the keys, and a key that exists is found there in one probe
-// instead of one per level above it.
+// most of the keys (half or more, docs/compaction.md), and a key that
+// exists is usually found there in one probe instead of one per level
+// above it (BenchmarkDelete: 0.87 probes per delete of a present key).
 func (d *DB) tablesMayContain(v *manifest.Version, from int, key []byte, h uint64, probes *atomic.Uint64) (may, covered bool) {
 	for level := NumLevels - 1; level >= from; level-- {
 		if level == 0 {
