@@ -194,8 +194,8 @@ func sumSize(files []*manifest.FileMetadata) (n uint64) {
 // input: it has nowhere to go.
 //
 // Levels are tried most urgent first. In L1..L5 the input is the table
-// whose overlap with the next level is smallest against its own size
-// (RocksDB's kMinOverlappingRatio): the fewest bytes rewritten per byte
+// whose overlap with the next level is smallest against its own size,
+// tombstones weighed in (RocksDB's kMinOverlappingRatio): the fewest bytes rewritten per byte
 // moved down, so the least write amplification. Ties, such as tables that
 // overlap nothing below, go round robin from pointer, so work still spreads
 // over the key space.
@@ -283,7 +283,10 @@ func pickMinOverlap(v *manifest.Version, level int, ptr base.InternalKey, inProg
 		}
 		c := &Compaction{Level: level, OutputLevel: level + 1, Inputs: [2][]*manifest.FileMetadata{{f}}, Pointer: f.Largest}
 		c.Inputs[1] = v.Overlaps(level+1, f.Smallest.UserKey, f.Largest.UserKey)
-		ratio := float64(sumSize(c.Inputs[1])) / float64(max(f.Size, 1))
+		// Tombstones weigh: a table whose deletes would reclaim space
+		// below goes down sooner (CompensatedSize, as RocksDB and Pebble
+		// weigh them).
+		ratio := float64(sumSize(c.Inputs[1])) / float64(max(f.CompensatedSize(), 1))
 		if ratio < bestRatio && !Conflicts(c, inProgress) {
 			best, bestRatio = c, ratio
 		}

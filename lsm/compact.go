@@ -95,7 +95,7 @@ func (d *DB) mayHoldGarbage(f *manifest.FileMetadata) bool {
 	if f.NumDeletions > 0 {
 		return true
 	}
-	r, release, err := d.tables.Get(tableRef(f))
+	r, release, err := d.table(f)
 	if err != nil {
 		return true
 	}

@@ -307,7 +307,7 @@ func (d *DB) removeFile(kind manifest.FileKind, num uint64) bool {
 // never open a table) can count on them.
 func (d *DB) loadTables(metas []manifest.NewFile) {
 	for _, nf := range metas {
-		if _, release, err := d.tables.Get(tableRef(nf.Meta)); err == nil {
+		if _, release, err := d.table(nf.Meta); err == nil {
 			release()
 		}
 	}

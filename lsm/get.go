@@ -140,7 +140,7 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 		tr.outOfRange(level, f.FileNum)
 		return nil, false, nil
 	}
-	r, release, err := d.tables.Get(tableRef(f))
+	r, release, err := d.table(f)
 	if err != nil {
 		return nil, true, err
 	}
@@ -163,7 +163,10 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 // tablesMayContain reports whether a table of v at level from or deeper
 // may hold key: its key range covers key and its in-memory Bloom filter
 // admits it. covered reports whether any table's range covered key at all.
-// It never reads disk: a table that is not open counts as "maybe".
+// It never reads disk: it probes the filter each table's metadata holds
+// (FileMetadata.Filter, set when a reader of the table opened, and kept
+// when the table cache closes it), and a table never opened since Open
+// counts as "maybe".
 //
 // The answer does not depend on the order of the probes, so it asks the
 // deepest level first: with dynamic level targets the last level holds
@@ -207,6 +210,18 @@ func (d *DB) tombstoneElider(v *manifest.Version, from int) compaction.Elider {
 	}
 }
 
+// table returns the reader of f from the table cache (opening it if
+// needed) and a func that releases it, and records f's filter for the
+// proofs (tableMayContain), which then probe it without the cache's lock.
+// Every path to a table reader goes through here.
+func (d *DB) table(f *manifest.FileMetadata) (*sstable.Reader, func(), error) {
+	r, release, err := d.tables.Get(tableRef(f))
+	if err == nil {
+		f.SetFilter(r.Filter())
+	}
+	return r, release, err
+}
+
 // tableRef is what the table cache checks a table file against: the size
 // and identity the manifest recorded for it, so that a swapped or replaced
 // file gives ErrCorruption, never a wrong answer.
@@ -218,11 +233,17 @@ func (d *DB) tableMayContain(f *manifest.FileMetadata, h uint64, probes *atomic.
 	if d.opts.IgnoreFilters {
 		return true
 	}
-	r, release, ok := d.tables.Peek(f.FileNum)
-	if !ok {
-		return true
+	fl := f.Filter()
+	if fl == nil {
+		// Not opened since Open: only an open reader can vouch for it.
+		r, release, ok := d.tables.Peek(f.FileNum)
+		if !ok {
+			return true
+		}
+		f.SetFilter(r.Filter())
+		release()
+		fl = f.Filter()
 	}
-	defer release()
 	probes.Add(1)
-	return r.MayContainHash(h)
+	return fl.MayContainHash(h)
 }

@@ -49,7 +49,7 @@ func (l *levelIter) open(i int) bool {
 		l.lower != nil && bytes.Compare(f.Largest.UserKey, l.lower) < 0 {
 		return false
 	}
-	r, release, err := l.d.tables.Get(tableRef(f))
+	r, release, err := l.d.table(f)
 	if err != nil {
 		l.err = err
 		return false

@@ -141,7 +141,7 @@ func (b *multiGet) table(level int, f *manifest.FileMetadata, run []int) []int {
 		return run
 	}
 	left := run[:0] // compacts run in place, in order: left never passes i
-	r, release, err := b.d.tables.Get(tableRef(f))
+	r, release, err := b.d.table(f)
 	if err != nil {
 		for _, i := range run {
 			if f.ContainsUserKey(b.keys[i]) {

@@ -264,7 +264,7 @@ func (d *DB) checkLiveFiles(names []string) error {
 				}
 				continue
 			}
-			_, release, err := d.tables.Get(tableRef(f))
+			_, release, err := d.table(f)
 			if err != nil {
 				return fmt.Errorf("monban: %w", err)
 			}

@@ -45,10 +45,13 @@ type Options struct {
 	// tables. Default 8 MiB; negative disables the cache.
 	BlockCacheSize int64
 
-	// MaxOpenFiles bounds the number of SSTables kept open (each with its
-	// index and filter in memory). A table that is not open answers its
-	// filter probe only after it is reopened, so keep this above the table
-	// count if reads of absent keys must never touch disk. Default 1000.
+	// MaxOpenFiles bounds the number of SSTables kept open, each with its
+	// file and index. A table's filter, once loaded, stays in memory for as
+	// long as the table is live, even after the table cache closes it:
+	// the absent-key proofs of deletes and merges still ask it, without a
+	// lock. A Get, though, reopens a closed table (reading its index and
+	// filter) before it asks the filter, so keep this above the table count
+	// if reads of absent keys must never touch disk. Default 1000.
 	MaxOpenFiles int
 
 	// Sync makes every commit fsync the WAL before it is acknowledged, so

@@ -92,3 +92,35 @@ func TestIgnoreFiltersReadsEveryCoveringTable(t *testing.T) {
 		d.Close()
 	}
 }
+
+// TestProofOutlivesTableCache: with room for one open table, a delete of
+// an absent key is still elided after the table cache has closed the other
+// tables' readers, because each table's filter stays with its metadata
+// (FileMetadata.Filter) — where the proof once counted a closed table as
+// "maybe" and wrote a tombstone.
+func TestProofOutlivesTableCache(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), &Options{MaxOpenFiles: 1, L0CompactionThreshold: 8, L0SlowdownWritesThreshold: 16, L0StopWritesThreshold: 20})
+	defer d.Close()
+	for table := range 3 {
+		for i := range 100 {
+			if err := d.Put(fmt.Appendf(nil, "k%03d", 3*i+table), []byte("v")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := d.Stats().Levels[0].Files; n != 3 {
+		t.Fatalf("%d L0 tables, want 3 overlapping ones", n)
+	}
+	before := d.Stats().DeletesElided
+	for i := range 100 {
+		if err := d.Delete(fmt.Appendf(nil, "k%03d-absent", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if elided := d.Stats().DeletesElided - before; elided < 90 {
+		t.Fatalf("%d of 100 deletes of absent keys elided with one table open; want nearly all", elided)
+	}
+}

@@ -40,7 +40,7 @@ func (d *DB) Tables() ([]TableInfo, error) {
 				Entries:  f.NumEntries, Tombstones: f.NumDeletions,
 				FilterBitsPerKey: -1, FilterBytes: -1,
 			}
-			if r, release, err := d.tables.Get(tableRef(f)); err == nil {
+			if r, release, err := d.table(f); err == nil {
 				p := r.Properties()
 				t.FilterBitsPerKey, t.FilterBytes = p.FilterBitsPerKey, int64(p.FilterBytes)
 				release()

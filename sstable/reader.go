@@ -276,6 +276,12 @@ func (r *Reader) Stats() ReadStats { return r.stats.snapshot() }
 
 // MayContainHash asks the in-memory filter only: never touches the disk,
 // counts nothing. A table without a filter answers true.
+// Filter returns the table's Bloom filter: the zero CacheLine, which
+// answers "maybe" to everything, for a table without one. It aliases
+// memory pinned for the Reader's life and then left to the garbage
+// collector, never recycled, so it stays valid after Close.
+func (r *Reader) Filter() filter.CacheLine { return r.filter }
+
 func (r *Reader) MayContainHash(h uint64) bool {
 	return !r.hasFilter || r.filter.MayContainHash(h)
 }

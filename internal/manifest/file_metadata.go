@@ -2,7 +2,9 @@ package manifest
 
 import (
 	"fmt"
+	"sync/atomic"
 
+	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 )
 
@@ -28,8 +30,8 @@ type FileMetadata struct {
 	// entries. L0 is ordered by LargestSeq, newest first.
 	SmallestSeq, LargestSeq base.SeqNum
 	// NumEntries counts the table's entries; NumDeletions those of them
-	// that are tombstones. Compaction uses them to favour tables whose
-	// tombstones would reclaim space (CompensatedSize).
+	// that are tombstones. The picker weighs a table by CompensatedSize,
+	// so that tables whose tombstones would reclaim space go down sooner.
 	NumEntries, NumDeletions uint64
 	// TableID is the table file's identity: a random nonzero value the
 	// engine draws when it writes the table and also stores in the table's
@@ -38,11 +40,25 @@ type FileMetadata struct {
 	// unknown: a table recorded before ids existed (NewFile tag 7).
 	TableID uint64
 
-	// Compacting (in-memory) is set by the compaction picker while a
-	// compaction has the table as an input, so that two compactions never
-	// pick the same table. Guarded by the caller's compaction lock; never
-	// persisted, so false after recovery.
-	Compacting bool
+	// filter (in-memory) is the table's Bloom filter from the first reader
+	// of the table opened (SetFilter), so that the absent-key proofs of
+	// deletes and merges probe it without the table cache's lock. A filter
+	// is immutable memory the garbage collector owns, so it stays valid
+	// after the table cache closes the reader; it goes with the metadata,
+	// when no live Version holds the table. nil until a reader was opened.
+	filter atomic.Pointer[filter.CacheLine]
+}
+
+// Filter returns the table's Bloom filter, or nil if no reader of the
+// table has been opened since Open (the proofs then ask the table cache).
+func (f *FileMetadata) Filter() *filter.CacheLine { return f.filter.Load() }
+
+// SetFilter records the table's filter (sstable.Reader.Filter); the first
+// call wins, and every call passes the same filter.
+func (f *FileMetadata) SetFilter(c filter.CacheLine) {
+	if f.filter.Load() == nil {
+		f.filter.CompareAndSwap(nil, &c)
+	}
 }
 
 // CompensatedSize is the table's size inflated by its tombstones: each
