@@ -161,7 +161,9 @@ func blockReadsChart(recs []*record) chart {
 			off.pts = append(off.pts, point{float64(bits), *y})
 		}
 	}
-	c.series = append(c.series, off)
+	if len(off.pts) > 0 { // -compare=false runs no workload with the filters ignored
+		c.series = append(c.series, off)
+	}
 	return c
 }
 
