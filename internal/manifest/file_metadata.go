@@ -55,9 +55,12 @@ func (f *FileMetadata) Filter() *filter.CacheLine { return f.filter.Load() }
 
 // SetFilter records the table's filter (sstable.Reader.Filter); the first
 // call wins, and every call passes the same filter.
+// It allocates only the first time: every read of the table calls it.
 func (f *FileMetadata) SetFilter(c filter.CacheLine) {
 	if f.filter.Load() == nil {
-		f.filter.CompareAndSwap(nil, &c)
+		p := new(filter.CacheLine)
+		*p = c
+		f.filter.CompareAndSwap(nil, p)
 	}
 }
 
