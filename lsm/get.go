@@ -131,13 +131,25 @@ func memtableValue(v []byte, res memtable.Result) ([]byte, error) {
 }
 
 // getFromTable looks key up in one table, step 3 or 4's sub-steps: a. key
-// range (here, from the manifest, and again in sstable.Reader.Get), b.
-// Bloom filter, c. index, d. data block (sstable/get.go). found means the
-// search ends here: err is ErrNotFound for a tombstone.
+// range (here, from the manifest), b. Bloom filter, c. index, d. data
+// block (sstable/get.go). found means the search ends here: err is
+// ErrNotFound for a tombstone.
 func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uint64, seq base.SeqNum, tr *Trace) ([]byte, bool, error) {
 	// a. Key range, before the table is even opened.
 	if !f.ContainsUserKey(key) {
 		tr.outOfRange(level, f.FileNum)
+		return nil, false, nil
+	}
+	// b. The filter the table's metadata holds once a reader of it was
+	// open: a "no" needs no reader at all — no table-cache lookup, and no
+	// disk even when the cache has closed the table since.
+	var t sstable.GetTrace
+	fl := f.Filter()
+	asked := fl != nil && !d.opts.IgnoreFilters
+	if asked && !fl.MayContainHash(h) {
+		t = sstable.GetTrace{InRange: true, FilterConsulted: true, BlockIndex: -1, Outcome: sstable.OutcomeFilterNegative}
+		d.stats.levels[level].count(&t)
+		tr.table(level, f.FileNum, &t)
 		return nil, false, nil
 	}
 	r, release, err := d.table(f)
@@ -145,8 +157,14 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 		return nil, true, err
 	}
 	defer release()
-	var t sstable.GetTrace
-	v, kind, found, err := r.Get(key, h, seq, &t)
+	var v []byte
+	var kind base.Kind
+	var found bool
+	if asked {
+		v, kind, found, err = r.Find(key, seq, &t) // c and d: b said maybe
+	} else {
+		v, kind, found, err = r.Get(key, h, seq, &t)
+	}
 	d.stats.levels[level].count(&t)
 	tr.table(level, f.FileNum, &t)
 	switch {

@@ -48,10 +48,11 @@ type Options struct {
 	// MaxOpenFiles bounds the number of SSTables kept open, each with its
 	// file and index. A table's filter, once loaded, stays in memory for as
 	// long as the table is live, even after the table cache closes it:
-	// the absent-key proofs of deletes and merges still ask it, without a
-	// lock. A Get, though, reopens a closed table (reading its index and
-	// filter) before it asks the filter, so keep this above the table count
-	// if reads of absent keys must never touch disk. Default 1000.
+	// Gets and the absent-key proofs of deletes and merges ask it first,
+	// without a lock, and a Get reopens the table (reading its index and
+	// filter) only when the filter admits the key. A table not opened since
+	// Open has no filter in memory yet: the first Get that reaches it opens
+	// it, and until then the proofs count it as "maybe". Default 1000.
 	MaxOpenFiles int
 
 	// Sync makes every commit fsync the WAL before it is acknowledged, so

@@ -97,9 +97,12 @@ func TestIgnoreFiltersReadsEveryCoveringTable(t *testing.T) {
 // an absent key is still elided after the table cache has closed the other
 // tables' readers, because each table's filter stays with its metadata
 // (FileMetadata.Filter) — where the proof once counted a closed table as
-// "maybe" and wrote a tombstone.
+// "maybe" and wrote a tombstone — and a Get of an absent key reopens a
+// table only when its filter admits the key, where it once reopened every
+// closed table its range covered before asking the filter.
 func TestProofOutlivesTableCache(t *testing.T) {
-	d := openMem(t, vfs.NewMem(), &Options{MaxOpenFiles: 1, L0CompactionThreshold: 8, L0SlowdownWritesThreshold: 16, L0StopWritesThreshold: 20})
+	ffs := vfs.NewFault(vfs.NewMem())
+	d := openMem(t, ffs, &Options{MaxOpenFiles: 1, L0CompactionThreshold: 8, L0SlowdownWritesThreshold: 16, L0StopWritesThreshold: 20})
 	defer d.Close()
 	for table := range 3 {
 		for i := range 100 {
@@ -122,5 +125,15 @@ func TestProofOutlivesTableCache(t *testing.T) {
 	}
 	if elided := d.Stats().DeletesElided - before; elided < 90 {
 		t.Fatalf("%d of 100 deletes of absent keys elided with one table open; want nearly all", elided)
+	}
+	opens := ffs.Count(vfs.OpOpen)
+	for i := range 100 {
+		if _, err := d.Get(fmt.Appendf(nil, "k%03d-absent", i)); err != ErrNotFound {
+			t.Fatal(err)
+		}
+	}
+	// Three tables at ~1% false positives: a few reopens, not hundreds.
+	if n := ffs.Count(vfs.OpOpen) - opens; n > 10 {
+		t.Fatalf("100 Gets of absent keys opened %d files with one table open; want only the false positives' tables", n)
 	}
 }
