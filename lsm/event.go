@@ -8,7 +8,10 @@ import (
 // compactions, write stalls, files created and deleted, a background error.
 // Every field may be nil. The callbacks run on the goroutine doing the
 // work, some with the DB's internal locks held, so they must return quickly
-// and must not call the DB.
+// and must not call the DB — except Stats, which takes no lock. FlushBegin
+// and FlushEnd, CompactionBegin and CompactionEnd run without the DB's
+// lock: one that blocks holds up that flush or compaction and nothing else
+// (kvbench teach holds a flush so to keep memtables immutable).
 type EventListener struct {
 	FlushBegin, FlushEnd           func(FlushInfo)
 	CompactionBegin, CompactionEnd func(CompactionInfo)
