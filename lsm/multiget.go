@@ -128,7 +128,7 @@ func (b *multiGet) level(level int, files []*manifest.FileMetadata, pending []in
 // table looks the sorted keys run up in one table and returns those it
 // did not answer, in run's own array: sub-step a (key range) per key, b
 // (the filter) for all the keys in range at once, with their cache lines
-// loaded together (sstable.Reader.MayContainHashes), then c and d
+// loaded together (filter.CacheLine.MayContainHashes), then c and d
 // (sstable.Reader.Find) for the keys the filter admits.
 func (b *multiGet) table(level int, f *manifest.FileMetadata, run []int) []int {
 	b.hashesInRange = b.hashesInRange[:0]
@@ -141,20 +141,33 @@ func (b *multiGet) table(level int, f *manifest.FileMetadata, run []int) []int {
 		return run
 	}
 	left := run[:0] // compacts run in place, in order: left never passes i
-	r, release, err := b.d.table(f)
-	if err != nil {
-		for _, i := range run {
-			if f.ContainsUserKey(b.keys[i]) {
-				b.errs[i] = err
-			} else {
-				left = append(left, i)
-			}
-		}
-		return left
-	}
-	defer release()
 	b.maybe = slices.Grow(b.maybe[:0], len(b.hashesInRange))[:len(b.hashesInRange)]
-	r.MayContainHashes(b.hashesInRange, b.maybe)
+	// b. As in getFromTable: the filter the metadata holds answers first,
+	// and the table is opened only if it admits some key.
+	fl := f.Filter()
+	asked := fl != nil && !b.d.opts.IgnoreFilters
+	if asked {
+		fl.MayContainHashes(b.hashesInRange, b.maybe)
+	}
+	var r *sstable.Reader
+	if !asked || slices.Contains(b.maybe, true) {
+		var release func()
+		var err error
+		if r, release, err = b.d.table(f); err != nil {
+			for _, i := range run {
+				if f.ContainsUserKey(b.keys[i]) {
+					b.errs[i] = err
+				} else {
+					left = append(left, i)
+				}
+			}
+			return left
+		}
+		defer release()
+		if !asked {
+			r.MayContainHashes(b.hashesInRange, b.maybe)
+		}
+	}
 	c := &b.counts[level]
 	n := 0
 	for _, i := range run {
