@@ -315,10 +315,13 @@ func (c *Compaction) holds(f *manifest.FileMetadata) bool {
 
 // Conflicts reports whether c cannot run beside the compactions in
 // inProgress. Two compactions may run at once when (1) no table is an
-// input of both — each would otherwise install an edit deleting it — and
-// (2) when they write into the same level, their key ranges are disjoint:
-// their outputs must not overlap there (manifest invariant 2). Nothing
-// else can go wrong: a table of c's input level that is not an input of a
+// input of both — each would otherwise install an edit deleting it —, (2)
+// when they write into the same level, their key ranges are disjoint:
+// their outputs must not overlap there (manifest invariant 2), and (3) two
+// compactions of L0 write into the same level: L0's output level moves
+// with the base level, and a newer L0 table written below an older one's
+// output would be shadowed by it wherever their keys meet. Nothing else
+// can go wrong: a table of c's input level that is not an input of a
 // compaction writing into that level lies outside that compaction's range,
 // so their keys are disjoint, and data only moves down, so the deeper
 // tables that c's tombstone proof consults (tombstoneElider, from c's
@@ -330,6 +333,9 @@ func Conflicts(c *Compaction, inProgress []*Compaction) bool {
 			if slices.ContainsFunc(files, p.holds) {
 				return true
 			}
+		}
+		if p.Level == 0 && c.Level == 0 && p.OutputLevel != c.OutputLevel {
+			return true
 		}
 		if p.OutputLevel == c.OutputLevel {
 			plo, phi := p.Bounds()

@@ -194,3 +194,23 @@ func TestL0WaitsForEnoughToMerge(t *testing.T) {
 		t.Fatalf("2 L0 tables of 15 bytes over 60: picked %v, want L0", c)
 	}
 }
+
+// TestL0CompactionsShareTheirOutputLevel: while an L0 compaction writes
+// into L4, the base level then, a second one of newer L0 tables must not
+// go to L5, where the base level has moved since: L4 would then hold the
+// older versions above the newer ones, and reads would return them.
+func TestL0CompactionsShareTheirOutputLevel(t *testing.T) {
+	o := Options{L0Threshold: 1, LBaseMaxBytes: 64, Multiplier: 10}
+	noPointer := func(int) base.InternalKey { return base.InternalKey{} }
+	var v manifest.Version
+	older := table(10, "a", "c", 10)
+	v.Levels[0] = []*manifest.FileMetadata{table(11, "b", "d", 10), older}
+	v.Levels[6] = []*manifest.FileMetadata{table(1, "a", "z", 640)}
+	running := []*Compaction{{Level: 0, OutputLevel: 4, Inputs: [2][]*manifest.FileMetadata{{older}}}}
+	if l0OutputLevel(&v, o) != 5 {
+		t.Fatalf("base level L%d, want L5 for this test", l0OutputLevel(&v, o))
+	}
+	if c := Pick(&v, o, noPointer, running); c != nil && c.Level == 0 {
+		t.Fatalf("picked %v beside an L0 compaction into L4", c)
+	}
+}
