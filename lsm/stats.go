@@ -1,6 +1,7 @@
 package lsm
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -250,7 +251,6 @@ func (d *DB) Stats() Stats {
 		targets, _ = d.compactionOptions().Targets(rs.version)
 	}
 	s.CompactionsRunning = int(d.stats.compactionsRunning.Load())
-	fprAt := map[float64]float64{} // theory per density: tables share few
 	var filterEntries, filterBitEntries float64
 	for i := range s.Levels {
 		l, c := &s.Levels[i], &d.stats.levels[i]
@@ -270,7 +270,7 @@ func (d *DB) Stats() Stats {
 		l.CacheHits, l.BlocksRead, l.BytesRead = c.cacheHits.Load(), c.blocksRead.Load(), c.bytesRead.Load()
 		l.TableBytesIn, l.TableBytesWritten = c.compactedBytesRead.Load(), c.compactedBytesWritten.Load()
 		if rs != nil {
-			expected, entries := d.levelFilters(rs.version, i, l, fprAt)
+			expected, entries := d.levelFilters(rs.version, i, l)
 			s.ExpectedFalsePositives += expected
 			filterEntries += entries
 			filterBitEntries += l.FilterBitsPerKey * entries
@@ -301,9 +301,8 @@ func (d *DB) Stats() Stats {
 
 // levelFilters sets l's filter figures from the open tables of v's level
 // and returns the false positives a read of a missing key expects there,
-// and the entries of the tables it counted. fprAt memoizes the theory per
-// density.
-func (d *DB) levelFilters(v *manifest.Version, level int, l *LevelStats, fprAt map[float64]float64) (expected, entries float64) {
+// and the entries of the tables it counted.
+func (d *DB) levelFilters(v *manifest.Version, level int, l *LevelStats) (expected, entries float64) {
 	var tables int
 	var bitEntries, fpSum, fpEntries float64
 	for _, f := range v.Levels[level] {
@@ -317,11 +316,7 @@ func (d *DB) levelFilters(v *manifest.Version, level int, l *LevelStats, fprAt m
 		if p.FilterLayout == "" {
 			bits = 0
 		}
-		fp, ok := fprAt[bits]
-		if !ok {
-			fp = filter.ExpectedFalsePositives([]float64{bits})
-			fprAt[bits] = fp
-		}
+		fp := theoryFPR(bits)
 		n := float64(p.NumEntries)
 		tables++
 		l.FilterBytes += p.FilterBytes
@@ -341,6 +336,22 @@ func (d *DB) levelFilters(v *manifest.Version, level int, l *LevelStats, fprAt m
 	l.TheoryFPR = fpEntries / entries
 	return l.TheoryFPR, entries
 }
+
+// theoryFPR is the false-positive rate of a table filter of bitsPerKey
+// (filter.ExpectedFalsePositives), memoized for the process: the Poisson sum
+// behind it costs microseconds, Stats asks it for every open table, and
+// tables share few densities (per-level sizing records them to the
+// thousandth of a bit).
+func theoryFPR(bitsPerKey float64) float64 {
+	if fp, ok := theoryFPRs.Load(bitsPerKey); ok {
+		return fp.(float64)
+	}
+	fp := filter.ExpectedFalsePositives([]float64{bitsPerKey})
+	theoryFPRs.Store(bitsPerKey, fp)
+	return fp
+}
+
+var theoryFPRs sync.Map // float64 bits per key -> float64 FPR
 
 func (s *LevelStats) add(o LevelStats) {
 	s.Files += o.Files
