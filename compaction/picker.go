@@ -100,8 +100,9 @@ func (c *Compaction) Bounds() (lo, hi []byte) {
 // as Pebble smooths them — not last/Multiplier^k. Just after the base moves
 // up, last/Multiplier^k would give it a target of barely a Multiplier-th
 // of LBaseMaxBytes, and the level below it would be compacted into the
-// last level almost byte by byte as it fills: a 1M-key random fill wrote
-// 5.3–6.0 table bytes per flushed byte so, and 4.3 with smoothed targets.
+// last level almost byte by byte as it fills: bench/peers' 1M-key random
+// fill wrote 5.7 table bytes per flushed byte so (WA(tables/flushed)), and
+// 4.3 with smoothed targets.
 // The cost is space: the levels above the last may hold up to about half
 // the data rather than a tenth, which matters only when those bytes are
 // overwritten or deleted versions waiting to be dropped.
@@ -297,14 +298,15 @@ func pickMinOverlap(v *manifest.Version, level int, ptr base.InternalKey, inProg
 // held reports whether f is an input of a compaction in inProgress.
 func held(f *manifest.FileMetadata, inProgress []*Compaction) bool {
 	for _, p := range inProgress {
-		if p.holds(f) {
+		if p.Holds(f) {
 			return true
 		}
 	}
 	return false
 }
 
-func (c *Compaction) holds(f *manifest.FileMetadata) bool {
+// Holds reports whether f is one of c's inputs.
+func (c *Compaction) Holds(f *manifest.FileMetadata) bool {
 	for _, files := range c.Inputs {
 		if slices.Contains(files, f) {
 			return true
@@ -330,7 +332,7 @@ func Conflicts(c *Compaction, inProgress []*Compaction) bool {
 	lo, hi := c.Bounds()
 	for _, p := range inProgress {
 		for _, files := range c.Inputs {
-			if slices.ContainsFunc(files, p.holds) {
+			if slices.ContainsFunc(files, p.Holds) {
 				return true
 			}
 		}

@@ -130,7 +130,7 @@ func TestConcurrentPicksDisjoint(t *testing.T) {
 		for c := Pick(&v, o, noPointer, nil); c != nil; c = Pick(&v, o, noPointer, running) {
 			for _, p := range running {
 				for _, files := range c.Inputs {
-					if slices.ContainsFunc(files, p.holds) {
+					if slices.ContainsFunc(files, p.Holds) {
 						t.Fatalf("%v and %v share an input", c, p)
 					}
 				}

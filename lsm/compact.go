@@ -213,10 +213,11 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 			r.Close()
 		}
 	}()
-	var inBytes uint64
+	var inBytes, inEntries uint64
 	for _, files := range c.Inputs {
 		for _, f := range files {
 			inBytes += f.Size
+			inEntries += f.NumEntries
 		}
 	}
 	d.stats.levels[c.Level].compactedBytesRead.Add(inBytes)
@@ -230,13 +231,7 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 		lo, hi := c.Bounds()
 		grandparents = v.Overlaps(c.OutputLevel+1, lo, hi)
 	}
-	var entries uint64
-	for _, files := range c.Inputs {
-		for _, f := range files {
-			entries += f.NumEntries
-		}
-	}
-	bits := d.filterBitsPerKey(v, c.OutputLevel, entries, c.Inputs)
+	bits := d.filterBitsPerKey(v, c.OutputLevel, inEntries, c)
 	outputs, err := d.writeTables(it, compaction.NewSplitter(d.opts.TargetFileSize, grandparents), c.OutputLevel, bits)
 	d.stats.countDrops(it.Drops(), false)
 	if err != nil {

@@ -1,8 +1,7 @@
 package lsm
 
 import (
-	"slices"
-
+	"github.com/monbandb/monban/compaction"
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/manifest"
 )
@@ -38,8 +37,9 @@ func (s FilterSizing) String() string {
 }
 
 // filterBitsPerKey is the density of the filter of a table written into
-// level, holding about adding entries, while the tables in leaving (a
-// compaction's inputs) go away and v holds the rest of the tree. Under
+// level, holding about adding entries, while the inputs of leaving (the
+// compaction writing it; nil for a flush) go away and v holds the rest of
+// the tree. Under
 // FilterSizingPerLevel it is that level's share of the allocation over the
 // tree as it will be once the table is in: every L0 table a run of its
 // own, each deeper level one run.
@@ -53,23 +53,15 @@ func (s FilterSizing) String() string {
 // grew from one level (whose tables all got BloomBitsPerKey) to two,
 // before any compaction rewrote the first, would otherwise spend more
 // than the budget for as long as that first level lasts.
-func (d *DB) filterBitsPerKey(v *manifest.Version, level int, adding uint64, leaving [2][]*manifest.FileMetadata) float64 {
+func (d *DB) filterBitsPerKey(v *manifest.Version, level int, adding uint64, leaving *compaction.Compaction) float64 {
 	bits := float64(d.opts.bloomBits())
 	if d.opts.FilterSizing != FilterSizingPerLevel || bits == 0 {
 		return bits
 	}
-	gone := func(f *manifest.FileMetadata) bool {
-		for _, files := range leaving {
-			if slices.Contains(files, f) {
-				return true
-			}
-		}
-		return false
-	}
 	var runs []float64
 	total, overspent := float64(adding), 0.0
 	stays := func(f *manifest.FileMetadata) bool {
-		if gone(f) {
+		if leaving != nil && leaving.Holds(f) {
 			return false
 		}
 		n := float64(f.NumEntries)

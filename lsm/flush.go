@@ -255,7 +255,7 @@ func (d *DB) flushMemtable(m *memtable.Memtable, v *manifest.Version, snapshots 
 	// Every table of v is older than m: a tombstone none of their filters
 	// admits hides nothing.
 	elide := d.tombstoneElider(v, 0)
-	bits := d.filterBitsPerKey(v, 0, uint64(m.Len()), [2][]*manifest.FileMetadata{})
+	bits := d.filterBitsPerKey(v, 0, uint64(m.Len()), nil)
 	meta, drops, err := d.writeTable(m.NewIter(), elide, snapshots, bits)
 	if err != nil {
 		return nil, err

@@ -144,8 +144,8 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 	// open: a "no" needs no reader at all — no table-cache lookup, and no
 	// disk even when the cache has closed the table since.
 	var t sstable.GetTrace
-	fl := f.Filter()
-	asked := fl != nil && !d.opts.IgnoreFilters
+	fl := d.knownFilter(f)
+	asked := fl != nil
 	if asked && !fl.MayContainHash(h) {
 		t = sstable.GetTrace{InRange: true, FilterConsulted: true, BlockIndex: -1, Outcome: sstable.OutcomeFilterNegative}
 		d.stats.levels[level].count(&t)
@@ -251,7 +251,7 @@ func (d *DB) tableMayContain(f *manifest.FileMetadata, h uint64, probes *atomic.
 	if d.opts.IgnoreFilters {
 		return true
 	}
-	fl := f.Filter()
+	fl := d.knownFilter(f)
 	if fl == nil {
 		// Not opened since Open: only an open reader can vouch for it.
 		r, release, ok := d.tables.Peek(f.FileNum)
@@ -264,4 +264,14 @@ func (d *DB) tableMayContain(f *manifest.FileMetadata, h uint64, probes *atomic.
 	}
 	probes.Add(1)
 	return fl.MayContainHash(h)
+}
+
+// knownFilter is the filter f's metadata holds (FileMetadata.Filter), for
+// a probe without the table cache; nil when none is recorded yet, or when
+// filters are ignored.
+func (d *DB) knownFilter(f *manifest.FileMetadata) *filter.CacheLine {
+	if d.opts.IgnoreFilters {
+		return nil
+	}
+	return f.Filter()
 }

@@ -144,8 +144,8 @@ func (b *multiGet) table(level int, f *manifest.FileMetadata, run []int) []int {
 	b.maybe = slices.Grow(b.maybe[:0], len(b.hashesInRange))[:len(b.hashesInRange)]
 	// b. As in getFromTable: the filter the metadata holds answers first,
 	// and the table is opened only if it admits some key.
-	fl := f.Filter()
-	asked := fl != nil && !b.d.opts.IgnoreFilters
+	fl := b.d.knownFilter(f)
+	asked := fl != nil
 	if asked {
 		fl.MayContainHashes(b.hashesInRange, b.maybe)
 	}

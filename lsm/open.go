@@ -187,7 +187,7 @@ func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (bas
 		// No tombstone elision here: the tables replayed so far are not in
 		// a version yet, so no filter could vouch for them.
 		v := d.vs.Current()
-		bits := d.filterBitsPerKey(v, 0, uint64(mem.Len()), [2][]*manifest.FileMetadata{})
+		bits := d.filterBitsPerKey(v, 0, uint64(mem.Len()), nil)
 		v.Unref()
 		meta, _, err := d.writeTable(mem.NewIter(), nil, nil, bits)
 		if err != nil {
