@@ -48,7 +48,7 @@ func (d *DB) CompactRange(lo, hi []byte) error {
 		d.maybeScheduleCompaction()
 	}()
 	for level := 0; level < NumLevels-1 && d.mu.bgErr == nil && !d.closed.Load(); level++ {
-		v := d.rs.version
+		v := d.rs.Load().version
 		c := compaction.PickRange(v, level, lo, hi)
 		if c == nil {
 			continue
@@ -64,7 +64,7 @@ func (d *DB) CompactRange(lo, hi []byte) error {
 	// The last level: no compaction above overlaps a table there that was
 	// alone in its range, yet it may hold versions and tombstones that a
 	// snapshot kept when it was written and nobody needs now.
-	last := d.rs.version.Levels[NumLevels-1]
+	last := d.rs.Load().version.Levels[NumLevels-1]
 	for _, f := range last {
 		if d.mu.bgErr != nil || d.closed.Load() {
 			break
@@ -108,7 +108,7 @@ func (d *DB) mayHoldGarbage(f *manifest.FileMetadata) bool {
 // meanwhile.
 func (d *DB) compactLocked(c *compaction.Compaction) error {
 	defer d.finishCompaction(c)
-	v := d.rs.version
+	v := d.rs.Load().version
 	v.Ref()
 	snapshots := d.snapshotSeqs()
 	d.mu.Unlock()
@@ -131,7 +131,7 @@ func (d *DB) compactLocked(c *compaction.Compaction) error {
 	if err != nil {
 		return err
 	}
-	old := d.installReadState(d.rs.mem, d.vs.Current())
+	old := d.installReadState(d.rs.Load().mem, d.vs.Current())
 	d.mu.Unlock()
 	old.unref()
 	d.mu.Lock()
@@ -159,7 +159,7 @@ func (d *DB) finishCompaction(c *compaction.Compaction) {
 // run. d.mu is held.
 func (d *DB) maybeScheduleCompaction() {
 	for len(d.mu.compactions) < d.opts.MaxConcurrentCompactions && !d.mu.manualCompaction && d.mu.bgErr == nil && !d.closed.Load() {
-		c := compaction.Pick(d.rs.version, d.compactionOptions(), d.vs.CompactPointer, d.mu.compactions)
+		c := compaction.Pick(d.rs.Load().version, d.compactionOptions(), d.vs.CompactPointer, d.mu.compactions)
 		if c == nil {
 			return
 		}

@@ -43,11 +43,10 @@ type DB struct {
 	// sees.
 	visibleSeq atomic.Uint64
 
-	// rsMu guards rs, the memtables and version that reads walk. rs is
-	// only replaced while d.mu is held too, so code holding d.mu may read
-	// d.rs without rsMu.
-	rsMu sync.RWMutex
-	rs   *readState
+	// rs is the read state: the memtables and version that reads walk. It
+	// is replaced only while d.mu is held (installReadState) and read
+	// without a lock (loadReadState).
+	rs atomic.Pointer[readState]
 
 	// mu guards the commit pipeline and the background work's state.
 	mu struct {
@@ -152,14 +151,31 @@ func (d *DB) snapshotSeqs() []base.SeqNum {
 
 // loadReadState returns the current read state with a reference the caller
 // must drop with unref, or nil once Close has released it.
+//
+// It takes no lock: a state whose reference count is above zero is alive
+// (its version referenced, its tables undeleted), and only the last unref
+// brings the count to zero, after installReadState has replaced the state,
+// so a count seen at zero never rises again and the state it belongs to is
+// no longer current: loading d.rs again finds its successor. A state
+// replaced between the load and the reference is still one that was
+// current during this call, which is all invariant 4 asks.
 func (d *DB) loadReadState() *readState {
-	d.rsMu.RLock()
-	rs := d.rs
-	if rs != nil {
-		rs.refs.Add(1)
+	for {
+		rs := d.rs.Load()
+		if rs == nil || rs.tryRef() {
+			return rs
+		}
 	}
-	d.rsMu.RUnlock()
-	return rs
+}
+
+// tryRef adds a reference unless the last one is gone.
+func (rs *readState) tryRef() bool {
+	for n := rs.refs.Load(); n > 0; n = rs.refs.Load() {
+		if rs.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+	return false
 }
 
 // installReadState replaces the read state and returns the old one, whose
@@ -169,9 +185,5 @@ func (d *DB) loadReadState() *readState {
 func (d *DB) installReadState(mem *memtable.Level, version *manifest.Version) (old *readState) {
 	rs := &readState{db: d, mem: mem, version: version}
 	rs.refs.Store(1)
-	d.rsMu.Lock()
-	old = d.rs
-	d.rs = rs
-	d.rsMu.Unlock()
-	return old
+	return d.rs.Swap(rs)
 }

@@ -54,7 +54,7 @@ func (d *DB) makeRoomForWrite(force bool) error {
 	}()
 	slowedDown := false
 	for {
-		switch mem := d.rs.mem; {
+		switch mem := d.rs.Load().mem; {
 		case d.mu.bgErr != nil:
 			return d.mu.bgErr
 		case d.closed.Load():
@@ -73,7 +73,7 @@ func (d *DB) makeRoomForWrite(force bool) error {
 		case !force && mem.Active().ApproximateSize() < d.opts.MemtableSize:
 			return nil
 		case len(mem.Immutables()) >= stopImmutableMemtables,
-			d.rs.version.NumFiles(0) >= d.opts.L0StopWritesThreshold:
+			d.rs.Load().version.NumFiles(0) >= d.opts.L0StopWritesThreshold:
 			if stallStart.IsZero() {
 				stallStart = time.Now()
 				reason := "L0 full"
@@ -92,7 +92,7 @@ func (d *DB) makeRoomForWrite(force bool) error {
 // slowdownDue reports whether L0 or the flush queue is past its slowdown
 // threshold but short of its stop threshold. d.mu is held.
 func (d *DB) slowdownDue(mem *memtable.Level) bool {
-	l0, queued := d.rs.version.NumFiles(0), len(mem.Immutables())
+	l0, queued := d.rs.Load().version.NumFiles(0), len(mem.Immutables())
 	if l0 >= d.opts.L0StopWritesThreshold || queued >= stopImmutableMemtables {
 		return false
 	}
@@ -127,7 +127,7 @@ func (d *DB) rotateMemtable() error {
 		return err // the old WAL stays: a later rotation tries again
 	}
 	next := d.newMemtable(d.expectedEntries())
-	level, err := d.rs.mem.Rotate(next)
+	level, err := d.rs.Load().mem.Rotate(next)
 	if err != nil {
 		f.Close()
 		return err
@@ -137,10 +137,10 @@ func (d *DB) rotateMemtable() error {
 	}
 	d.mu.wal, d.mu.walNum = d.newWALWriter(f), num
 	d.mu.logNums[next] = num
-	d.rs.version.Ref()
+	d.rs.Load().version.Ref()
 	// The old state shares its version with the new one, so this unref
 	// cannot release a version, and no file is deleted under d.mu.
-	d.installReadState(level, d.rs.version).unref()
+	d.installReadState(level, d.rs.Load().version).unref()
 	d.mu.rotations++
 	d.maybeScheduleFlush()
 	return nil
@@ -171,7 +171,7 @@ func (d *DB) createWAL(num uint64) (vfs.File, error) {
 // expectedEntries sizes a new memtable's filter from the entries the last
 // one held when it filled, so it rarely has to grow.
 func (d *DB) expectedEntries() int {
-	if n := d.rs.mem.Active().Len(); n > 0 {
+	if n := d.rs.Load().mem.Active().Len(); n > 0 {
 		return n + n/8
 	}
 	return 1024
@@ -180,7 +180,7 @@ func (d *DB) expectedEntries() int {
 // maybeScheduleFlush starts the flush goroutine if memtables wait and it
 // is not running. d.mu is held.
 func (d *DB) maybeScheduleFlush() {
-	if d.mu.flushing || len(d.rs.mem.Immutables()) == 0 || d.mu.bgErr != nil || d.closed.Load() {
+	if d.mu.flushing || len(d.rs.Load().mem.Immutables()) == 0 || d.mu.bgErr != nil || d.closed.Load() {
 		return
 	}
 	d.mu.flushing = true
@@ -195,7 +195,7 @@ func (d *DB) flushLoop() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for d.mu.bgErr == nil && !d.closed.Load() {
-		imms := d.rs.mem.Immutables()
+		imms := d.rs.Load().mem.Immutables()
 		if len(imms) == 0 {
 			break
 		}
@@ -205,7 +205,7 @@ func (d *DB) flushLoop() {
 		if len(imms) > 1 {
 			nextLog = d.mu.logNums[imms[len(imms)-2]]
 		}
-		v := d.rs.version
+		v := d.rs.Load().version
 		v.Ref()
 		snapshots := d.snapshotSeqs()
 		d.mu.Unlock()
@@ -226,7 +226,7 @@ func (d *DB) flushLoop() {
 			d.setBgErr(fmt.Errorf("monban: flush: %w", err))
 			break
 		}
-		level, err := d.rs.mem.Flushed(m)
+		level, err := d.rs.Load().mem.Flushed(m)
 		if err != nil {
 			d.setBgErr(fmt.Errorf("monban: flush: %w", err))
 			break

@@ -146,13 +146,13 @@ func (d *DB) recover() error {
 		return err
 	}
 	d.mu.wal, d.mu.walNum = d.newWALWriter(f), num
-	d.mu.logNums[d.rs.mem.Active()] = num
+	d.mu.logNums[d.rs.Load().mem.Active()] = num
 	vs.SetLastSeq(seq)
 	edit.LogNum = num
 	if err := vs.LogAndApply(edit); err != nil {
 		return fmt.Errorf("monban: %w", err)
 	}
-	d.installReadState(d.rs.mem, vs.Current()).unref()
+	d.installReadState(d.rs.Load().mem, vs.Current()).unref()
 	d.loadTables(edit.Added)
 	// Recovery is clean and durable: what it replaced is provably obsolete.
 	for _, n := range append(logs, obsoleteLogs...) {
@@ -177,7 +177,7 @@ func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (bas
 	r := wal.NewReader(f, name)
 	mem := d.newMemtable(0)
 	if d.opts.ReadOnly {
-		mem = d.rs.mem.Active() // it grows past MemtableSize: nothing may flush
+		mem = d.rs.Load().mem.Active() // it grows past MemtableSize: nothing may flush
 	}
 	var last base.SeqNum
 	flush := func() error {
@@ -342,10 +342,7 @@ func (d *DB) closeResources() error {
 	d.filesReleased = true
 	d.filesMu.Unlock()
 	var errs []error
-	d.rsMu.Lock()
-	rs := d.rs
-	d.rs = nil
-	d.rsMu.Unlock()
+	rs := d.rs.Swap(nil)
 	if rs != nil {
 		rs.unref()
 	}

@@ -80,12 +80,18 @@ func (d *DB) provablyAbsent(key []byte) bool {
 		return false // closed: the write that follows reports it
 	}
 	defer rs.unref()
-	h := filter.Hash(key)
-	if d.opts.IgnoreFilters || rs.mem.MayContainHash(h) {
+	if d.opts.IgnoreFilters {
 		return false
 	}
-	may, _ := d.tablesMayContain(rs.version, 0, key, h, &d.stats.deleteProofProbes)
-	return !may
+	// The tables before the memtables, though a read asks them after: the
+	// answer does not depend on the order, and a key worth deleting is
+	// usually old, found by the deepest level's filter, so the proof of
+	// such a key ends without the active memtable's lock.
+	h := filter.Hash(key)
+	if may, _ := d.tablesMayContain(rs.version, 0, key, h, &d.stats.deleteProofProbes); may {
+		return false
+	}
+	return !rs.mem.MayContainHash(h)
 }
 
 // Write applies every write of b atomically.
@@ -160,7 +166,7 @@ func (d *DB) commit(w *writer) error {
 		rec := d.groupRecord(group, first)
 		count := binary.LittleEndian.Uint32(rec[8:12])
 		d.mu.lastSeq += base.SeqNum(count)
-		walw, mem := d.mu.wal, d.rs.mem.Active()
+		walw, mem := d.mu.wal, d.rs.Load().mem.Active()
 		d.mu.Unlock()
 
 		// 3. WAL, then memtable, outside the lock.
