@@ -56,8 +56,21 @@ func FuzzBlock(f *testing.F) {
 				t.Fatalf("block error %v does not wrap ErrCorruption", it.err)
 			}
 		}
-		if _, err := decodeIndex(data, 1<<20); err != nil && !errors.Is(err, base.ErrCorruption) {
-			t.Fatalf("index error %v does not wrap ErrCorruption", err)
+		if x, err := newIndex(data, 1<<20); err != nil {
+			if !errors.Is(err, base.ErrCorruption) {
+				t.Fatalf("index error %v does not wrap ErrCorruption", err)
+			}
+		} else {
+			// An index newIndex accepts is read without checks: every
+			// entry must decode to its key and a handle in range.
+			for i := range x.len() {
+				if k := x.key(i); len(k) < base.TrailerLen {
+					t.Fatalf("index key %d is %d bytes", i, len(k))
+				}
+				if h := x.handle(i); h.end() > 1<<20 {
+					t.Fatalf("index handle %d ends at %d", i, h.end())
+				}
+			}
 		}
 		if _, err := decodeProperties(data); err != nil && !errors.Is(err, base.ErrCorruption) {
 			t.Fatalf("properties error %v does not wrap ErrCorruption", err)

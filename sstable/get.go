@@ -101,15 +101,16 @@ func (r *Reader) find(ukey []byte, seq base.SeqNum, trace *GetTrace) (value []by
 	// Whether the table holds a newer version of ukey just before the seek
 	// position. When that position starts block i, the previous entry is
 	// block i-1's last key, which is its index key: no extra read.
-	prevIsUkey := func() bool { return i > 0 && bytes.Equal(userKey(r.index[i-1].key), ukey) }
-	if i == len(r.index) {
+	prevIsUkey := func() bool { return i > 0 && bytes.Equal(userKey(r.index.key(i-1)), ukey) }
+	if i == r.index.len() {
 		return nil, 0, false, r.notFound(prevIsUkey(), trace)
 	}
 	// d. Data block, read in place under its handle: the value is copied
 	// out before the deferred Release lets the buffer go.
 	block, hit, err := r.dataBlock(i)
 	if trace != nil {
-		trace.BlockIndex, trace.BlockOffset, trace.BlockLength, trace.CacheHit = i, r.index[i].h.offset, r.index[i].h.length, hit
+		h := r.index.handle(i)
+		trace.BlockIndex, trace.BlockOffset, trace.BlockLength, trace.CacheHit = i, h.offset, h.length, hit
 	}
 	if err != nil {
 		return nil, 0, false, err
@@ -168,16 +169,16 @@ func (r *Reader) notFound(newerExists bool, trace *GetTrace) error {
 }
 
 func (r *Reader) blockErr(i int, err error) error {
-	return fmt.Errorf("sstable %s: data block %d at %d: %w", r.name, i, r.index[i].h.offset, err)
+	return fmt.Errorf("sstable %s: data block %d at %d: %w", r.name, i, r.index.handle(i).offset, err)
 }
 
 // searchIndex returns the first block whose last key is >= (ukey, trailer),
-// or len(r.index). Index keys were validated at Open.
+// or r.index.len(). Index keys were validated at Open.
 func (r *Reader) searchIndex(ukey []byte, trailer uint64) int {
-	lo, hi := 0, len(r.index)
+	lo, hi := 0, r.index.len()
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if c, _ := cmpKey(r.index[m].key, ukey, trailer); c < 0 {
+		if c, _ := cmpKey(r.index.key(m), ukey, trailer); c < 0 {
 			lo = m + 1
 		} else {
 			hi = m

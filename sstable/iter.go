@@ -114,7 +114,7 @@ func (it *Iter) SeekGE(key base.InternalKey) bool {
 		return false
 	}
 	i := it.r.searchIndex(ukey, trailer)
-	if i == len(it.r.index) {
+	if i == it.r.index.len() {
 		it.valid = false
 		return false
 	}
@@ -142,7 +142,7 @@ func (it *Iter) SeekLT(key base.InternalKey) bool {
 		return false
 	}
 	i := it.r.searchIndex(ukey, trailer)
-	if i == len(it.r.index) {
+	if i == it.r.index.len() {
 		return it.lastOf(i - 1)
 	}
 	if !it.loadBlock(i) {
@@ -160,7 +160,7 @@ func (it *Iter) First() bool {
 	if it.lower != nil {
 		return it.SeekGE(base.InternalKey{UserKey: it.lower, Trailer: maxTrailer})
 	}
-	if it.err != nil || it.closed || len(it.r.index) == 0 {
+	if it.err != nil || it.closed || it.r.index.len() == 0 {
 		it.valid = false
 		return false
 	}
@@ -182,7 +182,7 @@ func (it *Iter) Last() bool {
 	if it.err != nil || it.closed {
 		return false
 	}
-	return it.lastOf(len(it.r.index) - 1)
+	return it.lastOf(it.r.index.len() - 1)
 }
 
 func (it *Iter) lastOf(i int) bool {
@@ -216,8 +216,8 @@ func (it *Iter) Next() bool {
 // upper (its last key, the index key, is >= upper).
 func (it *Iter) nextBlock() bool {
 	for {
-		if it.upper != nil && bytes.Compare(userKey(it.r.index[it.idx].key), it.upper) >= 0 ||
-			it.idx+1 >= len(it.r.index) {
+		if it.upper != nil && bytes.Compare(userKey(it.r.index.key(it.idx)), it.upper) >= 0 ||
+			it.idx+1 >= it.r.index.len() {
 			it.valid = false
 			return false
 		}
@@ -245,7 +245,7 @@ func (it *Iter) Prev() bool {
 // without reading when the previous block ends below lower.
 func (it *Iter) prevBlock() bool {
 	for {
-		if it.idx == 0 || it.lower != nil && bytes.Compare(userKey(it.r.index[it.idx-1].key), it.lower) < 0 {
+		if it.idx == 0 || it.lower != nil && bytes.Compare(userKey(it.r.index.key(it.idx-1)), it.lower) < 0 {
 			it.valid = false
 			return false
 		}

@@ -47,7 +47,7 @@ type Reader struct {
 	name    string
 
 	props     Properties
-	index     []indexEntry
+	index     index
 	filter    filter.CacheLine
 	hasFilter bool
 	// useFilter is hasFilter unless ReaderOptions.IgnoreFilter.
@@ -56,13 +56,6 @@ type Reader struct {
 	stats   readCounters
 	closed  atomic.Bool
 	scratch sync.Pool // *blockIter, so concurrent Gets allocate nothing
-}
-
-// indexEntry is one data block: its last internal key (aliasing the
-// in-memory index block) and its location.
-type indexEntry struct {
-	key []byte
-	h   handle
 }
 
 // Open reads and verifies the table in f, which the Reader owns from now
@@ -123,12 +116,12 @@ func (r *Reader) open(size uint64) error {
 	if err != nil {
 		return err
 	}
-	if r.index, err = decodeIndex(indexBlock, dataEnd); err != nil {
+	if r.index, err = newIndex(indexBlock, dataEnd); err != nil {
 		return fmt.Errorf("index block at %d: %w", ft.index.offset, err)
 	}
-	if uint64(len(r.index)) != r.props.NumDataBlocks || (len(r.index) == 0) != (r.props.NumEntries == 0) {
+	if uint64(r.index.len()) != r.props.NumDataBlocks || (r.index.len() == 0) != (r.props.NumEntries == 0) {
 		return fmt.Errorf("index has %d blocks, properties say %d blocks of %d entries: %w",
-			len(r.index), r.props.NumDataBlocks, r.props.NumEntries, base.ErrCorruption)
+			r.index.len(), r.props.NumDataBlocks, r.props.NumEntries, base.ErrCorruption)
 	}
 	if ft.filter.length > 0 {
 		fblock, err := r.readMeta(ft.filter, "filter")
@@ -144,41 +137,6 @@ func (r *Reader) open(size uint64) error {
 		return fmt.Errorf("filter block present=%t, layout %q: %w", r.hasFilter, r.props.FilterLayout, base.ErrCorruption)
 	}
 	return nil
-}
-
-// decodeIndex checks every index entry — whole keys of at least a trailer,
-// strictly increasing, handles inside the data region — so Get and the
-// iterators can trust them.
-func decodeIndex(block []byte, dataEnd uint64) ([]indexEntry, error) {
-	var it blockIter
-	if err := it.init(block); err != nil {
-		return nil, err
-	}
-	// The writer makes every index entry a restart point, so the restart
-	// count is the entry count: the array is allocated once at its size
-	// and pinned for the Reader's life. (Sized from the block length, at
-	// 16 bytes an entry, it was about twice too long for 16-byte user keys,
-	// whose entries take ~35 bytes: capacity never used, in every open
-	// table.) init bounds the count by the block's length; a block with
-	// fewer restarts than entries still decodes, growing the array.
-	entries := make([]indexEntry, 0, it.numRestarts)
-	for ok := it.first(); ok; ok = it.next() {
-		if it.keyInBuf || len(it.key) < base.TrailerLen {
-			return nil, errBlock
-		}
-		h, ok := decodeHandle(it.val)
-		if !ok {
-			return nil, fmt.Errorf("bad block handle: %w", base.ErrCorruption)
-		}
-		if err := checkHandle(h, dataEnd); err != nil {
-			return nil, err
-		}
-		if n := len(entries); n > 0 && base.CompareEncoded(entries[n-1].key, it.key) >= 0 {
-			return nil, fmt.Errorf("index keys out of order: %w", base.ErrCorruption)
-		}
-		entries = append(entries, indexEntry{key: it.key, h: h})
-	}
-	return entries, it.err
 }
 
 // readMeta reads a block at open time, counted apart from the read path.
@@ -252,7 +210,7 @@ func leUint32(b []byte) uint32 {
 // caller reads the block in place and releases the handle once no slice of
 // it is in use (internal/cache, invariant 5).
 func (r *Reader) dataBlock(i int) (b cache.Handle, cacheHit bool, err error) {
-	h := r.index[i].h
+	h := r.index.handle(i)
 	if b, ok := r.cache.Get(r.fileNum, h.offset); ok {
 		r.stats.cacheHits.Add(1)
 		return b, true, nil
