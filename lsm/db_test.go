@@ -265,6 +265,29 @@ func TestRecoveryTornTailAndCorruption(t *testing.T) {
 	}
 }
 
+// TestL0ThresholdDefaultsFollowTheOneSet: setting one L0 threshold alone,
+// below or above the other's default, leaves valid options.
+func TestL0ThresholdDefaultsFollowTheOneSet(t *testing.T) {
+	for _, tc := range []struct{ o, want Options }{
+		{Options{}, Options{L0SlowdownWritesThreshold: 20, L0StopWritesThreshold: 36}},
+		{Options{L0StopWritesThreshold: 8}, Options{L0SlowdownWritesThreshold: 8, L0StopWritesThreshold: 8}},
+		{Options{L0SlowdownWritesThreshold: 40}, Options{L0SlowdownWritesThreshold: 40, L0StopWritesThreshold: 40}},
+		{Options{L0SlowdownWritesThreshold: 6}, Options{L0SlowdownWritesThreshold: 6, L0StopWritesThreshold: 36}},
+	} {
+		o := tc.o.withDefaults()
+		if o.L0SlowdownWritesThreshold != tc.want.L0SlowdownWritesThreshold || o.L0StopWritesThreshold != tc.want.L0StopWritesThreshold {
+			t.Errorf("%+v: slowdown %d stop %d, want %d %d", tc.o, o.L0SlowdownWritesThreshold, o.L0StopWritesThreshold,
+				tc.want.L0SlowdownWritesThreshold, tc.want.L0StopWritesThreshold)
+		}
+		tc.o.FS = vfs.NewMem()
+		d, err := Open("/db", &tc.o)
+		if err != nil {
+			t.Fatalf("Open with %+v: %v", tc.o, err)
+		}
+		d.Close()
+	}
+}
+
 func TestInvalidOptions(t *testing.T) {
 	for _, o := range []Options{
 		{MemtableSize: -1},

@@ -98,11 +98,20 @@ type Options struct {
 
 	// L0SlowdownWritesThreshold is the number of L0 tables at which each
 	// commit is delayed by a millisecond, handing the disk and a core to
-	// compaction before L0 reaches the stop threshold. Default 8.
+	// compaction before L0 reaches the stop threshold. Default 20.
+	//
+	// The defaults are RocksDB's (20 and 36), not LevelDB's (8 and 12):
+	// an L0 table costs a read one filter probe, not a disk read, unless
+	// the filter errs, so L0 can run deeper here. At LevelDB's a sustained
+	// random fill of 4M keys was slowed 1780-1805 times while one L0
+	// compaction (all of L0 and all of the base level) ran and the next
+	// tables piled up behind it; at these, 1-2 times, and L0 compactions
+	// taking more tables each rewrote fewer bytes per byte flushed (write
+	// amplification 7.75 -> 7.11-7.16; at 1M keys 3.89 -> 3.70-3.76).
 	L0SlowdownWritesThreshold int
 
 	// L0StopWritesThreshold is the number of L0 tables at which writes wait
-	// for compaction. Default 12.
+	// for compaction. Default 36.
 	L0StopWritesThreshold int
 
 	// LBaseMaxBytes bounds the size target of the base level, the level L0
@@ -172,8 +181,13 @@ func (o *Options) withDefaults() Options {
 	setDefault(&r.BlockCacheSize, 8<<20)
 	setDefault(&r.MaxOpenFiles, 1000)
 	setDefault(&r.L0CompactionThreshold, 4)
-	setDefault(&r.L0SlowdownWritesThreshold, 8)
-	setDefault(&r.L0StopWritesThreshold, 12)
+	// An unset L0 threshold defaults within the one the user set, so that
+	// setting either alone (a stop at 8, say) stays valid.
+	if r.L0StopWritesThreshold > 0 {
+		setDefault(&r.L0SlowdownWritesThreshold, min(20, r.L0StopWritesThreshold))
+	}
+	setDefault(&r.L0SlowdownWritesThreshold, 20)
+	setDefault(&r.L0StopWritesThreshold, max(36, r.L0SlowdownWritesThreshold))
 	setDefault(&r.LBaseMaxBytes, 64<<20)
 	setDefault(&r.LevelMultiplier, 10)
 	setDefault(&r.TargetFileSize, 4<<20)
