@@ -68,6 +68,13 @@ func (x *index) len() int { return x.n }
 func (x *index) entry(i int) (key, val []byte) {
 	off := int(binary.LittleEndian.Uint32(x.data[x.restartsOff+4*i:]))
 	p := x.data[off+1:] // past the shared length: one zero byte (newIndex)
+	if p[0] < 0x80 && p[1] < 0x80 {
+		// Both lengths fit in one byte, as they do for keys under 128
+		// bytes: searchIndex decodes a dozen keys per Get, and this path
+		// is what keeps that as fast as reading a decoded array.
+		k, v := 2+int(p[0]), 2+int(p[0])+int(p[1])
+		return p[2:k:k], p[k:v]
+	}
 	klen, n := binary.Uvarint(p)
 	vlen, m := binary.Uvarint(p[n:])
 	p = p[n+m:]
