@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 	"time"
 
@@ -18,7 +17,7 @@ import (
 // and the quotient filter's FPR and probe lengths by load.
 // Every rate is measured over enough absent keys that ±rel is -sigmas
 // standard deviations wide.
-func runFilters(args []string, stderr io.Writer) error {
+func runFilters(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("filters", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, "usage: kvbench filters [flags]"); fs.PrintDefaults() }
@@ -38,7 +37,7 @@ func runFilters(args []string, stderr io.Writer) error {
 		return badUsage(stderr, "filters [flags]", "filters: -sigmas must be positive and -rel in (0, 1)")
 	}
 	start := time.Now()
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	queries := func(p float64) int { return filter.QueriesFor(p, *rel, *sigmas) }
 
 	if err := designTable(w, queries, *seed); err != nil {
@@ -118,10 +117,11 @@ func quotientTable(w *tabwriter.Writer, seed uint64) error {
 	return flushBlank(w)
 }
 
+// flushBlank ends a table with a blank line, which goes through the
+// tabwriter, so it reaches w's destination after the table.
 func flushBlank(w *tabwriter.Writer) error {
-	if err := w.Flush(); err != nil {
+	if _, err := io.WriteString(w, "\n"); err != nil {
 		return err
 	}
-	_, err := io.WriteString(os.Stdout, "\n")
-	return err
+	return w.Flush()
 }

@@ -40,8 +40,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			err = runBenchmarks(ctx, c, stdout, stderr)
 		}
 	case "filters":
-		// The tables go to os.Stdout (filters.go); usage goes to stderr.
-		err = runFilters(args, stderr)
+		err = runFilters(args, stdout, stderr)
 	case "tree":
 		err = runTree(args, stdout, stderr)
 	case "explain":

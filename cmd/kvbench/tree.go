@@ -91,9 +91,9 @@ func runTree(args []string, stdout, stderr io.Writer) error {
 		case t.FilterBitsPerKey > 0:
 			filterDesc = fmt.Sprintf("bloom %.4g bits/key, %s", t.FilterBitsPerKey, size(t.FilterBytes))
 		}
-		fmt.Fprintf(ww, "  %06d %-9s %-29s %s\n", t.FileNum, size(int64(t.Size)),
+		fmt.Fprintf(ww, "  %06d.sst %-9s %-29s %s\n", t.FileNum, size(int64(t.Size)),
 			fmt.Sprintf("%d entries, %d tombstones", t.Entries, t.Tombstones), filterDesc)
-		fmt.Fprintf(ww, "         [%q .. %q]\n", t.Smallest, t.Largest)
+		fmt.Fprintf(ww, "             [%q .. %q]\n", t.Smallest, t.Largest)
 	}
 	return ww.Flush()
 }
