@@ -45,8 +45,11 @@
 //     LAST, a non-zero trailer) is a torn tail if and only if no intact
 //     fragment starts after it: neither at any byte offset in the rest of
 //     its block nor at the start of any later block. A torn tail ends the
-//     log with io.EOF and DroppedBytes counts every byte after the last
-//     record returned. Damage with an intact fragment after it is
+//     log with io.EOF and DroppedBytes counts the bytes after the last
+//     record returned, up to the last non-zero one: zeros ending the file
+//     held no record (a mapped Writer reserved them, or the file system
+//     extended the file without its data), so a log that ends in zeros
+//     alone lost nothing. Damage with an intact fragment after it is
 //     corruption: a *CorruptionError naming the log and the offset,
 //     wrapping ErrCorruption. Every record before the damage is returned
 //     either way.
