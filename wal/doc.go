@@ -85,7 +85,11 @@
 //     by zeros to the end of the current window until Close cuts them. A
 //     crash (or an unsynced Close followed by a machine crash) may leave up
 //     to one window of zeros after the last record: a torn tail with
-//     nothing dropped (invariant 4), never corruption.
+//     nothing dropped (invariant 4), never corruption. A kill -9 during a
+//     store, though, can leave part of a record before those zeros (a
+//     payload whose header is not stored yet), which NewReader takes for a
+//     torn tail and NewSyncedReader for corruption: a log read by the
+//     synced rule is written with Write (the manifest hides the Mapper).
 //
 // Invariant 4 is the line between "a crash" and "a disk that lost data".
 // A process crash leaves a prefix of the Writes; a machine crash leaves the
