@@ -8,12 +8,20 @@
 // Invariants:
 //
 //  1. Write either returns an error or has handed all its bytes to the
-//     file system: a process crash after Write returns loses nothing.
+//     file system: a process crash after Write returns loses nothing. The
+//     same holds for bytes stored into a Mapper's Window once Stored covers
+//     them: on the OS the window is the kernel's page cache (a MAP_SHARED
+//     mapping), so a store is handed over the moment it completes.
 //  2. Only File.Sync makes a file's contents survive a machine crash, and
 //     only FS.SyncDir makes a created, renamed or removed name survive one —
 //     a directory made by MkdirAll included: it is a name in its parent.
 //  3. Lock excludes every other holder of the same name, in this process or
 //     another, until the returned io.Closer is closed.
+//  4. Mapper.Map reserves the disk space of its window before mapping it,
+//     so a store into a window never fails: a store the file system cannot
+//     back (a hole on a full disk) would be a SIGBUS, killing the process.
+//     Until Truncate cuts them, the zeros past the last byte stored are
+//     part of the file, and a crash may leave them: up to one window.
 //
 // # Concurrency and lifetime
 //
@@ -27,12 +35,16 @@
 //
 // Default maps each method onto package os; Lock is flock(LOCK_EX|LOCK_NB),
 // which conflicts between two opens of the file even within one process.
+// On Linux its files from Create are Mappers: Map is fallocate(2), then
+// mmap(2) of the range, MAP_SHARED.
 //
 // MemFS keeps, beside what reads see, what is durable: each file's bytes as
 // of its last Sync and each directory's entries as of its last SyncDir.
 // CrashClone returns a new MemFS holding only that — the strictest outcome
 // POSIX allows after a power cut, so a DB that recovers from it recovers
-// from a kinder file system too.
+// from a kinder file system too. Its files from Create are Mappers whose
+// windows are buffers of their own, copied into the file by Stored: a
+// window aliasing the file's storage would race with every ReadAt.
 //
 // FaultFS wraps any FS. Its errors wrap ErrInjected. It counts attempted
 // operations per kind (Op); Inject adds a Fault: the nth operation of a

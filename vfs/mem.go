@@ -28,13 +28,18 @@ var _ FS = (*MemFS)(nil)
 type memNode struct {
 	dir bool
 
-	// A file. data is everything written (what reads see). The durable
-	// contents are the first syncedSize bytes of synced, which is data as
-	// of the last Sync: by fileData's invariant those bytes never change,
-	// and Create gives data a new fileData rather than emptying this one.
-	data       *fileData
-	synced     *fileData
-	syncedSize int64
+	// A file. data is everything written (what reads see), followed by
+	// zeros up to length if length is larger: the space a Map reserved and
+	// nothing has been stored in yet (mem_map.go). The durable contents are
+	// the first syncedSize bytes of synced, which is data as of the last
+	// Sync, followed by zeros up to syncedLength: by fileData's invariant
+	// those bytes never change, and Create and Truncate give data a new
+	// fileData rather than cutting this one.
+	data         *fileData
+	length       int64
+	synced       *fileData
+	syncedSize   int64
+	syncedLength int64
 
 	// A directory. live is what List and lookups see; durable is live as of
 	// the last SyncDir. Both map a name to the inode it reaches.
@@ -48,6 +53,22 @@ func newDirNode() *memNode {
 func newFileNode() *memNode {
 	d := &fileData{}
 	return &memNode{data: d, synced: d}
+}
+
+// size is the file's length: the bytes written, then any reserved zeros.
+func (n *memNode) size() int64 { return max(n.data.size, n.length) }
+
+// readAt copies into p the file's bytes from off (0 <= off < n.size()),
+// zeros past data included, and returns how many it copied.
+func (n *memNode) readAt(p []byte, off int64) int {
+	end := min(off+int64(len(p)), n.size())
+	k := 0
+	if off < n.data.size {
+		k = n.data.readAt(p, off, n.data.size)
+	}
+	total := int(end - off)
+	clear(p[k:total])
+	return total
 }
 
 // NewMem returns an empty in-memory file system whose root directory
@@ -117,7 +138,7 @@ func (m *MemFS) Create(name string) (File, error) {
 	case ok && n.dir:
 		return nil, pathErr("create", name, syscall.EISDIR)
 	case ok:
-		n.data = &fileData{} // synced may still point at the old one
+		n.data, n.length = &fileData{}, 0 // synced may still point at the old data
 	default:
 		n = newFileNode()
 		dir.live[base] = n

@@ -6,7 +6,9 @@ package vfs
 //   - a name exists only if it was in its directory at that directory's
 //     last SyncDir (the root always exists);
 //   - a file holds exactly the bytes it had at its last Sync, or nothing if
-//     it was never synced — unsynced appends and truncations are lost;
+//     it was never synced — unsynced appends, stores into a window and
+//     truncations are lost, and so a reserved length synced comes back as
+//     zeros;
 //   - no lock is held and no file is open.
 //
 // This is the strictest outcome POSIX allows, not the kindest one a real
@@ -28,7 +30,7 @@ func crashCopy(n *memNode, seen map[*memNode]*memNode) *memNode {
 	}
 	if !n.dir {
 		d := n.synced.prefix(n.syncedSize)
-		c := &memNode{data: d, synced: d, syncedSize: d.size}
+		c := &memNode{data: d, length: n.syncedLength, synced: d, syncedSize: d.size, syncedLength: n.syncedLength}
 		seen[n] = c
 		return c
 	}
@@ -61,7 +63,10 @@ func liveCopy(n *memNode, seen map[*memNode]*memNode) *memNode {
 		return c
 	}
 	if !n.dir {
-		c := &memNode{data: n.data.prefix(n.data.size), synced: n.synced.prefix(n.syncedSize), syncedSize: n.syncedSize}
+		c := &memNode{
+			data: n.data.prefix(n.data.size), length: n.length,
+			synced: n.synced.prefix(n.syncedSize), syncedSize: n.syncedSize, syncedLength: n.syncedLength,
+		}
 		seen[n] = c
 		return c
 	}

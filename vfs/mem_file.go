@@ -41,13 +41,13 @@ func (f *memFile) Read(p []byte) (int, error) {
 	if err := f.check("read", false); err != nil {
 		return 0, err
 	}
-	if f.off >= f.n.data.size {
+	if f.off >= f.n.size() {
 		if len(p) == 0 {
 			return 0, nil
 		}
 		return 0, io.EOF
 	}
-	n := f.n.data.readAt(p, f.off, f.n.data.size)
+	n := f.n.readAt(p, f.off)
 	f.off += int64(n)
 	return n, nil
 }
@@ -61,13 +61,13 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, pathErr("readat", f.name, errNegativeOffset)
 	}
-	if off >= f.n.data.size {
+	if off >= f.n.size() {
 		if len(p) == 0 {
 			return 0, nil
 		}
 		return 0, io.EOF
 	}
-	n := f.n.data.readAt(p, off, f.n.data.size)
+	n := f.n.readAt(p, off)
 	if n < len(p) {
 		return n, io.EOF
 	}
@@ -80,19 +80,24 @@ func (f *memFile) Write(p []byte) (int, error) {
 	if err := f.check("write", true); err != nil {
 		return 0, err
 	}
+	if gap := f.n.length - f.n.data.size; gap > 0 {
+		// Write appends at the file's end, past reserved zeros.
+		f.n.data.append(make([]byte, gap))
+	}
 	f.n.data.append(p)
 	return len(p), nil
 }
 
-// Sync makes everything written durable. It records a length, not a copy:
-// by fileData's invariant the bytes below it never change.
+// Sync makes everything written or stored durable, and the file's length.
+// It records lengths, not a copy: by fileData's invariant the bytes below
+// them never change.
 func (f *memFile) Sync() error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
 	if f.closed {
 		return pathErr("sync", f.name, fs.ErrClosed)
 	}
-	f.n.synced, f.n.syncedSize = f.n.data, f.n.data.size
+	f.n.synced, f.n.syncedSize, f.n.syncedLength = f.n.data, f.n.data.size, f.n.length
 	return nil
 }
 
@@ -102,7 +107,7 @@ func (f *memFile) Size() (int64, error) {
 	if f.closed {
 		return 0, pathErr("stat", f.name, fs.ErrClosed)
 	}
-	return f.n.data.size, nil
+	return f.n.size(), nil
 }
 
 func (f *memFile) Close() error {

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Default is the operating system's file system.
@@ -26,15 +27,28 @@ func (f osFile) Size() (int64, error) {
 	return fi.Size(), nil
 }
 
+// createdFile is a file from Create. It is opened read-write because a
+// writable shared mapping (Mapper, os_map_linux.go) needs a descriptor open
+// for reading too, so Read and ReadAt refuse here instead: files from
+// Create stay write-only, as on the other file systems.
+type createdFile struct{ osFile }
+
+func (f createdFile) Read([]byte) (int, error) {
+	return 0, &os.PathError{Op: "read", Path: f.Name(), Err: syscall.EBADF}
+}
+
+func (f createdFile) ReadAt([]byte, int64) (int, error) {
+	return 0, &os.PathError{Op: "read", Path: f.Name(), Err: syscall.EBADF}
+}
+
 func (osFS) Create(name string) (File, error) {
-	// O_WRONLY without O_APPEND: the only writer of a new file writes at
-	// its end anyway, and O_APPEND would cost a seek-to-end per write on
-	// some systems.
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	// No O_APPEND: the only writer of a new file writes at its end anyway,
+	// and O_APPEND would cost a seek-to-end per write on some systems.
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	return osFile{f}, nil
+	return createdFile{osFile{f}}, nil
 }
 
 func (osFS) Open(name string) (File, error) {

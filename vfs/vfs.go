@@ -66,3 +66,37 @@ type FS interface {
 type Linker interface {
 	Link(oldname, newname string) error
 }
+
+// Mapper is a File from Create that can be appended to through memory: the
+// writer stores into a window on the file (Map) instead of calling Write,
+// which costs no system call per append (invariants 1 and 4). The OS file
+// system on Linux and MemFS are Mappers; code that wants one checks for it
+// and writes where it is missing or where Map fails (a file system without
+// fallocate). FaultFS is not one: its faults are injected into Writes.
+type Mapper interface {
+	// Map extends the file with zeros to cover [off, off+size), reserving
+	// the space (invariant 4), and returns a writable window on that range.
+	// off is a multiple of the page size and not below the bytes already
+	// stored or written. On error the file is as it was.
+	Map(off int64, size int) (Window, error)
+	// Truncate sets the file's length to size. A writer that mapped calls
+	// it when done, to cut the zeros past its last byte; like any change,
+	// it survives a machine crash only once synced (invariant 2).
+	Truncate(size int64) error
+}
+
+// Window is a writable range of a file, from Mapper.Map, used by the
+// file's one writer goroutine.
+type Window interface {
+	// Bytes returns the range: b[i] is the file's byte at off+i. The slice
+	// is valid until Unmap.
+	Bytes() []byte
+	// Stored says b[:n] holds what the writer stored (n never decreases);
+	// from its return those bytes have been handed to the file system
+	// (invariant 1). On the OS the stores themselves did that, and Stored
+	// does nothing; MemFS, which cannot see a store, takes the bytes then.
+	Stored(n int)
+	// Unmap ends the window. Bytes stored past the last Stored may or may
+	// not be in the file.
+	Unmap() error
+}

@@ -53,6 +53,88 @@ func BenchmarkBufferedAppend(b *testing.B) {
 	}
 }
 
+// BenchmarkMappedAppend compares appending 100-byte records by write(2)
+// with storing them through the OS mapping (Linux), no Sync: writes/op and
+// maps/op count the system calls each makes per Append (a Map is a
+// fallocate, an mmap and a munmap per 256 KiB window).
+//
+//	go test ./wal -run XXX -bench MappedAppend -benchtime 2000000x -count 5
+func BenchmarkMappedAppend(b *testing.B) {
+	for _, size := range []int{100, 4 << 10} {
+		for _, mapped := range []bool{false, true} {
+			name := fmt.Sprintf("size=%d/writer=write", size)
+			if mapped {
+				name = fmt.Sprintf("size=%d/writer=mapped", size)
+			}
+			b.Run(name, func(b *testing.B) { benchMapped(b, size, mapped) })
+		}
+	}
+}
+
+// countingMapper counts the Maps of a file that is a vfs.Mapper.
+type countingMapper struct {
+	countingFile
+	m    vfs.Mapper
+	maps *int64
+}
+
+func (f countingMapper) Map(off int64, size int) (vfs.Window, error) {
+	*f.maps++
+	return f.m.Map(off, size)
+}
+
+func (f countingMapper) Truncate(size int64) error { return f.m.Truncate(size) }
+
+func benchMapped(b *testing.B, size int, mapped bool) {
+	dir := b.TempDir()
+	files := 0
+	var writes atomic.Int64
+	var maps int64
+	name := func() string { return filepath.Join(dir, fmt.Sprintf("%06d.log", files)) }
+	open := func() *Writer {
+		files++
+		f, err := vfs.Default.Create(name())
+		if err != nil {
+			b.Fatal(err)
+		}
+		cf := countingFile{f, &writes} // hides the Mapper: Write path
+		if m, ok := f.(vfs.Mapper); ok && mapped {
+			return NewWriter(countingMapper{cf, m, &maps})
+		}
+		if mapped {
+			b.Skip("the OS file system maps only on Linux")
+		}
+		return NewWriter(cf)
+	}
+	w := open()
+	rec := bytes.Repeat([]byte{0xa5}, size)
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := w.Append(rec); err != nil {
+			b.Fatal(err)
+		}
+		if w.Size() >= rotateAt {
+			b.StopTimer()
+			if err := w.Close(); err != nil {
+				b.Fatal(err)
+			}
+			if err := vfs.Default.Remove(name()); err != nil {
+				b.Fatal(err)
+			}
+			w = open()
+			b.StartTimer()
+		}
+	}
+	b.StopTimer()
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(writes.Load())/float64(b.N), "writes/op")
+	b.ReportMetric(float64(maps)/float64(b.N), "maps/op")
+}
+
 // BenchmarkBufferLimit measures BufferedWriter appends by buffer size,
 // the table behind bufferLimit.
 //

@@ -14,7 +14,7 @@ import (
 //     the log's name and p's offset.
 //   - Otherwise it is the torn tail of the last write(s) before a crash:
 //     the log ends with io.EOF and DroppedBytes counts everything after the
-//     last record returned.
+//     last record returned up to the last non-zero byte.
 //
 // The search looks at every byte offset in the rest of p's block (the
 // damaged length field can't be trusted to say where the next fragment

@@ -6,11 +6,17 @@
 // # Lifetime and concurrency
 //
 // A Writer owns a freshly created vfs.File until Close. Append hands each
-// record to the file in one Write call (so it survives a process crash);
-// Sync makes everything appended so far survive a machine crash; Close does
-// not sync. A Writer is not safe for concurrent use: the engine's commit
-// path serializes Appends and batches concurrent writers into one record.
-// After any Write or Sync error the Writer fails every later call.
+// record to the file in one Write call (so it survives a process crash),
+// or, if the file is a vfs.Mapper (the OS file system on Linux, MemFS),
+// stores it into a 256 KiB window mapped on the file, no system call, for
+// the same promise: the window is the kernel's page cache. The windows are
+// mapped one at a time as the log reaches them, each reserving its disk
+// space first; if the first Map fails the Writer writes instead for the
+// file's life. Sync makes everything appended so far survive a machine
+// crash; Close does not sync, and cuts a mapped file to its last record. A
+// Writer is not safe for concurrent use: the engine's commit path
+// serializes Appends and batches concurrent writers into one record. After
+// any Write, Map or Sync error the Writer fails every later call.
 //
 // A BufferedWriter writes the same log with fewer system calls, for a
 // weaker promise, and only where its user asks for it: Append frames the
@@ -45,8 +51,11 @@
 //     LAST, a non-zero trailer) is a torn tail if and only if no intact
 //     fragment starts after it: neither at any byte offset in the rest of
 //     its block nor at the start of any later block. A torn tail ends the
-//     log with io.EOF and DroppedBytes counts every byte after the last
-//     record returned. Damage with an intact fragment after it is
+//     log with io.EOF and DroppedBytes counts the bytes after the last
+//     record returned, up to the last non-zero one: zeros ending the file
+//     held no record (a mapped Writer reserved them, or the file system
+//     extended the file without its data), so a log that ends in zeros
+//     alone lost nothing. Damage with an intact fragment after it is
 //     corruption: a *CorruptionError naming the log and the offset,
 //     wrapping ErrCorruption. Every record before the damage is returned
 //     either way.
@@ -71,6 +80,16 @@
 //     torn tail (invariant 4), never corruption. After a machine crash it
 //     is the same with Sync alone, as for a Writer. Offsets are those of a
 //     Writer (invariant 5).
+//  8. A Writer on a vfs.Mapper stores, at the same offsets, exactly the
+//     bytes a Writer that writes would write; the file is that log followed
+//     by zeros to the end of the current window until Close cuts them. A
+//     crash (or an unsynced Close followed by a machine crash) may leave up
+//     to one window of zeros after the last record: a torn tail with
+//     nothing dropped (invariant 4), never corruption. A kill -9 during a
+//     store, though, can leave part of a record before those zeros (a
+//     payload whose header is not stored yet), which NewReader takes for a
+//     torn tail and NewSyncedReader for corruption: a log read by the
+//     synced rule is written with Write (the manifest hides the Mapper).
 //
 // Invariant 4 is the line between "a crash" and "a disk that lost data".
 // A process crash leaves a prefix of the Writes; a machine crash leaves the
@@ -102,7 +121,8 @@
 // wherever 7 bytes are left in the block, so a non-empty record may begin
 // with an empty FIRST. An Append writes its padding (a trailer, if the
 // previous record left fewer than 7 bytes) and all its fragments in one
-// Write (a BufferedWriter's Write holds several Appends). Two records, "hi" at offset 0 and "wal!" at offset 9:
+// Write (a BufferedWriter's Write holds several Appends), or stores the
+// same bytes into the file's mapping. Two records, "hi" at offset 0 and "wal!" at offset 9:
 //
 //	00: d2 46 c4 6d  02 00  01  68 69        FULL "hi"
 //	09: e0 d1 61 15  04 00  01  77 61 6c 21  FULL "wal!"

@@ -97,6 +97,12 @@ func readAll(t testing.TB, log []byte) readResult {
 	}
 }
 
+// tornBytes is what DroppedBytes should say of log when its last record
+// returned ends at lastEnd: the bytes after it up to the last non-zero one.
+func tornBytes(log []byte, lastEnd int64) int64 {
+	return max(0, int64(len(bytes.TrimRight(log, "\x00")))-lastEnd)
+}
+
 // randomRecord returns a record of n random bytes.
 func randomRecord(rng *rand.Rand, n int) []byte {
 	b := make([]byte, n+8)

@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -26,6 +27,7 @@ type Reader struct {
 
 	lastOff int64 // offset of the last record returned
 	lastEnd int64 // offset just past the last record returned
+	dataEnd int64 // offset just past the last non-zero byte read
 	dropped int64
 	synced  bool  // the synced-log rule (NewSyncedReader)
 	err     error // sticky: io.EOF, *CorruptionError or an I/O error
@@ -141,6 +143,11 @@ func (r *Reader) load() error {
 	r.pos = 0
 	n, err := io.ReadFull(r.r, r.block)
 	r.n = n
+	// From the end, a data block's last non-zero byte is a few bytes away
+	// (a trailer, a payload's zeros): only a zero tail costs a whole scan.
+	if k := len(bytes.TrimRight(r.block[:n], "\x00")); k > 0 {
+		r.dataEnd = r.blockOff + int64(k)
+	}
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		r.err = fmt.Errorf("wal %s: read at offset %d: %w", r.name, r.blockOff+int64(n), err)
 		return r.err
@@ -150,8 +157,9 @@ func (r *Reader) load() error {
 
 // end finishes the log at its last byte: whatever follows the last record
 // returned (a FIRST whose LAST never came, padding) was torn off by a crash.
+// Every caller has read the log to its end, so dataEnd is the file's.
 func (r *Reader) end() error {
-	r.dropped = r.blockOff + int64(r.n) - r.lastEnd
+	r.dropped = max(r.dataEnd, r.lastEnd) - r.lastEnd
 	r.err = io.EOF
 	return r.err
 }
@@ -161,8 +169,12 @@ func (r *Reader) end() error {
 func (r *Reader) Offset() int64 { return r.lastOff }
 
 // DroppedBytes returns, once Next has returned io.EOF, how many bytes
-// followed the last record returned: the torn tail a crash left (0 for a
-// log that ended cleanly). It is 0 while reading and after a corruption.
+// followed the last record returned up to the log's last non-zero byte:
+// the torn tail a crash left (0 for a log that ended cleanly). Zeros that
+// end the file are not counted: they held no record, whether a mapped
+// Writer reserved them (a log may end in up to a window of zeros after a
+// crash) or a file system extended the file without its data. It is 0
+// while reading and after a corruption.
 func (r *Reader) DroppedBytes() int64 { return r.dropped }
 
 func allZero(b []byte) bool {

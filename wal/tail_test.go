@@ -26,7 +26,7 @@ func TestTailCases(t *testing.T) {
 		name    string
 		log     []byte
 		records int    // how many records come back
-		dropped int64  // for a torn tail
+		dropped int64  // for a torn tail: zeros ending the file do not count
 		corrupt string // for corruption: the reason in the error
 	}{
 		{"clean log", clean, 3, 0, ""},
@@ -35,8 +35,9 @@ func TestTailCases(t *testing.T) {
 		{"payload cut short", clean[:size-1], 2, size - 1 - endB, ""},
 		{"FIRST without its LAST", clean[:blockSize], 1, blockSize - 8, ""},
 		{"FIRST and part of LAST", clean[:blockSize+100], 1, blockSize + 100 - 8, ""},
-		{"zeros after the last record", cat(clean, zeros(1000)), 3, 1000, ""},
-		{"zeros to the end of the block and a whole zero block", cat(clean, zeros(2*blockSize-len(clean))), 3, 2*blockSize - size, ""},
+		{"FIRST and part of LAST, then zeros", cat(clean[:blockSize+100], zeros(1000)), 1, blockSize + 100 - 8, ""},
+		{"zeros after the last record", cat(clean, zeros(1000)), 3, 0, ""},
+		{"zeros to the end of the block and a whole zero block", cat(clean, zeros(2*blockSize-len(clean))), 3, 0, ""},
 		{"checksum mismatch in the last record", flip(size - 1), 2, size - endB, ""},
 		{"checksum mismatch with a record after it", flip(4), 0, 0, "checksum mismatch"},
 		{"damaged FIRST, its LAST intact in the next block", flip(100), 1, 0, "checksum mismatch"},

@@ -12,34 +12,58 @@ import (
 // so one huge record does not pin its size in memory for the log's life.
 const maxRetainedBuf = 1 << 20
 
+// windowSize is the span of the file a Writer maps at a time (mapped.go):
+// a multiple of every page size in use (4, 16 and 64 KiB), and small,
+// because the pages of a window count in the process's RSS until it is
+// unmapped, and a crash leaves up to one window of zeros at the log's end.
+const windowSize = 256 << 10
+
 // Writer appends records to a log. It is not safe for concurrent use: the
 // engine's commit path (one writer at a time) serializes Appends.
 type Writer struct {
 	f   vfs.File
 	bs  int    // block size: blockSize outside tests
 	off int64  // bytes handed to f so far: the offset of the next byte
-	buf []byte // reused: one Append is framed here, then written at once
+	buf []byte // reused: one Append is framed here, then written at once (or copied into windows)
 	err error  // sticky: after a failed Write the file's tail is unknown
+
+	// Appending through mappings (mapped.go). m is nil when f is no
+	// vfs.Mapper or its first Map failed; then every Append is a Write.
+	m      vfs.Mapper
+	ws     int        // window size: windowSize outside tests
+	win    vfs.Window // the window being filled; nil before the first
+	winOff int64      // file offset of win's first byte
+	mapped bool       // a Map succeeded: from now on, never a Write
 }
 
 // NewWriter returns a Writer that frames records into f, which must be
 // empty (a freshly created file): checksums are seeded with file offsets
-// counted from 0.
+// counted from 0. If f is a vfs.Mapper, records are stored through
+// mappings of it instead of written (mapped.go).
 func NewWriter(f vfs.File) *Writer { return newWriterSize(f, blockSize) }
 
 // newWriterSize lets tests frame with small blocks (headerSize < bs <= blockSize).
-func newWriterSize(f vfs.File, bs int) *Writer { return &Writer{f: f, bs: bs} }
+func newWriterSize(f vfs.File, bs int) *Writer {
+	m, _ := f.(vfs.Mapper)
+	return &Writer{f: f, bs: bs, m: m, ws: windowSize}
+}
 
 // Append frames record into fragments and hands all of them to the file
-// in one Write call, so when Append returns nil the record survives a
-// process crash (vfs invariant 1); Sync makes it survive a machine crash.
-// It returns the file offset where the record's first fragment starts,
-// the value Reader.Offset reports for it. Records of any length, zero
-// included, are accepted. After an error every later call fails: a
-// partial Write leaves a tail only a Reader can judge.
+// in one Write call, or stores them into the file's mapping, so when
+// Append returns nil the record survives a process crash (vfs invariant
+// 1); Sync makes it survive a machine crash. It returns the file offset
+// where the record's first fragment starts, the value Reader.Offset
+// reports for it. Records of any length, zero included, are accepted.
+// After an error every later call fails: a partial Write leaves a tail
+// only a Reader can judge.
 func (w *Writer) Append(record []byte) (int64, error) {
 	if w.err != nil {
 		return 0, w.err
+	}
+	if w.m != nil {
+		if start, ok := w.appendMapped(record); ok {
+			return start, w.err
+		}
 	}
 	start, frame := appendFrame(w.buf[:0], w.off, w.bs, record)
 	w.buf = frame
@@ -133,12 +157,15 @@ func (w *Writer) Sync() error {
 }
 
 // Close closes the file without syncing it: call Sync first for the last
-// records to survive a machine crash. Later calls return ErrClosed.
+// records to survive a machine crash. A mapped log is first unmapped and
+// cut to Size, dropping the zeros its last window reserved. Later calls
+// return ErrClosed.
 func (w *Writer) Close() error {
 	if errors.Is(w.err, ErrClosed) {
 		return w.err
 	}
-	err := w.f.Close()
+	err := w.unmap()
+	err = errors.Join(err, w.f.Close())
 	w.err = fmt.Errorf("wal: %w", ErrClosed)
 	return err
 }

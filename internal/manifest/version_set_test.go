@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"maps"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -460,5 +461,25 @@ func TestBadCurrent(t *testing.T) {
 		if !errors.Is(err, base.ErrCorruption) || !strings.Contains(err.Error(), want) {
 			t.Errorf("CURRENT %.20q: err = %v, want ErrCorruption naming %s", contents, err, want)
 		}
+	}
+}
+
+// TestManifestIsWritten: the manifest is written, not mapped, even on a
+// file system that maps (log_and_apply.go, unmapped): an open manifest
+// has no reserved zeros after its last record.
+func TestManifestIsWritten(t *testing.T) {
+	mem := vfs.NewMem()
+	vs, err := Create(mem, testDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vs.Close()
+	f, err := mem.Open(filepath.Join(testDir, MakeFilename(KindManifest, vs.ManifestFileNum())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if size, err := f.Size(); err != nil || size != vs.manifest.Size() {
+		t.Fatalf("open manifest of %d bytes (%v), %d appended: it was mapped", size, err, vs.manifest.Size())
 	}
 }

@@ -1,0 +1,102 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+)
+
+// appendMapped stores record's frame into the file's current window
+// instead of writing it: the same bytes Write would add (appendFrame), at
+// the same offsets, with no system call. On the OS the window is a shared
+// mapping of the file, so a store lands in the page cache and survives a
+// process crash once it completes, as a returned write(2) does (vfs
+// invariant 1). It returns ok false when the file is to be written
+// instead: the first Map failed (a file system without fallocate), before
+// any byte went through a mapping. Once a Map has succeeded the Writer
+// never falls back: the file then extends with zeros past the last
+// record, up to the window's end, and Write appends at the end of the
+// file, after those zeros, where a Reader would never find the record.
+// Errors are sticky in w.err.
+//
+// A record that fits in what is left of the window is framed straight
+// into it; one that crosses the window's end is framed in w.buf and
+// copied, continuing in the next window.
+func (w *Writer) appendMapped(record []byte) (start int64, ok bool) {
+	if w.off == w.winOff+int64(w.ws) || w.win == nil {
+		if err := w.nextWindow(w.off); err != nil {
+			if !w.mapped {
+				w.m = nil
+				return 0, false
+			}
+			w.err = err
+			return 0, true
+		}
+	}
+	_, _, size := layout(w.off, w.bs, len(record))
+	b := w.win.Bytes()
+	i := int(w.off - w.winOff)
+	if i+size <= len(b) {
+		// The capacity is exactly the frame's size, so appendFrame
+		// never reallocates: it frames in the window itself.
+		start, _ = appendFrame(b[i:i:i+size], w.off, w.bs, record)
+		w.win.Stored(i + size)
+		w.off += int64(size)
+		return start, true
+	}
+	start, frame := appendFrame(w.buf[:0], w.off, w.bs, record)
+	w.buf = frame
+	at := w.off
+	for len(frame) > 0 {
+		if at == w.winOff+int64(w.ws) {
+			if err := w.nextWindow(at); err != nil {
+				w.err = err
+				return 0, true
+			}
+		}
+		b := w.win.Bytes()
+		i := int(at - w.winOff)
+		n := copy(b[i:], frame)
+		w.win.Stored(i + n)
+		at += int64(n)
+		frame = frame[n:]
+	}
+	w.off = at
+	if cap(w.buf) > maxRetainedBuf {
+		w.buf = nil
+	}
+	return start, true
+}
+
+// nextWindow unmaps the current window, if any, and maps the one starting
+// at off. Unmapping first keeps at most one window of the log's pages in
+// the process's RSS.
+func (w *Writer) nextWindow(off int64) error {
+	if w.win != nil {
+		err := w.win.Unmap()
+		w.win = nil
+		if err != nil {
+			return fmt.Errorf("wal: unmap at offset %d: %w", w.winOff, err)
+		}
+	}
+	win, err := w.m.Map(off, w.ws)
+	if err != nil {
+		return fmt.Errorf("wal: map at offset %d: %w", off, err)
+	}
+	w.win, w.winOff, w.mapped = win, off, true
+	return nil
+}
+
+// unmap ends the mapping for Close: it unmaps the last window and cuts the
+// file to the bytes appended, so a cleanly closed log has no zero tail. A
+// partial record a failed Append stored past Size is cut with the zeros.
+func (w *Writer) unmap() error {
+	if !w.mapped {
+		return nil
+	}
+	var err error
+	if w.win != nil {
+		err = w.win.Unmap()
+		w.win = nil
+	}
+	return errors.Join(err, w.m.Truncate(w.off))
+}
