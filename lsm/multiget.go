@@ -176,21 +176,23 @@ func (b *multiGet) level(v *manifest.Version, level int, pending []int) []int {
 		}
 	}
 	b.byTable = byTable
-	if len(files) > 1 {
-		slices.Sort(byTable)
-	}
 	// Every key of byTable was read out of pending above, so table() may
-	// append to left past where pending's keys were.
-	for start := 0; start < len(byTable); {
-		t := byTable[start] >> 32
-		run := b.runKeys[:0]
-		end := start
-		for ; end < len(byTable) && byTable[end]>>32 == t; end++ {
-			run = append(run, int(uint32(byTable[end])))
+	// append to left past where pending's keys were. Each round takes the
+	// keys of the first key's table and compacts the others in place:
+	// cheaper than sorting for the few tables a batch meets in most
+	// levels, and at worst (a table per key) as many rounds as keys.
+	for rest := byTable; len(rest) > 0; {
+		t := rest[0] >> 32
+		run, others := b.runKeys[:0], rest[:0]
+		for _, x := range rest {
+			if x>>32 == t {
+				run = append(run, int(uint32(x)))
+			} else {
+				others = append(others, x)
+			}
 		}
-		b.runKeys = run
+		b.runKeys, rest = run, others
 		left = b.table(level, files[t], run, left)
-		start = end
 	}
 	return left
 }
