@@ -25,7 +25,10 @@ import (
 // opened and pinned once for its keys, not once per key, and its filter is
 // asked for all of them at once. The keys themselves are never sorted:
 // sorting 32 keys took 15–19% of a batch of absent keys in
-// BenchmarkMultiGet, more than the binary searches cost.
+// BenchmarkMultiGet (two tables below L0), more than the binary searches
+// cost. With hundreds of tables a level, the searches cost as much as
+// Get's (43% of a batch of absent keys, 422 tables in L6), and a sorted
+// merge walking the tables did no better.
 func (d *DB) MultiGet(keys [][]byte) (values [][]byte, errs []error) {
 	values, errs = make([][]byte, len(keys)), make([]error, len(keys))
 	if d.closed.Load() {
