@@ -75,9 +75,9 @@ type multiGet struct {
 
 	// pending are the indexes of the keys still unanswered, in no order.
 	pending []int
-	// byTable are a level's keys that some table covers, as the table's
-	// index in the level (high 32 bits) and the key's (low 32 bits; no
-	// batch holds 2^32 keys), so that sorting them groups them by table.
+	// byTable are a level's keys that some table covers, each as the
+	// table's index in the level (high 32 bits) and the key's (low 32
+	// bits; no batch holds 2^32 keys), one word level() compacts in place.
 	byTable []uint64
 	// runKeys, runHashes and maybe are one table's keys, their hashes, and
 	// its filter's answers; maybe is first the active memtable's answers.
