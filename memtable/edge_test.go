@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 )
 
@@ -96,6 +97,28 @@ func TestFilterGrows(t *testing.T) {
 	for i := range 20_000 {
 		if _, res := m.Get(concKey(i), base.MaxSeqNum); res != Found {
 			t.Fatalf("key %d after growth: %v", i, res)
+		}
+	}
+}
+
+// TestMayContainHashesMatchesOne: the batch probe answers each hash as
+// MayContainHash does, for keys added and keys never added.
+func TestMayContainHashesMatchesOne(t *testing.T) {
+	m := New(Options{ExpectedEntries: 100})
+	var hashes []uint64
+	for i := range 200 {
+		if i%2 == 0 {
+			if err := m.Add(base.SeqNum(i+1), base.KindSet, concKey(i), nil); err != nil {
+				t.Fatalf("Add %d: %v", i, err)
+			}
+		}
+		hashes = append(hashes, filter.Hash(concKey(i)))
+	}
+	maybe := make([]bool, len(hashes))
+	m.MayContainHashes(hashes, maybe)
+	for i, h := range hashes {
+		if maybe[i] != m.MayContainHash(h) || i%2 == 0 && !maybe[i] {
+			t.Fatalf("key %d: batch %v, one %v", i, maybe[i], m.MayContainHash(h))
 		}
 	}
 }

@@ -57,3 +57,14 @@ func (m *Memtable) MayContainHash(h uint64) bool {
 	defer m.runlock(m.rlock())
 	return m.filter.ContainsHash(h)
 }
+
+// MayContainHashes is MayContainHash for a batch of hashes: maybe[i]
+// reports whether the filter admits hashes[i]. It takes the read lock once
+// for the batch, not once per hash, and holds it for all the probes
+// (writers wait that long). maybe must be as long as hashes.
+func (m *Memtable) MayContainHashes(hashes []uint64, maybe []bool) {
+	defer m.runlock(m.rlock())
+	for i, h := range hashes {
+		maybe[i] = m.filter.ContainsHash(h)
+	}
+}

@@ -101,11 +101,21 @@ func (v *Version) FindFile(level int, ukey []byte) *FileMetadata {
 		}
 		return nil
 	}
-	i := searchLargest(files, ukey)
-	if i < len(files) && compareUser(files[i].Smallest.UserKey, ukey) <= 0 {
+	if i := v.FindFileIndex(level, ukey); i >= 0 {
 		return files[i]
 	}
 	return nil
+}
+
+// FindFileIndex is FindFile for L1+, as the table's index in
+// v.Levels[level]: -1 when no table's range contains ukey.
+func (v *Version) FindFileIndex(level int, ukey []byte) int {
+	files := v.Levels[level]
+	i := searchLargest(files, ukey)
+	if i < len(files) && compareUser(files[i].Smallest.UserKey, ukey) <= 0 {
+		return i
+	}
+	return -1
 }
 
 // searchLargest returns the index of the first table whose Largest user key
