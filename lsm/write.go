@@ -74,12 +74,20 @@ func (d *DB) Delete(key []byte) error {
 // provablyAbsent reports whether no filter on key's read path admits it,
 // which proves that no version of key exists anywhere: a delete of it is a
 // no-op. Only in-memory filters are consulted; no disk is read.
+//
+// It reads the current read state without taking a reference: a reference
+// keeps the files of its tables, for reads that go to disk, and the proof
+// reads only memory — the filters table metadata holds and
+// the memtables' filters, which nothing recycles — that the garbage
+// collector keeps for as long as the proof looks at it. The state is the
+// current one, so every write acknowledged before Delete was called is in
+// it (a memtable filter, or a table whose filter is known or counts as
+// maybe).
 func (d *DB) provablyAbsent(key []byte) bool {
-	rs := d.loadReadState()
+	rs := d.rs.Load()
 	if rs == nil {
 		return false // closed: the write that follows reports it
 	}
-	defer rs.unref()
 	if d.opts.IgnoreFilters {
 		return false
 	}
