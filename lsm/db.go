@@ -91,7 +91,9 @@ type DB struct {
 	manifestMu sync.Mutex
 
 	stats dbStats
-	bg    sync.WaitGroup
+	// proofs gates Delete's absent-key proof (proof_gate.go).
+	proofs proofGate
+	bg     sync.WaitGroup
 
 	hooks testHooks
 }

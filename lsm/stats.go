@@ -88,6 +88,10 @@ type Stats struct {
 	// DeletesElided counts Deletes that the filters proved unnecessary and
 	// that wrote nothing; WALBytesSaved the WAL bytes they did not write.
 	DeletesElided, WALBytesSaved uint64
+	// DeleteProofsSkipped counts Deletes that wrote their tombstone without
+	// asking the filters, because recent proofs had kept failing: the
+	// deletes were of keys that exist (lsm/proof_gate.go).
+	DeleteProofsSkipped uint64
 	// DeleteProofProbes counts in-memory table filter probes made to prove
 	// a deleted key absent (delete elision);
 	// MergeProofProbes those made by flushes and compactions to prove a
@@ -208,6 +212,7 @@ type dbStats struct {
 	memtableFilterNegatives, immutableFilterNegatives, memtableFalsePositives atomic.Uint64
 	deletesElided, walBytesSaved                                              atomic.Uint64
 	deleteProofProbes, mergeProofProbes                                       atomic.Uint64
+	deleteProofsSkipped                                                       atomic.Uint64
 	walBytes, flushes                                                         atomic.Uint64
 	stalls, stallNanos, slowdowns                                             atomic.Uint64
 	flushDrops, compactionDrops                                               [len(compaction.Drops{})]atomic.Uint64
@@ -285,6 +290,7 @@ func (d *DB) Stats() Stats {
 	s.MemtableFalsePositives = d.stats.memtableFalsePositives.Load()
 	s.DeletesElided, s.WALBytesSaved = d.stats.deletesElided.Load(), d.stats.walBytesSaved.Load()
 	s.DeleteProofProbes, s.MergeProofProbes = d.stats.deleteProofProbes.Load(), d.stats.mergeProofProbes.Load()
+	s.DeleteProofsSkipped = d.stats.deleteProofsSkipped.Load()
 	s.WALBytes, s.Flushes = d.stats.walBytes.Load(), d.stats.flushes.Load()
 	for i := range s.FlushDrops {
 		s.FlushDrops[i] = d.stats.flushDrops[i].Load()

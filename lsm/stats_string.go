@@ -32,8 +32,8 @@ func (s Stats) String() string {
 	w.Flush()
 	fmt.Fprintf(&b, "memtables: %d queued for flush; filter negatives %d (own) + %d (combined immutables); false positives %d\n",
 		s.MemtablesQueued, s.MemtableFilterNegatives, s.ImmutableFilterNegatives, s.MemtableFalsePositives)
-	fmt.Fprintf(&b, "deletes:   %d elided (%d WAL bytes saved); proof probes %d by deletes, %d by merges\n",
-		s.DeletesElided, s.WALBytesSaved, s.DeleteProofProbes, s.MergeProofProbes)
+	fmt.Fprintf(&b, "deletes:   %d elided (%d WAL bytes saved), %d not proved (proofs kept failing); proof probes %d by deletes, %d by merges\n",
+		s.DeletesElided, s.WALBytesSaved, s.DeleteProofsSkipped, s.DeleteProofProbes, s.MergeProofProbes)
 	fmt.Fprintf(&b, "flushes:   %d; dropped %s\n", s.Flushes, s.FlushDrops)
 	fmt.Fprintf(&b, "compactions: %d moves, %d L0, %d size, %d rewrites; dropped %s; read %d blocks (%d bytes); reclaimed %d bytes\n",
 		s.Compactions.Move, s.Compactions.L0, s.Compactions.Size, s.Compactions.Rewrite, s.CompactionDrops,

@@ -57,10 +57,16 @@ func (d *DB) Delete(key []byte) error {
 		return err
 	}
 	if !d.opts.KeepAbsentDeletes {
-		if d.provablyAbsent(key) {
-			d.stats.deletesElided.Add(1)
-			d.stats.walBytesSaved.Add(uint64(batchHeaderLen + 1 + binary.MaxVarintLen32 + len(key)))
-			return nil
+		if !d.proofs.ask() {
+			d.stats.deleteProofsSkipped.Add(1)
+		} else {
+			proved := d.provablyAbsent(key)
+			d.proofs.record(proved)
+			if proved {
+				d.stats.deletesElided.Add(1)
+				d.stats.walBytesSaved.Add(uint64(batchHeaderLen + 1 + binary.MaxVarintLen32 + len(key)))
+				return nil
+			}
 		}
 	}
 	b := batchPool.Get().(*Batch)

@@ -49,17 +49,18 @@ func (b *bench) options() *lsm.Options {
 		compression = lsm.NoCompression
 	}
 	return &lsm.Options{
-		Compression:     compression,
-		MemtableSize:    b.cfg.writeBufferSize,
-		BloomBitsPerKey: bits,
-		FilterSizing:    b.sizing,
-		BlockCacheSize:  cache,
-		MaxOpenFiles:    maxOpen,
-		Sync:            b.cfg.sync,
-		IgnoreFilters:   b.filtersOff,
-		TargetFileSize:  b.cfg.targetFileSize,
-		LBaseMaxBytes:   b.cfg.levelBase,
-		EventListener:   b.watch.listener(),
+		Compression:       compression,
+		MemtableSize:      b.cfg.writeBufferSize,
+		BloomBitsPerKey:   bits,
+		FilterSizing:      b.sizing,
+		BlockCacheSize:    cache,
+		MaxOpenFiles:      maxOpen,
+		Sync:              b.cfg.sync,
+		KeepAbsentDeletes: b.cfg.keepAbsentDeletes,
+		IgnoreFilters:     b.filtersOff,
+		TargetFileSize:    b.cfg.targetFileSize,
+		LBaseMaxBytes:     b.cfg.levelBase,
+		EventListener:     b.watch.listener(),
 	}
 }
 

@@ -23,23 +23,24 @@ type config struct {
 	valueSize  int
 	// compression is "snappy" or "none"; compressionRatio the size values
 	// compress to (db_bench's -compression_ratio: 1 is incompressible).
-	compression      string
-	compressionRatio float64
-	threads          int
-	repeat           int // runs of the whole sequence, each on a fresh DB
-	batchSize        int // keys per MultiGet in the multiread workloads
-	seed             uint64
-	bloomBits        []int // kvbench's 0 means "no filter" (lsm's -1)
-	filterSizings    []lsm.FilterSizing
-	cacheSize        int64
-	openFiles        int // lsm's MaxOpenFiles; -1: every table
-	sync             bool
-	db               string
-	useExisting      bool
-	histogram        bool
-	json             bool
-	svg              string
-	compare          bool
+	compression       string
+	compressionRatio  float64
+	threads           int
+	repeat            int // runs of the whole sequence, each on a fresh DB
+	batchSize         int // keys per MultiGet in the multiread workloads
+	seed              uint64
+	bloomBits         []int // kvbench's 0 means "no filter" (lsm's -1)
+	filterSizings     []lsm.FilterSizing
+	cacheSize         int64
+	openFiles         int // lsm's MaxOpenFiles; -1: every table
+	sync              bool
+	keepAbsentDeletes bool
+	db                string
+	useExisting       bool
+	histogram         bool
+	json              bool
+	svg               string
+	compare           bool
 
 	writeBufferSize int64
 	targetFileSize  int64
@@ -89,6 +90,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.Int64Var(&c.cacheSize, "cache_size", 8<<20, "block cache bytes; 0 or negative disables the cache")
 	fs.IntVar(&c.openFiles, "open_files", -1, "tables kept open, each with its index and filter in memory (Options.MaxOpenFiles); -1: every table, as the filter figures assume (lsm.Stats describes the open tables only)")
 	fs.BoolVar(&c.sync, "sync", false, "fsync the WAL on every commit")
+	fs.BoolVar(&c.keepAbsentDeletes, "keep_absent_deletes", false, "write every Delete (Options.KeepAbsentDeletes): no absent-key proof, the baseline for what the proof costs deletes of present keys")
 	fs.StringVar(&c.db, "db", "", "DB directory (default: a temporary one, removed afterwards)")
 	fs.BoolVar(&c.useExisting, "use_existing_db", false, "run on the DB in -db as it is: no fill benchmarks, no rebuild")
 	fs.BoolVar(&c.histogram, "histogram", false, "print p50/p90/p99/p99.9/p99.99/max latencies per benchmark (HdrHistogram, 3 significant digits)")

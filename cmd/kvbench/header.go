@@ -38,6 +38,7 @@ type header struct {
 	TargetFile   int64    `json:"target_file_size_base"`
 	LevelBase    int64    `json:"max_bytes_for_level_base"`
 	Sync         bool     `json:"sync"`
+	KeepAbsent   bool     `json:"keep_absent_deletes"`
 	Compare      bool     `json:"compare"`
 	DB           string   `json:"db"`
 }
@@ -48,7 +49,7 @@ func newHeader(c *config, dir string) header {
 		Benchmarks: c.benchmarks, Num: c.num, Reads: c.reads, Deletes: c.deletes, KeySize: c.keySize,
 		ValueSize: c.valueSize, Threads: c.threads, Repeat: c.repeat, BatchSize: c.batchSize, Seed: c.seed,
 		BloomBits: c.bloomBits, FilterSizing: sizingNames(c.filterSizings), CacheSize: c.cacheSize, OpenFiles: c.openFiles,
-		Memtable: c.writeBufferSize, TargetFile: c.targetFileSize, LevelBase: c.levelBase, Sync: c.sync, Compare: c.compare, DB: dir}
+		Memtable: c.writeBufferSize, TargetFile: c.targetFileSize, LevelBase: c.levelBase, Sync: c.sync, KeepAbsent: c.keepAbsentDeletes, Compare: c.compare, DB: dir}
 }
 
 func sizingNames(sizings []lsm.FilterSizing) []string {
@@ -115,6 +116,9 @@ func (r *reporter) header(dir string) {
 	open := "" // every table, unsaid
 	if c.openFiles > 0 {
 		open = fmt.Sprintf(", at most %d tables open (filter figures cover those only)", c.openFiles)
+	}
+	if c.keepAbsentDeletes {
+		open += ", every Delete written (KeepAbsentDeletes)"
 	}
 	p("Options", "block cache %s, memtable %s, table %s, base level %s (levels dynamic), sync %v, %s (values compress to %.2f)%s",
 		cacheSize(c.cacheSize), size(c.writeBufferSize), size(c.targetFileSize), size(c.levelBase), c.sync, c.compression,

@@ -104,6 +104,8 @@ func NewCollector(db *lsm.DB) *Collector {
 		func(s *lsm.Stats) float64 { return u(s.DeletesElided) })
 	global("wal_bytes_saved_total", "WAL bytes that elided deletes did not write.", counter,
 		func(s *lsm.Stats) float64 { return u(s.WALBytesSaved) })
+	global("delete_proofs_skipped_total", "Deletes that wrote a tombstone without asking the filters, because recent proofs had kept failing.", counter,
+		func(s *lsm.Stats) float64 { return u(s.DeleteProofsSkipped) })
 	global("delete_proof_probes_total", "In-memory table filter probes made to prove a deleted key absent.", counter,
 		func(s *lsm.Stats) float64 { return u(s.DeleteProofProbes) })
 	global("merge_proof_probes_total", "Filter probes made by flushes and compactions to prove a tombstone unnecessary.", counter,
