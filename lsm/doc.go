@@ -32,7 +32,9 @@
 //
 // A key that every filter on its path rejects is provably absent. Delete of
 // such a key writes nothing (Stats.DeletesElided) unless
-// Options.KeepAbsentDeletes is set.
+// Options.KeepAbsentDeletes is set, or recent proofs kept failing: Delete
+// asks the filters only while its proofs pay (proof_gate.go), and
+// otherwise writes the tombstone, which is always correct.
 //
 // # Concurrency and guarantees
 //
