@@ -101,7 +101,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.Int64Var(&c.targetFileSize, "target_file_size_base", 1<<20, "compaction output table size")
 	fs.Int64Var(&c.levelBase, "max_bytes_for_level_base", 4<<20, "Options.LBaseMaxBytes: the base level's size target (levels are dynamic)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: kvbench [flags]              run benchmarks (no flags: the default run, about a minute)\n"+
+		fmt.Fprintf(stderr, "usage: kvbench [flags]              run benchmarks (no flags: the default run, under a minute)\n"+
 			"       kvbench filters [flags]      the filter tables: designed vs measured FPR\n"+
 			"       kvbench tree -db DIR         the LSM's shape: levels, tables, key ranges, filter bits\n"+
 			"       kvbench explain -db DIR KEY  the read path of one key, step by step\n"+

@@ -8,7 +8,7 @@
 //	kvbench repair -db DIR       rebuild a DB that Open refuses (lsm.Repair), print what was kept
 //	kvbench teach -db DIR        build docs/read-path.md's lesson DB, print its traces
 //
-// With no flags it runs an embedded default (about a minute on a 2-core
+// With no flags it runs an embedded default (under a minute on a 2-core
 // machine) in a temporary directory that it removes afterwards.
 //
 // # Workloads

@@ -83,7 +83,7 @@ func (r *reporter) header(dir string) {
 	}
 	p("kvbench", "monban LSM: what the filters save on reads and deletes")
 	if c.defaulted {
-		p("Default run", "embedded workload, about a minute on a 2-core machine (kvbench -h for the flags)")
+		p("Default run", "embedded workload, under a minute on a 2-core machine (kvbench -h for the flags)")
 	}
 	p("Date", "%s", r.head.Date)
 	p("Go", "%s", r.head.machine())
