@@ -3,7 +3,6 @@ package lsm
 import (
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -85,16 +84,11 @@ func buildLeveledDB(t *testing.T, fs vfs.FS) model {
 // readFile returns the contents of path.
 func readFile(t *testing.T, fs vfs.FS, path string) []byte {
 	t.Helper()
-	f, err := fs.Open(path)
+	b, err := vfs.ReadFile(fs, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
+	return b
 }
 
 // filesOf returns the names of dir's files of the given kind, ascending.

@@ -62,12 +62,7 @@ func writeFile(t *testing.T, fsys FS, name string, data ...[]byte) {
 
 func readFile(t *testing.T, fsys FS, name string) []byte {
 	t.Helper()
-	f, err := fsys.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
+	b, err := ReadFile(fsys, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,20 +29,6 @@ func mappers(t *testing.T) []impl {
 	return out
 }
 
-func readAll(t *testing.T, fsys FS, name string) []byte {
-	t.Helper()
-	f, err := fsys.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // TestMapperWho: the OS file system is a Mapper on Linux only, MemFS
 // always, and FaultFS never (its faults are on Write, and wrapping a
 // Mapper must not pass the interface through).
@@ -82,7 +68,7 @@ func TestMapStoreTruncate(t *testing.T) {
 			}
 			copy(w.Bytes(), "hello")
 			w.Stored(5)
-			if got := readAll(t, im.fs, name); len(got) != ws || string(got[:5]) != "hello" || !allZero(got[5:]) {
+			if got := readFile(t, im.fs, name); len(got) != ws || string(got[:5]) != "hello" || !allZero(got[5:]) {
 				t.Fatalf("after one store: %d bytes, %q…", len(got), got[:8])
 			}
 			w.Bytes()[ws-1] = 'x'
@@ -112,7 +98,7 @@ func TestMapStoreTruncate(t *testing.T) {
 			copy(want, "hello")
 			want[ws-1] = 'x'
 			copy(want[ws:], "world")
-			if got := readAll(t, im.fs, name); !bytes.Equal(got, want) {
+			if got := readFile(t, im.fs, name); !bytes.Equal(got, want) {
 				t.Fatalf("file after Truncate: %d bytes, want %d", len(got), len(want))
 			}
 		})
@@ -140,10 +126,10 @@ func TestMemMapCrash(t *testing.T) {
 	}
 	copy(w.Bytes(), "abc")
 	w.Stored(3)
-	if got := readAll(t, m.ProcessCrashClone(), "/db/log"); len(got) != memPageSize || string(got[:3]) != "abc" || !allZero(got[3:]) {
+	if got := readFile(t, m.ProcessCrashClone(), "/db/log"); len(got) != memPageSize || string(got[:3]) != "abc" || !allZero(got[3:]) {
 		t.Fatalf("process crash: %d bytes %q…", len(got), got[:4])
 	}
-	if got := readAll(t, m.CrashClone(), "/db/log"); len(got) != 0 {
+	if got := readFile(t, m.CrashClone(), "/db/log"); len(got) != 0 {
 		t.Fatalf("machine crash before Sync: %d bytes, want none", len(got))
 	}
 	if err := f.Sync(); err != nil {
@@ -151,27 +137,27 @@ func TestMemMapCrash(t *testing.T) {
 	}
 	copy(w.Bytes()[3:], "def")
 	w.Stored(6)
-	if got := readAll(t, m.CrashClone(), "/db/log"); len(got) != memPageSize || string(got[:6]) != "abc\x00\x00\x00" {
+	if got := readFile(t, m.CrashClone(), "/db/log"); len(got) != memPageSize || string(got[:6]) != "abc\x00\x00\x00" {
 		t.Fatalf("machine crash after Sync, store after it: %d bytes %q…", len(got), got[:6])
 	}
 	// The process-crash image keeps what is durable as it is in m.
-	if got := readAll(t, m.ProcessCrashClone().CrashClone(), "/db/log"); len(got) != memPageSize || string(got[:6]) != "abc\x00\x00\x00" {
+	if got := readFile(t, m.ProcessCrashClone().CrashClone(), "/db/log"); len(got) != memPageSize || string(got[:6]) != "abc\x00\x00\x00" {
 		t.Fatalf("machine crash of a process-crash image: %d bytes %q…", len(got), got[:6])
 	}
 	w.Unmap()
 	if err := f.(Mapper).Truncate(6); err != nil {
 		t.Fatal(err)
 	}
-	if got := readAll(t, m, "/db/log"); string(got) != "abcdef" {
+	if got := readFile(t, m, "/db/log"); string(got) != "abcdef" {
 		t.Fatalf("after Truncate: %q", got)
 	}
-	if got := readAll(t, m.CrashClone(), "/db/log"); len(got) != memPageSize {
+	if got := readFile(t, m.CrashClone(), "/db/log"); len(got) != memPageSize {
 		t.Fatalf("machine crash after an unsynced Truncate: %d bytes, want %d", len(got), memPageSize)
 	}
 	if err := f.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	if got := readAll(t, m.CrashClone(), "/db/log"); string(got) != "abcdef" {
+	if got := readFile(t, m.CrashClone(), "/db/log"); string(got) != "abcdef" {
 		t.Fatalf("machine crash after a synced Truncate: %q", got)
 	}
 }

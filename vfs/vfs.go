@@ -100,3 +100,13 @@ type Window interface {
 	// not be in the file.
 	Unmap() error
 }
+
+// ReadFile returns the whole contents of name, as os.ReadFile does.
+func ReadFile(fsys FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(f)
+	return b, errors.Join(err, f.Close())
+}

@@ -57,12 +57,7 @@ func (m mappedTarget) create(t *testing.T, name string) (*Writer, string) {
 
 func fileBytes(t *testing.T, fsys vfs.FS, path string) []byte {
 	t.Helper()
-	f, err := fsys.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
+	b, err := vfs.ReadFile(fsys, path)
 	if err != nil {
 		t.Fatal(err)
 	}

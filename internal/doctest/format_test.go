@@ -259,12 +259,7 @@ func quotientExample(t *testing.T) []byte {
 
 func readFile(t *testing.T, fsys vfs.FS, name string) []byte {
 	t.Helper()
-	f, err := fsys.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
+	b, err := vfs.ReadFile(fsys, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package manifest
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"math/rand/v2"
@@ -341,12 +340,8 @@ func TestCreateRefusesExisting(t *testing.T) {
 
 // readFile and writeFile edit files behind the VersionSet's back.
 func readFile(t testing.TB, fsys vfs.FS, name string) []byte {
-	f, err := fsys.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
+	t.Helper()
+	b, err := vfs.ReadFile(fsys, name)
 	if err != nil {
 		t.Fatal(err)
 	}
