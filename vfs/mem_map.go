@@ -67,6 +67,12 @@ type memWindow struct {
 
 func (w *memWindow) Bytes() []byte { return w.b }
 
+// Put is a copy: MemFS has no page faults to save.
+func (w *memWindow) Put(at int, p []byte) error {
+	copy(w.b[at:], p)
+	return nil
+}
+
 // Stored appends b[w.stored:n] to the file's data, after zeros for any of
 // the window's range below it that holds none (bytes an earlier window
 // never stored). The window must continue the file's data: anything

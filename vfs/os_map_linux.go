@@ -44,14 +44,41 @@ func (f createdFile) Map(off int64, size int) (Window, error) {
 		// fallocate extended the file; the contract leaves it as it was.
 		return nil, errors.Join(err, f.Truncate(fi.Size()))
 	}
-	return &osWindow{b: b, name: f.Name()}, nil
+	return &osWindow{b: b, name: f.Name(), fd: fd, off: off}, nil
 }
 
 // osWindow is a mapped range of a file. The mapping outlives the file's
-// descriptor, as mmap(2) does, until Unmap.
+// descriptor, as mmap(2) does, until Unmap; Put needs the descriptor open.
 type osWindow struct {
 	b    []byte
 	name string
+	fd   int
+	off  int64 // the file offset of b[0]
+}
+
+// pwriteMin is the length from which Put writes instead of storing: a
+// page, the span of one page fault.
+const pwriteMin = 4096
+
+// Put writes a long p with pwrite(2), which fills the page cache pages the
+// mapping shares (the page cache is one, so a store and a write into the
+// same file are coherent), and stores a short one.
+func (w *osWindow) Put(at int, p []byte) error {
+	if len(p) < pwriteMin {
+		copy(w.b[at:], p)
+		return nil
+	}
+	for len(p) > 0 {
+		n, err := syscall.Pwrite(w.fd, p, w.off+int64(at))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return &os.PathError{Op: "pwrite", Path: w.name, Err: err}
+		}
+		p, at = p[n:], at+n
+	}
+	return nil
 }
 
 func (w *osWindow) Bytes() []byte { return w.b }

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"bytes"
 	"errors"
 	"path/filepath"
 	"syscall"
@@ -34,5 +35,43 @@ func TestMapWithoutFallocate(t *testing.T) {
 				t.Fatalf("size after a failed Map: %d, %v; want 3", size, err)
 			}
 		})
+	}
+}
+
+// TestPutWritesCoherently: a Put of a page or more goes through pwrite(2),
+// and the mapping sees those bytes at once (one page cache), beside the
+// bytes a short Put stored, and the file holds both after Truncate.
+func TestPutWritesCoherently(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "log")
+	f, err := Default.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := f.(Mapper).Map(0, 1<<16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := bytes.Repeat([]byte{'s'}, 100)
+	long := bytes.Repeat([]byte{'L'}, 3*pwriteMin+5)
+	if err := w.Put(0, short); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Put(len(short), long); err != nil {
+		t.Fatal(err)
+	}
+	want := append(append([]byte{}, short...), long...)
+	if got := w.Bytes()[:len(want)]; !bytes.Equal(got, want) {
+		t.Fatalf("the mapping shows %q... after the Puts, want %q...", got[:120], want[:120])
+	}
+	w.Stored(len(want))
+	if err := w.Unmap(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.(Mapper).Truncate(int64(len(want))); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, Default, name); !bytes.Equal(got, want) {
+		t.Fatalf("the file holds %d bytes, want the %d Put", len(got), len(want))
 	}
 }

@@ -9,7 +9,9 @@
 // record to the file in one Write call (so it survives a process crash),
 // or, if the file is a vfs.Mapper (the OS file system on Linux, MemFS),
 // stores it into a 256 KiB window mapped on the file, no system call, for
-// the same promise: the window is the kernel's page cache. The windows are
+// the same promise: the window is the kernel's page cache (a record of a
+// page or more is written into the window's range with pwrite(2) instead,
+// which costs less than its page faults). The windows are
 // mapped one at a time as the log reaches them, each reserving its disk
 // space first; if the first Map fails the Writer writes instead for the
 // file's life. Sync makes everything appended so far survive a machine

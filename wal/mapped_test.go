@@ -106,24 +106,6 @@ func TestMappedSameBytes(t *testing.T) {
 	}
 }
 
-// TestMappedFramesInPlace: a record that fits in the window is framed
-// straight into it, with no assembly buffer; one that crosses its end goes
-// through the buffer.
-func TestMappedFramesInPlace(t *testing.T) {
-	w := NewWriter(mustCreate(t, vfs.NewMem(), "log"))
-	for range 100 {
-		if _, err := w.Append(make([]byte, 1000)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if w.buf != nil {
-		t.Fatalf("records that fit were framed in a buffer of %d bytes", cap(w.buf))
-	}
-	if _, err := w.Append(make([]byte, windowSize)); err != nil || w.buf == nil {
-		t.Fatalf("a record crossing the window: %v, buffer %d bytes", err, cap(w.buf))
-	}
-}
-
 func mustCreate(t *testing.T, fsys vfs.FS, name string) vfs.File {
 	t.Helper()
 	f, err := fsys.Create(name)
