@@ -74,8 +74,10 @@ type Options struct {
 
 	// KeepAbsentDeletes turns off the absent-key proof for Delete. By
 	// default a Delete of a key that no filter on its path admits writes
-	// nothing (no WAL record, no tombstone, counted in Stats.DeletesElided).
-	// Set it when every delete must leave a WAL record. Flushes and
+	// nothing (no WAL record, no tombstone, counted in Stats.DeletesElided),
+	// as long as such proofs keep succeeding often enough to pay for their
+	// probes (proof_gate.go; Stats.DeleteProofsSkipped counts the deletes
+	// that did not ask). Set it when every delete must leave a WAL record. Flushes and
 	// compactions still drop tombstones that hide nothing.
 	KeepAbsentDeletes bool
 
