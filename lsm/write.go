@@ -83,12 +83,11 @@ func (d *DB) Delete(key []byte) error {
 //
 // It reads the current read state without taking a reference: a reference
 // keeps the files of its tables, for reads that go to disk, and the proof
-// reads only memory — the filters table metadata holds and
-// the memtables' filters, which nothing recycles — that the garbage
-// collector keeps for as long as the proof looks at it. The state is the
-// current one, so every write acknowledged before Delete was called is in
-// it (a memtable filter, or a table whose filter is known or counts as
-// maybe).
+// reads only memory — the filters table metadata holds and the memtables'
+// filters, which nothing recycles — that the garbage collector keeps for
+// as long as the proof looks at it. The state is the current one, so
+// every write acknowledged before Delete was called is in it (a memtable
+// filter, or a table whose filter is known or counts as maybe).
 func (d *DB) provablyAbsent(key []byte) bool {
 	rs := d.rs.Load()
 	if rs == nil {
