@@ -220,12 +220,13 @@ func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (bas
 			}
 		}
 	}
+	if !newest && !r.EndsCleanly() {
+		// Rotation syncs a WAL before the next one starts, so only the
+		// newest can legitimately end torn; an older one may end only in
+		// the zeros a mapped WAL reserves (wal.Reader.EndsCleanly).
+		return 0, fmt.Errorf("monban: %s does not end at its last record (a torn or zeroed tail) but a newer WAL exists: %w", name, ErrCorruption)
+	}
 	if n := r.DroppedBytes(); n > 0 {
-		if !newest {
-			// Rotation syncs a WAL before the next one starts, so only the
-			// newest can legitimately end torn.
-			return 0, fmt.Errorf("monban: %s is torn (%d bytes) but a newer WAL exists: %w", name, n, ErrCorruption)
-		}
 		d.opts.Logger.Info("monban: dropped a torn tail from the WAL", "file", name, "bytes", n)
 	}
 	return last, flush()

@@ -55,9 +55,11 @@
 //     its block nor at the start of any later block. A torn tail ends the
 //     log with io.EOF and DroppedBytes counts the bytes after the last
 //     record returned, up to the last non-zero one: zeros ending the file
-//     held no record (a mapped Writer reserved them, or the file system
-//     extended the file without its data), so a log that ends in zeros
-//     alone lost nothing. Damage with an intact fragment after it is
+//     hold no record it could return (a mapped Writer reserved them, or a
+//     file system kept a length without its data). EndsCleanly says
+//     whether the log ends at its last record or in zeros to a window
+//     boundary, the only ends a log followed by a newer one may have.
+//     Damage with an intact fragment after it is
 //     corruption: a *CorruptionError naming the log and the offset,
 //     wrapping ErrCorruption. Every record before the damage is returned
 //     either way.

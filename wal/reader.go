@@ -28,6 +28,7 @@ type Reader struct {
 	lastOff int64 // offset of the last record returned
 	lastEnd int64 // offset just past the last record returned
 	dataEnd int64 // offset just past the last non-zero byte read
+	size    int64 // the log's length, once read to its end
 	dropped int64
 	synced  bool  // the synced-log rule (NewSyncedReader)
 	err     error // sticky: io.EOF, *CorruptionError or an I/O error
@@ -160,6 +161,7 @@ func (r *Reader) load() error {
 // Every caller has read the log to its end, so dataEnd is the file's.
 func (r *Reader) end() error {
 	r.dropped = max(r.dataEnd, r.lastEnd) - r.lastEnd
+	r.size = r.blockOff + int64(r.n)
 	r.err = io.EOF
 	return r.err
 }
@@ -167,6 +169,18 @@ func (r *Reader) end() error {
 // Offset returns the file offset where the last record returned by Next
 // starts (the offset Writer.Append returned for it).
 func (r *Reader) Offset() int64 { return r.lastOff }
+
+// EndsCleanly reports, once Next has returned io.EOF, whether the log's
+// bytes end at its last record, or go on past it only in what a mapped
+// Writer reserves: zeros, to a multiple of the window size (a crash, or a
+// machine crash after Close's unsynced cut, leaves them). A log that a
+// newer one follows must end so: it was synced before the newer one was
+// created, so any other tail is damage — zeros included, since a file
+// system can lose a synced file's last pages as zeros.
+func (r *Reader) EndsCleanly() bool {
+	return r.err == io.EOF && (r.size == r.lastEnd ||
+		r.dataEnd <= r.lastEnd && r.size%windowSize == 0)
+}
 
 // DroppedBytes returns, once Next has returned io.EOF, how many bytes
 // followed the last record returned up to the log's last non-zero byte:

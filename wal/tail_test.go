@@ -92,3 +92,37 @@ func TestReadError(t *testing.T) {
 		t.Fatalf("error not sticky: %v then %v", err, err2)
 	}
 }
+
+// TestEndsCleanly: a log ends cleanly at its last record, or in zeros to a
+// window boundary (a mapped Writer's reservation); zeros to anywhere else,
+// and torn bytes, do not.
+func TestEndsCleanly(t *testing.T) {
+	log, _ := logOf(t, [][]byte{[]byte("hi"), bytes.Repeat([]byte{'x'}, 40000)})
+	zerosTo := func(n int) []byte { return append(append([]byte{}, log...), make([]byte, n-len(log))...) }
+	for _, tc := range []struct {
+		name string
+		log  []byte
+		want bool
+	}{
+		{"at its last record", log, true},
+		{"zeros to a window boundary", zerosTo(windowSize), true},
+		{"zeros to two windows", zerosTo(2 * windowSize), true},
+		{"zeros short of a window boundary", zerosTo(windowSize - 1), false},
+		{"zeros to a page, not a window", zerosTo(64 << 10), false},
+		{"a torn record", append(append([]byte{}, log...), log[:20]...), false},
+		{"a torn record, then zeros to a window boundary", append(append(append([]byte{}, log...), 1, 2, 3), make([]byte, windowSize-len(log)-3)...), false},
+	} {
+		r := NewReader(bytes.NewReader(tc.log), "log")
+		for {
+			if _, err := r.Next(); err != nil {
+				if err != io.EOF {
+					t.Fatalf("%s: %v", tc.name, err)
+				}
+				break
+			}
+		}
+		if got := r.EndsCleanly(); got != tc.want {
+			t.Errorf("%s: EndsCleanly() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
