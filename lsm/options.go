@@ -104,15 +104,15 @@ type Options struct {
 	//
 	// The defaults are RocksDB's (20 and 36), not LevelDB's (8 and 12):
 	// an L0 table costs a read one filter probe, not a disk read, unless
-	// the filter errs, so L0 can run deeper here. At LevelDB's a sustained
-	// random fill of 4M keys was slowed 1780-1805 times while one L0
-	// compaction (all of L0 and all of the base level) ran and the next
-	// tables piled up behind it; at these, 1-2 times, and L0 compactions
-	// taking more tables each rewrote fewer bytes per byte flushed (write
-	// amplification 7.75 -> 7.11-7.16; at 1M keys 3.89 -> 3.70-3.76). The
-	// WAL then stopped costing a write(2) per commit, the same fill ran
-	// faster, and L0 passes 20 tables again (1308-1491 slowdowns): only
-	// smaller L0 compactions, not thresholds, will keep up.
+	// the filter errs, so L0 can run deeper here, and an L0 compaction
+	// that waits for more tables rewrites fewer bytes per byte flushed.
+	// bench/peers' 4M-key fill (README) wrote 7.81-7.84 table bytes per
+	// flushed byte at LevelDB's, 6.03-6.11 at these, and was slowed
+	// 1876-1960 times against 1171-1338, though the WAL also stopped
+	// costing a write(2) per commit in between, which makes the fill
+	// faster. The slowdowns left come from L0 passing 20 tables while one
+	// L0 compaction (all of L0 and the base level) runs: only smaller L0
+	// compactions, not thresholds, will remove them.
 	L0SlowdownWritesThreshold int
 
 	// L0StopWritesThreshold is the number of L0 tables at which writes wait

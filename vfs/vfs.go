@@ -101,8 +101,9 @@ type Window interface {
 	// p of a page or more goes through pwrite(2) into the same range
 	// instead: the first store into each page of a mapping takes a page
 	// fault, and for long records one system call costs less than the
-	// faults (BenchmarkMappedAppend in wal, on ext4: a 4 KiB record took
-	// 4.9-5.1 µs stored, 4.0-4.2 µs put, 3.6-3.8 µs written). An error
+	// faults (BenchmarkMappedAppend in wal, on ext4: a 4 KiB record takes
+	// 4.0-4.2 µs mapped, 4.9-5.1 when it was stored before Put, 3.6-3.8
+	// written). An error
 	// leaves the window's bytes at [at, at+len(p)) unknown.
 	Put(at int, p []byte) error
 	// Unmap ends the window. Bytes stored past the last Stored may or may
