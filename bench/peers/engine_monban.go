@@ -34,7 +34,7 @@ type monbanEngine struct {
 	bufferedWAL bool
 	db          *lsm.DB
 	// running counts flushes and compactions between their Begin and End
-	// events: monban's Stats has no in-progress gauge.
+	// events: Stats counts running compactions but not flushes.
 	running atomic.Int64
 }
 
@@ -95,10 +95,13 @@ func (e *monbanEngine) Flush() error {
 }
 
 // waitQuiet polls every millisecond until, for quietPolls polls in a row, no
-// flush or compaction ran (the EventListener's count), no memtable was queued
-// and no flush, compaction or compaction-read counter in Stats moved. A
-// finished compaction may schedule the next one a moment later, hence
-// several quiet polls, as in the Pebble adapter.
+// flush or compaction ran (the EventListener's count), none was scheduled
+// (Stats.CompactionsRunning: on a busy machine a scheduled compaction's
+// goroutine can start, and fire CompactionBegin, tens of milliseconds
+// later), no memtable was queued and no flush, compaction or
+// compaction-read counter in Stats moved. A finished compaction may
+// schedule the next one a moment later, hence several quiet polls, as in
+// the Pebble adapter.
 func (e *monbanEngine) waitQuiet(limit time.Duration) error {
 	const quietPolls = 20
 	deadline := time.Now().Add(limit)
@@ -112,7 +115,7 @@ func (e *monbanEngine) waitQuiet(limit time.Duration) error {
 	for quiet < quietPolls {
 		time.Sleep(time.Millisecond)
 		now := progress()
-		if now != last || now[1] > 0 || e.running.Load() > 0 {
+		if now != last || now[1] > 0 || e.running.Load() > 0 || e.db.Stats().CompactionsRunning > 0 {
 			quiet = 0
 		} else {
 			quiet++
