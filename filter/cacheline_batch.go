@@ -1,5 +1,7 @@
 package filter
 
+import "runtime"
+
 // batchGroup is how many queries MayContainHashes starts before it waits on
 // any: enough independent line loads to keep the core's outstanding-miss
 // slots busy, few enough that the lines are still in L1 for the second pass.
@@ -51,4 +53,5 @@ func (f CacheLine) MayContainHashes(hashes []uint64, maybe []bool) {
 		}
 		hashes, maybe = hashes[n:], maybe[n:]
 	}
+	runtime.KeepAlive(f.keep)
 }

@@ -201,18 +201,6 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 		return edit.Added, d.logAndApply(edit)
 	}
 
-	inputs, readers, err := d.openCompactionInputs(c)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		for _, r := range readers {
-			st := r.Stats()
-			d.stats.compactionBlocksRead.Add(st.BlocksRead + st.OpenBlocksRead)
-			d.stats.compactionBytesRead.Add(st.BytesRead + st.OpenBytesRead)
-			r.Close()
-		}
-	}()
 	var inBytes, inEntries uint64
 	for _, files := range c.Inputs {
 		for _, f := range files {
@@ -224,7 +212,7 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 
 	// Only the levels below the output hold data older than the inputs.
 	elide := d.tombstoneElider(v, c.OutputLevel+1)
-	it := compaction.NewIter(merge.NewIter(inputs...), snapshots, elide)
+	it := compaction.NewIter(merge.NewIter(d.compactionInputs(c)...), snapshots, elide)
 	defer it.Close()
 	var grandparents []*manifest.FileMetadata
 	if c.OutputLevel+1 < NumLevels {
@@ -268,44 +256,63 @@ func (d *DB) logAndApply(edit *manifest.VersionEdit) error {
 	return d.vs.LogAndApply(edit)
 }
 
-// openCompactionInputs opens private readers of the input tables, without
-// the block cache: a compaction reads each block once, and must not evict
-// what reads are using. Their read counters are the compaction's reads
-// (blocks, as the tables count them; the file sees fewer, larger reads
-// through readaheadFile).
-func (d *DB) openCompactionInputs(c *compaction.Compaction) ([]base.InternalIterator, []*sstable.Reader, error) {
-	var iters []base.InternalIterator
-	var readers []*sstable.Reader
-	fail := func(err error) ([]base.InternalIterator, []*sstable.Reader, error) {
-		for _, it := range iters {
-			it.Close()
+// compactionInputs returns an iterator per input of c: one per L0 table
+// (they overlap), one levelIter per deeper level, which opens that level's
+// tables one at a time as the merge reaches them.
+func (d *DB) compactionInputs(c *compaction.Compaction) []base.InternalIterator {
+	var inputs []base.InternalIterator
+	add := func(files []*manifest.FileMetadata) {
+		l := new(levelIter)
+		l.init(compactionTables{d}, files, nil, nil)
+		inputs = append(inputs, l)
+	}
+	for i, level := range [2]int{c.Level, c.OutputLevel} {
+		switch files := c.Inputs[i]; {
+		case level == 0:
+			for j := range files {
+				add(files[j : j+1])
+			}
+		case len(files) > 0:
+			add(files)
 		}
-		for _, r := range readers {
-			r.Close()
-		}
+	}
+	return inputs
+}
+
+// compactionTables opens a compaction's input tables as private readers
+// (sstable.Reader.WithFile) of the table cache's: they share its index and
+// filter, so no meta block is read or held twice; they read through a
+// readahead window and skip the block cache, which a compaction, reading
+// each block once, must not flush of what reads are using. Their read
+// counters are the compaction's reads (blocks, as the tables count them;
+// the file sees fewer, larger reads through readaheadFile).
+type compactionTables struct{ d *DB }
+
+func (c compactionTables) table(f *manifest.FileMetadata) (*sstable.Reader, func(), error) {
+	shared, release, err := c.d.table(f)
+	if err != nil {
 		return nil, nil, err
 	}
-	for _, files := range c.Inputs {
-		for _, f := range files {
-			name := manifest.MakeFilename(manifest.KindTable, f.FileNum)
-			file, err := d.fs.Open(d.path(manifest.KindTable, f.FileNum))
-			if err != nil {
-				return fail(err)
-			}
-			ra, err := newReadaheadFile(file)
-			if err != nil {
-				file.Close()
-				return fail(err)
-			}
-			r, err := sstable.Open(ra, sstable.ReaderOptions{FileNum: f.FileNum, Name: name, ExpectSize: f.Size, ExpectTableID: f.TableID})
-			if err != nil {
-				return fail(err) // Open closed ra, and file with it
-			}
-			readers = append(readers, r)
-			iters = append(iters, r.NewIter(nil, nil))
-		}
+	defer release()
+	file, err := c.d.fs.Open(c.d.path(manifest.KindTable, f.FileNum))
+	if err != nil {
+		return nil, nil, err
 	}
-	return iters, readers, nil
+	ra, err := newReadaheadFile(file)
+	if err != nil {
+		file.Close()
+		return nil, nil, err
+	}
+	r, err := shared.WithFile(ra)
+	if err != nil {
+		return nil, nil, err // WithFile closed ra, and file with it
+	}
+	return r, func() {
+		st := r.Stats()
+		c.d.stats.compactionBlocksRead.Add(st.BlocksRead)
+		c.d.stats.compactionBytesRead.Add(st.BytesRead)
+		r.Close()
+	}, nil
 }
 
 // writeTables writes it's entries as tables of level, cut where split

@@ -11,11 +11,12 @@ import (
 
 // levelIter concatenates the tables of one level L1+ (sorted, not
 // overlapping) into one base.InternalIterator, opening each table only
-// when the iteration reaches it. It reuses one sstable.Iter for all of
-// them, and is itself reused from Iter to Iter (iterParts), so crossing
-// into a table allocates nothing.
+// when the iteration reaches it and closing it when the iteration leaves,
+// so a level holds one table's buffers however many tables it spans. It
+// reuses one sstable.Iter for all of them, and is itself reused from Iter
+// to Iter (iterParts), so crossing into a table allocates nothing.
 type levelIter struct {
-	d            *DB
+	tables       tableOpener
 	files        []*manifest.FileMetadata
 	lower, upper []byte
 
@@ -28,10 +29,17 @@ type levelIter struct {
 
 var _ base.InternalIterator = (*levelIter)(nil)
 
+// tableOpener opens a table for a levelIter, with a function that lets it
+// go: the DB's table cache for reads (DB.table), private readers for a
+// compaction (compactionTables).
+type tableOpener interface {
+	table(f *manifest.FileMetadata) (*sstable.Reader, func(), error)
+}
+
 // init makes l an unpositioned iterator over files, keeping its table
 // iterator's buffers. REQUIRES: l is new or closed.
-func (l *levelIter) init(d *DB, files []*manifest.FileMetadata, lower, upper []byte) {
-	*l = levelIter{d: d, files: files, lower: lower, upper: upper, idx: -1, table: l.table}
+func (l *levelIter) init(tables tableOpener, files []*manifest.FileMetadata, lower, upper []byte) {
+	*l = levelIter{tables: tables, files: files, lower: lower, upper: upper, idx: -1, table: l.table}
 }
 
 // open makes files[i] the current table; false if i is out of range or the
@@ -49,7 +57,7 @@ func (l *levelIter) open(i int) bool {
 		l.lower != nil && bytes.Compare(f.Largest.UserKey, l.lower) < 0 {
 		return false
 	}
-	r, release, err := l.d.table(f)
+	r, release, err := l.tables.table(f)
 	if err != nil {
 		l.err = err
 		return false

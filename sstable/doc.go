@@ -40,7 +40,11 @@
 //     all newer than the snapshot, at no I/O cost.
 //  5. Index, filter and properties are read once at Open and pinned in the
 //     Reader; only data blocks go through the block cache. A Get that
-//     passes the filter reads at most one data block.
+//     passes the filter reads at most one data block. The index and filter
+//     blocks, when large, lie outside the Go heap (internal/offheap), each
+//     owned by a Buffer that the index, the filter and every copy of them
+//     hold, so the memory lives exactly as long as something can read it;
+//     Reader.WithFile shares them with a compaction's reader.
 //  6. Data blocks are read in place, each under an internal/cache Handle
 //     whose buffer is recycled once its last handle is released
 //     (internal/cache, invariant 5), and no slice of a block outlives the
@@ -49,8 +53,8 @@
 //     onto another or closes, which is why its Key and Value are valid only
 //     until then. Blocks are immutable while shared (internal/cache,
 //     invariant 2). A read that misses the cache fills a pooled buffer, so
-//     Gets and scans allocate nothing per block in steady state; the meta
-//     blocks pinned at Open are the only buffers never released.
+//     Gets and scans allocate nothing per block in steady state. The meta
+//     blocks pinned at Open are not pooled: the collector returns them.
 //  7. A Reader opened with ReaderOptions.ExpectSize and ExpectTableID is
 //     the table the caller expects: its file size and its table.id property
 //     match. Checksums cannot tell a valid table in the wrong file (two

@@ -56,7 +56,7 @@ func FuzzBlock(f *testing.F) {
 				t.Fatalf("block error %v does not wrap ErrCorruption", it.err)
 			}
 		}
-		if x, err := newIndex(data, 1<<20); err != nil {
+		if x, err := newIndex(data, nil, 1<<20); err != nil {
 			if !errors.Is(err, base.ErrCorruption) {
 				t.Fatalf("index error %v does not wrap ErrCorruption", err)
 			}

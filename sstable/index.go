@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/offheap"
 )
 
 // index is a table's index block, searched where it lies rather than
@@ -16,10 +17,16 @@ import (
 // at restart i and decodes without its neighbours. Open checks every
 // entry once (newIndex); key and handle then trust the block, which the
 // Reader pins for its life and nothing writes to.
+//
+// A large block lies outside the Go heap (internal/offheap), owned by
+// keep: the keys entry and key return alias it, so they are valid while
+// the index's Reader is reachable, which every caller ensures by holding
+// the Reader (a table-cache reference) while it compares them.
 type index struct {
 	data        []byte // the block: entries, then the restart array
 	restartsOff int
 	n           int
+	keep        *offheap.Buffer
 }
 
 // newIndex checks block as an index (docs/format.md, "Index block"): its
@@ -27,12 +34,12 @@ type index struct {
 // with its shared length a single zero byte; every key holds a trailer
 // and is above the one before; every handle lies in [0, dataEnd). Those
 // checks are what index's accessors rely on.
-func newIndex(block []byte, dataEnd uint64) (index, error) {
+func newIndex(block []byte, keep *offheap.Buffer, dataEnd uint64) (index, error) {
 	var it blockIter
 	if err := it.init(block); err != nil {
 		return index{}, err
 	}
-	x := index{data: block, restartsOff: it.restartsOff, n: it.numRestarts}
+	x := index{data: block, restartsOff: it.restartsOff, n: it.numRestarts, keep: keep}
 	end := 0 // where the previous entry ended: the next must start there
 	for i := range x.n {
 		off := it.restart(i)

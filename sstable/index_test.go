@@ -60,7 +60,7 @@ func (m indexModel) block(restartInterval int) []byte {
 func TestIndexMatchesModel(t *testing.T) {
 	for seed := range uint64(50) {
 		m := randIndexModel(seed)
-		x, err := newIndex(m.block(1), 1<<40)
+		x, err := newIndex(m.block(1), nil, 1<<40)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -123,11 +123,11 @@ func TestIndexRejectsOtherLayouts(t *testing.T) {
 		{"keys out of order", swapped.block(1), 1 << 40},
 		{"handle past the data", good, m.handles[len(m.handles)-1].offset},
 	} {
-		if _, err := newIndex(tc.block, tc.end); !errors.Is(err, base.ErrCorruption) {
+		if _, err := newIndex(tc.block, nil, tc.end); !errors.Is(err, base.ErrCorruption) {
 			t.Errorf("%s: newIndex = %v, want ErrCorruption", tc.name, err)
 		}
 	}
-	if _, err := newIndex(good, 1<<40); err != nil {
+	if _, err := newIndex(good, nil, 1<<40); err != nil {
 		t.Fatalf("the good block: %v", err)
 	}
 }

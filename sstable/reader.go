@@ -11,6 +11,7 @@ import (
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/cache"
+	"github.com/monbandb/monban/internal/offheap"
 	"github.com/monbandb/monban/vfs"
 )
 
@@ -104,7 +105,7 @@ func (r *Reader) open(size uint64) error {
 	if ft.filter.length > 0 {
 		dataEnd = min(dataEnd, ft.filter.offset)
 	}
-	propsBlock, err := r.readMeta(ft.props, "properties")
+	propsBlock, _, err := r.readMeta(ft.props, "properties") // decoded into props: nothing keeps it
 	if err != nil {
 		return err
 	}
@@ -112,11 +113,11 @@ func (r *Reader) open(size uint64) error {
 		return fmt.Errorf("properties block: %w", err)
 	}
 	r.props.FileSize = size
-	indexBlock, err := r.readMeta(ft.index, "index")
+	indexBlock, indexBuf, err := r.readMeta(ft.index, "index")
 	if err != nil {
 		return err
 	}
-	if r.index, err = newIndex(indexBlock, dataEnd); err != nil {
+	if r.index, err = newIndex(indexBlock, indexBuf, dataEnd); err != nil {
 		return fmt.Errorf("index block at %d: %w", ft.index.offset, err)
 	}
 	if uint64(r.index.len()) != r.props.NumDataBlocks || (r.index.len() == 0) != (r.props.NumEntries == 0) {
@@ -124,11 +125,11 @@ func (r *Reader) open(size uint64) error {
 			r.index.len(), r.props.NumDataBlocks, r.props.NumEntries, base.ErrCorruption)
 	}
 	if ft.filter.length > 0 {
-		fblock, err := r.readMeta(ft.filter, "filter")
+		fblock, fbuf, err := r.readMeta(ft.filter, "filter")
 		if err != nil {
 			return err
 		}
-		if r.filter, err = filter.OpenCacheLine(fblock); err != nil {
+		if r.filter, err = filter.OpenCacheLineIn(fbuf, fblock); err != nil {
 			return fmt.Errorf("filter block at %d: %w: %w", ft.filter.offset, base.ErrCorruption, err)
 		}
 		r.hasFilter = true
@@ -139,18 +140,58 @@ func (r *Reader) open(size uint64) error {
 	return nil
 }
 
-// readMeta reads a block at open time, counted apart from the read path.
-// Its handle is never released: the block is pinned for the Reader's life
-// (the index keys alias it) and its buffer goes to the garbage collector
-// with the Reader, never back to a pool.
-func (r *Reader) readMeta(h handle, what string) ([]byte, error) {
-	bh, err := r.readBlock(h)
-	if err != nil {
-		return nil, fmt.Errorf("%s block at %d: %w", what, h.offset, err)
+// readMeta reads a block at open time, counted apart from the read path,
+// into memory pinned for the Reader's life: the index keys and the filter
+// alias it. A block of offheap.MinSize or more lies outside the Go heap,
+// owned by the returned Buffer, which whatever keeps a slice of the block
+// keeps too (internal/offheap, invariant 1); it goes back to the system
+// when the last of them is collected, never to a pool.
+func (r *Reader) readMeta(h handle, what string) ([]byte, *offheap.Buffer, error) {
+	fail := func(err error) ([]byte, *offheap.Buffer, error) {
+		return nil, nil, fmt.Errorf("%s block at %d: %w", what, h.offset, err)
+	}
+	raw := offheap.New(int(h.length) + blockTrailerLen)
+	if err := r.readAt(raw.Bytes(), h.offset); err != nil {
+		return fail(err)
 	}
 	r.stats.openBlocksRead.Add(1)
 	r.stats.openBytesRead.Add(h.length + blockTrailerLen)
-	return bh.Block(), nil
+	stored, typ, err := verifyBlock(raw.Bytes(), h)
+	if err != nil {
+		return fail(err)
+	}
+	if typ == compressionNone {
+		return stored, raw, nil
+	}
+	dlen, err := decodedLen(stored)
+	if err != nil {
+		return fail(err)
+	}
+	dec := offheap.New(dlen)
+	if err := decompress(dec.Bytes(), stored); err != nil {
+		return fail(err)
+	}
+	return dec.Bytes(), dec, nil
+}
+
+// WithFile returns a Reader of the same table that reads through f,
+// another handle on r's file, with no block cache and counters of its own:
+// what a compaction reads its inputs with, each block once and in order
+// (f is typically a readahead window), without evicting the blocks that
+// reads are using. It shares r's index, filter and properties, which are
+// pinned for a Reader's life and never recycled (readMeta), so it reads
+// no meta block and stays valid after r is closed. It owns f from now on,
+// and closes it on failure: a file of another size is not r's table.
+func (r *Reader) WithFile(f vfs.File) (*Reader, error) {
+	size, err := f.Size()
+	if err == nil && uint64(size) != r.props.FileSize {
+		err = fmt.Errorf("%d bytes, the open table has %d: %w", size, r.props.FileSize, base.ErrCorruption)
+	}
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("sstable %s: %w", r.name, err), f.Close())
+	}
+	return &Reader{f: f, fileNum: r.fileNum, name: r.name, props: r.props, index: r.index,
+		filter: r.filter, hasFilter: r.hasFilter, useFilter: r.useFilter}, nil
 }
 
 func (r *Reader) readAt(b []byte, off uint64) error {
@@ -164,41 +205,68 @@ func (r *Reader) readAt(b []byte, off uint64) error {
 	return err
 }
 
+// verifyBlock checks the checksum of the block at h read into b (its
+// stored bytes, then the trailer) and returns the stored bytes and their
+// compression type, which is none or snappy.
+func verifyBlock(b []byte, h handle) (stored []byte, typ byte, err error) {
+	stored, typ = b[:h.length:h.length], b[h.length]
+	if got, want := checksum(stored, typ), leUint32(b[h.length+1:]); got != want {
+		return nil, 0, fmt.Errorf("checksum %#08x, stored %#08x: %w", got, want, base.ErrCorruption)
+	}
+	if typ != compressionNone && typ != compressionSnappy {
+		return nil, 0, fmt.Errorf("unknown compression type %d: %w", typ, base.ErrCorruption)
+	}
+	return stored, typ, nil
+}
+
+// decodedLen is the length a snappy block decompresses to, at most
+// maxBlockLen.
+func decodedLen(stored []byte) (int, error) {
+	dlen, err := snappy.DecodedLen(stored)
+	if err != nil || dlen > maxBlockLen {
+		return 0, fmt.Errorf("snappy block of %d bytes claims %d: %w", len(stored), dlen, base.ErrCorruption)
+	}
+	return dlen, nil
+}
+
+// decompress decodes the snappy block stored into dst, whose length is
+// decodedLen(stored).
+func decompress(dst, stored []byte) error {
+	if out, err := snappy.Decode(dst, stored); err != nil || len(out) != len(dst) {
+		return fmt.Errorf("snappy: %v: %w", err, base.ErrCorruption)
+	}
+	return nil
+}
+
 // readBlock reads, verifies and decompresses the block at h into a buffer
 // from the block-buffer pools (internal/cache), so that a read allocates
 // nothing in steady state; the caller owns the returned handle.
 func (r *Reader) readBlock(h handle) (cache.Handle, error) {
 	raw := cache.Alloc(int(h.length) + blockTrailerLen) // h.length <= maxBlockLen: checked at open
-	b := raw.Block()
-	if err := r.readAt(b, h.offset); err != nil {
+	if err := r.readAt(raw.Block(), h.offset); err != nil {
 		raw.Release()
 		return cache.Handle{}, err
 	}
-	stored, typ := b[:h.length:h.length], b[h.length]
-	if got, want := checksum(stored, typ), leUint32(b[h.length+1:]); got != want {
+	stored, typ, err := verifyBlock(raw.Block(), h)
+	if err != nil {
 		raw.Release()
-		return cache.Handle{}, fmt.Errorf("checksum %#08x, stored %#08x: %w", got, want, base.ErrCorruption)
+		return cache.Handle{}, err
 	}
-	switch typ {
-	case compressionNone:
+	if typ == compressionNone {
 		raw.Truncate(len(stored))
 		return raw, nil
-	case compressionSnappy:
-		defer raw.Release()
-		dlen, err := snappy.DecodedLen(stored)
-		if err != nil || dlen > maxBlockLen {
-			return cache.Handle{}, fmt.Errorf("snappy block of %d bytes claims %d: %w", len(stored), dlen, base.ErrCorruption)
-		}
-		dec := cache.Alloc(dlen)
-		out, err := snappy.Decode(dec.Block(), stored)
-		if err != nil || len(out) != dlen {
-			dec.Release()
-			return cache.Handle{}, fmt.Errorf("snappy: %v: %w", err, base.ErrCorruption)
-		}
-		return dec, nil
 	}
-	raw.Release()
-	return cache.Handle{}, fmt.Errorf("unknown compression type %d: %w", typ, base.ErrCorruption)
+	defer raw.Release()
+	dlen, err := decodedLen(stored)
+	if err != nil {
+		return cache.Handle{}, err
+	}
+	dec := cache.Alloc(dlen)
+	if err := decompress(dec.Block(), stored); err != nil {
+		dec.Release()
+		return cache.Handle{}, err
+	}
+	return dec, nil
 }
 
 func leUint32(b []byte) uint32 {
