@@ -105,7 +105,7 @@ func (r *Reader) open(size uint64) error {
 	if ft.filter.length > 0 {
 		dataEnd = min(dataEnd, ft.filter.offset)
 	}
-	propsBlock, _, err := r.readMeta(ft.props, "properties") // decoded into props: nothing keeps it
+	propsBlock, _, err := r.readMeta(ft.props, "properties") // decodeProperties copies what it keeps
 	if err != nil {
 		return err
 	}
