@@ -32,6 +32,13 @@ const (
 	proofSampleEvery = 16
 )
 
+// skippedProofs is how many deletes did not ask: every one that found the
+// gate closed, less the one in proofSampleEvery of them that asked.
+func (g *proofGate) skippedProofs() uint64 {
+	n := g.skipped.Load()
+	return n - n/proofSampleEvery
+}
+
 // ask reports whether this delete should try the proof.
 func (g *proofGate) ask() bool {
 	if g.debt.Load() < proofMaxCredit {

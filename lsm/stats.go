@@ -212,7 +212,6 @@ type dbStats struct {
 	memtableFilterNegatives, immutableFilterNegatives, memtableFalsePositives atomic.Uint64
 	deletesElided, walBytesSaved                                              atomic.Uint64
 	deleteProofProbes, mergeProofProbes                                       atomic.Uint64
-	deleteProofsSkipped                                                       atomic.Uint64
 	walBytes, flushes                                                         atomic.Uint64
 	stalls, stallNanos, slowdowns                                             atomic.Uint64
 	flushDrops, compactionDrops                                               [len(compaction.Drops{})]atomic.Uint64
@@ -290,7 +289,7 @@ func (d *DB) Stats() Stats {
 	s.MemtableFalsePositives = d.stats.memtableFalsePositives.Load()
 	s.DeletesElided, s.WALBytesSaved = d.stats.deletesElided.Load(), d.stats.walBytesSaved.Load()
 	s.DeleteProofProbes, s.MergeProofProbes = d.stats.deleteProofProbes.Load(), d.stats.mergeProofProbes.Load()
-	s.DeleteProofsSkipped = d.stats.deleteProofsSkipped.Load()
+	s.DeleteProofsSkipped = d.proofs.skippedProofs()
 	s.WALBytes, s.Flushes = d.stats.walBytes.Load(), d.stats.flushes.Load()
 	for i := range s.FlushDrops {
 		s.FlushDrops[i] = d.stats.flushDrops[i].Load()

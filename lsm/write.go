@@ -57,9 +57,7 @@ func (d *DB) Delete(key []byte) error {
 		return err
 	}
 	if !d.opts.KeepAbsentDeletes {
-		if !d.proofs.ask() {
-			d.stats.deleteProofsSkipped.Add(1)
-		} else {
+		if d.proofs.ask() {
 			proved := d.provablyAbsent(key)
 			d.proofs.record(proved)
 			if proved {
