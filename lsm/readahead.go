@@ -8,16 +8,17 @@ import (
 
 // compactionReadahead is how much a compaction input reads per system
 // call. A compaction reads each input table once, front to back, a block
-// at a time; 64 KiB reads turn ~16 block-sized preads into one. Every
-// input has its window at once (an L0 compaction can have 20 inputs), so
-// the window is held small: 256 KiB windows were 5.9 MB of a 1M-key
-// fill's peak heap, and the process's peak RSS fell from 50 to 45 MB
-// with 64 KiB.
+// at a time; 64 KiB reads turn ~16 block-sized preads into one. Every L0
+// input has its window at once (an L0 compaction can take 18 tables), and
+// each deeper input level one (its tables are opened one after another),
+// so the window is held small: when every input table had one, 256 KiB
+// windows were 5.9 MB of a 1M-key fill's peak heap, and the process's
+// peak RSS fell from 50 to 45 MB with 64 KiB.
 const compactionReadahead = 64 << 10
 
 // readaheadFile serves ReadAt from a window it refills with large reads.
-// It is for one goroutine reading forward (a compaction input); reads that
-// miss the window, such as Open's footer and index, just move it.
+// It is for one goroutine reading forward (a compaction input); a read
+// that misses the window just moves it.
 type readaheadFile struct {
 	vfs.File
 	buf    []byte
