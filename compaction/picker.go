@@ -17,6 +17,9 @@ type Options struct {
 	// holds at least half the bytes of the level it compacts into;
 	// L0MaxTables the number that makes it due regardless (see Score).
 	L0Threshold, L0MaxTables int
+	// IntraL0MinTables is the fewest L0 tables an intra-L0 compaction
+	// merges (see pickIntraL0); 0 never merges L0 into itself.
+	IntraL0MinTables int
 	// LBaseMaxBytes bounds the base level's target (see Targets).
 	LBaseMaxBytes int64
 	Multiplier    int
@@ -51,11 +54,14 @@ func Rewrite(level int, f *manifest.FileMetadata) *Compaction {
 	return &Compaction{Level: level, OutputLevel: level, Inputs: [2][]*manifest.FileMetadata{{f}}, Pointer: f.Largest}
 }
 
-// Kind names the compaction for stats: "move", "L0", "rewrite" or "size".
+// Kind names the compaction for stats: "move", "intra-L0", "L0", "rewrite"
+// or "size".
 func (c *Compaction) Kind() string {
 	switch {
 	case c.Trivial():
 		return "move"
+	case c.IntraL0():
+		return "intra-L0"
 	case c.Level == 0:
 		return "L0"
 	case c.Level == c.OutputLevel:
@@ -215,7 +221,9 @@ func Pick(v *manifest.Version, o Options, pointer func(level int) base.InternalK
 	for _, l := range levels {
 		var c *Compaction
 		if l.level == 0 {
-			c = pickL0(v, o, inProgress)
+			if c = pickL0(v, o, inProgress); c == nil {
+				c = pickIntraL0(v, o, inProgress)
+			}
 		} else {
 			c = pickMinOverlap(v, l.level, pointer(l.level), inProgress)
 		}
@@ -253,6 +261,60 @@ func pickL0(v *manifest.Version, o Options, inProgress []*Compaction) *Compactio
 	}
 	return c
 }
+
+// pickIntraL0 merges the L0 tables no compaction holds into one L0 table
+// while a compaction of L0 into the level below holds the others, as
+// RocksDB does. With random keys every L0 table spans the key space, so a
+// second compaction into the base level must wait for the first, and
+// meanwhile each flush adds a table that every read must probe and that
+// counts toward the write slowdown. The free tables are all newer than the
+// held ones (pickL0 took all of L0 when it started, and no L0 compaction
+// starts beside an intra-L0 one), so the merged table, which L0 orders by
+// its largest sequence number, sits where they did: above the held tables
+// and below every later flush. Its merge keeps every tombstone, since the
+// older tables held below it may hold what they delete, and it is written
+// as one table however large, since splitting it would give back the
+// tables it merged.
+func pickIntraL0(v *manifest.Version, o Options, inProgress []*Compaction) *Compaction {
+	if o.IntraL0MinTables <= 0 {
+		return nil
+	}
+	intoBase := false
+	for _, p := range inProgress {
+		switch {
+		case p.Level == 0 && p.OutputLevel == 0:
+			return nil // one at a time: a second would merge tables newer than the first's output
+		case p.Level == 0:
+			intoBase = true
+		}
+	}
+	if !intoBase {
+		return nil // pickL0 found L0 free and chose against it, or conflicts elsewhere
+	}
+	// Newest first, as L0 is ordered, and not past a table larger than
+	// all the newer ones together: an earlier merge's output is rewritten
+	// only once as much has arrived beside it, so a byte is merged again
+	// a logarithmic number of times while one compaction into the base
+	// level runs, not once per flush. The inputs stay the newest free
+	// tables, so they remain newer than every table left out.
+	c := &Compaction{Level: 0, OutputLevel: 0}
+	var newer uint64
+	for _, f := range v.Levels[0] {
+		if held(f, inProgress) || len(c.Inputs[0]) > 0 && f.Size > newer {
+			break
+		}
+		c.Inputs[0] = append(c.Inputs[0], f)
+		newer += f.Size
+	}
+	if len(c.Inputs[0]) < max(o.IntraL0MinTables, 2) {
+		return nil
+	}
+	c.Pointer = c.Inputs[0][len(c.Inputs[0])-1].Largest
+	return c
+}
+
+// IntraL0 reports whether c merges L0 tables into L0.
+func (c *Compaction) IntraL0() bool { return c.Level == 0 && c.OutputLevel == 0 }
 
 // pickMinOverlap returns the compaction of one table of level (>= 1) into
 // level+1 with the least overlap ratio that does not conflict with
@@ -336,7 +398,10 @@ func Conflicts(c *Compaction, inProgress []*Compaction) bool {
 				return true
 			}
 		}
-		if p.Level == 0 && c.Level == 0 && p.OutputLevel != c.OutputLevel {
+		// Two compactions of L0 into different levels would reorder its
+		// data, except an intra-L0 one beside a compaction into the base
+		// level, whose inputs are older than all of its own (pickIntraL0).
+		if p.Level == 0 && c.Level == 0 && p.OutputLevel != c.OutputLevel && !(c.IntraL0() && p.OutputLevel > 0) {
 			return true
 		}
 		if p.OutputLevel == c.OutputLevel {

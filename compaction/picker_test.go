@@ -214,3 +214,57 @@ func TestL0CompactionsShareTheirOutputLevel(t *testing.T) {
 		t.Fatalf("picked %v beside an L0 compaction into L4", c)
 	}
 }
+
+// TestIntraL0 checks when L0 merges into itself: only beside a compaction
+// of L0 into the base level, which holds the older tables; only the newest
+// free tables, stopping before one larger than all the newer ones; one at
+// a time; and never with a compaction of L0 into the base level starting
+// beside it, which would move newer data below older.
+func TestIntraL0(t *testing.T) {
+	o := Options{L0Threshold: 2, L0MaxTables: 4, IntraL0MinTables: 3, LBaseMaxBytes: 64, Multiplier: 10}
+	noPointer := func(int) base.InternalKey { return base.InternalKey{} }
+	var v manifest.Version
+	// Newest first: three small flushes, an earlier merge's output, then
+	// the two tables an L0 compaction into L5 holds.
+	v.Levels[0] = []*manifest.FileMetadata{
+		table(20, "a", "z", 10), table(19, "a", "z", 10), table(18, "a", "z", 10),
+		table(17, "a", "z", 40), table(11, "a", "z", 10), table(10, "a", "z", 10)}
+	v.Levels[5] = []*manifest.FileMetadata{table(2, "a", "z", 50)}
+	v.Levels[6] = []*manifest.FileMetadata{table(1, "a", "z", 640)}
+	intoBase := &Compaction{Level: 0, OutputLevel: 5,
+		Inputs: [2][]*manifest.FileMetadata{v.Levels[0][4:], v.Levels[5]}}
+
+	if c := pickIntraL0(&v, o, nil); c != nil {
+		t.Fatalf("with nothing running: picked %v; L0 can go down instead", c)
+	}
+	c := Pick(&v, o, noPointer, []*Compaction{intoBase})
+	if c == nil || !c.IntraL0() || c.Kind() != "intra-L0" {
+		t.Fatalf("beside %v: picked %v, want an intra-L0 merge", intoBase, c)
+	}
+	if got := fileNums(c.Inputs[0]); !slices.Equal(got, []uint64{20, 19, 18}) || len(c.Inputs[1]) != 0 {
+		t.Fatalf("intra-L0 inputs %v+%d, want [20 19 18]: table 17 is larger than the three newer together", got, len(c.Inputs[1]))
+	}
+	v.Levels[0][3].Size = 30 // now no larger than the newer ones: merged again
+	if got := fileNums(pickIntraL0(&v, o, []*Compaction{intoBase}).Inputs[0]); !slices.Equal(got, []uint64{20, 19, 18, 17}) {
+		t.Fatalf("intra-L0 inputs %v, want [20 19 18 17]", got)
+	}
+	if c := pickIntraL0(&v, o, []*Compaction{intoBase, c}); c != nil {
+		t.Fatalf("beside another intra-L0 merge: picked %v", c)
+	}
+	if c := pickL0(&v, o, []*Compaction{c}); c != nil {
+		t.Fatalf("beside an intra-L0 merge: picked %v into the base level", c)
+	}
+	few := o
+	few.IntraL0MinTables = 5
+	if c := pickIntraL0(&v, few, []*Compaction{intoBase}); c != nil {
+		t.Fatalf("with IntraL0MinTables 5: picked %v of 4 free tables", c)
+	}
+}
+
+func fileNums(files []*manifest.FileMetadata) []uint64 {
+	var nums []uint64
+	for _, f := range files {
+		nums = append(nums, f.FileNum)
+	}
+	return nums
+}

@@ -2,6 +2,7 @@ package lsm
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -14,10 +15,13 @@ import (
 
 func (d *DB) compactionOptions() compaction.Options {
 	return compaction.Options{
-		L0Threshold:   d.opts.L0CompactionThreshold,
-		L0MaxTables:   max(d.opts.L0CompactionThreshold, d.opts.L0SlowdownWritesThreshold-2),
-		LBaseMaxBytes: d.opts.LBaseMaxBytes,
-		Multiplier:    d.opts.LevelMultiplier,
+		L0Threshold: d.opts.L0CompactionThreshold,
+		L0MaxTables: max(d.opts.L0CompactionThreshold, d.opts.L0SlowdownWritesThreshold-2),
+		// As many as make L0 due: merging fewer would barely lower the
+		// count a read probes.
+		IntraL0MinTables: d.opts.L0CompactionThreshold,
+		LBaseMaxBytes:    d.opts.LBaseMaxBytes,
+		Multiplier:       d.opts.LevelMultiplier,
 	}
 }
 
@@ -210,17 +214,24 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 	}
 	d.stats.levels[c.Level].compactedBytesRead.Add(inBytes)
 
-	// Only the levels below the output hold data older than the inputs.
-	elide := d.tombstoneElider(v, c.OutputLevel+1)
+	// Only the levels below the output hold data older than the inputs —
+	// and, for an intra-L0 merge, the older L0 tables it leaves, so it
+	// keeps every tombstone, and writes one table (pickIntraL0).
+	var elide compaction.Elider
+	split := compaction.NewSplitter(math.MaxInt64, nil)
+	if !c.IntraL0() {
+		elide = d.tombstoneElider(v, c.OutputLevel+1)
+		var grandparents []*manifest.FileMetadata
+		if c.OutputLevel+1 < NumLevels {
+			lo, hi := c.Bounds()
+			grandparents = v.Overlaps(c.OutputLevel+1, lo, hi)
+		}
+		split = compaction.NewSplitter(d.opts.TargetFileSize, grandparents)
+	}
 	it := compaction.NewIter(merge.NewIter(d.compactionInputs(c)...), snapshots, elide)
 	defer it.Close()
-	var grandparents []*manifest.FileMetadata
-	if c.OutputLevel+1 < NumLevels {
-		lo, hi := c.Bounds()
-		grandparents = v.Overlaps(c.OutputLevel+1, lo, hi)
-	}
 	bits := d.filterBitsPerKey(v, c.OutputLevel, inEntries, c)
-	outputs, err := d.writeTables(it, compaction.NewSplitter(d.opts.TargetFileSize, grandparents), c.OutputLevel, bits)
+	outputs, err := d.writeTables(it, split, c.OutputLevel, bits)
 	d.stats.countDrops(it.Drops(), false)
 	if err != nil {
 		return nil, err
@@ -246,6 +257,8 @@ func compactionKind(c *compaction.Compaction) int {
 		return 1
 	case "rewrite":
 		return 3
+	case "intra-L0":
+		return 4
 	}
 	return 2
 }

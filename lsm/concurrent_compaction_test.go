@@ -1,7 +1,10 @@
 package lsm
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -74,5 +77,93 @@ func TestCompactionsRunSideBySide(t *testing.T) {
 				t.Fatalf("after the compactions: %d running, background error %v", s.CompactionsRunning, s.BackgroundError)
 			}
 		})
+	}
+}
+
+// TestIntraL0BesideACompactionIntoTheBase holds a compaction of L0 into the
+// base level in its CompactionBegin, flushes more tables over the same
+// keys — overwrites, deletes of keys the held tables hold, and a snapshot
+// between them — and checks that L0 merges into itself meanwhile, keeping
+// the tombstones (the held, older tables still hold what they delete) and
+// what the snapshot needs. Then every read, with and without the
+// snapshot, matches a model, before and after the held compaction ends.
+func TestIntraL0BesideACompactionIntoTheBase(t *testing.T) {
+	release := make(chan struct{})
+	held, intra := make(chan struct{}, 1), make(chan struct{}, 16)
+	var holding atomic.Bool
+	l := &EventListener{
+		CompactionBegin: func(c CompactionInfo) {
+			if c.Kind == "L0" && holding.CompareAndSwap(false, true) {
+				held <- struct{}{}
+				<-release
+			}
+		},
+		CompactionEnd: func(c CompactionInfo) {
+			if c.Kind == "intra-L0" {
+				intra <- struct{}{}
+			}
+		},
+	}
+	d := openMem(t, vfs.NewMem(), &Options{EventListener: l, L0CompactionThreshold: 2, MaxConcurrentCompactions: 2})
+	var once sync.Once
+	letGo := func() { once.Do(func() { close(release) }) }
+	defer d.Close()
+	defer letGo() // before Close, which waits for the held compaction
+	model := map[string]string{}
+	round := func(r int, del func(i int) bool) {
+		for i := range 200 {
+			k := fmt.Sprintf("k%03d", i)
+			if del(i) {
+				if err := d.Delete([]byte(k)); err != nil {
+					t.Fatal(err)
+				}
+				delete(model, k)
+				continue
+			}
+			v := fmt.Sprintf("v%d-%d", r, i)
+			if err := d.Put([]byte(k), []byte(v)); err != nil {
+				t.Fatal(err)
+			}
+			model[k] = v
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	never := func(int) bool { return false }
+	round(0, never)
+	round(1, never)
+	<-held // L0 → base of rounds 0 and 1
+	round(2, func(i int) bool { return i%3 == 0 })
+	snap := d.NewSnapshot()
+	defer snap.Close()
+	atSnap := maps.Clone(model)
+	round(3, func(i int) bool { return i%5 == 0 })
+	round(4, never)
+	round(5, func(i int) bool { return i%7 == 0 })
+	<-intra
+	check := func(when string) {
+		t.Helper()
+		for i := range 200 {
+			k := fmt.Sprintf("k%03d", i)
+			for _, r := range []struct {
+				name string
+				m    map[string]string
+				get  func([]byte) ([]byte, error)
+			}{{"DB", model, d.Get}, {"snapshot", atSnap, snap.Get}} {
+				v, err := r.get([]byte(k))
+				want, ok := r.m[k]
+				if ok && (err != nil || string(v) != want) || !ok && !errors.Is(err, ErrNotFound) {
+					t.Fatalf("%s: %s.Get(%s) = %q, %v; want %q (present %t)", when, r.name, k, v, err, want, ok)
+				}
+			}
+		}
+	}
+	check("beside the held compaction")
+	letGo()
+	d.waitIdle()
+	check("after it")
+	if s := d.Stats(); s.Compactions.IntraL0 == 0 {
+		t.Fatalf("Stats counts no intra-L0 compaction: %+v", s.Compactions)
 	}
 }

@@ -111,9 +111,11 @@ type Stats struct {
 	// filters' absent-key proof).
 	FlushDrops, CompactionDrops compaction.Drops
 
-	// Compactions counts compactions by kind: trivial moves, L0→L1
-	// merges, and size-triggered merges of deeper levels.
-	Compactions struct{ Move, L0, Size, Rewrite uint64 }
+	// Compactions counts compactions by kind: trivial moves, merges of L0
+	// into the level below and of L0 into itself (while the first kind
+	// runs), size-triggered merges of deeper levels, and rewrites of a
+	// last-level table in place.
+	Compactions struct{ Move, L0, IntraL0, Size, Rewrite uint64 }
 	// CompactionBlocksRead and CompactionBytesRead count what compactions
 	// read from their input tables — and from nothing else: tombstone
 	// elision decides from in-memory filters only.
@@ -215,7 +217,7 @@ type dbStats struct {
 	walBytes, flushes                                                         atomic.Uint64
 	stalls, stallNanos, slowdowns                                             atomic.Uint64
 	flushDrops, compactionDrops                                               [len(compaction.Drops{})]atomic.Uint64
-	compactions                                                               [4]atomic.Uint64 // by compactionKind
+	compactions                                                               [5]atomic.Uint64 // by compactionKind
 	compactionsRunning                                                        atomic.Int64
 	compactionBlocksRead, compactionBytesRead, spaceReclaimed                 atomic.Uint64
 }
@@ -296,7 +298,7 @@ func (d *DB) Stats() Stats {
 		s.CompactionDrops[i] = d.stats.compactionDrops[i].Load()
 	}
 	s.Compactions.Move, s.Compactions.L0, s.Compactions.Size = d.stats.compactions[0].Load(), d.stats.compactions[1].Load(), d.stats.compactions[2].Load()
-	s.Compactions.Rewrite = d.stats.compactions[3].Load()
+	s.Compactions.Rewrite, s.Compactions.IntraL0 = d.stats.compactions[3].Load(), d.stats.compactions[4].Load()
 	s.CompactionBlocksRead, s.CompactionBytesRead = d.stats.compactionBlocksRead.Load(), d.stats.compactionBytesRead.Load()
 	s.SpaceReclaimed = d.stats.spaceReclaimed.Load()
 	s.Slowdowns = d.stats.slowdowns.Load()

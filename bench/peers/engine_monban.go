@@ -105,10 +105,10 @@ func (e *monbanEngine) Flush() error {
 func (e *monbanEngine) waitQuiet(limit time.Duration) error {
 	const quietPolls = 20
 	deadline := time.Now().Add(limit)
-	progress := func() [8]uint64 {
+	progress := func() [9]uint64 {
 		s := e.db.Stats()
 		c := s.Compactions
-		return [8]uint64{s.Flushes, uint64(s.MemtablesQueued), c.Move, c.L0, c.Size, c.Rewrite,
+		return [9]uint64{s.Flushes, uint64(s.MemtablesQueued), c.Move, c.L0, c.IntraL0, c.Size, c.Rewrite,
 			s.CompactionBlocksRead, s.CompactionBytesRead}
 	}
 	last, quiet := progress(), 0

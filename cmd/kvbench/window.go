@@ -148,6 +148,7 @@ func statsDiff(a, b lsm.Stats) lsm.Stats {
 	}
 	d.Compactions.Move -= a.Compactions.Move
 	d.Compactions.L0 -= a.Compactions.L0
+	d.Compactions.IntraL0 -= a.Compactions.IntraL0
 	d.Compactions.Size -= a.Compactions.Size
 	d.Compactions.Rewrite -= a.Compactions.Rewrite
 	d.CompactionBlocksRead -= a.CompactionBlocksRead
