@@ -148,7 +148,7 @@ func NewCollector(db *lsm.DB) *Collector {
 		"Entries compactions did not write, by reason: shadowed versions no snapshot could see, tombstones at the bottom of the tree, tombstones the filters proved unnecessary.",
 		[]string{"reason"}, nil)
 	c.compactions = prometheus.NewDesc(name("compactions_total"),
-		"Compactions by kind: trivial moves, L0 to L1 merges, size-triggered merges of deeper levels, rewrites.",
+		"Compactions by kind: trivial moves, L0 to base-level merges, L0 into L0 merges, size-triggered merges of deeper levels, rewrites.",
 		[]string{"kind"}, nil)
 	return c
 }

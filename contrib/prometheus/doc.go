@@ -33,7 +33,7 @@
 // and, for the whole DB: memtable filter negatives and false positives,
 // deletes elided (and the WAL bytes they saved), proof probes, WAL bytes,
 // flushes and queued memtables, entries dropped by flushes and compactions
-// (label "reason"), compactions (label "kind": move, l0, size, rewrite),
+// (label "reason"), compactions (label "kind": move, l0, intra_l0, size, rewrite),
 // compaction reads, space reclaimed, write slowdowns, stalls and stall
 // seconds, write amplification, and monban_background_error, 1 once a
 // background error made the DB read-only. Describe lists them all, with
