@@ -122,3 +122,28 @@ func mean(xs []float64) float64 {
 	}
 	return s / float64(len(xs))
 }
+
+// TestProbeRates: a level whose one table covers a tenth of the keys is
+// probed by the share of the entries under that tenth; a run of unknown
+// range (a flushed table) covers every key and meets every run; the last
+// level, covering all, is probed by every lookup.
+func TestProbeRates(t *testing.T) {
+	k := func(i int) []byte { return fmt.Appendf(nil, "k%02d", i) }
+	var last probedRun
+	for i := 0; i < 100; i += 10 {
+		last.spans = append(last.spans, keySpan{k(i), k(i + 9), 100})
+		last.entries += 100
+	}
+	runs := []probedRun{
+		{entries: 10}, // flushed: nil span
+		{entries: 10, spans: []keySpan{{k(12), k(15), 10}}}, // meets the last level's k10..k19
+		last,
+	}
+	got := probeRates(runs, 1020)
+	want := []float64{1, (10 + 10 + 100) / 1020.0, 1}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-12 {
+			t.Errorf("run %d: rate %v, want %v", i, got[i], want[i])
+		}
+	}
+}
