@@ -139,11 +139,39 @@ func TestProbeRates(t *testing.T) {
 		{entries: 10, spans: []keySpan{{k(12), k(15), 10}}}, // meets the last level's k10..k19
 		last,
 	}
-	got := probeRates(runs, 1020)
+	got := probeRates(runs)
 	want := []float64{1, (10 + 10 + 100) / 1020.0, 1}
 	for i := range want {
 		if math.Abs(got[i]-want[i]) > 1e-12 {
 			t.Errorf("run %d: rate %v, want %v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestSettle: a level at twice its target keeps half its entries and half
+// its overspending, and the other half goes to the last level; L0, a level
+// within its target and one without a target stay as they are.
+func TestSettle(t *testing.T) {
+	runs := []probedRun{
+		{level: 0, entries: 10, bytes: 1000, overspent: 50},
+		{level: 3, entries: 5, bytes: 500, overspent: 20},
+		{level: 4, entries: 100, bytes: 2000, overspent: 300},
+		{level: 5, entries: 100, bytes: 2000, overspent: 100},
+		{level: NumLevels - 1, entries: 1000, bytes: 20000, overspent: -400},
+	}
+	var targets [NumLevels]int64
+	targets[4], targets[5], targets[NumLevels-1] = 1000, 5000, 20000
+	settle(runs, targets)
+	want := []probedRun{
+		{level: 0, entries: 10, bytes: 1000, overspent: 50},
+		{level: 3, entries: 5, bytes: 500, overspent: 20},
+		{level: 4, entries: 50, bytes: 2000, overspent: 150},
+		{level: 5, entries: 100, bytes: 2000, overspent: 100},
+		{level: NumLevels - 1, entries: 1050, bytes: 20000, overspent: -400},
+	}
+	for i := range want {
+		if g, w := runs[i], want[i]; g.entries != w.entries || g.overspent != w.overspent {
+			t.Errorf("L%d: %v entries overspending %v, want %v and %v", g.level, g.entries, g.overspent, w.entries, w.overspent)
 		}
 	}
 }
