@@ -266,13 +266,13 @@ func TestAllocateProbedBeatsUnweighted(t *testing.T) {
 	measured := []float64{27111, 218117, 1361325, 8447546}
 	probes := []float64{0.167, 0.488, 0.664, 1}
 	for _, avg := range []float64{8, 12} {
-		w := modelSum(AllocateProbedBitsPerKey(measured, probes, avg), probes)
-		m := modelSum(AllocateBitsPerKey(measured, avg), probes)
+		wb, mb := AllocateProbedBitsPerKey(measured, probes, avg), AllocateBitsPerKey(measured, avg)
+		w, m := modelSum(wb, probes), modelSum(mb, probes)
 		if w >= m {
 			t.Errorf("measured tree at %v bits/key: weighted Σ p·FPR %.5f, unweighted %.5f", avg, w, m)
 		}
-		t.Logf("measured tree at %v bits/key: Σ p·FPR %.5f weighted, %.5f unweighted, %.5f uniform",
-			avg, w, m, modelSum(uniform(len(measured), avg), probes))
+		t.Logf("measured tree at %v bits/key: Σ p·FPR %.5f weighted %.2f, %.5f unweighted %.2f, %.5f uniform",
+			avg, w, wb, m, mb, modelSum(uniform(len(measured), avg), probes))
 	}
 	rng := rand.New(rand.NewPCG(testSeed(t), 6))
 	for round := range 200 {
