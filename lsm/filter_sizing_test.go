@@ -122,3 +122,62 @@ func mean(xs []float64) float64 {
 	}
 	return s / float64(len(xs))
 }
+
+// TestProbeRates: a level whose one table covers a tenth of the keys is
+// probed by the share of the entries under that tenth; a run of unknown
+// range (a flushed table) covers every key and meets every run; the last
+// level, covering all, is probed by every lookup.
+func TestProbeRates(t *testing.T) {
+	k := func(i int) []byte { return fmt.Appendf(nil, "k%02d", i) }
+	var last probedRun
+	for i := 0; i < 100; i += 10 {
+		last.spans = append(last.spans, keySpan{k(i), k(i + 9), 100})
+		last.entries += 100
+	}
+	runs := []probedRun{
+		{entries: 10}, // flushed: nil span
+		{entries: 10, spans: []keySpan{{k(12), k(15), 10}}}, // meets the last level's k10..k19
+		last,
+	}
+	got := probeRates(runs)
+	want := []float64{1, (10 + 10 + 100) / 1020.0, 1}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-12 {
+			t.Errorf("run %d: rate %v, want %v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestSettle: a level at twice its target keeps half its entries and half
+// of its filters' spending, and the other half of its entries goes to the
+// last level; a level within its target and one without a target stay as
+// they are; L0 keeps its newest l0Max tables' entries, gives the rest to
+// the last level, and drops out of the spending.
+func TestSettle(t *testing.T) {
+	runs := []probedRun{
+		{level: 0, entries: 10, bytes: 1000, known: 10, spent: 200},
+		{level: 0, entries: 20, bytes: 2000, known: 20, spent: 400},
+		{level: 0, entries: 30, bytes: 3000, known: 30, spent: 600},
+		{level: 3, entries: 5, bytes: 500, known: 5, spent: 60},
+		{level: 4, entries: 100, bytes: 2000, known: 100, spent: 1200},
+		{level: 5, entries: 100, bytes: 2000, known: 80, spent: 900},
+		{level: NumLevels - 1, entries: 1000, bytes: 20000, known: 1000, spent: 7000},
+	}
+	var targets [NumLevels]int64
+	targets[4], targets[5], targets[NumLevels-1] = 1000, 5000, 20000
+	settle(runs, targets, 2)
+	want := []probedRun{
+		{level: 0, entries: 10, known: 0, spent: 0},
+		{level: 0, entries: 20, known: 0, spent: 0},
+		{level: 0, entries: 0, known: 0, spent: 0},
+		{level: 3, entries: 5, known: 5, spent: 60},
+		{level: 4, entries: 50, known: 50, spent: 600},
+		{level: 5, entries: 100, known: 80, spent: 900},
+		{level: NumLevels - 1, entries: 1080, known: 1000, spent: 7000},
+	}
+	for i := range want {
+		if g, w := runs[i], want[i]; g.entries != w.entries || g.known != w.known || g.spent != w.spent {
+			t.Errorf("L%d: %v entries, %v known spending %v; want %v, %v, %v", g.level, g.entries, g.known, g.spent, w.entries, w.known, w.spent)
+		}
+	}
+}
