@@ -149,7 +149,7 @@ func (d *DB) rotateMemtable() error {
 // newMemtable returns an empty memtable whose filter is sized for
 // expected entries.
 func (d *DB) newMemtable(expected int) *memtable.Memtable {
-	return memtable.New(memtable.Options{ExpectedEntries: expected, DisableFilter: d.opts.IgnoreFilters})
+	return memtable.New(memtable.Options{ExpectedEntries: expected, DisableFilter: d.opts.IgnoreFilters, OffHeap: true})
 }
 
 // createWAL creates WAL num and makes its name durable: a synced record

@@ -21,7 +21,9 @@
 // Freeze); writers are serialized by a sync.RWMutex that also makes every
 // filter insert atomic for readers. Iterators hold no lock: they read a
 // snapshot no writer modifies. Values returned by Get and iterators alias
-// the memtable and are immutable; they stay valid as long as referenced.
+// the memtable and are immutable; they stay valid as long as referenced,
+// or with Options.OffHeap as long as the Memtable (for Get) or the Iter is
+// reachable.
 // A Level is an immutable value (see Level).
 //
 // # Invariants

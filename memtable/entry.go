@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/offheap"
 )
 
 // entry is one item of the B-tree: an internal key and its value. Key and
@@ -83,14 +84,21 @@ const entryOverhead = 72
 // Only the writer (under Memtable.mu) calls alloc; readers only read bytes
 // of entries already published in the tree.
 //
+// With Options.OffHeap, chunks of offheap.MinSize or more are mapped
+// outside the heap, each owned by a Buffer the arena holds, so they go back
+// to the system when the Memtable is collected (offheap, invariant 1: the
+// Memtable, and each Iter, which holds it, are what keep them).
+//
 // Invariant: used = bytes handed out + tails of chunks given up on. The
 // current chunk's unused tail is not counted: the engine rotates a memtable
 // when ApproximateSize reaches its MemtableSize, and counting a whole fresh
 // chunk would rotate a small memtable after its first entry (issue 11).
 type arena struct {
-	chunk []byte // unused tail of the current chunk
-	last  int    // size of the last chunk allocated; 0 before the first
-	used  int64
+	chunk   []byte // unused tail of the current chunk
+	last    int    // size of the last chunk allocated; 0 before the first
+	used    int64
+	offHeap bool
+	held    []*offheap.Buffer // the chunks' owners, with offHeap
 }
 
 const (
@@ -111,9 +119,18 @@ func (a *arena) alloc(n int) []byte {
 		a.last = min(max(2*a.last, arenaFirstChunk), arenaChunk)
 		// While chunks are small, one of up to arenaLarge bytes may not
 		// fit: it gets a chunk of its own size, with no tail to waste.
-		a.chunk = make([]byte, max(a.last, n))
+		a.chunk = a.newChunk(max(a.last, n))
 	}
 	b := a.chunk[:n:n]
 	a.chunk = a.chunk[n:]
 	return b
+}
+
+func (a *arena) newChunk(size int) []byte {
+	if !a.offHeap {
+		return make([]byte, size)
+	}
+	buf := offheap.New(size)
+	a.held = append(a.held, buf)
+	return buf.Bytes()
 }

@@ -26,6 +26,9 @@ const iterBatch = 32
 // An Iter is not safe for concurrent use; open one per goroutine.
 type Iter struct {
 	tree *btree.BTreeG[entry]
+	// m keeps the memtable, and so its arena, reachable: the entries
+	// point into it (Options.OffHeap).
+	m *Memtable
 	// win holds up to iterBatch consecutive entries in ascending order;
 	// win[pos] is the current entry when pos is in range.
 	win    []entry
@@ -47,7 +50,7 @@ var _ base.InternalIterator = (*Iter)(nil)
 // NewIter returns an iterator over the entries present now. Writes made
 // after it returns are not seen.
 func (m *Memtable) NewIter() *Iter {
-	return &Iter{tree: m.snapshot(), win: make([]entry, 0, iterBatch)}
+	return &Iter{tree: m.snapshot(), m: m, win: make([]entry, 0, iterBatch)}
 }
 
 // snapshot returns a tree no writer will modify. A frozen memtable's tree
@@ -209,7 +212,7 @@ func (it *Iter) Error() error {
 // Close.
 func (it *Iter) Close() error {
 	it.closed = true
-	it.tree = nil
+	it.tree, it.m = nil, nil
 	it.win = nil
 	it.state = beforeFirst
 	return nil

@@ -60,6 +60,13 @@ type Options struct {
 	// kvbench); the filter is still maintained, so MayContainHash and the
 	// mutable level are unaffected.
 	DisableFilter bool
+	// OffHeap keeps the key and value bytes outside the Go heap
+	// (internal/offheap), where the collector does not count them twice
+	// toward its heap goal. A value Get returns is then valid only while
+	// the Memtable is reachable, and an Iter's keys and values while the
+	// Iter is, not for as long as the slices are: a caller that keeps them
+	// longer, or hands them out, copies them (the DB does).
+	OffHeap bool
 }
 
 // btreeDegree: nodes of up to 63 entries of 48 bytes, ~3 KiB; a binary
@@ -90,6 +97,7 @@ func New(opts Options) *Memtable {
 		tree:     btree.NewG(btreeDegree, less),
 		filter:   newFilter(opts.ExpectedEntries),
 		noFilter: opts.DisableFilter,
+		arena:    arena{offHeap: opts.OffHeap},
 	}
 }
 

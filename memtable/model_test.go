@@ -107,7 +107,7 @@ func TestMemtableModel(t *testing.T) {
 
 func runMemtableModel(t *testing.T, seed uint64, ops int) {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	m := New(Options{ExpectedEntries: rng.IntN(100)}) // small: force filter growth
+	m := New(Options{ExpectedEntries: rng.IntN(100), OffHeap: rng.IntN(2) == 0}) // small: force filter growth
 	md := &model{}
 	var iters []*Iter
 	var snaps [][]modelEntry
