@@ -102,9 +102,9 @@ type arena struct {
 }
 
 const (
-	arenaFirstChunk = 4 << 10  // a page: what a 4 KiB memtable needs
-	arenaChunk      = 64 << 10 // full size: big enough to amortise, small enough to waste little
-	arenaLarge      = 8 << 10  // buffers above this get their own allocation
+	arenaFirstChunk = 4 << 10           // a page: what a 4 KiB memtable needs
+	arenaChunk      = offheap.ChunkSize // full size: big enough to amortise, small enough to waste little; reused off the heap
+	arenaLarge      = 8 << 10           // buffers above this get their own allocation
 )
 
 func (a *arena) alloc(n int) []byte {

@@ -15,7 +15,8 @@
 //     *Buffer beside it, and each of its methods that reads the slice ends
 //     with runtime.KeepAlive of the *Buffer. No slice of the memory is
 //     stored where its *Buffer is not.
-//  2. The memory neither moves nor changes size, and starts zeroed.
+//  2. The memory neither moves nor changes size, and starts zeroed, also
+//     when it is a collected Buffer's, reused (ChunkSize).
 //  3. In race builds (how the tests run) freed memory is made
 //     inaccessible and its addresses are never reused, so a slice used
 //     after its Buffer was collected faults at once instead of reading
@@ -30,6 +31,11 @@ import "runtime"
 // MinSize is the smallest buffer New maps outside the heap; smaller ones
 // would waste too much of their last page (at most a fifth, from 16 KiB).
 const MinSize = 16 << 10
+
+// ChunkSize is the size of buffer whose memory is kept for reuse when its
+// Buffer is collected, rather than returned to the system at once: a
+// memtable arena's chunk.
+const ChunkSize = 64 << 10
 
 // Buffer owns n bytes of memory, inside or outside the Go heap.
 type Buffer struct {
