@@ -155,7 +155,7 @@ func (o Options) Score(v *manifest.Version, level int, inProgress []*Compaction)
 		}
 	}
 	if level == 0 {
-		return o.l0Score(v, len(v.Levels[0])-leaving, v.LevelSize(0)-min(leavingBytes, v.LevelSize(0)))
+		return o.l0Score(v, len(v.Levels[0])-leaving, v.LevelSize(0)-min(leavingBytes, v.LevelSize(0)), inProgress)
 	}
 	targets, _ := o.Targets(v)
 	size := v.LevelSize(level) - min(leavingBytes, v.LevelSize(level))
@@ -176,8 +176,8 @@ func (o Options) Score(v *manifest.Version, level int, inProgress []*Compaction)
 // the output level's bytes the score shrinks in proportion, which lets L0
 // grow until one compaction writes at most three bytes per L0 byte — but
 // never past L0MaxTables, which bounds the tables a read must probe.
-func (o Options) l0Score(v *manifest.Version, n int, l0Bytes uint64) float64 {
-	score := float64(n) / float64(o.L0Threshold)
+func (o Options) l0Score(v *manifest.Version, n int, l0Bytes uint64, inProgress []*Compaction) float64 {
+	score := l0Count(v, inProgress) / float64(o.L0Threshold)
 	if out := v.LevelSize(l0OutputLevel(v, o)); out > 0 {
 		score *= min(1, 2*float64(l0Bytes)/float64(out))
 	}
@@ -185,6 +185,32 @@ func (o Options) l0Score(v *manifest.Version, n int, l0Bytes uint64) float64 {
 		score = max(score, float64(n)/float64(o.L0MaxTables))
 	}
 	return score
+}
+
+// l0Count counts the L0 tables no compaction into a lower level holds,
+// each one smaller than half the median of them in proportion to its
+// size. A table a Flush cut short adds a filter probe to a read like any
+// other, but little data, and counted as one it can make L0 due: the
+// compaction then rewrites the whole base level for it (bench/peers'
+// delmiss phase flushed 5,000 kept deletes beside three full tables, and
+// paid for rewriting its 1M-key tree's base level). Tables that are all
+// small, as a test's, count one each.
+func l0Count(v *manifest.Version, inProgress []*Compaction) float64 {
+	var sizes []uint64
+	for _, f := range v.Levels[0] {
+		if !slices.ContainsFunc(inProgress, func(p *Compaction) bool { return p.OutputLevel != 0 && p.Holds(f) }) {
+			sizes = append(sizes, f.Size)
+		}
+	}
+	if len(sizes) == 0 {
+		return 0
+	}
+	half := float64(slices.Sorted(slices.Values(sizes))[len(sizes)/2]) / 2
+	var n float64
+	for _, size := range sizes {
+		n += min(1, float64(size)/half)
+	}
+	return n
 }
 
 func sumSize(files []*manifest.FileMetadata) (n uint64) {

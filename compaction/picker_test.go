@@ -268,3 +268,28 @@ func fileNums(files []*manifest.FileMetadata) []uint64 {
 	}
 	return nums
 }
+
+// TestSmallL0TableCountsByItsSize: a table far smaller than the L0 tables
+// beside it (a Flush cut short) does not make L0 due on its own, as a full
+// one does; tables all small count one each.
+func TestSmallL0TableCountsByItsSize(t *testing.T) {
+	o := Options{L0Threshold: 4, L0MaxTables: 18, LBaseMaxBytes: 64, Multiplier: 10}
+	var v manifest.Version
+	v.Levels[5] = []*manifest.FileMetadata{table(1, "a", "z", 600)}
+	v.Levels[6] = []*manifest.FileMetadata{table(2, "a", "z", 6000)}
+	v.Levels[0] = []*manifest.FileMetadata{table(13, "a", "z", 5), table(12, "a", "z", 100), table(11, "a", "z", 100), table(10, "a", "z", 100)}
+	if s := o.Score(&v, 0, nil); s >= 1 {
+		t.Fatalf("three full L0 tables and a 5-byte one: score %.2f, want below 1", s)
+	}
+	v.Levels[0][0].Size = 100
+	if s := o.Score(&v, 0, nil); s < 1 {
+		t.Fatalf("four full L0 tables: score %.2f, want at least 1", s)
+	}
+	for _, f := range v.Levels[0] {
+		f.Size = 3
+	}
+	v.Levels[5][0].Size = 6 // so L0 holds half the base level's bytes
+	if s := o.Score(&v, 0, nil); s < 1 {
+		t.Fatalf("four small L0 tables alike: score %.2f, want at least 1", s)
+	}
+}
