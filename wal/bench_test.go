@@ -86,17 +86,11 @@ func (f countingMapper) Map(off int64, size int) (vfs.Window, error) {
 func (f countingMapper) Truncate(size int64) error { return f.m.Truncate(size) }
 
 func benchMapped(b *testing.B, size int, mapped bool) {
-	dir := b.TempDir()
-	files := 0
+	logs := benchLogs{b: b, dir: b.TempDir()}
 	var writes atomic.Int64
 	var maps int64
-	name := func() string { return filepath.Join(dir, fmt.Sprintf("%06d.log", files)) }
 	open := func() *Writer {
-		files++
-		f, err := vfs.Default.Create(name())
-		if err != nil {
-			b.Fatal(err)
-		}
+		f := logs.create()
 		cf := countingFile{f, &writes} // hides the Mapper: Write path
 		if m, ok := f.(vfs.Mapper); ok && mapped {
 			return NewWriter(countingMapper{cf, m, &maps})
@@ -117,12 +111,7 @@ func benchMapped(b *testing.B, size int, mapped bool) {
 		}
 		if w.Size() >= rotateAt {
 			b.StopTimer()
-			if err := w.Close(); err != nil {
-				b.Fatal(err)
-			}
-			if err := vfs.Default.Remove(name()); err != nil {
-				b.Fatal(err)
-			}
+			logs.retire(w)
 			w = open()
 			b.StartTimer()
 		}
@@ -156,6 +145,36 @@ func syncName(every int) string {
 	return fmt.Sprint(every)
 }
 
+// benchLogs are the log files a benchmark appends to one after another:
+// each is removed once retired, so the disk holds one.
+type benchLogs struct {
+	b   *testing.B
+	dir string
+	n   int
+}
+
+func (l *benchLogs) name() string { return filepath.Join(l.dir, fmt.Sprintf("%06d.log", l.n)) }
+
+// create starts the next log file.
+func (l *benchLogs) create() vfs.File {
+	l.n++
+	f, err := vfs.Default.Create(l.name())
+	if err != nil {
+		l.b.Fatal(err)
+	}
+	return f
+}
+
+// retire closes w, the writer of the current log file, and removes the file.
+func (l *benchLogs) retire(w io.Closer) {
+	if err := w.Close(); err != nil {
+		l.b.Fatal(err)
+	}
+	if err := vfs.Default.Remove(l.name()); err != nil {
+		l.b.Fatal(err)
+	}
+}
+
 // benchWriter is what benchAppend needs of Writer and BufferedWriter.
 type benchWriter interface {
 	Append(record []byte) (int64, error)
@@ -180,17 +199,10 @@ func (f countingFile) Write(p []byte) (int, error) {
 // (0: never), through a Writer or, with limit > 0, a BufferedWriter of
 // buffers of limit bytes.
 func benchAppend(b *testing.B, size, syncEvery, limit int) {
-	dir := b.TempDir()
-	files := 0
+	logs := benchLogs{b: b, dir: b.TempDir()}
 	var writes atomic.Int64
-	name := func() string { return filepath.Join(dir, fmt.Sprintf("%06d.log", files)) }
 	open := func() benchWriter {
-		files++
-		f, err := vfs.Default.Create(name())
-		if err != nil {
-			b.Fatal(err)
-		}
-		cf := countingFile{f, &writes}
+		cf := countingFile{logs.create(), &writes}
 		if limit > 0 {
 			return newBufferedWriterSize(cf, blockSize, limit)
 		}
@@ -224,12 +236,7 @@ func benchAppend(b *testing.B, size, syncEvery, limit int) {
 			flush(w)
 			b.StopTimer()
 			written += w.Size()
-			if err := w.Close(); err != nil {
-				b.Fatal(err)
-			}
-			if err := vfs.Default.Remove(name()); err != nil {
-				b.Fatal(err)
-			}
+			logs.retire(w)
 			w = open()
 			b.StartTimer()
 		}
