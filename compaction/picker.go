@@ -191,10 +191,10 @@ func (o Options) l0Score(v *manifest.Version, n int, l0Bytes uint64, inProgress 
 // each one smaller than half the median of them in proportion to its
 // size. A table a Flush cut short adds a filter probe to a read like any
 // other, but little data, and counted as one it can make L0 due: the
-// compaction then rewrites the whole base level for it (bench/peers'
-// delmiss phase flushed 5,000 kept deletes beside three full tables, and
-// paid for rewriting its 1M-key tree's base level). Tables that are all
-// small, as a test's, count one each.
+// compaction then rewrites the whole base level for it (in one of three
+// 1M-key bench/peers runs, the delmiss phase's Flush of the few thousand
+// deletes it kept did, and the phase wrote 450 bytes per delete). Tables
+// that are all small, as a test's, count one each.
 func l0Count(v *manifest.Version, inProgress []*Compaction) float64 {
 	var sizes []uint64
 	for _, f := range v.Levels[0] {
@@ -205,7 +205,8 @@ func l0Count(v *manifest.Version, inProgress []*Compaction) float64 {
 	if len(sizes) == 0 {
 		return 0
 	}
-	half := float64(slices.Sorted(slices.Values(sizes))[len(sizes)/2]) / 2
+	slices.Sort(sizes)
+	half := float64(sizes[len(sizes)/2]) / 2
 	var n float64
 	for _, size := range sizes {
 		n += min(1, float64(size)/half)
