@@ -45,8 +45,9 @@ type LevelStats struct {
 	// the false-positive rate they promise one probe, to set beside FPR:
 	// in L0 the mean over its tables (a read probes every one), deeper the
 	// mean over entries (a read probes the table covering its key). Tables
-	// the table cache has not opened are left out of all three.
-	FilterBytes                 uint64
+	// the table cache has not opened are left out of all three, and of
+	// FilterEntries, the entries of the tables they count.
+	FilterBytes, FilterEntries  uint64
 	FilterBitsPerKey, TheoryFPR float64
 }
 
@@ -335,6 +336,7 @@ func (d *DB) levelFilters(v *manifest.Version, level int, l *LevelStats) (expect
 	if tables == 0 || entries == 0 {
 		return 0, 0
 	}
+	l.FilterEntries = uint64(entries)
 	l.FilterBitsPerKey = bitEntries / entries
 	if level == 0 {
 		l.TheoryFPR = fpSum / float64(tables)
@@ -372,4 +374,5 @@ func (s *LevelStats) add(o LevelStats) {
 	s.TableBytesIn += o.TableBytesIn
 	s.TableBytesWritten += o.TableBytesWritten
 	s.FilterBytes += o.FilterBytes
+	s.FilterEntries += o.FilterEntries
 }

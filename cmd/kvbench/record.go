@@ -71,8 +71,12 @@ type reads struct {
 	// a workload of missing keys (Stats.ExpectedFalsePositives at its
 	// start), to set beside the blocks it read; nil for other workloads
 	// and with filters ignored.
-	ExpectedFalsePositives *float64    `json:"expected_false_positives"`
-	Levels                 []levelRead `json:"levels"`
+	ExpectedFalsePositives *float64 `json:"expected_false_positives"`
+	// SameTree is what uniform and the best sizing of the same filter
+	// memory promise the same workload on the same tree; nil where
+	// ExpectedFalsePositives is.
+	SameTree *sameTree   `json:"same_tree"`
+	Levels   []levelRead `json:"levels"`
 
 	// blocks is the data blocks touched, from file and from cache.
 	blocks uint64
@@ -167,6 +171,7 @@ func readsFrom(d lsm.Stats, ops int64, w window, written [lsm.NumLevels]int, pro
 		blocks: d.Total.BlocksRead + d.Total.CacheHits}
 	if promised {
 		r.ExpectedFalsePositives = ptr(w.stats.ExpectedFalsePositives)
+		r.SameTree = sameTreeFrom(w.stats, d, ops)
 	}
 	for level, l := range d.Levels {
 		start := w.stats.Levels[level]

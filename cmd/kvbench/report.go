@@ -127,6 +127,11 @@ func (r *reporter) detail(label string, rec *record) {
 		}
 		fmt.Fprintf(r.w, "%sthe filters promised %s data blocks/op (Stats.ExpectedFalsePositives); read %s: %s the promise\n",
 			indent, fixed(4, p), fixed(4, blocksPerOp(rec)), times(kept))
+		if st := rd.SameTree; st != nil && st.Uniform > 0 {
+			fmt.Fprintf(r.w, "%son this tree, its probes and its filter memory (%s bits/key): uniform sizing promises %s data blocks/op, these filters %s (%s), the best sizing %s (%s)\n",
+				indent, fixed(2, &st.BitsPerKey), fixed(4, &st.Uniform), fixed(4, &st.Filters), times(ptr(st.Filters/st.Uniform)),
+				fixed(4, &st.Best), times(ptr(st.Best/st.Uniform)))
+		}
 	}
 	if !rec.Filters || rd.FilterProbes == 0 {
 		return
