@@ -119,8 +119,13 @@ func (vs *VersionSet) noCurrent() error {
 			return noDB
 		}
 	}
+	const named = 4
+	list := strings.Join(data[:min(len(data), named)], ", ")
+	if len(data) > named {
+		list += ", …"
+	}
 	return fmt.Errorf("manifest: CURRENT is missing but %s holds %d data files (%s): %w",
-		vs.dir, len(data), strings.Join(data[:min(len(data), 4)], ", "), base.ErrCorruption)
+		vs.dir, len(data), list, base.ErrCorruption)
 }
 
 // isCrashedCreate reports whether the manifest called name holds a prefix

@@ -85,6 +85,12 @@ func TestRecoverDamagedDB(t *testing.T) {
 			mem.Remove(testDir + "/CURRENT")
 			mem.Rename(testDir+"/MANIFEST-000001", testDir+"/MANIFEST-000009")
 		}, "CURRENT"},
+		{"CURRENT removed, more data files than the error names", func(mem *vfs.MemFS) {
+			mem.Remove(testDir + "/CURRENT")
+			for _, name := range []string{"000011.sst", "000012.sst", "000013.sst", "000014.log"} {
+				writeFile(t, mem, testDir+"/"+name, nil)
+			}
+		}, "holds 5 data files (000011.sst, 000012.sst, 000013.sst, 000014.log, …)"},
 		{"empty CURRENT", func(mem *vfs.MemFS) { writeFile(t, mem, testDir+"/CURRENT", nil) }, "CURRENT"},
 		{"garbage CURRENT", func(mem *vfs.MemFS) { writeFile(t, mem, testDir+"/CURRENT", []byte("\x00\xffjunk")) }, "CURRENT"},
 		{"CURRENT names a missing manifest", func(mem *vfs.MemFS) { mem.Remove(testDir + "/MANIFEST-000001") }, "MANIFEST-000001"},
