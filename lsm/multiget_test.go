@@ -73,8 +73,8 @@ func TestMultiGet(t *testing.T) {
 // TestMultiGetMatchesGet: on trees of every shape a random history leaves
 // (tiny memtables and levels: L0 tables, several levels, immutable
 // memtables, tombstones, overwrites), MultiGet of a random batch —
-// unsorted, with repeats and the empty key — answers every key as Get
-// does at a snapshot taken with it.
+// unsorted, with repeats, the empty key and keys that tie on their first
+// bytes — answers every key as Get does at a snapshot taken with it.
 func TestMultiGetMatchesGet(t *testing.T) {
 	for _, o := range []Options{
 		{MemtableSize: 2 << 10, L0CompactionThreshold: 2, LBaseMaxBytes: 8 << 10, LevelMultiplier: 2, TargetFileSize: 2 << 10},
@@ -86,9 +86,17 @@ func TestMultiGetMatchesGet(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
 			d := openMem(t, vfs.NewMem(), &o)
 			defer d.Close()
+			// Short keys, and keys that share their first 8 bytes and more,
+			// which MultiGet's sort and walk tell apart by the whole key.
+			longKey := func() []byte { return fmt.Appendf(nil, "long/shared/prefix/%03d", rng.IntN(100)) }
 			key := func() []byte {
-				if rng.IntN(50) == 0 {
+				switch rng.IntN(50) {
+				case 0:
 					return []byte{}
+				case 1, 2, 3, 4, 5, 6, 7, 8, 9, 10:
+					return longKey()
+				case 11:
+					return []byte{0}
 				}
 				return fmt.Appendf(nil, "k%03d", rng.IntN(300))
 			}
@@ -104,9 +112,13 @@ func TestMultiGetMatchesGet(t *testing.T) {
 				if step%100 != 99 {
 					continue
 				}
-				keys := make([][]byte, rng.IntN(70))
+				// A third of the batches share their first 19 bytes.
+				keys, draw := make([][]byte, rng.IntN(70)), key
+				if rng.IntN(3) == 0 {
+					draw = longKey
+				}
 				for i := range keys {
-					keys[i] = key()
+					keys[i] = draw()
 				}
 				snap := d.NewSnapshot()
 				values, errs := d.MultiGet(keys)
