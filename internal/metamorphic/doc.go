@@ -13,7 +13,8 @@
 //
 // The generator (ops_test.go) draws from a seed: puts, overwrites of live
 // keys, deletes of live, once-live and never-written keys, batches mixing
-// both, Gets of present and absent keys, iterators with random bounds
+// both, Gets of present and absent keys, MultiGets of up to 40 of them
+// (in no order, with repeats), iterators with random bounds
 // moved by First, Last, SeekGE, SeekLT, Next and Prev, full scans in both
 // directions, snapshots read long after they were taken, Flush, Compact,
 // CompactRange and Close+reopen. The same seed gives the same sequence
@@ -23,7 +24,7 @@
 // # Comparisons
 //
 // Each operation's outcome is a string: "ok" or the error for writes, the
-// value or "not found" for Gets, "key=value", "invalid" or the error for
+// value or "not found" for Gets (a MultiGet's joined, key by key), "key=value", "invalid" or the error for
 // iterator moves. Invariants:
 //
 //  1. Every configuration gives every operation the same outcome; the

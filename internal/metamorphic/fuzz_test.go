@@ -154,8 +154,13 @@ func (d *opDecoder) op(i int) (op, bool) {
 				o.batch = append(o.batch, batchOp{key: k, value: d.value(i, j)})
 			}
 		}
-	case 7, 8:
+	case 7:
 		o.kind, o.key = opGet, d.key()
+	case 8:
+		o.kind, o.keys = opMultiGet, make([][]byte, d.byte()%16)
+		for j := range o.keys {
+			o.keys[j] = d.key()
+		}
 	case 9:
 		if len(d.iters) >= 4 {
 			return o, false

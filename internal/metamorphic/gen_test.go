@@ -252,6 +252,12 @@ func (g *generator) next() op {
 		case r < 955:
 			g.iters, g.snaps = nil, nil // Reopen closes them
 			return op{kind: opReopen, snap: -1}
+		case r < 975:
+			o := op{kind: opMultiGet, keys: make([][]byte, 1+g.rng.IntN(40)), snap: -1}
+			for i := range o.keys {
+				o.keys[i] = g.readKey()
+			}
+			return o
 		default:
 			return g.put(g.anyKey())
 		}

@@ -34,6 +34,15 @@ func (m *model) view(snap int) map[string]string {
 	return m.m
 }
 
+// get is a Get's outcome through snapshot snap, or the DB for -1.
+func (m *model) get(snap int, key []byte) string {
+	v, ok := m.view(snap)[string(key)]
+	if !ok {
+		return outcomeNotFound
+	}
+	return valueOutcome([]byte(v))
+}
+
 func newModelIter(view map[string]string, lo, hi []byte) *modelIter {
 	it := &modelIter{pos: -1}
 	for _, k := range slices.Sorted(maps.Keys(view)) {
@@ -69,11 +78,13 @@ func (m *model) apply(o op) string {
 			}
 		}
 	case opGet:
-		v, ok := m.view(o.snap)[string(o.key)]
-		if !ok {
-			return outcomeNotFound
+		return m.get(o.snap, o.key)
+	case opMultiGet:
+		outcomes := make([]string, len(o.keys))
+		for i, k := range o.keys {
+			outcomes[i] = m.get(-1, k)
 		}
-		return valueOutcome([]byte(v))
+		return multiOutcome(outcomes)
 	case opNewIter:
 		m.iters[o.id] = newModelIter(m.view(o.snap), o.lo, o.hi)
 	case opIterFirst, opIterLast, opIterSeekGE, opIterSeekLT, opIterNext, opIterPrev:
@@ -129,6 +140,9 @@ const (
 )
 
 func valueOutcome(v []byte) string { return "value " + string(v) }
+
+// multiOutcome joins a MultiGet's outcomes, one per key.
+func multiOutcome(outcomes []string) string { return strings.Join(outcomes, " | ") }
 
 func entryOutcome(k, v []byte) string { return fmt.Sprintf("%q=%q", k, v) }
 

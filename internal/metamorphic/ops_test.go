@@ -13,8 +13,9 @@ const (
 	opPut opKind = iota
 	opDelete
 	opBatch
-	opGet     // through the DB, or snapshot snap when snap >= 0
-	opNewIter // iterator id over the DB or snapshot snap, bounds lo, hi
+	opGet      // through the DB, or snapshot snap when snap >= 0
+	opMultiGet // keys through the DB, in one MultiGet
+	opNewIter  // iterator id over the DB or snapshot snap, bounds lo, hi
 	opIterFirst
 	opIterLast
 	opIterSeekGE
@@ -33,7 +34,7 @@ const (
 )
 
 var opNames = [...]string{
-	opPut: "Put", opDelete: "Delete", opBatch: "Batch", opGet: "Get",
+	opPut: "Put", opDelete: "Delete", opBatch: "Batch", opGet: "Get", opMultiGet: "MultiGet",
 	opNewIter: "NewIter", opIterFirst: "First", opIterLast: "Last",
 	opIterSeekGE: "SeekGE", opIterSeekLT: "SeekLT", opIterNext: "Next",
 	opIterPrev: "Prev", opIterClose: "CloseIter", opScan: "Scan",
@@ -48,8 +49,9 @@ type op struct {
 	key, value []byte
 	lo, hi     []byte // iterator bounds, scan bounds, compaction range
 	batch      []batchOp
-	id         int // iterator id (iterator ops) or snapshot id (snapshot ops)
-	snap       int // for Get, NewIter and Scan: the snapshot read through, -1 for the DB
+	keys       [][]byte // MultiGet's
+	id         int      // iterator id (iterator ops) or snapshot id (snapshot ops)
+	snap       int      // for Get, NewIter and Scan: the snapshot read through, -1 for the DB
 	reverse    bool
 }
 
@@ -88,6 +90,10 @@ func (o op) String() string {
 	case opGet:
 		on()
 		fmt.Fprintf(&b, " %s", showKey(o.key))
+	case opMultiGet:
+		for _, k := range o.keys {
+			fmt.Fprintf(&b, " %s", showKey(k))
+		}
 	case opNewIter, opScan:
 		fmt.Fprintf(&b, " iter%d", o.id)
 		on()

@@ -58,13 +58,14 @@ func (r *runner) apply(o op) string {
 		} else {
 			v, err = r.db.Get(o.key)
 		}
-		switch {
-		case errors.Is(err, lsm.ErrNotFound):
-			return outcomeNotFound
-		case err != nil:
-			return errOutcome(err)
+		return getOutcome(v, err)
+	case opMultiGet:
+		values, errs := r.db.MultiGet(o.keys)
+		outcomes := make([]string, len(o.keys))
+		for i := range o.keys {
+			outcomes[i] = getOutcome(values[i], errs[i])
 		}
-		return valueOutcome(v)
+		return multiOutcome(outcomes)
 	case opNewIter:
 		r.iters[o.id] = r.newIter(o)
 	case opIterFirst, opIterLast, opIterSeekGE, opIterSeekLT, opIterNext, opIterPrev:
@@ -148,6 +149,17 @@ func iterOutcome(it *lsm.Iter, moved bool) string {
 		return "invalid"
 	}
 	return entryOutcome(it.Key(), it.Value())
+}
+
+// getOutcome is the outcome of a read of one key that returned v, err.
+func getOutcome(v []byte, err error) string {
+	switch {
+	case errors.Is(err, lsm.ErrNotFound):
+		return outcomeNotFound
+	case err != nil:
+		return errOutcome(err)
+	}
+	return valueOutcome(v)
 }
 
 func result(err error) string {
