@@ -67,7 +67,12 @@
 // probes (every L0 table, one table per deeper level). Read over promised
 // near 1 says the filters keep their promise. Below 1 is usual: a level
 // of a few tables can leave part of the key range uncovered, and a key
-// there probes no filter of the level (the promise counts one).
+// there probes no filter of the level (the promise counts one). Under it,
+// weighing each level by the probes it had instead: what uniform sizing
+// of the tree's filter memory promises, what its own filters do, and
+// what the best sizing of that memory would (bound.go), so that two
+// sizings are compared on one tree, which compaction timing cannot make
+// differ.
 //
 // -bloom_bits and -filter_sizing take lists. Filters are written when
 // tables are built, so for each setting, a bits value and a sizing
