@@ -244,14 +244,15 @@ func diffModels(got, want model) string {
 	return b.String()
 }
 
-// waitIdle waits until no flush or compaction is running, so that the
-// files they made obsolete are gone.
+// waitIdle waits until no flush or compaction is running, and the deleter
+// has removed the files they made obsolete.
 func (d *DB) waitIdle() {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	for d.mu.flushing || len(d.mu.compactions) > 0 || d.mu.manualCompaction {
 		d.mu.flushCond.Wait()
 	}
+	d.mu.Unlock()
+	d.deleteNow(false)
 }
 
 // setMaxManifestSize makes d's manifest roll over once it passes n bytes.

@@ -32,11 +32,19 @@ type DB struct {
 	// Delete the filters prove unnecessary, Stats).
 	stickyErr atomic.Pointer[error]
 
-	// filesMu orders file deletion by a reader's last unref against Close:
-	// once filesReleased is set, the directory lock is about to go or gone,
-	// and obsolete files are left for the next Open to collect.
+	// filesMu orders the deleter's deletions against Close: once
+	// filesReleased is set, the directory lock is about to go or gone, and
+	// obsolete files are left for the next Open to collect.
 	filesMu       sync.Mutex
 	filesReleased bool
+	// obsolete tells the deleter (runDeleter) that a read state's last
+	// reference went, and with it perhaps the last version holding some
+	// tables; deleterRequests asks it for a pass and an answer (deleteNow);
+	// deleterDone closes once it has returned. The last two are nil read
+	// only, where nothing is deleted.
+	obsolete        chan struct{}
+	deleterRequests chan deleterRequest
+	deleterDone     chan struct{}
 
 	// visibleSeq is the highest sequence number whose write, and every
 	// write before it, is in the memtable (invariant 1): what a new read
@@ -122,12 +130,16 @@ type readState struct {
 }
 
 // unref drops a reference. The last one releases the version, which may
-// leave tables that no live version holds: they are deleted now, by
-// whichever reader let go last (invariant 2).
+// leave tables that no live version holds (invariant 2): the deleter is
+// told, so that whichever reader lets go last, a Get's or an iterator's,
+// pays for no unlink and runs no EventListener.TableDeleted.
 func (rs *readState) unref() {
 	if rs.refs.Add(-1) == 0 {
 		rs.version.Unref()
-		rs.db.deleteObsoleteTables()
+		select {
+		case rs.db.obsolete <- struct{}{}:
+		default: // told already: its next pass takes every table obsolete by then
+		}
 	}
 }
 

@@ -21,7 +21,8 @@ type EventListener struct {
 	WriteStallEnd   func()
 	// TableCreated is called for every table a flush, compaction or
 	// recovery wrote, once it is synced; TableDeleted once an obsolete one
-	// is removed.
+	// is removed, on the DB's deleter goroutine or, for leftovers of a
+	// crash, in Open: never inside a read.
 	TableCreated, TableDeleted func(TableFileInfo)
 	WALCreated, WALDeleted     func(WALFileInfo)
 	// BackgroundError is called once, with the error that made the DB

@@ -1,8 +1,10 @@
 package lsm
 
 import (
+	"bytes"
 	"expvar"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -85,6 +87,7 @@ func TestEventListener(t *testing.T) {
 	if err := d.Compact(); err != nil {
 		t.Fatal(err)
 	}
+	d.waitIdle()
 	mu.Lock()
 	end := slices.IndexFunc(events, func(e string) bool {
 		return strings.HasPrefix(e, "compaction end L6") && !strings.Contains(e, fmt.Sprintf("[%06d]", flushed))
@@ -167,5 +170,52 @@ func TestStatsShowDebt(t *testing.T) {
 	d.waitIdle()
 	if s := d.Stats(); s.CompactionsRunning != 0 || s.CompactionDebt != 0 || s.Levels[NumLevels-1].Target == 0 {
 		t.Fatalf("after the compaction: running %d, debt %d, last level target %d", s.CompactionsRunning, s.CompactionDebt, s.Levels[NumLevels-1].Target)
+	}
+}
+
+// TestReadersLeaveDeletionToTheDeleter: when an iterator holds the last
+// reference to a version whose tables a compaction replaced, closing it
+// removes no file itself: the deleter does, on its own goroutine, so a
+// read never waits for an unlink or runs a TableDeleted callback.
+func TestReadersLeaveDeletionToTheDeleter(t *testing.T) {
+	type deletion struct {
+		num      uint64
+		inReader bool // the callback ran under a read state's unref
+	}
+	deleted := make(chan deletion, 16)
+	l := &EventListener{TableDeleted: func(i TableFileInfo) {
+		stack := make([]byte, 64<<10)
+		stack = stack[:runtime.Stack(stack, false)]
+		deleted <- deletion{i.FileNum, bytes.Contains(stack, []byte("(*readState).unref"))}
+	}}
+	d := openMem(t, vfs.NewMem(), &Options{EventListener: l})
+	defer d.Close()
+	for _, v := range []string{"v1", "v2"} {
+		for i := range 100 {
+			d.Put(fmt.Appendf(nil, "k%03d", i), []byte(v))
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := d.Tables()
+	it := d.NewIter(nil)
+	if err := d.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case del := <-deleted:
+		t.Fatalf("table %06d deleted while an iterator holds its version", del.num)
+	default:
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Every table of the tree the iterator held is gone now, each
+	// deleted off the read path.
+	for range before {
+		if del := <-deleted; del.inReader {
+			t.Fatalf("table %06d deleted inside the iterator's Close", del.num)
+		}
 	}
 }

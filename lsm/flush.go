@@ -313,6 +313,47 @@ func (d *DB) loadTables(metas []manifest.NewFile) {
 	}
 }
 
+// runDeleter deletes the tables that left the last live version whenever
+// a read state's last reference goes, and whenever deleteNow asks.
+func (d *DB) runDeleter() {
+	defer close(d.deleterDone)
+	for {
+		select {
+		case <-d.obsolete:
+			d.deleteObsoleteTables()
+		case req := <-d.deleterRequests:
+			d.deleteObsoleteTables()
+			close(req.done)
+			if req.stop {
+				return
+			}
+		}
+	}
+}
+
+// deleterRequest asks the deleter for a pass now; done closes after it,
+// and with stop the deleter then returns.
+type deleterRequest struct {
+	done chan struct{}
+	stop bool
+}
+
+// deleteNow has the deleter delete what is obsolete and returns once it
+// has: Close's last pass (stop), so that what was obsolete before Close
+// is not left to the next Open, and the tests' wait for a quiet DB. It
+// returns at once if the deleter has stopped or never ran (read-only).
+func (d *DB) deleteNow(stop bool) {
+	if d.deleterRequests == nil {
+		return
+	}
+	req := deleterRequest{done: make(chan struct{}), stop: stop}
+	select {
+	case d.deleterRequests <- req:
+		<-req.done
+	case <-d.deleterDone:
+	}
+}
+
 // deleteObsoleteTables removes the tables that left the last live version
 // (invariant 2).
 func (d *DB) deleteObsoleteTables() {

@@ -37,7 +37,7 @@ import (
 // number, and tables no live version names (the output of a flush or
 // compaction whose edit never reached the manifest).
 func Open(dir string, opts *Options) (*DB, error) {
-	d := &DB{dir: dir, opts: opts.withDefaults()}
+	d := &DB{dir: dir, opts: opts.withDefaults(), obsolete: make(chan struct{}, 1)}
 	if err := d.opts.validate(); err != nil {
 		return nil, err
 	}
@@ -69,6 +69,10 @@ func Open(dir string, opts *Options) (*DB, error) {
 			err = fmt.Errorf("%w (lsm.Repair, or kvbench repair -db DIR, rebuilds a DB from the files it holds)", err)
 		}
 		return nil, err
+	}
+	if !d.opts.ReadOnly {
+		d.deleterRequests, d.deleterDone = make(chan deleterRequest), make(chan struct{})
+		go d.runDeleter()
 	}
 	return d, nil
 }
@@ -339,6 +343,7 @@ func (d *DB) Close() error {
 
 // closeResources releases what Open acquired, in reverse order.
 func (d *DB) closeResources() error {
+	d.deleteNow(true)
 	d.filesMu.Lock()
 	d.filesReleased = true
 	d.filesMu.Unlock()
