@@ -193,9 +193,8 @@ func (rs *readState) tryRef() bool {
 }
 
 // installReadState replaces the read state and returns the old one, whose
-// reference the caller drops with unref — after releasing d.mu, since the
-// last unref may delete files. version must carry a reference for the new
-// state to own.
+// reference the caller drops with unref (the last one tells the deleter).
+// version must carry a reference for the new state to own.
 func (d *DB) installReadState(mem *memtable.Level, version *manifest.Version) (old *readState) {
 	rs := &readState{db: d, mem: mem, version: version}
 	rs.refs.Store(1)
