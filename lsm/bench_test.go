@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -326,25 +327,40 @@ func reportKeys(b *testing.B, d *DB, perOp int) func() {
 	}
 }
 
-// BenchmarkMultiGet reads 32 random keys per op, present or absent, as
-// one MultiGet and as 32 Gets. keys/s is the figure to compare.
+// BenchmarkMultiGet reads 32 keys per op as one MultiGet and as 32 Gets:
+// random present keys, random absent ones, and a run of 32 present keys
+// in key order from a random start (dense), most of which share data
+// blocks. keys/s is the figure to compare.
 func BenchmarkMultiGet(b *testing.B) {
 	d := benchDBSettled(b, nil)
 	b.Logf("shape: %s", d.rs.Load().version.String())
-	for _, present := range []bool{true, false} {
+	// Every present key in key order, for the dense runs.
+	var sorted [][]byte
+	it := d.NewIter(nil)
+	for k := range it.All() {
+		sorted = append(sorted, slices.Clone(k))
+	}
+	if err := it.Close(); err != nil {
+		b.Fatal(err)
+	}
+	for _, batch := range []string{"present", "absent", "dense"} {
 		rng := rand.New(rand.NewPCG(5, 6))
 		keys := make([][]byte, 32)
 		next := func() {
+			start := rng.IntN(len(sorted) - len(keys))
 			for i := range keys {
-				n := 2 * rng.Uint64N(benchKeys)
-				if !present {
-					n++
+				switch batch {
+				case "present":
+					keys[i] = benchKey(keys[i][:0], 2*rng.Uint64N(benchKeys))
+				case "absent":
+					keys[i] = benchKey(keys[i][:0], 2*rng.Uint64N(benchKeys)+1)
+				case "dense":
+					keys[i] = sorted[start+i]
 				}
-				keys[i] = benchKey(keys[i][:0], n)
 			}
 		}
-		want := map[bool]error{true: nil, false: ErrNotFound}[present]
-		name := map[bool]string{true: "present", false: "absent"}[present]
+		want := map[bool]error{true: ErrNotFound, false: nil}[batch == "absent"]
+		name := batch
 		b.Run(name+"/MultiGet", func(b *testing.B) {
 			defer reportKeys(b, d, len(keys))()
 			for b.Loop() {

@@ -199,7 +199,7 @@ func (c *lookupCounts) count(t *sstable.GetTrace) {
 			c.filterFalsePositives++
 		}
 	}
-	if t.BlockIndex >= 0 {
+	if t.BlockIndex >= 0 && !t.SharedBlock { // a shared block was counted once, for the key before
 		if t.CacheHit {
 			c.cacheHits++
 		} else {

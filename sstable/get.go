@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/cache"
 )
 
 // Get looks up the newest version of ukey with a sequence number <= seq.
@@ -53,7 +54,7 @@ func (r *Reader) Get(ukey []byte, hash uint64, seq base.SeqNum, trace *GetTrace)
 			return nil, 0, false, nil
 		}
 	}
-	return r.find(ukey, seq, trace)
+	return r.findOne(ukey, seq, trace)
 }
 
 // MayContainHashes is sub-step b for a batch of keys a caller has already
@@ -90,14 +91,58 @@ func (r *Reader) Find(ukey []byte, seq base.SeqNum, trace *GetTrace) (value []by
 	if trace != nil {
 		*trace = GetTrace{Table: r.name, BlockIndex: -1, InRange: true, FilterConsulted: r.useFilter, FilterMayContain: true}
 	}
-	return r.find(ukey, seq, trace)
+	return r.findOne(ukey, seq, trace)
 }
 
-// find is sub-steps c and d.
-func (r *Reader) find(ukey []byte, seq base.SeqNum, trace *GetTrace) (value []byte, kind base.Kind, found bool, err error) {
-	// c. Index. The seek trailer sorts before every version <= seq.
+// FindNext is Find for one of a run of keys looked up in this table in
+// ascending order (a MultiGet's): cur keeps the data block the last of
+// them read, and a key that lies in the same block reads it again neither
+// from the file nor from the block cache (trace.SharedBlock). The caller
+// releases cur after the run, before it releases the table.
+func (r *Reader) FindNext(ukey []byte, seq base.SeqNum, trace *GetTrace, cur *BlockCursor) (value []byte, kind base.Kind, found bool, err error) {
+	if r.closed.Load() {
+		return nil, 0, false, ErrClosed
+	}
+	if trace != nil {
+		*trace = GetTrace{Table: r.name, BlockIndex: -1, InRange: true, FilterConsulted: r.useFilter, FilterMayContain: true}
+	}
+	return r.find(ukey, seq, trace, cur)
+}
+
+// BlockCursor holds the data block a lookup of FindNext read, pinned, for
+// the next. The zero value holds none.
+type BlockCursor struct {
+	block cache.Handle
+	index int // the block's index in its table, meaningful while held
+	held  bool
+}
+
+// Release lets the held block go; the cursor then holds none.
+func (c *BlockCursor) Release() {
+	if c.held {
+		c.block.Release()
+		*c = BlockCursor{}
+	}
+}
+
+// findOne is sub-steps c and d for one key, with a cursor of its own.
+func (r *Reader) findOne(ukey []byte, seq base.SeqNum, trace *GetTrace) (value []byte, kind base.Kind, found bool, err error) {
+	var cur BlockCursor
+	defer cur.Release()
+	return r.find(ukey, seq, trace, &cur)
+}
+
+// find is sub-steps c and d, with cur holding the block of the lookup
+// before, at a smaller key, if any.
+func (r *Reader) find(ukey []byte, seq base.SeqNum, trace *GetTrace, cur *BlockCursor) (value []byte, kind base.Kind, found bool, err error) {
+	// c. Index. The seek trailer sorts before every version <= seq. A key
+	// above the last one looked up lies in its block or a later one.
 	trailer := base.SeekKey(nil, seq).Trailer
-	i := r.searchIndex(ukey, trailer)
+	from := 0
+	if cur.held {
+		from = cur.index
+	}
+	i := r.searchIndex(from, ukey, trailer)
 	// Whether the table holds a newer version of ukey just before the seek
 	// position. When that position starts block i, the previous entry is
 	// block i-1's last key, which is its index key: no extra read.
@@ -105,15 +150,26 @@ func (r *Reader) find(ukey []byte, seq base.SeqNum, trace *GetTrace) (value []by
 	if i == r.index.len() {
 		return nil, 0, false, r.notFound(prevIsUkey(), trace)
 	}
-	// d. Data block, read in place under its handle: the value is copied
-	// out before the deferred Release lets the buffer go.
-	block, hit, err := r.dataBlock(i)
+	// d. Data block, read in place under the cursor's handle: the value is
+	// copied out before the cursor lets the buffer go.
 	if trace != nil {
 		h := r.index.handle(i)
-		trace.BlockIndex, trace.BlockOffset, trace.BlockLength, trace.CacheHit = i, h.offset, h.length, hit
+		trace.BlockIndex, trace.BlockOffset, trace.BlockLength = i, h.offset, h.length
 	}
-	if err != nil {
-		return nil, 0, false, err
+	if cur.held && cur.index == i {
+		if trace != nil {
+			trace.SharedBlock = true
+		}
+	} else {
+		cur.Release()
+		block, hit, err := r.dataBlock(i)
+		if trace != nil {
+			trace.CacheHit = hit
+		}
+		if err != nil {
+			return nil, 0, false, err
+		}
+		*cur = BlockCursor{block: block, index: i, held: true}
 	}
 	it, _ := r.scratch.Get().(*blockIter)
 	if it == nil {
@@ -121,10 +177,9 @@ func (r *Reader) find(ukey []byte, seq base.SeqNum, trace *GetTrace) (value []by
 	}
 	defer func() {
 		it.reset() // drop the view of the block before its buffer goes
-		block.Release()
 		r.scratch.Put(it)
 	}()
-	if err := it.init(block.Block()); err != nil {
+	if err := it.init(cur.block.Block()); err != nil {
 		return nil, 0, false, r.blockErr(i, err)
 	}
 	ok := it.seekGE(ukey, trailer)
@@ -172,10 +227,11 @@ func (r *Reader) blockErr(i int, err error) error {
 	return fmt.Errorf("sstable %s: data block %d at %d: %w", r.name, i, r.index.handle(i).offset, err)
 }
 
-// searchIndex returns the first block whose last key is >= (ukey, trailer),
-// or r.index.len(). Index keys were validated at Open.
-func (r *Reader) searchIndex(ukey []byte, trailer uint64) int {
-	lo, hi := 0, r.index.len()
+// searchIndex returns the first block whose last key is >= (ukey,
+// trailer), or r.index.len(), searching from block from: the blocks before
+// it must all end below that key. Index keys were validated at Open.
+func (r *Reader) searchIndex(from int, ukey []byte, trailer uint64) int {
+	lo, hi := from, r.index.len()
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if c, _ := cmpKey(r.index.key(m), ukey, trailer); c < 0 {

@@ -84,7 +84,7 @@ func TestIndexMatchesModel(t *testing.T) {
 					break
 				}
 			}
-			if got := r.searchIndex(ukey, trailer); got != want {
+			if got := r.searchIndex(0, ukey, trailer); got != want {
 				t.Fatalf("seed %d: searchIndex(%q, %x) = %d, want %d", seed, ukey, trailer, got, want)
 			}
 		}

@@ -113,7 +113,7 @@ func (it *Iter) SeekGE(key base.InternalKey) bool {
 		it.valid = false // nothing in bounds: no read
 		return false
 	}
-	i := it.r.searchIndex(ukey, trailer)
+	i := it.r.searchIndex(0, ukey, trailer)
 	if i == it.r.index.len() {
 		it.valid = false
 		return false
@@ -141,7 +141,7 @@ func (it *Iter) SeekLT(key base.InternalKey) bool {
 		it.valid = false // nothing in bounds: no read
 		return false
 	}
-	i := it.r.searchIndex(ukey, trailer)
+	i := it.r.searchIndex(0, ukey, trailer)
 	if i == it.r.index.len() {
 		return it.lastOf(i - 1)
 	}

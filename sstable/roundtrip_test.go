@@ -41,6 +41,7 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatalf("%s: reopened properties %+v, writer said %+v", desc, got, props)
 		}
 		checkGets(t, desc, rng, r, es)
+		checkFindNext(t, desc, rng, r, es)
 		checkIters(t, desc, rng, r, es)
 		if err := r.Close(); err != nil {
 			t.Fatalf("%s: Close: %v", desc, err)
@@ -101,6 +102,51 @@ func checkGets(t *testing.T, desc string, rng *rand.Rand, r *Reader, es []entry)
 	}
 	for i := 0; i < 50; i++ {
 		probe(randBytes(rng, rng.IntN(4)), base.MaxSeqNum)
+	}
+}
+
+// checkFindNext: runs of keys in ascending order (present, near misses,
+// repeats), looked up with one cursor at one sequence number, get the
+// model's answers, and each data block they touch is fetched once: a
+// lookup shares its block exactly when the one before used the same.
+func checkFindNext(t *testing.T, desc string, rng *rand.Rand, r *Reader, es []entry) {
+	t.Helper()
+	rounds := 30
+	if huge(es) {
+		rounds = 3
+	}
+	for range rounds {
+		var keys [][]byte
+		for range rng.IntN(40) {
+			switch {
+			case len(es) > 0 && rng.IntN(3) > 0:
+				keys = append(keys, es[rng.IntN(len(es))].key.UserKey)
+			case len(es) > 0 && rng.IntN(2) == 0:
+				keys = append(keys, append(slices.Clip(es[rng.IntN(len(es))].key.UserKey), 0))
+			default:
+				keys = append(keys, randBytes(rng, rng.IntN(4)))
+			}
+		}
+		slices.SortFunc(keys, bytes.Compare)
+		seq := []base.SeqNum{base.MaxSeqNum, base.SeqNum(rng.IntN(1200))}[rng.IntN(2)]
+		var cur BlockCursor
+		last := -1 // the block of the last lookup that reached one
+		for _, uk := range keys {
+			var trace GetTrace
+			v, k, f, err := r.FindNext(uk, seq, &trace, &cur)
+			wv, wk, wf := modelGet(es, uk, seq)
+			if err != nil || f != wf || (f && (k != wk || !bytes.Equal(v, wv))) {
+				t.Fatalf("%s: FindNext(%.20q, %d) = %.20q %v %v %v; model %.20q %v %v", desc, uk, seq, v, k, f, err, wv, wk, wf)
+			}
+			if trace.BlockIndex < 0 {
+				continue
+			}
+			if shared := trace.BlockIndex == last; trace.SharedBlock != shared {
+				t.Fatalf("%s: FindNext(%.20q) in block %d after block %d: SharedBlock %v", desc, uk, trace.BlockIndex, last, trace.SharedBlock)
+			}
+			last = trace.BlockIndex
+		}
+		cur.Release()
 	}
 }
 

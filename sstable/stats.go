@@ -103,8 +103,11 @@ type GetTrace struct {
 	BlockIndex               int
 	BlockOffset, BlockLength uint64
 	CacheHit                 bool // block came from the block cache, not the file
-	Outcome                  GetOutcome
-	Found                    base.InternalKey // the version found (UserKey nil)
+	// SharedBlock: the block was the one the lookup before read
+	// (Reader.FindNext), from neither the cache nor the file again.
+	SharedBlock bool
+	Outcome     GetOutcome
+	Found       base.InternalKey // the version found (UserKey nil)
 }
 
 // String renders the trace the way the read path is taught:
@@ -129,7 +132,10 @@ func (t *GetTrace) String() string {
 	}
 	if t.BlockIndex >= 0 {
 		src := "read from file"
-		if t.CacheHit {
+		switch {
+		case t.SharedBlock:
+			src = "held from the key before"
+		case t.CacheHit:
 			src = "block cache hit"
 		}
 		fmt.Fprintf(&b, "; block %d @%d+%d %s", t.BlockIndex, t.BlockOffset, t.BlockLength, src)
