@@ -128,7 +128,22 @@ func TestMultiGetMatchesGet(t *testing.T) {
 						t.Fatalf("seed %d step %d: MultiGet(%q) = %q, %v; Get at the same point = %q, %v", seed, step, k, values[i], errs[i], v, err)
 					}
 				}
+				// The same snapshot read again after more writes: its
+				// MultiGet sees what its Get does, not the writes since.
+				for i := range 20 {
+					d.Put(key(), fmt.Appendf(nil, "later%d.%d", step, i))
+				}
+				values, errs = snap.MultiGet(keys)
+				for i, k := range keys {
+					v, err := snap.Get(k)
+					if string(v) != string(values[i]) || err != errs[i] {
+						t.Fatalf("seed %d step %d: Snapshot.MultiGet(%q) = %q, %v; its Get = %q, %v", seed, step, k, values[i], errs[i], v, err)
+					}
+				}
 				snap.Close()
+				if _, errs := snap.MultiGet(keys); len(keys) > 0 && !errors.Is(errs[0], ErrClosed) {
+					t.Fatalf("seed %d step %d: MultiGet of a closed snapshot: %v", seed, step, errs[0])
+				}
 			}
 		})
 	}

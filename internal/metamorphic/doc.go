@@ -14,12 +14,12 @@
 // The generator (ops_test.go) draws from a seed: puts, overwrites of live
 // keys, deletes of live, once-live and never-written keys, batches mixing
 // both, Gets of present and absent keys, MultiGets of up to 40 of them
-// (in no order, with repeats), iterators with random bounds
-// moved by First, Last, SeekGE, SeekLT, Next and Prev, full scans in both
-// directions, snapshots read long after they were taken, Flush, Compact,
-// CompactRange and Close+reopen. The same seed gives the same sequence
-// whatever its length, so a failure at operation i replays with any
-// MONBAN_META_OPS above i.
+// (in no order, with repeats) through the DB or a snapshot, iterators
+// with random bounds moved by First, Last, SeekGE, SeekLT, Next and Prev,
+// full scans in both directions, snapshots read long after they were
+// taken, Flush, Compact, CompactRange and Close+reopen. The same seed
+// gives the same sequence whatever its length, so a failure at operation
+// i replays with any MONBAN_META_OPS above i.
 //
 // # Comparisons
 //

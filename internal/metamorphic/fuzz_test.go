@@ -157,7 +157,7 @@ func (d *opDecoder) op(i int) (op, bool) {
 	case 7:
 		o.kind, o.key = opGet, d.key()
 	case 8:
-		o.kind, o.keys = opMultiGet, make([][]byte, d.byte()%16)
+		o.kind, o.snap, o.keys = opMultiGet, d.reader(), make([][]byte, d.byte()%16)
 		for j := range o.keys {
 			o.keys[j] = d.key()
 		}

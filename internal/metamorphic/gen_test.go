@@ -253,7 +253,7 @@ func (g *generator) next() op {
 			g.iters, g.snaps = nil, nil // Reopen closes them
 			return op{kind: opReopen, snap: -1}
 		case r < 975:
-			o := op{kind: opMultiGet, keys: make([][]byte, 1+g.rng.IntN(40)), snap: -1}
+			o := op{kind: opMultiGet, keys: make([][]byte, 1+g.rng.IntN(40)), snap: g.reader()}
 			for i := range o.keys {
 				o.keys[i] = g.readKey()
 			}

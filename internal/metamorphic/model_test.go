@@ -82,7 +82,7 @@ func (m *model) apply(o op) string {
 	case opMultiGet:
 		outcomes := make([]string, len(o.keys))
 		for i, k := range o.keys {
-			outcomes[i] = m.get(-1, k)
+			outcomes[i] = m.get(o.snap, k)
 		}
 		return multiOutcome(outcomes)
 	case opNewIter:

@@ -14,7 +14,7 @@ const (
 	opDelete
 	opBatch
 	opGet      // through the DB, or snapshot snap when snap >= 0
-	opMultiGet // keys through the DB, in one MultiGet
+	opMultiGet // keys in one MultiGet, through the DB or snapshot snap
 	opNewIter  // iterator id over the DB or snapshot snap, bounds lo, hi
 	opIterFirst
 	opIterLast
@@ -91,6 +91,7 @@ func (o op) String() string {
 		on()
 		fmt.Fprintf(&b, " %s", showKey(o.key))
 	case opMultiGet:
+		on()
 		for _, k := range o.keys {
 			fmt.Fprintf(&b, " %s", showKey(k))
 		}

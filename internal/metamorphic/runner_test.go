@@ -60,7 +60,13 @@ func (r *runner) apply(o op) string {
 		}
 		return getOutcome(v, err)
 	case opMultiGet:
-		values, errs := r.db.MultiGet(o.keys)
+		var values [][]byte
+		var errs []error
+		if o.snap >= 0 {
+			values, errs = r.snaps[o.snap].MultiGet(o.keys)
+		} else {
+			values, errs = r.db.MultiGet(o.keys)
+		}
 		outcomes := make([]string, len(o.keys))
 		for i := range o.keys {
 			outcomes[i] = getOutcome(values[i], errs[i])
