@@ -85,20 +85,16 @@ func (r *Reader) MayContainHashes(hashes []uint64, maybe []bool) {
 // its filter admitted (MayContainHashes): the same results, and trace, if
 // not nil, records the key as in range and admitted.
 func (r *Reader) Find(ukey []byte, seq base.SeqNum, trace *GetTrace) (value []byte, kind base.Kind, found bool, err error) {
-	if r.closed.Load() {
-		return nil, 0, false, ErrClosed
-	}
-	if trace != nil {
-		*trace = GetTrace{Table: r.name, BlockIndex: -1, InRange: true, FilterConsulted: r.useFilter, FilterMayContain: true}
-	}
-	return r.findOne(ukey, seq, trace)
+	var cur BlockCursor
+	defer cur.Release()
+	return r.FindNext(ukey, seq, trace, &cur)
 }
 
 // FindNext is Find for one of a run of keys looked up in this table in
 // ascending order (a MultiGet's): cur keeps the data block the last of
 // them read, and a key that lies in the same block reads it again neither
 // from the file nor from the block cache (trace.SharedBlock). The caller
-// releases cur after the run, before it releases the table.
+// releases cur once the run is done.
 func (r *Reader) FindNext(ukey []byte, seq base.SeqNum, trace *GetTrace, cur *BlockCursor) (value []byte, kind base.Kind, found bool, err error) {
 	if r.closed.Load() {
 		return nil, 0, false, ErrClosed
@@ -125,7 +121,8 @@ func (c *BlockCursor) Release() {
 	}
 }
 
-// findOne is sub-steps c and d for one key, with a cursor of its own.
+// findOne is sub-steps c and d for Get's one key, with a cursor of its
+// own.
 func (r *Reader) findOne(ukey []byte, seq base.SeqNum, trace *GetTrace) (value []byte, kind base.Kind, found bool, err error) {
 	var cur BlockCursor
 	defer cur.Release()
