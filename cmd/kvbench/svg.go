@@ -106,20 +106,26 @@ func writeSVG(w io.Writer, h header, recs []*record) error {
 }
 
 // sizingColors are the colours of the block-reads chart's sizings, in the
-// order they ran; red is the filters-ignored series'.
-var sizingColors = []string{palette[0], palette[2], palette[3]}
+// order they ran, and bestColors those of the best sizing on each one's
+// trees; red is the filters-ignored series'.
+var (
+	sizingColors = []string{palette[0], palette[2], palette[3]}
+	bestColors   = []string{palette[4], palette[5], palette[6]}
+)
 
 // blockReadsChart: data blocks touched per missing-key Get against bits per
 // key, counts pooled over the repeats, a series per filter sizing, and
 // beside each, dashed, what its filters promised: Stats.ExpectedFalsePositives
 // of the tree the workload started on (without filters, one block per
-// table covering the key). Runs with the filters ignored read the same
-// blocks whatever the sizing: they are pooled into one series.
+// table covering the key); and, dashed in a colour of its own, what the
+// best sizing of those trees' filter memory would have promised for the
+// probes measured (sameTree.Best): how far any sizing could go. Runs with
+// the filters ignored read the same blocks whatever the sizing: they are
+// pooled into one series.
 func blockReadsChart(recs []*record) chart {
 	c := chart{title: "readmissing: data-block reads per lookup of an absent key",
 		xlabel: "Bloom bits per key", ylabel: "data blocks read per Get (log)"}
-	measured := map[string]*series{}
-	promised := map[string]*series{}
+	measured, promised, best := map[string]*series{}, map[string]*series{}, map[string]*series{}
 	var order []string // sizings in the order they ran
 	var offBits []int
 	offBlocks, offOps := map[int]uint64{}, map[int]uint64{}
@@ -142,18 +148,27 @@ func blockReadsChart(recs []*record) chart {
 		}
 		if measured[p.sizing] == nil {
 			color := sizingColors[len(order)%len(sizingColors)]
+			bestColor := bestColors[len(order)%len(bestColors)]
 			order = append(order, p.sizing)
 			measured[p.sizing] = &series{name: p.sizing + ": measured, filters on", color: color}
 			promised[p.sizing] = &series{name: p.sizing + ": promised (Stats.ExpectedFalsePositives)", color: color, dashed: true}
+			best[p.sizing] = &series{name: p.sizing + "'s trees: the best sizing of their filter memory", color: bestColor, dashed: true}
 		}
 		x := float64(p.bits)
 		measured[p.sizing].pts = append(measured[p.sizing].pts, point{x, *y})
-		if e := p.promise(); e != nil {
+		e, b := p.promise()
+		if e != nil {
 			promised[p.sizing].pts = append(promised[p.sizing].pts, point{x, *e})
+		}
+		if b != nil {
+			best[p.sizing].pts = append(best[p.sizing].pts, point{x, *b})
 		}
 	}
 	for _, sz := range order {
 		c.series = append(c.series, *measured[sz], *promised[sz])
+		if len(best[sz].pts) > 0 {
+			c.series = append(c.series, *best[sz])
+		}
 	}
 	off := series{name: "measured, filters ignored (every sizing)", color: palette[1]}
 	for _, bits := range offBits {

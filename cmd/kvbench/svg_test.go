@@ -163,8 +163,9 @@ func checkTextInside(t *testing.T, doc svgDoc) {
 // TestSVG: the charts of a sweep over -filter_sizing and -bloom_bits are
 // well-formed SVG whose text all lies inside the picture, with the run's
 // context on each chart; the block-reads chart has, per sizing, a point
-// measured and one promised at each bits value, and one filters-ignored
-// point per value.
+// measured and one promised at each bits value, one of the best sizing
+// at each but 0 (no filter memory to size), and one filters-ignored point
+// per value.
 func TestSVG(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "chart.svg")
 	code, stdout, stderr := runArgs(t, append(append([]string{}, tiny...),
@@ -194,12 +195,13 @@ func TestSVG(t *testing.T) {
 	if contexts != 2 {
 		t.Errorf("%d charts carry the run's context, want 2", contexts)
 	}
-	for color, want := range map[string]int{sizingColors[0]: 6, sizingColors[1]: 6, palette[1]: 3} {
+	for color, want := range map[string]int{sizingColors[0]: 6, sizingColors[1]: 6, bestColors[0]: 2, bestColors[1]: 2, palette[1]: 3} {
 		if doc.circles[0][color] != want {
 			t.Errorf("block-reads chart: %d markers in %s, want %d", doc.circles[0][color], color, want)
 		}
 	}
-	for _, name := range []string{"uniform: measured, filters on", "per_level: promised (Stats.ExpectedFalsePositives)"} {
+	for _, name := range []string{"uniform: measured, filters on", "per_level: promised (Stats.ExpectedFalsePositives)",
+		"uniform's trees: the best sizing of their filter memory"} {
 		if !slices.ContainsFunc(doc.texts, func(tx svgText) bool { return tx.s == name }) {
 			t.Errorf("no legend %q", name)
 		}

@@ -18,11 +18,13 @@ type pooled struct {
 	ops, blocks, offOps, offBlocks uint64
 	probes, negatives, fps         uint64
 	// promised sums the repeats' Stats.ExpectedFalsePositives times their
-	// ops, over promisedOps: the blocks per op the filters promise.
-	promised    float64
-	promisedOps uint64
-	filterBytes int64
-	levels      []pooledLevel
+	// ops, over promisedOps: the blocks per op the filters promise; best
+	// and bestOps likewise what the best sizing of each tree's filter
+	// memory would (sameTree.Best).
+	promised, best       float64
+	promisedOps, bestOps uint64
+	filterBytes          int64
+	levels               []pooledLevel
 }
 
 type pooledLevel struct {
@@ -46,6 +48,10 @@ func pool(on, off []*record) pooled {
 		if e := rd.ExpectedFalsePositives; e != nil {
 			p.promised += *e * float64(rec.Ops)
 			p.promisedOps += uint64(rec.Ops)
+			if st := rd.SameTree; st != nil {
+				p.best += st.Best * float64(rec.Ops)
+				p.bestOps += uint64(rec.Ops)
+			}
 		}
 		for _, l := range rd.Levels {
 			i := slices.IndexFunc(p.levels, func(pl pooledLevel) bool { return pl.level == l.Level })
@@ -69,12 +75,15 @@ func pool(on, off []*record) pooled {
 }
 
 // promise is the blocks per op the filters promised, nil for a workload
-// of present keys.
-func (p pooled) promise() *float64 {
-	if p.promisedOps == 0 {
-		return nil
+// of present keys; best is the best sizing's promise on the same trees.
+func (p pooled) promise() (promised, best *float64) {
+	if p.promisedOps > 0 {
+		promised = ptr(p.promised / float64(p.promisedOps))
 	}
-	return ptr(p.promised / float64(p.promisedOps))
+	if p.bestOps > 0 {
+		best = ptr(p.best / float64(p.bestOps))
+	}
+	return promised, best
 }
 
 // theory is the FPR the levels' filters promise the probes that measured
@@ -126,7 +135,7 @@ func (r *reporter) sweep() {
 			offBlocks = fixed(4, perOp(p.offBlocks, int64(p.offOps)))
 		}
 		promise := "-"
-		if e := p.promise(); e != nil {
+		if e, _ := p.promise(); e != nil {
 			promise = fixed(4, e)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.bench, p.sizing, p.bits, size(p.filterBytes),
