@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/binary"
-	"math/bits"
 	"slices"
 	"sync"
 
@@ -132,7 +131,7 @@ func (b *multiGet) run(rs *readState) {
 	}
 	for i, k := range b.keys {
 		b.hashes[i] = filter.Hash(k)
-		b.shared = b.shared[:commonPrefixLen(b.shared, k)]
+		b.shared = b.shared[:base.SharedPrefixLen(b.shared, k)]
 	}
 	for i, k := range b.keys {
 		b.prefixes[i] = keyPrefix(k[len(b.shared):])
@@ -200,21 +199,6 @@ func keyPrefix(k []byte) uint64 {
 		p |= uint64(c) << (56 - 8*i)
 	}
 	return p
-}
-
-// commonPrefixLen returns the length of the longest prefix a and b share.
-func commonPrefixLen(a, b []byte) int {
-	n := min(len(a), len(b))
-	i := 0
-	for ; i+8 <= n; i += 8 {
-		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
-			return i + bits.TrailingZeros64(x)/8
-		}
-	}
-	for i < n && a[i] == b[i] {
-		i++
-	}
-	return i
 }
 
 // bound is a key to compare the batch's keys with (a table's smallest

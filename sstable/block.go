@@ -1,6 +1,10 @@
 package sstable
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/monbandb/monban/internal/base"
+)
 
 // blockBuilder assembles one block (docs/format.md, "SSTable block"):
 //
@@ -24,10 +28,7 @@ type blockBuilder struct {
 func (b *blockBuilder) add(key, value []byte) {
 	shared := 0
 	if b.counter < b.restartInterval && b.entries > 0 {
-		n := min(len(key), len(b.lastKey))
-		for shared < n && key[shared] == b.lastKey[shared] {
-			shared++
-		}
+		shared = base.SharedPrefixLen(key, b.lastKey)
 	} else {
 		b.restarts = append(b.restarts, uint32(len(b.buf)))
 		b.counter = 0

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // ErrCorruption is wrapped by every error that reports bytes on disk which
@@ -129,4 +130,20 @@ func CompareEncoded(a, b []byte) int {
 		return 1
 	}
 	return 0
+}
+
+// SharedPrefixLen returns the length of the longest prefix a and b share,
+// comparing 8 bytes at a time.
+func SharedPrefixLen(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }

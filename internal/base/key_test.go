@@ -88,3 +88,26 @@ func sign(x int) int {
 	}
 	return 0
 }
+
+// TestSharedPrefixLen: the word-at-a-time count agrees with a byte loop
+// on keys of every length that share prefixes of every length.
+func TestSharedPrefixLen(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		a := make([]byte, rng.IntN(40))
+		for i := range a {
+			a[i] = byte(rng.IntN(3))
+		}
+		b := append([]byte(nil), a[:rng.IntN(len(a)+1)]...)
+		for range rng.IntN(10) {
+			b = append(b, byte(rng.IntN(3)))
+		}
+		want := 0
+		for want < min(len(a), len(b)) && a[want] == b[want] {
+			want++
+		}
+		if got := SharedPrefixLen(a, b); got != want {
+			t.Fatalf("SharedPrefixLen(%x, %x) = %d, want %d", a, b, got, want)
+		}
+	}
+}
