@@ -341,23 +341,13 @@ func (b *multiGet) level(files []*manifest.FileMetadata, level int, pending []in
 // is not below the batch's key i (len(files) if none). The batch's next
 // key is most often a table or a few past the last one's, so it looks 1,
 // 2, 4, … tables ahead before it searches between the last two it looked
-// at.
+// at (manifest.SearchLargest).
 func (b *multiGet) firstTable(files []*manifest.FileMetadata, i int) int {
-	above := func(t int) bool { return bytes.Compare(b.keys[i], files[t].Largest.UserKey) > 0 }
 	lo, hi := 0, 1
-	for hi <= len(files) && above(hi-1) {
+	for hi <= len(files) && bytes.Compare(b.keys[i], files[hi-1].Largest.UserKey) > 0 {
 		lo, hi = hi, 2*hi
 	}
-	hi = min(hi, len(files))
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if above(mid) {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	return lo
+	return lo + manifest.SearchLargest(files[lo:min(hi, len(files))], b.keys[i])
 }
 
 // table looks the keys of run up in the table f, whose key range covers

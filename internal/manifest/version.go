@@ -79,7 +79,7 @@ func (v *Version) Overlaps(level int, lo, hi []byte) []*FileMetadata {
 	}
 	// Invariant 2: both Smallest and Largest increase along the level, so
 	// the overlapping tables are one contiguous run.
-	start := searchLargest(files, lo)
+	start := SearchLargest(files, lo)
 	end := start
 	for end < len(files) && compareUser(files[end].Smallest.UserKey, hi) <= 0 {
 		end++
@@ -111,7 +111,7 @@ func (v *Version) FindFile(level int, ukey []byte) *FileMetadata {
 // v.Levels[level]: -1 when no table's range contains ukey.
 func (v *Version) FindFileIndex(level int, ukey []byte) int {
 	files := v.Levels[level]
-	i := searchLargest(files, ukey)
+	i := SearchLargest(files, ukey)
 	if i < len(files) && compareUser(files[i].Smallest.UserKey, ukey) <= 0 {
 		return i
 	}
@@ -121,7 +121,7 @@ func (v *Version) FindFileIndex(level int, ukey []byte) int {
 // searchLargest returns the index of the first table whose Largest user key
 // is >= ukey (len(files) if none). Hand-written rather than sort.Search so
 // that the read path makes no closure allocation.
-func searchLargest(files []*FileMetadata, ukey []byte) int {
+func SearchLargest(files []*FileMetadata, ukey []byte) int {
 	lo, hi := 0, len(files)
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
