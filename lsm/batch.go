@@ -48,6 +48,21 @@ func (b *Batch) Delete(key []byte) {
 	b.count++
 }
 
+// deleteRecordLen is the size of the WAL record a Batch of one Delete of key
+// encodes to: what an elided delete does not write.
+func deleteRecordLen(key []byte) int {
+	return batchHeaderLen + 1 + uvarintLen(uint64(len(key))) + len(key)
+}
+
+// uvarintLen is the number of bytes binary.AppendUvarint writes for x.
+func uvarintLen(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
+}
+
 // Len returns the number of writes in the batch.
 func (b *Batch) Len() int { return int(b.count) }
 

@@ -1,6 +1,7 @@
 package lsm
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"slices"
@@ -32,8 +33,11 @@ func (d *DB) Compact() error { return d.CompactRange(nil, nil) }
 
 // CompactRange flushes the memtable and compacts the tables overlapping the
 // user keys [lo, hi] (nil bounds are open) level by level down to the last
-// level.
+// level. lo above hi is ErrInvalidRange.
 func (d *DB) CompactRange(lo, hi []byte) error {
+	if lo != nil && hi != nil && bytes.Compare(lo, hi) > 0 {
+		return fmt.Errorf("%w: CompactRange from %q to %q", ErrInvalidRange, lo, hi)
+	}
 	if err := d.Flush(); err != nil {
 		return err
 	}

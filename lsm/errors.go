@@ -36,6 +36,11 @@ var (
 	// ErrInvalidValue is returned for a value longer than MaxValueSize;
 	// nothing of the write is applied.
 	ErrInvalidValue = errors.New("monban: invalid value")
+
+	// ErrInvalidRange is returned for a key range whose start is above its
+	// end (CompactRange): it names no key, which is a mistake more often
+	// than an intent.
+	ErrInvalidRange = errors.New("monban: invalid range")
 )
 
 // MaxKeySize bounds a key's length (8 MiB): what an SSTable can hold.

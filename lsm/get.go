@@ -57,6 +57,9 @@ func (d *DB) currentView() (*readState, base.SeqNum) {
 // newest source first, stopping at the first version visible at seq. tr,
 // when not nil, records every step for Explain, numbered as here.
 func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err // no write could have stored it
+	}
 	h := filter.Hash(key)
 	if v, res := d.getMemtables(rs, key, h, seq, tr); answered(res) {
 		return memtableValue(v, res)

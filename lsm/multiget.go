@@ -80,6 +80,9 @@ func (d *DB) multiGet(rs *readState, seq base.SeqNum, keys [][]byte) (values [][
 	multiGets.Put(b)
 	for i, err := range errs {
 		values[i], errs[i] = d.closedOr(values[i], err)
+		if err := checkKey(keys[i]); err != nil {
+			values[i], errs[i] = nil, err // as Get answers it: no write could have stored it
+		}
 	}
 	return values, errs
 }

@@ -38,6 +38,9 @@ import (
 // compaction whose edit never reached the manifest).
 func Open(dir string, opts *Options) (*DB, error) {
 	d := &DB{dir: dir, opts: opts.withDefaults(), obsolete: make(chan struct{}, 1)}
+	if err := checkDir(dir); err != nil {
+		return nil, err
+	}
 	if err := d.opts.validate(); err != nil {
 		return nil, err
 	}
@@ -75,6 +78,16 @@ func Open(dir string, opts *Options) (*DB, error) {
 		go d.runDeleter()
 	}
 	return d, nil
+}
+
+// checkDir rejects a directory name no DB can live at. The empty name
+// would otherwise reach the file system as the current directory of some
+// calls and as no name at all of others.
+func checkDir(dir string) error {
+	if dir == "" {
+		return fmt.Errorf("monban: a DB needs a directory name, and the one given is empty: %w", fs.ErrInvalid)
+	}
+	return nil
 }
 
 // recover loads the manifest, replays WALs, and starts a fresh WAL. Read

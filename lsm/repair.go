@@ -72,6 +72,9 @@ const repairStaging = "REPAIR.tmp"
 // and the WALs' contents are held in memtables until the merge is done.
 func Repair(dir string, opts *Options) (*RepairReport, error) {
 	o := opts.withDefaults()
+	if err := checkDir(dir); err != nil {
+		return nil, err
+	}
 	if err := o.validate(); err != nil {
 		return nil, err
 	}

@@ -62,7 +62,7 @@ func (d *DB) Delete(key []byte) error {
 			d.proofs.record(proved)
 			if proved {
 				d.stats.deletesElided.Add(1)
-				d.stats.walBytesSaved.Add(uint64(batchHeaderLen + 1 + binary.MaxVarintLen32 + len(key)))
+				d.stats.walBytesSaved.Add(uint64(deleteRecordLen(key)))
 				return nil
 			}
 		}
@@ -105,13 +105,14 @@ func (d *DB) provablyAbsent(key []byte) bool {
 	return !rs.mem.MayContainHash(h)
 }
 
-// Write applies every write of b atomically.
+// Write applies every write of b atomically. A nil b is an empty batch:
+// it writes nothing, and returns the error a write would get now.
 func (d *DB) Write(b *Batch) error {
+	if b == nil || b.Len() == 0 && b.err == nil {
+		return d.checkOpen()
+	}
 	if b.err != nil {
 		return b.err
-	}
-	if b.Len() == 0 {
-		return d.checkOpen()
 	}
 	w := writerPool.Get().(*writer)
 	*w = writer{batch: b}
