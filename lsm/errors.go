@@ -29,6 +29,13 @@ var (
 	// another — has the directory open.
 	ErrLocked = errors.New("monban: directory is in use by another DB")
 
+	// ErrNotDB is returned by Open and Repair for a directory that holds
+	// files of monban's names (CURRENT, MANIFEST-*, *.log, *.sst) none of
+	// which is in monban's format: another program's DB, which Open and
+	// Repair leave as it is. Repair also returns it for a directory with no
+	// DB file at all.
+	ErrNotDB = errors.New("monban: not a monban DB")
+
 	// ErrInvalidKey is returned for a key longer than MaxKeySize; nothing of
 	// the write is applied.
 	ErrInvalidKey = errors.New("monban: invalid key")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
 	"slices"
 
 	"github.com/monbandb/monban/filter"
@@ -48,18 +49,21 @@ func Open(dir string, opts *Options) (*DB, error) {
 	d.mu.writeCond.L = &d.mu
 	d.mu.flushCond.L = &d.mu
 	d.mu.logNums = make(map[*memtable.Memtable]uint64)
-	if d.opts.ReadOnly {
-		// Locking creates LOCK if it is missing: a directory without one
-		// was never a DB, and read-only must not make it one.
-		names, err := d.fs.List(dir)
-		if err != nil {
+	if !d.opts.ReadOnly && !d.opts.ErrorIfNotExists {
+		if err := d.fs.MkdirAll(dir); err != nil {
 			return nil, fmt.Errorf("monban: %w", err)
 		}
-		if !slices.Contains(names, manifest.MakeFilename(manifest.KindLock, 0)) {
-			return nil, fmt.Errorf("monban: %s holds no DB to open read-only: %w", dir, fs.ErrNotExist)
-		}
-	} else if err := d.fs.MkdirAll(dir); err != nil {
+	}
+	names, err := d.fs.List(dir)
+	if err != nil {
 		return nil, fmt.Errorf("monban: %w", err)
+	}
+	lockName := manifest.MakeFilename(manifest.KindLock, 0)
+	hadLock := slices.Contains(names, lockName)
+	if d.opts.ReadOnly && !hadLock {
+		// Locking creates LOCK if it is missing: a directory without one
+		// was never a DB, and read-only must not make it one.
+		return nil, fmt.Errorf("monban: %s holds no DB to open read-only: %w", dir, fs.ErrNotExist)
 	}
 	lock, err := lockDir(d.fs, dir)
 	if err != nil {
@@ -67,17 +71,33 @@ func Open(dir string, opts *Options) (*DB, error) {
 	}
 	d.lock = lock
 	if err := d.recover(); err != nil {
-		d.closeResources()
-		if errors.Is(err, ErrCorruption) {
-			err = fmt.Errorf("%w (lsm.Repair, or kvbench repair -db DIR, rebuilds a DB from the files it holds)", err)
+		if !hadLock {
+			// A refused Open leaves the directory as it was. Removed while
+			// held, the lock cannot be another taker's meanwhile.
+			_ = d.fs.Remove(filepath.Join(dir, lockName))
 		}
-		return nil, err
+		d.closeResources()
+		return nil, d.explainRefusal(names, err)
 	}
 	if !d.opts.ReadOnly {
 		d.deleterRequests, d.deleterDone = make(chan deleterRequest), make(chan struct{})
 		go d.runDeleter()
 	}
 	return d, nil
+}
+
+// explainRefusal says why Open refused the directory: a damaged DB's
+// error points to Repair; but a directory none of whose files is in
+// monban's format is another program's, which Repair would not fix.
+func (d *DB) explainRefusal(names []string, err error) error {
+	if !errors.Is(err, ErrCorruption) {
+		return err
+	}
+	if own, _ := ownsDir(d.fs, d.dir, names); !own {
+		return fmt.Errorf("%w: none of the files of %s (%s) is in monban's format, so it was left as it is (opening it as one failed: %v)",
+			ErrNotDB, d.dir, listNames(names), err)
+	}
+	return fmt.Errorf("%w (lsm.Repair, or kvbench repair -db DIR, rebuilds a DB from the files it holds)", err)
 }
 
 // checkDir rejects a directory name no DB can live at. The empty name
@@ -95,7 +115,13 @@ func checkDir(dir string) error {
 // active memtable.
 func (d *DB) recover() error {
 	vs, err := manifest.Recover(d.fs, d.dir)
-	if errors.Is(err, fs.ErrNotExist) && !d.opts.ReadOnly {
+	switch {
+	case err == nil && d.opts.ErrorIfExists:
+		vs.Close()
+		return fmt.Errorf("monban: %s already holds a DB (Options.ErrorIfExists): %w", d.dir, fs.ErrExist)
+	case errors.Is(err, fs.ErrNotExist) && d.opts.ErrorIfNotExists:
+		return fmt.Errorf("monban: %s holds no DB (Options.ErrorIfNotExists): %w", d.dir, err)
+	case errors.Is(err, fs.ErrNotExist) && !d.opts.ReadOnly:
 		vs, err = manifest.Create(d.fs, d.dir)
 	}
 	if err != nil {

@@ -148,6 +148,13 @@ type Options struct {
 	// DB (kvbench tree, explain) or serving a copy.
 	ReadOnly bool
 
+	// ErrorIfExists makes Open fail, with an error wrapping fs.ErrExist,
+	// if dir already holds a DB; ErrorIfNotExists, with fs.ErrNotExist, if
+	// it holds none (a missing directory included), instead of creating
+	// one. Either way the refused Open leaves the directory as it was.
+	// LevelDB's and Pebble's names.
+	ErrorIfExists, ErrorIfNotExists bool
+
 	// FS is the file system the DB runs on. Default: the operating system's.
 	// Tests use vfs.NewMem or vfs.NewFault.
 	FS vfs.FS

@@ -13,11 +13,10 @@ import (
 	"github.com/monbandb/monban/memtable"
 	"github.com/monbandb/monban/sstable"
 	"github.com/monbandb/monban/vfs"
-	"github.com/monbandb/monban/wal"
 )
 
-// lostDir holds what Repair could not read: set aside, never deleted, for
-// a human to inspect.
+// lostDir holds what Repair set aside: never read again, never deleted,
+// for a human to inspect.
 const lostDir = "lost"
 
 // repairStaging is where Repair builds its manifest. manifest.Create needs a
@@ -25,52 +24,83 @@ const lostDir = "lost"
 // crash before the commit leaves the directory as it was.
 const repairStaging = "REPAIR.tmp"
 
-// Repair rebuilds the DB in dir from the tables and WALs it finds there,
-// for a directory Open refuses: CURRENT missing, the manifest corrupt, a
-// table damaged. It takes the directory lock (ErrLocked while a DB has it
-// open) and needs no valid CURRENT or manifest.
+// RepairOptions are what Repair takes beyond the DB's Options.
+type RepairOptions struct {
+	// Force repairs a directory in which no file is in monban's format
+	// (another program's DB, say), which Repair otherwise refuses with
+	// ErrNotDB. Its files with monban's names go to lost/, the others stay
+	// where they are, and the DB made there is empty. A directory without
+	// a single file of monban's names is refused even so.
+	Force bool
+}
+
+// Repair is RepairWith with the default RepairOptions.
+func Repair(dir string, opts *Options) (*RepairReport, error) {
+	return RepairWith(dir, opts, RepairOptions{})
+}
+
+// RepairWith rebuilds the DB in dir from the files it finds there, for a
+// directory Open refuses: CURRENT missing, the manifest corrupt, a table or
+// WAL damaged. It takes the directory lock (ErrLocked while a DB has it
+// open). What it cannot vouch for it sets aside in dir/lost/ and never
+// deletes; the report lists every file and what became of it (Fate).
 //
-//  1. Every table is opened and read through to the end, which checks
-//     every block's checksum. One that fails is moved into dir/lost/. If
-//     the manifest CURRENT names still reads, a file in the place of a
-//     table it names must hold one of the tables it names (two swapped
-//     files are both kept: a merge does not care about names); one that
-//     holds another table — restored from an older incarnation of the DB,
-//     say — is set aside rather than merged, where its old values could
-//     win.
-//  2. Every WAL is replayed in number order, a batch at a time. A torn
-//     tail is dropped; a WAL damaged mid-file keeps its batches before the
-//     damage and is moved into lost/.
-//  3. Everything that survived is merged into new tables of the last
+//  0. A directory in which no table, WAL or manifest is in monban's
+//     format — checked by magic number, record checksum or format record,
+//     not by name — is refused with ErrNotDB, and left as it was (LOCK
+//     included), unless ropts.Force.
+//  1. The manifest: the one CURRENT names or, failing that, the newest
+//     that reads, if it replays whole and agrees with the directory (the
+//     WAL its log number names and every table it names are there, at
+//     their sizes): a manifest that lost edits would miss them. That
+//     manifest is trusted to say what is live: a table no live version
+//     names and a WAL below its log number are obsolete — a compaction's
+//     inputs a crash left behind, a WAL already flushed — and are set
+//     aside unread, so they cannot bring back what newer data deleted. A
+//     file in the place of a live table that holds another table (an
+//     older incarnation's) is set aside too. With no manifest trusted,
+//     every table is of unknown standing and merged (the report counts
+//     them).
+//  2. Every other table is read through to the end, which checks every
+//     block's checksum; one that fails is set aside.
+//  3. The WALs are replayed in number order, a batch at a time. The first
+//     that cannot be replayed to its end (damaged mid-file, or ended
+//     short while a newer WAL follows) keeps its batches before the
+//     damage, is set aside, and every WAL after it is set aside unread:
+//     the repaired DB holds a prefix of the commits. The newest WAL's torn
+//     tail is dropped, and the WAL set aside too.
+//  4. Everything that survived is merged into new tables of the last
 //     level, keeping only the newest version of each key (no snapshot
 //     survives a repair) and no tombstone (nothing lies below them).
-//  4. A new manifest naming only those tables, with the highest sequence
+//  5. A new manifest naming only those tables, with the highest sequence
 //     number seen and a next file number above every file present, is
-//     made durable and CURRENT switched to it: the commit point.
-//  5. Only then are the merged tables and WALs, old manifests and
-//     CURRENT.tmp removed.
+//     made durable and CURRENT switched to it: the commit point. Files
+//     set aside before it are moved into lost/, or copied where the old
+//     state still needs them until then (CURRENT, the manifests, a WAL
+//     replayed in part), so a crash before the commit leaves the old
+//     CURRENT in force with everything it names.
+//  6. Only then are removed the tables and WALs every record of which is
+//     in the new tables, and the originals of what was copied into lost/.
 //
-// Why merge rather than keep the tables where they are: without the
-// manifest a table's level is unknown, and the levels are what made
-// overlapping sequence ranges safe. A table that was in L6 with k@100 and
-// LargestSeq 1000 and one from L5 with k@800 cannot both go to L0 in
-// LargestSeq order (a read would stop at k@100), and no placement that
-// reads one table before another is right for every such pair. The merge
-// compares sequence numbers entry by entry, so it is right for any set of
-// tables; it costs a rewrite of the whole DB, which a repair can afford.
+// Files with names monban never writes are left where they are.
 //
-// Files are set aside before the commit because after it they would be
-// strays, which Open deletes. A crash before the commit leaves the old
-// CURRENT (if any) in force, and the new tables strays; rerunning Repair
-// is always safe, as duplicated entries merge into one.
+// Why merge rather than keep the tables where they are: without a manifest
+// a table's level is unknown, and the levels are what made overlapping
+// sequence ranges safe. A table that was in L6 with k@100 and LargestSeq
+// 1000 and one from L5 with k@800 cannot both go to L0 in LargestSeq order
+// (a read would stop at k@100), and no placement that reads one table
+// before another is right for every such pair. The merge compares
+// sequence numbers entry by entry, so it is right for any set of tables;
+// it costs a rewrite of the whole DB, which a repair can afford.
 //
-// Caveat: what the lost files held is gone, including tombstones: a key
-// deleted by a tombstone in a lost table can reappear with an older value
-// from a table that survived. So can a key whose tombstone a compaction
-// had dropped when a crash left that compaction's inputs behind. Every
-// table found is open at once for the merge (MaxOpenFiles does not apply),
-// and the WALs' contents are held in memtables until the merge is done.
-func Repair(dir string, opts *Options) (*RepairReport, error) {
+// Caveat: what a damaged file held is gone, tombstones too: a key deleted
+// by a tombstone in a table set aside can come back with an older value
+// from a table that survived; and with no manifest trusted, so can a key
+// whose tombstone a compaction had dropped when a crash left that
+// compaction's inputs behind. Every table found is open at once for the
+// merge (MaxOpenFiles does not apply), and the WALs' contents are held in
+// memtables until the merge is done.
+func RepairWith(dir string, opts *Options, ropts RepairOptions) (*RepairReport, error) {
 	o := opts.withDefaults()
 	if err := checkDir(dir); err != nil {
 		return nil, err
@@ -78,14 +108,28 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
+	names, err := o.FS.List(dir)
+	if err != nil {
+		return nil, fmt.Errorf("monban: repairing %s: %w", dir, err)
+	}
 	lock, err := lockDir(o.FS, dir)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Close()
-	r := &repairer{d: &DB{dir: dir, opts: o, fs: o.FS}, report: &RepairReport{Dir: dir}}
+	r := &repairer{d: &DB{dir: dir, opts: o, fs: o.FS}, report: &RepairReport{Dir: dir}, force: ropts.Force}
 	defer r.closeSources()
-	if err := r.run(); err != nil {
+	err = r.run(names)
+	if errors.Is(err, ErrNotDB) && !slices.Contains(names, manifest.MakeFilename(manifest.KindLock, 0)) {
+		// Refused: the directory is left as it was, so without the lock
+		// this Repair created. Removed while held, no other taker can
+		// have it meanwhile.
+		_ = o.FS.Remove(filepath.Join(dir, manifest.MakeFilename(manifest.KindLock, 0)))
+	}
+	lock.Close()
+	if errors.Is(err, ErrNotDB) {
+		return nil, fmt.Errorf("monban: repairing %s: %w", dir, err) // nothing done: no report
+	}
+	if err != nil {
 		return r.report, fmt.Errorf("monban: repairing %s: %w", dir, err)
 	}
 	return r.report, nil
@@ -104,38 +148,42 @@ func lockDir(fsys vfs.FS, dir string) (io.Closer, error) {
 }
 
 // repairer holds one Repair's state. d is a DB with only what writing
-// tables needs (dir, opts, fs and, from step 3, vs), so the rebuild writes
-// through the same writeTables as a compaction.
+// tables needs (dir, opts, fs and, from the rebuild, vs), so the rebuild
+// writes through the same writeTables as a compaction.
 type repairer struct {
 	d      *DB
 	report *RepairReport
+	force  bool
 
 	tables, logs []uint64 // found in dir, ascending
-	oldMeta      []string // old manifests and CURRENT.tmp
+	manifests    []string // MANIFEST-*, ascending
 	maxNum       uint64   // highest file number in dir and lost/
+	lostNames    map[string]bool
 
-	liveIDs  map[uint64]bool      // table ids a readable manifest names, by file number too
-	liveNums map[uint64]bool      // file numbers it names
+	trusted      *trustedManifest // nil: no manifest vouches for what is live
+	manifestErrs map[string]error // why each manifest tried was not trusted
+
 	readers  []*sstable.Reader    // verified tables, open for the merge
 	mems     []*memtable.Memtable // one per replayed WAL
-	obsolete []string             // merged inputs: removed after the commit
+	obsolete []string             // removed after the commit
 	lastSeq  base.SeqNum
 }
 
-func (r *repairer) run() error {
-	if err := r.scan(); err != nil {
+func (r *repairer) run(names []string) error {
+	if err := r.scan(names); err != nil {
 		return err
 	}
-	r.liveNums, r.liveIDs = r.manifestTables()
+	r.trusted = r.trustManifest()
 	for _, num := range r.tables {
-		if err := r.verifyTable(num); err != nil {
+		if err := r.table(num); err != nil {
 			return err
 		}
 	}
-	for _, num := range r.logs {
-		if err := r.replayWAL(num); err != nil {
-			return err
-		}
+	if err := r.replayWALs(); err != nil {
+		return err
+	}
+	if err := r.setAsideMeta(names); err != nil {
+		return err
 	}
 	if err := r.rebuild(); err != nil {
 		return err
@@ -144,18 +192,17 @@ func (r *repairer) run() error {
 	return nil
 }
 
-// scan lists the files of dir, and notes the numbers in lost/ so that no
-// new file takes a name already set aside.
-func (r *repairer) scan() error {
-	names, err := r.d.fs.List(r.d.dir)
-	if err != nil {
-		return err
-	}
+// scan sorts the files of dir by kind, refuses a directory that holds no
+// DB (step 0), and notes the names and numbers in lost/ so that nothing
+// set aside or created now takes one of them.
+func (r *repairer) scan(names []string) error {
 	lost, err := r.d.fs.List(r.path(lostDir))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
+	r.lostNames = map[string]bool{}
 	for _, name := range lost {
+		r.lostNames[name] = true
 		if _, num, ok := manifest.ParseFilename(name); ok {
 			r.maxNum = max(r.maxNum, num)
 		}
@@ -163,6 +210,9 @@ func (r *repairer) scan() error {
 	for _, name := range names {
 		kind, num, ok := manifest.ParseFilename(name)
 		if !ok {
+			if name != lostDir && name != repairStaging {
+				r.report.Files = append(r.report.Files, RepairedFile{Name: name, Fate: FateLeft})
+			}
 			continue
 		}
 		r.maxNum = max(r.maxNum, num)
@@ -171,170 +221,75 @@ func (r *repairer) scan() error {
 			r.tables = append(r.tables, num)
 		case manifest.KindLog:
 			r.logs = append(r.logs, num)
-		case manifest.KindManifest, manifest.KindCurrentTemp:
-			r.oldMeta = append(r.oldMeta, name)
+		case manifest.KindManifest:
+			r.manifests = append(r.manifests, name)
 		}
 	}
 	slices.Sort(r.tables)
 	slices.Sort(r.logs)
-	return nil
-}
-
-// manifestTables returns the file numbers and the table ids of the live
-// tables of the manifest CURRENT names, or nils if it does not read: what a
-// damaged DB's manifest can still vouch for is which tables belong.
-func (r *repairer) manifestTables() (nums, ids map[uint64]bool) {
-	vs, err := manifest.Recover(r.d.fs, r.d.dir) // writes nothing
-	if err != nil {
-		return nil, nil
-	}
-	defer vs.Close()
-	v := vs.Current()
-	defer v.Unref()
-	nums, ids = map[uint64]bool{}, map[uint64]bool{}
-	for _, files := range v.Levels {
-		for _, f := range files {
-			nums[f.FileNum] = true
-			if f.TableID != 0 {
-				ids[f.TableID] = true
-			}
-		}
-	}
-	return nums, ids
-}
-
-// verifyTable reads table num from first entry to last; a table that
-// fails is set aside, one that passes stays open for the merge.
-func (r *repairer) verifyTable(num uint64) error {
-	name := manifest.MakeFilename(manifest.KindTable, num)
-	t, err := r.readTable(num, name)
-	if err != nil {
-		return r.setAside(name, err)
-	}
-	r.readers = append(r.readers, t)
-	r.obsolete = append(r.obsolete, name)
-	r.lastSeq = max(r.lastSeq, t.Properties().LargestSeq)
-	r.report.TablesKept++
-	r.report.TableEntries += t.Properties().NumEntries
-	return nil
-}
-
-// readTable opens a table and iterates it whole. Open checks the footer,
-// index, filter and properties blocks, the iteration every data block;
-// the entry count must then match the properties.
-func (r *repairer) readTable(num uint64, name string) (*sstable.Reader, error) {
-	f, err := r.d.fs.Open(r.path(name))
-	if err != nil {
-		return nil, err
-	}
-	t, err := sstable.Open(f, sstable.ReaderOptions{FileNum: num, Name: name})
-	if err != nil {
-		return nil, err
-	}
-	if id := t.Properties().TableID; r.liveNums[num] && len(r.liveIDs) > 0 && !r.liveIDs[id] {
-		t.Close()
-		return nil, fmt.Errorf("sstable %s holds table id %#x, which the manifest names for no table: a file from elsewhere: %w",
-			name, id, ErrCorruption)
-	}
-	it := t.NewIter(nil, nil)
-	var n uint64
-	for ok := it.First(); ok; ok = it.Next() {
-		n++
-	}
-	err = it.Close()
-	if want := t.Properties().NumEntries; err == nil && n != want {
-		err = fmt.Errorf("sstable %s: %d entries, properties say %d: %w", name, n, want, ErrCorruption)
-	}
-	if err != nil {
-		t.Close()
-		return nil, err
-	}
-	return t, nil
-}
-
-// replayWAL applies WAL num's batches to a memtable of its own. Unlike
-// Open, a torn tail is accepted in any WAL, not only the newest: a repair
-// keeps whatever is readable. A batch is applied whole or not at all, as
-// it was committed.
-func (r *repairer) replayWAL(num uint64) error {
-	name := manifest.MakeFilename(manifest.KindLog, num)
-	f, err := r.d.fs.Open(r.path(name))
-	if err != nil {
-		return r.setAside(name, err)
-	}
-	defer f.Close()
-	rd := wal.NewReader(f, name)
-	mem := memtable.New(memtable.Options{})
-	r.mems = append(r.mems, mem)
-	r.report.WALsReplayed++
-	var batch []batchEntry
-	var walLast base.SeqNum
-	for n := 0; ; n++ {
-		rec, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		batch = batch[:0]
-		if err == nil {
-			_, err = decodeBatch(rec, func(e batchEntry) error {
-				batch = append(batch, e)
-				return nil
-			})
-		}
-		if err == nil {
-			err = checkBatchSeqs(batch, walLast)
-		}
-		if err != nil {
-			return r.setAside(name, fmt.Errorf("after %d batches: %w", n, err))
-		}
-		for _, e := range batch {
-			if err := mem.Add(e.Seq, e.Kind, e.Key, e.Value); err != nil {
-				return fmt.Errorf("monban: repair: replaying %s: %w", name, err)
-			}
-		}
-		if len(batch) > 0 {
-			walLast = batch[len(batch)-1].Seq
-			r.lastSeq = max(r.lastSeq, walLast)
-		}
-		r.report.WALBatches++
-	}
-	r.report.WALTornBytes += rd.DroppedBytes()
-	r.obsolete = append(r.obsolete, name)
-	return nil
-}
-
-// checkBatchSeqs rejects a batch the memtable would only take in part: a
-// WAL's sequence numbers rise from record to record, so a batch at or below
-// the last one seen, or past the largest sequence number, is damage — and
-// checked before any entry is added, the batch applies whole or not at all.
-func checkBatchSeqs(batch []batchEntry, walLast base.SeqNum) error {
-	if len(batch) == 0 {
+	switch own, named := ownsDir(r.d.fs, r.d.dir, names); {
+	case own:
 		return nil
-	}
-	if first, last := batch[0].Seq, batch[len(batch)-1].Seq; first <= walLast || last > base.MaxSeqNum {
-		return fmt.Errorf("batch at sequence numbers %d..%d after %d: %w", first, last, walLast, ErrCorruption)
+	case !named:
+		return fmt.Errorf("%w: %s holds no file of a DB (%s)", ErrNotDB, r.d.dir, listNames(names))
+	case !r.force:
+		return fmt.Errorf("%w: no file of %s is in monban's format (%s): another program's? RepairOptions.Force (kvbench repair -force) rebuilds it all the same, setting those files aside",
+			ErrNotDB, r.d.dir, listNames(names))
 	}
 	return nil
 }
 
-// setAside moves a file Repair cannot use into lost/ and reports why. The
-// move is made durable at once: after the commit the file would be a
-// stray that Open deletes.
-func (r *repairer) setAside(name string, why error) error {
-	if err := r.d.fs.MkdirAll(r.path(lostDir)); err != nil {
-		return err
+// ownsDir reports whether a table, WAL or manifest of dir is in monban's
+// format (ownFile), and whether any file has one of monban's names (LOCK
+// aside: other engines take one too).
+func ownsDir(fsys vfs.FS, dir string, names []string) (own, named bool) {
+	for _, name := range names {
+		if kind, _, ok := manifest.ParseFilename(name); ok && kind != manifest.KindLock {
+			if ownFile(fsys, dir, name) {
+				return true, true
+			}
+			named = true
+		}
 	}
-	if err := r.d.fs.Rename(r.path(name), r.path(lostDir, name)); err != nil {
-		return err
+	return false, named
+}
+
+// ownFile reports whether a table, WAL or manifest of dir is in monban's
+// format, by its content, not its name: a table ends in the footer magic,
+// a WAL holds a record that verifies (its checksum is seeded with the
+// record's offset, so another program's log never does), a manifest opens
+// with the format record.
+func ownFile(fsys vfs.FS, dir, name string) bool {
+	kind, _, _ := manifest.ParseFilename(name)
+	path := filepath.Join(dir, name)
+	switch kind {
+	case manifest.KindManifest:
+		return manifest.HasFormat(fsys, path)
+	case manifest.KindTable, manifest.KindLog:
+		f, err := fsys.Open(path)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		if kind == manifest.KindTable {
+			return sstable.HasMagic(f)
+		}
+		return walHoldsRecord(f, name)
 	}
-	if err := r.d.fs.SyncDir(r.path(lostDir)); err != nil {
-		return err
+	return false
+}
+
+// listNames lists names for an error message: a few, then how many more.
+func listNames(names []string) string {
+	const shown = 6
+	if len(names) == 0 {
+		return "nothing"
 	}
-	if err := r.d.fs.SyncDir(r.d.dir); err != nil {
-		return err
+	s := fmt.Sprint(names[:min(len(names), shown)])
+	if len(names) > shown {
+		s += fmt.Sprintf(" and %d more", len(names)-shown)
 	}
-	r.report.SetAside = append(r.report.SetAside, SetAsideFile{Name: name, Err: why})
-	return nil
+	return s
 }
 
 // closeSources closes the verified tables; the merge closed only its

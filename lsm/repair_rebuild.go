@@ -12,7 +12,7 @@ import (
 )
 
 // rebuild merges the verified tables and the replayed WALs into new
-// last-level tables (steps 3 and 4 of Repair) and commits them.
+// last-level tables (steps 4 and 5 of RepairWith) and commits them.
 func (r *repairer) rebuild() error {
 	if err := r.removeStaging(); err != nil {
 		return err
@@ -58,6 +58,11 @@ func (r *repairer) rebuild() error {
 	}
 	if err := wal.Close(); err != nil {
 		return err
+	}
+	if r.trusted != nil {
+		// What the tree had deleted since may have held the highest
+		// numbers: a sequence number is never given out twice.
+		r.lastSeq = max(r.lastSeq, r.trusted.lastSeq)
 	}
 	edit := &manifest.VersionEdit{LogNum: logNum, LastSeq: r.lastSeq}
 	for _, meta := range outputs {
@@ -117,10 +122,11 @@ func (r *repairer) removeStaging() error {
 }
 
 // removeObsolete removes, after the commit, the inputs the new tables hold
-// and the old manifests (step 5 of Repair). A failure leaves a stray that
-// Open removes, so it is logged, not returned.
+// and the originals of what was copied into lost/ (step 6 of RepairWith).
+// A failure leaves a stray that Open removes, so it is logged, not
+// returned.
 func (r *repairer) removeObsolete() {
-	for _, name := range append(r.obsolete, r.oldMeta...) {
+	for _, name := range r.obsolete {
 		if err := r.d.fs.Remove(r.path(name)); err != nil {
 			r.d.opts.Logger.Warn("monban: repair: removing a file", "file", name, "err", err)
 			continue

@@ -7,15 +7,20 @@ import (
 	"github.com/monbandb/monban/internal/base"
 )
 
-// RepairReport says what Repair kept, set aside and rebuilt.
+// RepairReport says what Repair found, kept, set aside and rebuilt.
 type RepairReport struct {
 	Dir string
+	// TrustedManifest is the manifest Repair read to tell live files from
+	// obsolete ones (step 1 of RepairWith), "" if none could be trusted.
+	TrustedManifest string
 	// TablesKept counts the tables that verified and were merged,
-	// TableEntries the entries they held.
-	TablesKept   int
-	TableEntries uint64
-	// SetAside lists the tables and WALs moved into lost/, with why.
-	SetAside []SetAsideFile
+	// TableEntries the entries they held, UnknownStanding those merged
+	// without a trusted manifest to vouch that a newer tree had not
+	// dropped them: all of them when TrustedManifest is "". A key deleted
+	// by a compaction that left its inputs behind can come back from one.
+	TablesKept      int
+	TableEntries    uint64
+	UnknownStanding int
 	// WALsReplayed counts the WALs read, a damaged one included (its
 	// batches before the damage were kept); WALBatches the batches applied;
 	// WALTornBytes the torn tails dropped.
@@ -34,30 +39,101 @@ type RepairReport struct {
 	// manifest CURRENT names.
 	LastSeq  base.SeqNum
 	Manifest string
-	// Removed are the files whose content the new tables hold, and the old
-	// manifests, removed after the commit.
-	Removed []string
+	// Files lists every file Repair found in the directory (LOCK aside)
+	// and what became of it; SetAside those now in lost/, Removed those
+	// removed after the commit.
+	Files    []RepairedFile
+	SetAside []RepairedFile
+	Removed  []string
 }
 
-// SetAsideFile is a file Repair moved into lost/ and the error that made
-// it unusable.
-type SetAsideFile struct {
+// RepairedFile is a file Repair found, and what became of it.
+type RepairedFile struct {
 	Name string
+	Fate Fate
+	// Lost is where it is under the directory if it was set aside
+	// ("lost/000012.sst"); Err says why, where something was wrong.
+	Lost string
 	Err  error
+}
+
+// Fate is what Repair did with a file.
+type Fate uint8
+
+const (
+	// FateMerged: every record went into the new tables; removed after
+	// the commit.
+	FateMerged Fate = iota + 1
+	// FatePartlyMerged: a WAL whose batches up to its damage went into the
+	// new tables; copied into lost/, the original removed after the
+	// commit.
+	FatePartlyMerged
+	// FateDamaged: does not verify (Err says where); moved into lost/,
+	// nothing of it merged. For a manifest: copied, and not trusted.
+	FateDamaged
+	// FateObsolete: the trusted manifest shows a newer tree dropped it (a
+	// table no live version names, a WAL below the log number); moved
+	// into lost/ unmerged, so it cannot bring back what was deleted since.
+	FateObsolete
+	// FateAfterDamage: a WAL after one that does not replay to its end;
+	// moved into lost/ unread, so the DB holds a prefix of the commits.
+	FateAfterDamage
+	// FateNotMonban: has a name monban uses but not monban's format
+	// (another program's file); moved into lost/, where the next Open
+	// cannot take it for one of its own and delete it.
+	FateNotMonban
+	// FateSuperseded: CURRENT, CURRENT.tmp or a manifest that read, which
+	// the new manifest replaces; a copy is in lost/.
+	FateSuperseded
+	// FateLeft: a name monban never writes; left where it is, untouched.
+	FateLeft
+)
+
+func (f Fate) String() string {
+	switch f {
+	case FateMerged:
+		return "merged, removed"
+	case FatePartlyMerged:
+		return "merged up to its damage, set aside"
+	case FateDamaged:
+		return "damaged, set aside"
+	case FateObsolete:
+		return "obsolete, set aside unmerged"
+	case FateAfterDamage:
+		return "after a damaged WAL, set aside unread"
+	case FateNotMonban:
+		return "not monban's, set aside"
+	case FateSuperseded:
+		return "superseded, copy set aside"
+	case FateLeft:
+		return "not monban's, left in place"
+	}
+	return fmt.Sprintf("Fate(%d)", uint8(f))
 }
 
 func (rep *RepairReport) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "repair of %s\n", rep.Dir)
-	fmt.Fprintf(&b, "  tables kept:   %d (%d entries)\n", rep.TablesKept, rep.TableEntries)
-	fmt.Fprintf(&b, "  WALs replayed: %d (%d batches, %d torn bytes dropped)\n", rep.WALsReplayed, rep.WALBatches, rep.WALTornBytes)
-	fmt.Fprintf(&b, "  set aside in %s/: %d\n", lostDir, len(rep.SetAside))
-	for _, f := range rep.SetAside {
-		fmt.Fprintf(&b, "    %s: %v\n", f.Name, f.Err)
+	trusted := rep.TrustedManifest
+	if trusted == "" {
+		trusted = "none (every table merged is of unknown standing)"
 	}
+	fmt.Fprintf(&b, "  trusted manifest: %s\n", trusted)
+	fmt.Fprintf(&b, "  tables kept:   %d (%d entries, %d of unknown standing)\n", rep.TablesKept, rep.TableEntries, rep.UnknownStanding)
+	fmt.Fprintf(&b, "  WALs replayed: %d (%d batches, %d torn bytes dropped)\n", rep.WALsReplayed, rep.WALBatches, rep.WALTornBytes)
 	fmt.Fprintf(&b, "  rebuilt:       %d tables in L%d, %d keys (%d shadowed versions, %d tombstones dropped)\n",
 		len(rep.Tables), NumLevels-1, rep.KeysRecovered, rep.Shadowed, rep.TombstonesDropped)
 	fmt.Fprintf(&b, "  manifest:      %s, last sequence %d\n", rep.Manifest, rep.LastSeq)
-	fmt.Fprintf(&b, "  removed:       %d merged inputs and old manifests\n", len(rep.Removed))
+	fmt.Fprintf(&b, "  files:         %d found, %d set aside in %s/, %d removed\n", len(rep.Files), len(rep.SetAside), lostDir, len(rep.Removed))
+	for _, f := range rep.Files {
+		fmt.Fprintf(&b, "    %s: %v", f.Name, f.Fate)
+		if f.Lost != "" {
+			fmt.Fprintf(&b, " (%s)", f.Lost)
+		}
+		if f.Err != nil {
+			fmt.Fprintf(&b, ": %v", f.Err)
+		}
+		b.WriteString("\n")
+	}
 	return b.String()
 }

@@ -178,8 +178,8 @@ func TestRepairDamagedDB(t *testing.T) {
 		t.Fatalf("Repair: %v\n%v", err, rep)
 	}
 	t.Logf("%v", rep)
-	if len(rep.SetAside) != 1 || rep.SetAside[0].Name != lostTable || !errors.Is(rep.SetAside[0].Err, ErrCorruption) {
-		t.Fatalf("set aside %v, want %s with a corruption error", rep.SetAside, lostTable)
+	if got := setAsideAs(rep, FateDamaged); len(got) != 1 || got[0].Name != lostTable || !errors.Is(got[0].Err, ErrCorruption) {
+		t.Fatalf("set aside as damaged %v, want %s with a corruption error", got, lostTable)
 	}
 	if got := filesOf(t, fs, "/db/lost", manifest.KindTable); !slices.Equal(got, []string{lostTable}) {
 		t.Fatalf("lost/ holds %v, want %s", got, lostTable)
@@ -200,6 +200,17 @@ func TestRepairDamagedDB(t *testing.T) {
 	if got := dbContents(t, d); !maps.Equal(got, want) {
 		t.Fatalf("after Repair:\n%s", diffModels(got, want))
 	}
+}
+
+// setAsideAs returns the files of rep set aside with the given fate.
+func setAsideAs(rep *RepairReport, fate Fate) []RepairedFile {
+	var out []RepairedFile
+	for _, f := range rep.SetAside {
+		if f.Fate == fate {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // writeRawTable writes a table of the given entries (in internal-key
@@ -265,9 +276,10 @@ func TestRepairInvertedLevels(t *testing.T) {
 	d.Close()
 }
 
-// TestRepairHealthyDB: on an undamaged DB, Repair sets nothing aside and
-// the DB holds exactly what it held; the merged inputs and the old
-// manifest are gone, and a second Repair changes nothing either.
+// TestRepairHealthyDB: on an undamaged DB, Repair sets aside only copies
+// of CURRENT and the manifest it supersedes, and the DB holds exactly what
+// it held; the merged inputs are gone, and a second Repair changes
+// nothing either.
 func TestRepairHealthyDB(t *testing.T) {
 	fs := vfs.NewMem()
 	want := buildLeveledDB(t, fs)
@@ -277,11 +289,14 @@ func TestRepairHealthyDB(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(rep.SetAside) != 0 || rep.KeysRecovered != uint64(len(want)) {
-			t.Fatalf("round %d: set aside %v, %d keys recovered; want none set aside, %d keys", round, rep.SetAside, rep.KeysRecovered, len(want))
+		if got := setAsideAs(rep, FateSuperseded); len(got) != 2 || len(rep.SetAside) != 2 || rep.KeysRecovered != uint64(len(want)) {
+			t.Fatalf("round %d: set aside %v, %d keys recovered; want only CURRENT and the manifest superseded, %d keys", round, rep.SetAside, rep.KeysRecovered, len(want))
 		}
-		if names, _ := fs.List("/db"); slices.Contains(names, lostDir) || slices.Contains(names, repairStaging) {
-			t.Fatalf("round %d: /db holds %v: want no lost/ and no staging directory", round, names)
+		if names, _ := fs.List("/db"); slices.Contains(names, repairStaging) {
+			t.Fatalf("round %d: /db holds %v: want no staging directory", round, names)
+		}
+		if n := len(filesOf(t, fs, "/db/lost", manifest.KindTable)) + len(filesOf(t, fs, "/db/lost", manifest.KindLog)); n != 0 {
+			t.Fatalf("round %d: lost/ holds %d tables and WALs, want none", round, n)
 		}
 		if got := filesOf(t, fs, "/db", manifest.KindManifest); !slices.Equal(got, []string{rep.Manifest}) || slices.Contains(oldManifests, rep.Manifest) {
 			t.Fatalf("round %d: manifests %v, want only the new %s", round, got, rep.Manifest)
@@ -312,8 +327,8 @@ func TestRepairLocked(t *testing.T) {
 }
 
 // TestRepairDamagedWAL: a WAL damaged mid-file keeps its batches before
-// the damage, and is set aside; a WAL cut mid-record (torn) just loses its
-// tail and is removed like any WAL Repair has merged.
+// the damage, and is set aside; so is a WAL cut mid-record (torn), which
+// keeps every batch before its torn tail.
 func TestRepairDamagedWAL(t *testing.T) {
 	for _, tc := range []string{"torn", "corrupt"} {
 		t.Run(tc, func(t *testing.T) {
@@ -338,15 +353,15 @@ func TestRepairDamagedWAL(t *testing.T) {
 			}
 			kept := int(rep.WALBatches)
 			switch {
-			case tc == "torn" && (kept != 99 || rep.WALTornBytes == 0 || len(rep.SetAside) != 0):
-				t.Fatalf("torn WAL:\n%v\nwant 99 batches, a torn tail, nothing set aside", rep)
-			case tc == "corrupt" && (kept == 0 || kept >= 99 || len(rep.SetAside) != 1 || rep.SetAside[0].Name != name ||
-				!errors.Is(rep.SetAside[0].Err, ErrCorruption)):
-				t.Fatalf("corrupt WAL:\n%v\nwant some batches kept and %s set aside with a corruption error", rep, name)
+			case tc == "torn" && (kept != 99 || rep.WALTornBytes == 0):
+				t.Fatalf("torn WAL:\n%v\nwant 99 batches, a torn tail", rep)
+			case tc == "corrupt" && (kept == 0 || kept >= 99):
+				t.Fatalf("corrupt WAL:\n%v\nwant some batches kept", rep)
 			}
-			if tc == "corrupt" && !slices.Equal(filesOf(t, fs, "/db/lost", manifest.KindLog), []string{name}) {
-				t.Fatalf("lost/ does not hold %s", name)
+			if got := setAsideAs(rep, FatePartlyMerged); len(got) != 1 || got[0].Name != name || !errors.Is(got[0].Err, ErrCorruption) {
+				t.Fatalf("set aside %v, want %s merged in part with a corruption error", rep.SetAside, name)
 			}
+			lostHolds(t, fs, name, data)
 			d = openMem(t, fs, nil)
 			defer d.Close()
 			want := model{}
@@ -362,7 +377,9 @@ func TestRepairDamagedWAL(t *testing.T) {
 
 // TestRepairCrash: the disk dies at an operation of Repair and the machine
 // crashes; Repair run again afterwards gives the same DB as one that never
-// crashed, and the damaged table is never lost. Every operation of the
+// crashed, and the damaged table is never lost. (What else lost/ holds
+// depends on where the crash fell: after the commit, the inputs the
+// rebuilt tables hold are obsolete by the new manifest.) Every operation of the
 // last hundred (the commit and the removals) is tried, one in a stride
 // before them.
 func TestRepairCrash(t *testing.T) {
@@ -389,9 +406,7 @@ func TestRepairCrash(t *testing.T) {
 		}
 		d := openMem(t, fs, repairOpts(fs))
 		defer d.Close()
-		if got := filesOf(t, fs, "/db/lost", manifest.KindTable); !slices.Equal(got, []string{damaged}) {
-			t.Fatalf("lost/ holds %v, want %s", got, damaged)
-		}
+		lostHolds(t, fs, damaged, data)
 		return dbContents(t, d)
 	}
 	counter := vfs.NewFault(mem.CrashClone())

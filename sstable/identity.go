@@ -1,9 +1,11 @@
 package sstable
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/vfs"
 )
 
 // A table's bytes can be perfectly valid and still be the wrong table: two
@@ -35,4 +37,19 @@ func checkTableID(name string, id, want uint64) error {
 		return fmt.Errorf("sstable %s holds no table id, the manifest expects %#016x: another table's file?: %w", name, want, base.ErrCorruption)
 	}
 	return fmt.Errorf("sstable %s holds table id %#016x, the manifest expects %#016x: another table's file?: %w", name, id, want, base.ErrCorruption)
+}
+
+// HasMagic reports whether f ends in the footer magic of a monban table
+// ("MONBANST"): a file that does not was written by another program, or
+// lost its footer. It checks nothing else; Open verifies.
+func HasMagic(f vfs.File) bool {
+	size, err := f.Size()
+	if err != nil || size < footerLen {
+		return false
+	}
+	var b [8]byte
+	if _, err := f.ReadAt(b[:], size-8); err != nil {
+		return false
+	}
+	return binary.LittleEndian.Uint64(b[:]) == tableMagic
 }

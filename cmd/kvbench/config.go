@@ -105,7 +105,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 			"       kvbench filters [flags]      the filter tables: designed vs measured FPR\n"+
 			"       kvbench tree -db DIR         the LSM's shape: levels, tables, key ranges, filter bits\n"+
 			"       kvbench explain -db DIR KEY  the read path of one key, step by step\n"+
-			"       kvbench repair -db DIR       rebuild a DB that Open refuses, print what was kept\n"+
+			"       kvbench repair -db DIR       rebuild a DB that Open refuses, print what became of each file\n"+
 			"       kvbench teach -db DIR        build docs/read-path.md's lesson DB and print its traces\n\nflags:\n")
 		fs.PrintDefaults()
 	}

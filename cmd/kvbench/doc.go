@@ -5,7 +5,8 @@
 //	kvbench filters [flags]      the filter tables: designed against measured FPR
 //	kvbench tree -db DIR         the LSM's shape: levels, tables, sizes, key ranges, filter bits
 //	kvbench explain -db DIR KEY  the read path of one key, step by step
-//	kvbench repair -db DIR       rebuild a DB that Open refuses (lsm.Repair), print what was kept
+//	kvbench repair -db DIR       rebuild a DB that Open refuses (lsm.RepairWith; -force for a
+//	                             directory of another program's files), print what became of each file
 //	kvbench teach -db DIR        build docs/read-path.md's lesson DB, print its traces
 //
 // With no flags it runs an embedded default (under a minute on a 2-core

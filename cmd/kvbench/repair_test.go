@@ -50,3 +50,28 @@ func TestRepairBadUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestRepairForce: repair refuses a directory of another program's files,
+// naming -force, and leaves them; with -force it sets them aside in lost/.
+func TestRepairForce(t *testing.T) {
+	dir := t.TempDir()
+	foreign := map[string]string{"CURRENT": "MANIFEST-000000\n", "MANIFEST-000000": "not ours", "000001.log": "nor this"}
+	for name, data := range foreign {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr := runArgs(t, "repair", "-db", dir)
+	if code == 0 || !strings.Contains(stderr, "not a monban DB") || !strings.Contains(stderr, "-force") {
+		t.Fatalf("repair of a foreign directory = %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "000001.log")); err != nil || string(b) != foreign["000001.log"] {
+		t.Fatalf("the refused repair touched 000001.log: %q, %v", b, err)
+	}
+	if code, stdout, stderr = runArgs(t, "repair", "-db", dir, "-force"); code != 0 || !strings.Contains(stdout, "not monban's, set aside (lost/000001.log)") {
+		t.Fatalf("repair -force = %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "lost", "000001.log")); err != nil || string(b) != foreign["000001.log"] {
+		t.Fatalf("lost/000001.log: %q, %v", b, err)
+	}
+}

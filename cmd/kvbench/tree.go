@@ -26,10 +26,13 @@ func openExisting(dir string) (*lsm.DB, error) {
 
 // subFlags parses -db for tree and explain; positional arguments are
 // returned.
-func subFlags(name, usage string, args []string, stderr io.Writer) (dir string, rest []string, err error) {
+func subFlags(name, usage string, args []string, stderr io.Writer, more ...func(*flag.FlagSet)) (dir string, rest []string, err error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := fs.String("db", "", "DB directory (required)")
+	for _, define := range more {
+		define(fs)
+	}
 	fs.Usage = func() { fmt.Fprintf(stderr, "usage: kvbench %s\n", usage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -51,6 +51,37 @@ func Recover(fsys vfs.FS, dir string) (*VersionSet, error) {
 	if err != nil {
 		return nil, err
 	}
+	return vs.recoverFrom(name, oldNum)
+}
+
+// RecoverManifest is Recover of the manifest called name rather than the
+// one CURRENT names: what Repair reads when CURRENT is lost or names a
+// manifest that does not read. Every check of Recover applies.
+func RecoverManifest(fsys vfs.FS, dir, name string) (*VersionSet, error) {
+	kind, num, ok := ParseFilename(name)
+	if !ok || kind != KindManifest {
+		return nil, fmt.Errorf("manifest: %q is not a manifest name: %w", name, fs.ErrInvalid)
+	}
+	return newVersionSet(fsys, dir).recoverFrom(name, num)
+}
+
+// HasFormat reports whether the file at path opens with a manifest's
+// format record (tag 1, "monban-manifest"), checksummed as monban frames
+// it: a file that does not is another program's manifest, or lost its
+// first record. It checks nothing past that record; Recover verifies.
+func HasFormat(fsys vfs.FS, path string) bool {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	rec, err := wal.NewReader(f, path).Next()
+	var e VersionEdit
+	return err == nil && e.Decode(rec) == nil && e.FormatVersion != 0
+}
+
+// recoverFrom replays the manifest called name, numbered oldNum.
+func (vs *VersionSet) recoverFrom(name string, oldNum uint64) (*VersionSet, error) {
 	v, c, err := vs.replay(name)
 	if err != nil {
 		return nil, err

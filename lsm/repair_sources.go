@@ -1,0 +1,368 @@
+package lsm
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/manifest"
+	"github.com/monbandb/monban/memtable"
+	"github.com/monbandb/monban/sstable"
+	"github.com/monbandb/monban/vfs"
+	"github.com/monbandb/monban/wal"
+)
+
+// Steps 1–3 of Repair: which manifest to trust, and what becomes of each
+// table and WAL.
+
+// trustedManifest is what a manifest Repair trusts says is live.
+type trustedManifest struct {
+	name    string
+	live    map[uint64]bool // table file numbers of the current version
+	ids     map[uint64]bool // and their table ids
+	logNum  uint64          // WALs below it are flushed
+	lastSeq base.SeqNum
+}
+
+// trustManifest returns the manifest CURRENT names or, failing that, the
+// newest other one, that replays whole and agrees with the directory;
+// nil if none does. Why each other one was not trusted goes to the report
+// (setAsideMeta).
+func (r *repairer) trustManifest() *trustedManifest {
+	r.manifestErrs = map[string]error{}
+	vs, err := manifest.Recover(r.d.fs, r.d.dir)
+	if err == nil {
+		if t := r.agrees(vs); t != nil {
+			return t
+		}
+	}
+	for i := len(r.manifests) - 1; i >= 0; i-- {
+		name := r.manifests[i]
+		if _, tried := r.manifestErrs[name]; tried {
+			continue
+		}
+		vs, err := manifest.RecoverManifest(r.d.fs, r.d.dir, name)
+		if err != nil {
+			r.manifestErrs[name] = err
+			continue
+		}
+		if t := r.agrees(vs); t != nil {
+			return t
+		}
+	}
+	return nil
+}
+
+// agrees closes vs and returns what it says is live if the directory holds
+// the WAL its log number names and every table it names. A manifest that
+// lost edits fails one of them (a later edit moved the log number on and
+// its WAL was deleted, or dropped tables that were deleted since), and
+// trusting it would set aside as obsolete the tables those edits added.
+func (r *repairer) agrees(vs *manifest.VersionSet) *trustedManifest {
+	defer vs.Close()
+	name := manifest.MakeFilename(manifest.KindManifest, vs.ManifestFileNum())
+	t := &trustedManifest{name: name, live: map[uint64]bool{}, ids: map[uint64]bool{}, logNum: vs.LogNum(), lastSeq: vs.LastSeq()}
+	present := map[uint64]bool{}
+	for _, num := range r.tables {
+		present[num] = true
+	}
+	var missing error
+	if t.logNum != 0 && !containsNum(r.logs, t.logNum) {
+		missing = fmt.Errorf("the WAL its log number names, %s, is missing: it lost edits", manifest.MakeFilename(manifest.KindLog, t.logNum))
+	}
+	v := vs.Current()
+	defer v.Unref()
+	for _, files := range v.Levels {
+		for _, f := range files {
+			t.live[f.FileNum] = true
+			if f.TableID != 0 {
+				t.ids[f.TableID] = true
+			}
+			if !present[f.FileNum] && missing == nil {
+				missing = fmt.Errorf("table %s it names is missing", manifest.MakeFilename(manifest.KindTable, f.FileNum))
+			}
+		}
+	}
+	if missing != nil {
+		r.manifestErrs[name] = fmt.Errorf("not trusted: %w", missing)
+		return nil
+	}
+	r.manifestErrs[name] = nil
+	r.report.TrustedManifest = name
+	return t
+}
+
+func containsNum(nums []uint64, n uint64) bool {
+	for _, m := range nums {
+		if m == n {
+			return true
+		}
+	}
+	return false
+}
+
+// table decides the fate of table num (steps 1 and 2).
+func (r *repairer) table(num uint64) error {
+	name := manifest.MakeFilename(manifest.KindTable, num)
+	switch {
+	case !ownFile(r.d.fs, r.d.dir, name):
+		return r.setAside(name, FateNotMonban, fmt.Errorf("no monban table footer: %w", ErrCorruption), false)
+	case r.trusted != nil && !r.trusted.live[num]:
+		return r.setAside(name, FateObsolete, nil, false)
+	}
+	t, err := r.readTable(num, name)
+	if err != nil {
+		return r.setAside(name, FateDamaged, err, false)
+	}
+	r.readers = append(r.readers, t)
+	r.merged(name)
+	r.lastSeq = max(r.lastSeq, t.Properties().LargestSeq)
+	r.report.TablesKept++
+	r.report.TableEntries += t.Properties().NumEntries
+	if r.trusted == nil {
+		r.report.UnknownStanding++
+	}
+	return nil
+}
+
+// readTable opens a table and iterates it whole. Open checks the footer,
+// index, filter and properties blocks, the iteration every data block;
+// the entry count must then match the properties. A table in the place of
+// a live one must hold one of the live tables (two swapped files are both
+// kept: a merge does not care about names).
+func (r *repairer) readTable(num uint64, name string) (*sstable.Reader, error) {
+	f, err := r.d.fs.Open(r.path(name))
+	if err != nil {
+		return nil, err
+	}
+	t, err := sstable.Open(f, sstable.ReaderOptions{FileNum: num, Name: name})
+	if err != nil {
+		return nil, err
+	}
+	if id := t.Properties().TableID; r.trusted != nil && len(r.trusted.ids) > 0 && !r.trusted.ids[id] {
+		t.Close()
+		return nil, fmt.Errorf("sstable %s holds table id %#x, which %s names for no table: a file from elsewhere: %w",
+			name, id, r.trusted.name, ErrCorruption)
+	}
+	it := t.NewIter(nil, nil)
+	var n uint64
+	for ok := it.First(); ok; ok = it.Next() {
+		n++
+	}
+	err = it.Close()
+	if want := t.Properties().NumEntries; err == nil && n != want {
+		err = fmt.Errorf("sstable %s: %d entries, properties say %d: %w", name, n, want, ErrCorruption)
+	}
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// replayWALs replays the WALs in number order (step 3). Below a trusted
+// manifest's log number they are obsolete; after the first that does not
+// replay to its end, they are set aside unread, so that what the rebuilt
+// DB holds is a prefix of the commits.
+func (r *repairer) replayWALs() error {
+	var live []uint64
+	for _, num := range r.logs {
+		if r.trusted != nil && num < r.trusted.logNum {
+			if err := r.setAside(manifest.MakeFilename(manifest.KindLog, num), FateObsolete, nil, false); err != nil {
+				return err
+			}
+			continue
+		}
+		live = append(live, num)
+	}
+	var damaged string
+	for i, num := range live {
+		name := manifest.MakeFilename(manifest.KindLog, num)
+		if damaged != "" {
+			if err := r.setAside(name, FateAfterDamage, fmt.Errorf("after %s, which does not replay to its end", damaged), false); err != nil {
+				return err
+			}
+			continue
+		}
+		whole, err := r.replayWAL(name, i == len(live)-1)
+		if err != nil {
+			return err
+		}
+		if !whole {
+			damaged = name
+		}
+	}
+	return nil
+}
+
+// replayWAL applies WAL name's batches to a memtable of its own, each
+// whole or not at all, as it was committed, and reports whether it read
+// to its end: no damage, and a tail that could only be a crash's (a torn
+// record in the newest WAL; an older one was synced before the next
+// began, so ends at its last record: wal.Reader.EndsCleanly). One that
+// did not is set aside: moved, if none of it was merged, copied otherwise,
+// so that a crash before the commit leaves it for the next Repair.
+func (r *repairer) replayWAL(name string, newest bool) (whole bool, err error) {
+	f, err := r.d.fs.Open(r.path(name))
+	if err != nil {
+		return false, r.setAside(name, FateDamaged, err, false)
+	}
+	defer f.Close()
+	rd := wal.NewReader(f, name)
+	mem := memtable.New(memtable.Options{})
+	r.mems = append(r.mems, mem)
+	r.report.WALsReplayed++
+	var batch []batchEntry
+	var walLast base.SeqNum
+	batches := 0
+	var damage error
+	for {
+		rec, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		batch = batch[:0]
+		if err == nil {
+			_, err = decodeBatch(rec, func(e batchEntry) error {
+				batch = append(batch, e)
+				return nil
+			})
+		}
+		if err == nil {
+			err = checkBatchSeqs(batch, walLast)
+		}
+		if err != nil {
+			damage = fmt.Errorf("after %d batches: %w", batches, err)
+			break
+		}
+		for _, e := range batch {
+			if err := mem.Add(e.Seq, e.Kind, e.Key, e.Value); err != nil {
+				return false, fmt.Errorf("replaying %s: %w", name, err)
+			}
+		}
+		if len(batch) > 0 {
+			walLast = batch[len(batch)-1].Seq
+			r.lastSeq = max(r.lastSeq, walLast)
+		}
+		batches++
+		r.report.WALBatches++
+	}
+	r.report.WALTornBytes += rd.DroppedBytes()
+	if damage == nil && !(rd.EndsCleanly() || newest && rd.DroppedBytes() == 0) {
+		damage = fmt.Errorf("%d bytes after its last record (%d batches) do not hold one: %w", rd.DroppedBytes(), batches, ErrCorruption)
+	}
+	switch {
+	case damage == nil:
+		r.merged(name)
+		return true, nil
+	case batches > 0:
+		return false, r.setAside(name, FatePartlyMerged, damage, true)
+	case rd.DroppedBytes() > 0:
+		return false, r.setAside(name, FateNotMonban, fmt.Errorf("no record verifies: another program's log, or torn whole: %w", damage), false)
+	}
+	return false, r.setAside(name, FateDamaged, damage, false)
+}
+
+// walHoldsRecord reports whether a record of monban's framing verifies
+// anywhere in the WAL f: the first one read, or an intact one after
+// damage (which the reader reports as corruption rather than a torn tail).
+func walHoldsRecord(f vfs.File, name string) bool {
+	_, err := wal.NewReader(f, name).Next()
+	var corrupt *wal.CorruptionError
+	return err == nil || errors.As(err, &corrupt)
+}
+
+// checkBatchSeqs rejects a batch the memtable would only take in part: a
+// WAL's sequence numbers rise from record to record, so a batch at or below
+// the last one seen, or past the largest sequence number, is damage — and
+// checked before any entry is added, the batch applies whole or not at all.
+func checkBatchSeqs(batch []batchEntry, walLast base.SeqNum) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	if first, last := batch[0].Seq, batch[len(batch)-1].Seq; first <= walLast || last > base.MaxSeqNum {
+		return fmt.Errorf("batch at sequence numbers %d..%d after %d: %w", first, last, walLast, ErrCorruption)
+	}
+	return nil
+}
+
+// merged records that every record of the table or WAL name is in the
+// merge: it is removed after the commit.
+func (r *repairer) merged(name string) {
+	r.obsolete = append(r.obsolete, name)
+	r.report.Files = append(r.report.Files, RepairedFile{Name: name, Fate: FateMerged})
+}
+
+// setAside puts file name into lost/, under a name no file there has
+// (name, or name.1, name.2, ...): moved, or with keep, copied (hard-linked
+// where the file system can), the original removed after the commit. The
+// move or copy is durable at once: after the commit the file would be a
+// stray that Open deletes.
+func (r *repairer) setAside(name string, fate Fate, why error, keep bool) error {
+	lost := name
+	for i := 1; r.lostNames[lost]; i++ {
+		lost = name + "." + strconv.Itoa(i)
+	}
+	if err := r.d.fs.MkdirAll(r.path(lostDir)); err != nil {
+		return err
+	}
+	if err := r.d.fs.SyncDir(r.d.dir); err != nil {
+		return err
+	}
+	src, dst := r.path(name), r.path(lostDir, lost)
+	if keep {
+		if err := r.d.linkOrCopy(src, dst); err != nil {
+			return err
+		}
+		r.obsolete = append(r.obsolete, name)
+	} else if err := r.d.fs.Rename(src, dst); err != nil {
+		return err
+	}
+	if err := r.d.fs.SyncDir(r.path(lostDir)); err != nil {
+		return err
+	}
+	if err := r.d.fs.SyncDir(r.d.dir); err != nil {
+		return err
+	}
+	r.lostNames[lost] = true
+	f := RepairedFile{Name: name, Fate: fate, Lost: lostDir + "/" + lost, Err: why}
+	r.report.Files = append(r.report.Files, f)
+	r.report.SetAside = append(r.report.SetAside, f)
+	return nil
+}
+
+// setAsideMeta copies CURRENT and every manifest into lost/ (their
+// originals removed after the commit, CURRENT replaced by it) and moves
+// CURRENT.tmp there: the new manifest supersedes them, and none is
+// deleted unseen — one may be the only record of a damaged DB's shape.
+func (r *repairer) setAsideMeta(names []string) error {
+	for _, name := range names {
+		kind, _, ok := manifest.ParseFilename(name)
+		switch {
+		case !ok:
+		case kind == manifest.KindCurrent:
+			if err := r.setAside(name, FateSuperseded, nil, true); err != nil {
+				return err
+			}
+			r.obsolete = r.obsolete[:len(r.obsolete)-1] // the commit renames over it
+		case kind == manifest.KindCurrentTemp:
+			if err := r.setAside(name, FateSuperseded, nil, false); err != nil {
+				return err
+			}
+		case kind == manifest.KindManifest:
+			fate, why := FateSuperseded, r.manifestErrs[name]
+			switch {
+			case !manifest.HasFormat(r.d.fs, r.path(name)):
+				fate, why = FateNotMonban, fmt.Errorf("no monban format record: %w", ErrCorruption)
+			case why != nil:
+				fate = FateDamaged
+			}
+			if err := r.setAside(name, fate, why, true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
