@@ -23,6 +23,11 @@ type Options struct {
 	// LBaseMaxBytes bounds the base level's target (see Targets).
 	LBaseMaxBytes int64
 	Multiplier    int
+	// TargetFileSize is where a compaction into the base level splits its
+	// outputs, FileSizeMultiplier how much larger they get per level below
+	// it (see FileSize).
+	TargetFileSize     int64
+	FileSizeMultiplier int
 }
 
 // Compaction is one merge the picker chose: the inputs from Level and the

@@ -20,9 +20,11 @@ func (d *DB) compactionOptions() compaction.Options {
 		L0MaxTables: max(d.opts.L0CompactionThreshold, d.opts.L0SlowdownWritesThreshold-2),
 		// As many as make L0 due: merging fewer would barely lower the
 		// count a read probes.
-		IntraL0MinTables: d.opts.L0CompactionThreshold,
-		LBaseMaxBytes:    d.opts.LBaseMaxBytes,
-		Multiplier:       d.opts.LevelMultiplier,
+		IntraL0MinTables:   d.opts.L0CompactionThreshold,
+		LBaseMaxBytes:      d.opts.LBaseMaxBytes,
+		Multiplier:         d.opts.LevelMultiplier,
+		TargetFileSize:     d.opts.TargetFileSize,
+		FileSizeMultiplier: d.opts.TargetFileSizeMultiplier,
 	}
 }
 
@@ -230,7 +232,7 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 			lo, hi := c.Bounds()
 			grandparents = v.Overlaps(c.OutputLevel+1, lo, hi)
 		}
-		split = compaction.NewSplitter(d.opts.TargetFileSize, grandparents)
+		split = compaction.NewSplitter(d.compactionOptions().FileSize(v, c.OutputLevel), grandparents)
 	}
 	it := compaction.NewIter(merge.NewIter(d.compactionInputs(c)...), snapshots, elide)
 	defer it.Close()

@@ -59,8 +59,10 @@ func (b *bench) options() *lsm.Options {
 		KeepAbsentDeletes: b.cfg.keepAbsentDeletes,
 		IgnoreFilters:     b.filtersOff,
 		TargetFileSize:    b.cfg.targetFileSize,
-		LBaseMaxBytes:     b.cfg.levelBase,
-		EventListener:     b.watch.listener(),
+
+		TargetFileSizeMultiplier: b.cfg.fileSizeMult,
+		LBaseMaxBytes:            b.cfg.levelBase,
+		EventListener:            b.watch.listener(),
 	}
 }
 

@@ -44,6 +44,7 @@ type config struct {
 
 	writeBufferSize int64
 	targetFileSize  int64
+	fileSizeMult    int
 	levelBase       int64
 
 	defaulted bool // no flags at all: the embedded default run
@@ -98,7 +99,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.svg, "svg", "", "write charts to this SVG file: block reads per missing-key lookup vs bits per key, and latency percentiles")
 	fs.BoolVar(&c.compare, "compare", true, "rerun each read and delete workload with Options.IgnoreFilters on a copy of the same DB")
 	fs.Int64Var(&c.writeBufferSize, "write_buffer_size", 1<<20, "memtable bytes before a flush (lsm default 4 MiB; smaller makes a deeper tree from less data)")
-	fs.Int64Var(&c.targetFileSize, "target_file_size_base", 1<<20, "compaction output table size")
+	fs.Int64Var(&c.targetFileSize, "target_file_size_base", 1<<20, "compaction output table size in the base level")
+	fs.IntVar(&c.fileSizeMult, "target_file_size_multiplier", 2, "Options.TargetFileSizeMultiplier: how much larger tables get per level below the base")
 	fs.Int64Var(&c.levelBase, "max_bytes_for_level_base", 4<<20, "Options.LBaseMaxBytes: the base level's size target (levels are dynamic)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: kvbench [flags]              run benchmarks (no flags: the default run, under a minute)\n"+
@@ -231,6 +233,8 @@ func (c *config) validate() error {
 		return usageError("-use_existing_db needs -db")
 	case c.useExisting && c.settings() > 1:
 		return usageError("-use_existing_db cannot rebuild the DB per -filter_sizing and -bloom_bits setting (%d asked for)", c.settings())
+	case c.fileSizeMult < 1:
+		return usageError("-target_file_size_multiplier must be at least 1")
 	case c.writeBufferSize < 1<<10 || c.targetFileSize < 1<<10 || c.levelBase < 1<<10:
 		return usageError("-write_buffer_size, -target_file_size_base and -max_bytes_for_level_base must be at least 1024")
 	}

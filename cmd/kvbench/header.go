@@ -36,6 +36,7 @@ type header struct {
 	OpenFiles    int      `json:"open_files"` // -1: every table
 	Memtable     int64    `json:"write_buffer_size"`
 	TargetFile   int64    `json:"target_file_size_base"`
+	FileMult     int      `json:"target_file_size_multiplier"`
 	LevelBase    int64    `json:"max_bytes_for_level_base"`
 	Sync         bool     `json:"sync"`
 	KeepAbsent   bool     `json:"keep_absent_deletes"`
@@ -49,7 +50,7 @@ func newHeader(c *config, dir string) header {
 		Benchmarks: c.benchmarks, Num: c.num, Reads: c.reads, Deletes: c.deletes, KeySize: c.keySize,
 		ValueSize: c.valueSize, Threads: c.threads, Repeat: c.repeat, BatchSize: c.batchSize, Seed: c.seed,
 		BloomBits: c.bloomBits, FilterSizing: sizingNames(c.filterSizings), CacheSize: c.cacheSize, OpenFiles: c.openFiles,
-		Memtable: c.writeBufferSize, TargetFile: c.targetFileSize, LevelBase: c.levelBase, Sync: c.sync, KeepAbsent: c.keepAbsentDeletes, Compare: c.compare, DB: dir}
+		Memtable: c.writeBufferSize, TargetFile: c.targetFileSize, FileMult: c.fileSizeMult, LevelBase: c.levelBase, Sync: c.sync, KeepAbsent: c.keepAbsentDeletes, Compare: c.compare, DB: dir}
 }
 
 func sizingNames(sizings []lsm.FilterSizing) []string {
@@ -120,8 +121,8 @@ func (r *reporter) header(dir string) {
 	if c.keepAbsentDeletes {
 		open += ", every Delete written (KeepAbsentDeletes)"
 	}
-	p("Options", "block cache %s, memtable %s, table %s, base level %s (levels dynamic), sync %v, %s (values compress to %.2f)%s",
-		cacheSize(c.cacheSize), size(c.writeBufferSize), size(c.targetFileSize), size(c.levelBase), c.sync, c.compression,
+	p("Options", "block cache %s, memtable %s, table %s (x%d per level below the base), base level %s (levels dynamic), sync %v, %s (values compress to %.2f)%s",
+		cacheSize(c.cacheSize), size(c.writeBufferSize), size(c.targetFileSize), c.fileSizeMult, size(c.levelBase), c.sync, c.compression,
 		c.compressionRatio, open)
 	where := dir
 	if c.db == "" {

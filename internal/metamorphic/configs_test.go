@@ -44,6 +44,10 @@ var fixedConfigs = []config{
 		TargetFileSize: 2 << 10, L0CompactionThreshold: 2, FilterSizing: lsm.FilterSizingPerLevel, BloomBitsPerKey: 4,
 	}},
 	{"one-compaction", lsm.Options{MemtableSize: smallMem, L0CompactionThreshold: 2, MaxConcurrentCompactions: 1}},
+	{"one-file-size", lsm.Options{
+		MemtableSize: 4 << 10, LBaseMaxBytes: 8 << 10, LevelMultiplier: 2,
+		TargetFileSize: 2 << 10, TargetFileSizeMultiplier: 1, L0CompactionThreshold: 2,
+	}},
 	{"four-compactions", lsm.Options{
 		MemtableSize: 4 << 10, LBaseMaxBytes: 8 << 10, LevelMultiplier: 2,
 		TargetFileSize: 1 << 10, L0CompactionThreshold: 2, MaxConcurrentCompactions: 4,
@@ -68,6 +72,8 @@ func configs(seed uint64) []config {
 		LBaseMaxBytes:     pick(4<<10, 16<<10, 256<<10, 0),
 		LevelMultiplier:   int(pick(2, 3, 10)),
 		TargetFileSize:    pick(1<<10, 4<<10, 64<<10, 0),
+
+		TargetFileSizeMultiplier: int(pick(1, 3, 0)),
 
 		MaxConcurrentCompactions: int(pick(1, 3, 0)),
 		FilterSizing:             lsm.FilterSizing(pick(0, 1)),
