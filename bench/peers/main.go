@@ -116,7 +116,7 @@ func mainErr() error {
 		memtableFlag  = flag.String("memtable", "4MiB", "memtable size (0 = engine default)")
 		dirFlag       = flag.String("dir", "", "parent directory for the per-run databases (default: a temp dir, removed at the end)")
 		keep          = flag.Bool("keep", false, "keep each run's database directory instead of removing it after the run")
-		workloadsFlag = flag.String("workloads", strings.Join(allWorkloads, ","), "comma-separated workloads, run in this order after fill (fill always runs first)")
+		workloadsFlag = flag.String("workloads", strings.Join(allWorkloads, ","), "comma-separated workloads, run in this order after fill (fill always runs first); also open (close and reopen: open time, reads, RSS after)")
 		scans         = flag.Int("scans", 1000, "number of scans in the scan workload")
 		scanLen       = flag.Int("scanlen", 1000, "entries per scan")
 		valSize       = flag.Int("valsize", 100, "value size in bytes (keys are 16 bytes)")
@@ -150,8 +150,8 @@ func mainErr() error {
 		wl = wReadMiss
 	}
 	for _, w := range splitList(wl) {
-		if !slices.Contains(allWorkloads, w) {
-			return fmt.Errorf("unknown workload %q (known: %s)", w, strings.Join(allWorkloads, ","))
+		if !slices.Contains(knownWorkloads, w) {
+			return fmt.Errorf("unknown workload %q (known: %s)", w, strings.Join(knownWorkloads, ","))
 		}
 		if w != wFill {
 			workloads = append(workloads, w)
@@ -380,6 +380,8 @@ func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, ke
 			err = measure(w, func() (phaseOutcome, error) { return doReadHit(e, p) })
 		case wReadMiss:
 			err = measure(w, func() (phaseOutcome, error) { return doReadMiss(e, p) })
+		case wOpen:
+			err = measure(w, func() (phaseOutcome, error) { return doOpen(e, dir, r.opts) })
 		case wDelMiss:
 			err = measure(w, func() (phaseOutcome, error) { return doDelMiss(e, p, flush) })
 			if err == nil {
