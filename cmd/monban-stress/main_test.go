@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -60,6 +61,18 @@ func TestShortRun(t *testing.T) {
 	}
 	if rn(3) != 0 || rn(4) != 0 || rn(5) != 0 {
 		t.Errorf("%q: want 0 resurrected, 0 lost, 0 differing", r[0])
+	}
+}
+
+// TestNewDir: -dir may name a directory that does not exist yet.
+func TestNewDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new")
+	var out, errs bytes.Buffer
+	if code := run([]string{"-dir", dir, "-cycles", "1", "-keys", "100", "-kill-after", "50ms,100ms", "-repair=false"}, &out, &errs); code != 0 {
+		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ack.log")); err != nil {
+		t.Fatal(err)
 	}
 }
 

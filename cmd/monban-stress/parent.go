@@ -59,6 +59,11 @@ func stress(c *config, stdout, stderr io.Writer) int {
 			return 1
 		}
 		c.dir = d
+	} else if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		// -dir may name a new directory; the ack log is written before
+		// the child creates db/ in it.
+		fmt.Fprintf(stderr, "monban-stress: %v\n", err)
+		return 1
 	}
 	fmt.Fprintf(stdout, "monban-stress: seed %d, dir %s, options %s, keys %d\n", c.seed, c.dir, c.options, c.keys)
 	rng := rand.New(rand.NewPCG(c.seed, 0))
