@@ -102,14 +102,18 @@ func stress(c *config, stdout, stderr io.Writer) int {
 		if repairFailed {
 			// The report says what Repair merged and removed; the copy it
 			// was given lets whoever fixes it run it again.
-			fmt.Fprintf(stdout, "  %s", strings.ReplaceAll(cy.repair.report.String(), "\n", "\n  "))
-			if t.repair.kept == "" {
-				if t.repair.kept, err = keepRepairCopy(c, i); err != nil {
-					fmt.Fprintf(stderr, "monban-stress: keeping the copy Repair was given: %v\n", err)
-					t.repair.kept = "(not kept)"
-				}
+			for line := range strings.Lines(cy.repair.report.String()) {
+				fmt.Fprintf(stdout, "  %s", line)
 			}
-			fmt.Fprintf(stdout, "the DB before Repair: %s\n", t.repair.kept)
+			if t.repair.kept == "" {
+				kept, kerr := keepRepairCopy(c, i)
+				if kerr != nil {
+					fmt.Fprintf(stderr, "monban-stress: keeping the copy Repair was given: %v\n", kerr)
+					kept = "(not kept)"
+				}
+				t.repair.kept = kept
+				fmt.Fprintf(stdout, "  the DB before Repair: %s\n", kept)
+			}
 		}
 		if err != nil || !v.ok() {
 			failure = fmt.Errorf("cycle %d (options %s) failed", i, cy.opts)
