@@ -16,7 +16,10 @@
 //     only FS.SyncDir makes a created, renamed or removed name survive one —
 //     a directory made by MkdirAll included: it is a name in its parent.
 //  3. Lock excludes every other holder of the same name, in this process or
-//     another, until the returned io.Closer is closed.
+//     another, until the returned io.Closer is closed. An existing lock file
+//     needs only read permission: a process that may not write it or its
+//     directory (a DB of another user opened read-only, a read-only mount)
+//     locks it all the same, though it cannot create a missing one.
 //  4. Mapper.Map reserves the disk space of its window before mapping it,
 //     so a store into a window never fails: a store the file system cannot
 //     back (a hole on a full disk) would be a SIGBUS, killing the process.
@@ -34,7 +37,12 @@
 // # The three file systems
 //
 // Default maps each method onto package os; Lock is flock(LOCK_EX|LOCK_NB),
-// which conflicts between two opens of the file even within one process.
+// which conflicts between two opens of the file even within one process. It
+// opens the file read-write, creating it, and where permissions refuse that
+// (EACCES, EPERM, EROFS) read-only: flock does not ask for write access.
+// Except on NFS, where Linux emulates flock with fcntl locks, and an
+// exclusive one needs a descriptor open for writing: there a process that
+// may not write LOCK cannot take it.
 // On Linux its files from Create are Mappers: Map is fallocate(2), then
 // mmap(2) of the range, MAP_SHARED.
 //

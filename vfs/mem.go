@@ -288,7 +288,9 @@ func (m *MemFS) SyncDir(dir string) error {
 }
 
 // Lock takes name in an in-memory lock table, creating the file if it is
-// missing (without truncating it, as the OS Lock does).
+// missing (without truncating it, as the OS Lock does). MemFS has no
+// permissions, so every caller is one the OS Lock would let in
+// (invariant 3): there is no read-only case to tell apart.
 func (m *MemFS) Lock(name string) (io.Closer, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

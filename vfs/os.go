@@ -11,7 +11,8 @@ import (
 var Default FS = osFS{}
 
 // osFS maps the FS interface onto package os one to one; the only logic
-// of its own is Lock (lock_unix.go).
+// of its own is Lock (lock_unix.go), which falls back to a read-only
+// descriptor where the process may not write the lock file.
 type osFS struct{}
 
 var _ FS = osFS{}

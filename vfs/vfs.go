@@ -51,9 +51,9 @@ type FS interface {
 	// MkdirAll creates dir and its parents. A new directory is itself an
 	// entry of its parent: sync the parent to make it durable.
 	MkdirAll(dir string) error
-	// Lock takes an exclusive lock named by a file, creating it if needed
-	// (invariant 3). It fails with an error wrapping ErrLocked when the
-	// lock is held.
+	// Lock takes an exclusive lock named by a file, creating it if needed;
+	// a file that exists needs only read permission (invariant 3). It
+	// fails with an error wrapping ErrLocked when the lock is held.
 	Lock(name string) (io.Closer, error)
 	// SyncDir makes the directory's entries durable (invariant 2).
 	SyncDir(dir string) error

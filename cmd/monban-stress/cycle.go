@@ -22,11 +22,13 @@ type cycle struct {
 	plan     killPlan
 	acked    int // ops the child logged as done
 	inFlight int // ops it logged as started and not done
+	repair   repairVerdict
 }
 
 // run executes the cycle from base, the state the previous cycle verified.
 // A non-nil error is a failure that is no verdict on the data: Open
 // failing after the kill, a read failing, the child dying on its own.
+// With -repair it also checks Repair, into cy.repair.
 func (cy *cycle) run(base state) (verdict, state, error) {
 	c := cy.cfg
 	keys := checkedKeys(c.keys)
@@ -51,6 +53,11 @@ func (cy *cycle) run(base state) (verdict, state, error) {
 			cy.inFlight++
 		}
 	}
+	if c.repair {
+		if err := copyKilled(c); err != nil {
+			return verdict{}, nil, fmt.Errorf("copying the killed DB: %w", err)
+		}
+	}
 	db, err := lsm.Open(dbDir(c), cy.opts.lsm())
 	if err != nil {
 		return verdict{}, nil, fmt.Errorf("Open after SIGKILL: %w", err)
@@ -65,6 +72,11 @@ func (cy *cycle) run(base state) (verdict, state, error) {
 	v, next := verify(base, ops, got, keys, cy.writerBase())
 	for _, p := range problems {
 		v.fail(false, "%s", p)
+	}
+	if c.repair {
+		if cy.repair, err = cy.checkRepair(got, keys); err != nil {
+			return v, next, err
+		}
 	}
 	return v, next, nil
 }

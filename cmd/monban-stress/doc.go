@@ -1,9 +1,11 @@
 // Command monban-stress is RocksDB's db_stress and db_crashtest in one
 // tool: it kills a process that is writing to a DB, over and over, and
 // after every kill reopens the DB and checks that every acknowledged write
-// is there and nothing else is.
+// is there and nothing else is, and that lsm.Repair of a copy of the
+// killed DB holds the same.
 //
 //	monban-stress                  20 cycles, random option sets, temporary directory
+//	monban-stress -repair=false    no Repair check: the kill cycles alone
 //	monban-stress -duration 1h     the long run
 //	monban-stress -seed N -v       replay a run's choices, a line per cycle
 //
@@ -22,10 +24,16 @@
 //     ten, within 50 ms of the start, which may land in Open's recovery.
 //  4. The parent opens the DB itself (an Open error after a kill is a bug),
 //     reads every key by scan and by Get, verifies them against the ack
-//     log, closes, and the verified state is the next cycle's base.
+//     log, closes, and the verified state is the next cycle's base. With
+//     -repair (the default) it first copies the directory as the kill left
+//     it to repair/killed/.
+//  5. With -repair, it copies repair/killed/ to repair/repaired/, runs
+//     lsm.Repair there, opens the result and reads it the same way: it must
+//     hold exactly what step 4 read ("Repair after the kill").
 //
-// The first failure stops the run with exit status 1 and keeps the
-// directory: db/ as the failing cycle left it and ack.log, its history.
+// The first failure of steps 1 to 4 stops the run with exit status 1 and
+// keeps the directory: db/ as the failing cycle left it and ack.log, its
+// history.
 //
 // # Durability model
 //
@@ -82,6 +90,28 @@
 //     an in-flight batch shows on some of its keys and not on others.
 //
 // The summary counts lost and unexpected keys over all cycles; the exit
-// status is 0 only when both are 0. verify_test.go feeds the verifier
-// fabricated histories to show it fails each case.
+// status is 0 only when both are 0 and no repair check differed.
+// verify_test.go feeds the verifier fabricated histories to show it fails
+// each case.
+//
+// # Repair after the kill
+//
+// Open and Repair read the same files, so whatever Open recovered (and
+// the verifier vouched for), Repair of a copy must recover too, key for
+// key, compared over a full scan of each. A key of the repaired copy is
+//
+//   - resurrected if Open finds it absent: typically a deleted key brought
+//     back from the inputs of a compaction the kill cut short, obsolete
+//     but not yet deleted (Open deletes them, which is why the copy is
+//     made first);
+//   - lost if Open finds it and the copy does not;
+//   - differing if both hold it with different values, or the copy's Get
+//     and scan disagree.
+//
+// A difference does not stop the run, whose next cycle goes on from the
+// original: the cycle's line lists the keys and Repair's report, the first
+// differing cycle's repair/killed/ is kept as repair-cycle-N/ (Repair of
+// a copy of it shows the difference again), and the summary's second line
+// counts resurrected, lost and differing keys over all cycles. A Repair,
+// Open or read of the copy that fails is a failure of the cycle.
 package main

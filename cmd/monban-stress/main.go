@@ -49,6 +49,7 @@ type config struct {
 	seed             uint64
 	verbose          bool
 	killMin, killMax time.Duration
+	repair           bool
 }
 
 // defaultCycles is the run's length when neither -cycles nor -duration
@@ -68,8 +69,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.Uint64Var(&c.seed, "seed", 0, "seed of every random choice (0: pick one and print it)")
 	fs.BoolVar(&c.verbose, "v", false, "print a line per cycle")
 	kill := fs.String("kill-after", "200ms,3s", "how long a child runs before SIGKILL: min,max")
+	fs.BoolVar(&c.repair, "repair", true, "after each kill, also Repair a copy of the DB and check it holds exactly what Open of the DB holds")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: monban-stress [flags]\n\nKills a process running a random workload on a DB, reopens the DB\nand checks every acknowledged write survived. Flags:\n")
+		fmt.Fprintf(fs.Output(), "usage: monban-stress [flags]\n\nKills a process running a random workload on a DB, reopens the DB\nand checks every acknowledged write survived, and that Repair of a\ncopy holds the same. Flags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -17,19 +18,24 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-var summaryRE = regexp.MustCompile(`(?m)^cycles (\d+), acknowledged ops (\d+), keys verified (\d+), lost (\d+), unexpected (\d+)$`)
+var (
+	summaryRE = regexp.MustCompile(`(?m)^cycles (\d+), acknowledged ops (\d+), keys verified (\d+), lost (\d+), unexpected (\d+)$`)
+	repairRE  = regexp.MustCompile(`(?m)^repair: cycles (\d+), keys compared (\d+), resurrected (\d+), lost (\d+), differing (\d+)$`)
+)
 
 // TestShortRun kills a child a dozen times (three with -short) with random
 // option sets, in well under 40 s on two cores under -race, and wants the
-// summary to show work done and nothing lost or unexpected. It leaves -dir
-// to the tool, which keeps the directory on failure (t.TempDir would not).
+// summary to show work done and nothing lost or unexpected, and Repair of
+// a copy to have been checked after every kill and to agree with Open on
+// every key. It leaves -dir to the tool, which keeps the directory on
+// failure (t.TempDir would not).
 func TestShortRun(t *testing.T) {
 	cycles := "12"
 	if testing.Short() {
 		cycles = "3"
 	}
 	var out, errs bytes.Buffer
-	code := run([]string{"-cycles", cycles, "-keys", "500", "-kill-after", "150ms,700ms"}, &out, &errs)
+	code := run([]string{"-cycles", cycles, "-keys", "500", "-kill-after", "150ms,700ms", "-repair"}, &out, &errs)
 	t.Logf("stdout:\n%s", out.String())
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, errs.String())
@@ -44,6 +50,29 @@ func TestShortRun(t *testing.T) {
 	}
 	if n(4) != 0 || n(5) != 0 {
 		t.Errorf("summary %q: want 0 lost and 0 unexpected", m[0])
+	}
+	r := repairRE.FindStringSubmatch(out.String())
+	if r == nil {
+		t.Fatalf("no repair summary line in:\n%s", out.String())
+	}
+	rn := func(i int) int { v, _ := strconv.Atoi(r[i]); return v }
+	if rn(1) != n(1) || rn(2) != n(3) {
+		t.Errorf("%q after %q: want every cycle's keys compared", r[0], m[0])
+	}
+	if rn(3) != 0 || rn(4) != 0 || rn(5) != 0 {
+		t.Errorf("%q: want 0 resurrected, 0 lost, 0 differing", r[0])
+	}
+}
+
+// TestNewDir: -dir may name a directory that does not exist yet.
+func TestNewDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new")
+	var out, errs bytes.Buffer
+	if code := run([]string{"-dir", dir, "-cycles", "1", "-keys", "100", "-kill-after", "50ms,100ms", "-repair=false"}, &out, &errs); code != 0 {
+		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ack.log")); err != nil {
+		t.Fatal(err)
 	}
 }
 

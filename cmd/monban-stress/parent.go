@@ -7,17 +7,44 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 )
 
 // totals is the run so far, as the summary line prints it.
 type totals struct {
 	cycles, acked, verified, lost, unexpected int
+	repair                                    repairTotals
 }
 
 func (t totals) String() string {
 	return fmt.Sprintf("cycles %d, acknowledged ops %d, keys verified %d, lost %d, unexpected %d",
 		t.cycles, t.acked, t.verified, t.lost, t.unexpected)
+}
+
+// repairTotals sums the cycles' repair checks, for the summary's second
+// line.
+type repairTotals struct {
+	cycles, failed                         int // checked, and of those differing
+	compared, resurrected, lost, differing int
+	kept                                   string // the first failing cycle's copy before Repair
+}
+
+func (t *repairTotals) add(v repairVerdict) {
+	t.cycles++
+	if !v.ok() {
+		t.failed++
+	}
+	t.compared += v.compared
+	t.resurrected += v.resurrected
+	t.lost += v.lost
+	t.differing += v.differing
+}
+
+func (t repairTotals) String() string {
+	return fmt.Sprintf("repair: cycles %d, keys compared %d, resurrected %d, lost %d, differing %d",
+		t.cycles, t.compared, t.resurrected, t.lost, t.differing)
 }
 
 // stress runs cycles until -cycles or -duration is reached or one fails,
@@ -32,6 +59,11 @@ func stress(c *config, stdout, stderr io.Writer) int {
 			return 1
 		}
 		c.dir = d
+	} else if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		// -dir may name a new directory; the ack log is written before
+		// the child creates db/ in it.
+		fmt.Fprintf(stderr, "monban-stress: %v\n", err)
+		return 1
 	}
 	fmt.Fprintf(stdout, "monban-stress: seed %d, dir %s, options %s, keys %d\n", c.seed, c.dir, c.options, c.keys)
 	rng := rand.New(rand.NewPCG(c.seed, 0))
@@ -53,12 +85,35 @@ func stress(c *config, stdout, stderr io.Writer) int {
 		if errors.Is(err, errChildCheck) {
 			t.unexpected++ // a wrong read is an unexpected value, seen live
 		}
-		if c.verbose || err != nil || !v.ok() {
-			fmt.Fprintf(stdout, "cycle %d: %s, killed %s, %d acknowledged, %d in flight: %s\n",
-				i, cy.opts, cy.plan, cy.acked, cy.inFlight, outcome(v, err))
+		res := outcome(v, err)
+		repairFailed := false
+		if c.repair && err == nil {
+			t.repair.add(cy.repair)
+			res += "; " + cy.repair.String()
+			repairFailed = !cy.repair.ok()
 		}
-		for _, p := range v.problems {
+		if c.verbose || err != nil || !v.ok() || repairFailed {
+			fmt.Fprintf(stdout, "cycle %d: %s, killed %s, %d acknowledged, %d in flight: %s\n",
+				i, cy.opts, cy.plan, cy.acked, cy.inFlight, res)
+		}
+		for _, p := range slices.Concat(v.problems, cy.repair.problems) {
 			fmt.Fprintf(stdout, "  %s\n", p)
+		}
+		if repairFailed {
+			// The report says what Repair merged and removed; the copy it
+			// was given lets whoever fixes it run it again.
+			for line := range strings.Lines(cy.repair.report.String()) {
+				fmt.Fprintf(stdout, "  %s", line)
+			}
+			if t.repair.kept == "" {
+				kept, kerr := keepRepairCopy(c, i)
+				if kerr != nil {
+					fmt.Fprintf(stderr, "monban-stress: keeping the copy Repair was given: %v\n", kerr)
+					kept = "(not kept)"
+				}
+				t.repair.kept = kept
+				fmt.Fprintf(stdout, "  the DB before Repair: %s\n", kept)
+			}
 		}
 		if err != nil || !v.ok() {
 			failure = fmt.Errorf("cycle %d (options %s) failed", i, cy.opts)
@@ -67,10 +122,19 @@ func stress(c *config, stdout, stderr io.Writer) int {
 		base = next
 	}
 	fmt.Fprintln(stdout, t)
+	if c.repair {
+		fmt.Fprintln(stdout, t.repair)
+	}
 	fmt.Fprintf(stdout, "seed %d, %.1f seconds\n", c.seed, time.Since(start).Seconds())
+	if t.repair.failed > 0 {
+		fmt.Fprintf(stdout, "FAIL: Repair of a copy of the killed DB differed from Open of it in %d of %d cycles; kept %s (the first such copy, before Repair, in %s)\n",
+			t.repair.failed, t.repair.cycles, c.dir, filepath.Base(t.repair.kept))
+	}
 	if failure != nil {
 		fmt.Fprintf(stdout, "FAIL: %v; kept %s (DB in db/, the cycle's ack log in ack.log); rerun with -seed %d\n",
 			failure, c.dir, c.seed)
+	}
+	if failure != nil || t.repair.failed > 0 {
 		return 1
 	}
 	if temp {
