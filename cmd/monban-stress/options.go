@@ -25,6 +25,7 @@ type optionSet struct {
 	IgnoreFilters         bool  `json:",omitempty"`
 	BlockSize             int   `json:",omitempty"`
 	TargetFileSize        int64 `json:",omitempty"`
+	FileSizeMultiplier    int   `json:",omitempty"`
 	LBaseMaxBytes         int64 `json:",omitempty"`
 	L0CompactionThreshold int   `json:",omitempty"`
 	L0SlowdownThreshold   int   `json:",omitempty"`
@@ -43,6 +44,7 @@ func (o optionSet) lsm() *lsm.Options {
 		IgnoreFilters:             o.IgnoreFilters,
 		BlockSize:                 o.BlockSize,
 		TargetFileSize:            o.TargetFileSize,
+		TargetFileSizeMultiplier:  o.FileSizeMultiplier,
 		LBaseMaxBytes:             o.LBaseMaxBytes,
 		L0CompactionThreshold:     o.L0CompactionThreshold,
 		L0SlowdownWritesThreshold: o.L0SlowdownThreshold,
@@ -107,18 +109,19 @@ func randomSet(rng *rand.Rand) optionSet {
 	}
 	pick := func(xs ...int) int { return xs[rng.IntN(len(xs))] }
 	o := optionSet{
-		Name:              "random",
-		MemtableSize:      logUniform(4<<10, 4<<20),
-		Sync:              rng.IntN(4) == 0,
-		BloomBitsPerKey:   pick(-1, 0, 1, 4, 10, 20),
-		KeepAbsentDeletes: rng.IntN(2) == 0,
-		IgnoreFilters:     rng.IntN(4) == 0,
-		BlockSize:         pick(256, 1024, 4096),
-		TargetFileSize:    logUniform(2<<10, 4<<20),
-		LBaseMaxBytes:     logUniform(8<<10, 64<<20),
-		MaxOpenFiles:      pick(1, 2, 8, 1000),
-		MaxCompactions:    pick(1, 2, 4),
-		PerLevelFilters:   rng.IntN(2) == 0,
+		Name:               "random",
+		MemtableSize:       logUniform(4<<10, 4<<20),
+		Sync:               rng.IntN(4) == 0,
+		BloomBitsPerKey:    pick(-1, 0, 1, 4, 10, 20),
+		KeepAbsentDeletes:  rng.IntN(2) == 0,
+		IgnoreFilters:      rng.IntN(4) == 0,
+		BlockSize:          pick(256, 1024, 4096),
+		TargetFileSize:     logUniform(2<<10, 4<<20),
+		FileSizeMultiplier: pick(0, 1, 3),
+		LBaseMaxBytes:      logUniform(8<<10, 64<<20),
+		MaxOpenFiles:       pick(1, 2, 8, 1000),
+		MaxCompactions:     pick(1, 2, 4),
+		PerLevelFilters:    rng.IntN(2) == 0,
 	}
 	o.L0CompactionThreshold = 1 + rng.IntN(4)
 	o.L0SlowdownThreshold = o.L0CompactionThreshold + rng.IntN(5)
