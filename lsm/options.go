@@ -152,8 +152,10 @@ type Options struct {
 	// directory: no new manifest, WAL or table, no file deleted; the WALs'
 	// contents are replayed into memory only. Every write returns
 	// ErrReadOnly. It still takes the directory lock, so it fails with
-	// ErrLocked while another DB has the directory open. For inspecting a
-	// DB (kvbench tree, explain) or serving a copy.
+	// ErrLocked while another DB has the directory open — on a read-only
+	// descriptor of LOCK where the process may not write it, so a DB the
+	// process can read but not write opens (vfs, invariant 3). For
+	// inspecting a DB (kvbench tree, explain) or serving a copy.
 	ReadOnly bool
 
 	// ErrorIfExists makes Open fail, with an error wrapping fs.ErrExist,
