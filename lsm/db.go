@@ -69,7 +69,10 @@ type DB struct {
 		bgErr error
 
 		writers []*writer // FIFO; writers[0] leads the current commit group
-		lastSeq base.SeqNum
+		// groupOrder is the leader's scratch for a group's commit order
+		// (syncOrder); only the leader touches it.
+		groupOrder []*writer
+		lastSeq    base.SeqNum
 
 		wal    walWriter
 		walNum uint64

@@ -52,7 +52,11 @@
 //
 //  1. Sequence numbers are assigned in commit order and published (made
 //     visible to reads) in the same order, only after the write is in the
-//     WAL and the memtable. Nothing already in a memtable is changed or
+//     WAL and the memtable — and, for a Sync write, after the fsync that
+//     covers it. (Within one commit group, which writers queued together
+//     form, the writers that need no fsync are ordered first: they are
+//     concurrent, so any order of them is one a sequential history could
+//     have, and this one lets them return before the fsync.) Nothing already in a memtable is changed or
 //     removed before the memtable is flushed: a delete is a tombstone, even
 //     when it meets its key's only put, since a reader below its sequence
 //     number may still be reading the put.

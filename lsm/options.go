@@ -57,7 +57,9 @@ type Options struct {
 
 	// Sync makes every commit fsync the WAL before it is acknowledged, so
 	// acknowledged writes survive a machine crash. Without it they survive a
-	// process crash only. Default false.
+	// process crash only. Default false. It is the default of the writes
+	// that do not say otherwise: Put, Delete and Write take a
+	// WriteOptions (lsm.Sync, lsm.NoSync) for one write.
 	//
 	// BufferedWAL weakens that, for speed: a commit leaves its WAL record
 	// in memory for a background writer, which hands what has gathered to

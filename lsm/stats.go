@@ -101,6 +101,11 @@ type Stats struct {
 
 	// WALBytes counts bytes of records appended to WALs.
 	WALBytes uint64
+	// Commits counts the writes (Put, Delete, Write) committed;
+	// WALSyncs the fsyncs of the WAL that commits waited for. Sync
+	// writers committed together share one, so WALSyncs/Commits is what
+	// group commit saved.
+	Commits, WALSyncs uint64
 	// Flushes counts memtables written to L0 tables; MemtablesQueued is
 	// the number of immutable memtables waiting now.
 	Flushes         uint64
@@ -216,6 +221,7 @@ type dbStats struct {
 	deletesElided, walBytesSaved                                              atomic.Uint64
 	deleteProofProbes, mergeProofProbes                                       atomic.Uint64
 	walBytes, flushes                                                         atomic.Uint64
+	commits, walSyncs                                                         atomic.Uint64
 	stalls, stallNanos, slowdowns                                             atomic.Uint64
 	flushDrops, compactionDrops                                               [len(compaction.Drops{})]atomic.Uint64
 	compactions                                                               [5]atomic.Uint64 // by compactionKind
@@ -294,6 +300,7 @@ func (d *DB) Stats() Stats {
 	s.DeleteProofProbes, s.MergeProofProbes = d.stats.deleteProofProbes.Load(), d.stats.mergeProofProbes.Load()
 	s.DeleteProofsSkipped = d.proofs.skippedProofs()
 	s.WALBytes, s.Flushes = d.stats.walBytes.Load(), d.stats.flushes.Load()
+	s.Commits, s.WALSyncs = d.stats.commits.Load(), d.stats.walSyncs.Load()
 	for i := range s.FlushDrops {
 		s.FlushDrops[i] = d.stats.flushDrops[i].Load()
 		s.CompactionDrops[i] = d.stats.compactionDrops[i].Load()

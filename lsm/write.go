@@ -24,8 +24,39 @@ var writerPool = sync.Pool{New: func() any { return new(writer) }}
 // writer is one caller of commit waiting in the queue.
 type writer struct {
 	batch *Batch // nil for a rotation request from Flush
+	sync  bool   // it returns only once an fsync covers its record
 	done  bool
 	err   error
+}
+
+// WriteOptions say how durable one write must be when it returns. A write
+// given none, or nil, takes Options.Sync.
+type WriteOptions struct {
+	// Sync makes the write return only after an fsync of the WAL that
+	// covers it, so that it survives a machine crash; without it, it
+	// survives a process crash. Sync writers committed together share one
+	// fsync (group commit), and NoSync writers committed with them return
+	// without waiting for it.
+	Sync bool
+}
+
+// Sync and NoSync are the two WriteOptions, in Pebble's form:
+// db.Put(k, v, lsm.Sync).
+var (
+	Sync   = &WriteOptions{Sync: true}
+	NoSync = &WriteOptions{Sync: false}
+)
+
+// syncFor resolves a write's options: at most one, nil or absent meaning
+// Options.Sync.
+func (d *DB) syncFor(opts []*WriteOptions) (bool, error) {
+	switch {
+	case len(opts) > 1:
+		return false, fmt.Errorf("%w: %d WriteOptions for one write, at most 1", ErrInvalidOptions, len(opts))
+	case len(opts) == 0 || opts[0] == nil:
+		return d.opts.Sync, nil
+	}
+	return opts[0].Sync, nil
 }
 
 // batchPool recycles the one-write batches of Put and Delete. A batch is
@@ -33,12 +64,13 @@ type writer struct {
 // then, also when another writer's leader wrote it.
 var batchPool = sync.Pool{New: func() any { return new(Batch) }}
 
-// Put sets key to value.
-func (d *DB) Put(key, value []byte) error {
+// Put sets key to value. opts (at most one) say how durable it must be
+// when Put returns (WriteOptions).
+func (d *DB) Put(key, value []byte, opts ...*WriteOptions) error {
 	b := batchPool.Get().(*Batch)
 	b.Reset()
 	b.Put(key, value)
-	err := d.Write(b)
+	err := d.Write(b, opts...)
 	batchPool.Put(b)
 	return err
 }
@@ -48,9 +80,13 @@ func (d *DB) Put(key, value []byte) error {
 // Unless Options.KeepAbsentDeletes is set, a delete of a key that no filter
 // on its path admits — the mutable level's quotient filters, then the Bloom
 // filter of every table whose key range covers it — is proven unnecessary
-// and writes nothing at all (Stats.DeletesElided).
-func (d *DB) Delete(key []byte) error {
+// and writes nothing at all (Stats.DeletesElided), whatever opts say:
+// there is nothing to make durable.
+func (d *DB) Delete(key []byte, opts ...*WriteOptions) error {
 	if err := checkKey(key); err != nil {
+		return err
+	}
+	if _, err := d.syncFor(opts); err != nil {
 		return err
 	}
 	if err := d.checkOpen(); err != nil {
@@ -70,7 +106,7 @@ func (d *DB) Delete(key []byte) error {
 	b := batchPool.Get().(*Batch)
 	b.Reset()
 	b.Delete(key)
-	err := d.Write(b)
+	err := d.Write(b, opts...)
 	batchPool.Put(b)
 	return err
 }
@@ -105,9 +141,15 @@ func (d *DB) provablyAbsent(key []byte) bool {
 	return !rs.mem.MayContainHash(h)
 }
 
-// Write applies every write of b atomically. A nil b is an empty batch:
-// it writes nothing, and returns the error a write would get now.
-func (d *DB) Write(b *Batch) error {
+// Write applies every write of b atomically; opts (at most one) say how
+// durable they must be when Write returns (WriteOptions). A nil b is an
+// empty batch: it writes nothing, and returns the error a write would get
+// now.
+func (d *DB) Write(b *Batch, opts ...*WriteOptions) error {
+	sync, err := d.syncFor(opts)
+	if err != nil {
+		return err
+	}
 	if b == nil || b.Len() == 0 && b.err == nil {
 		return d.checkOpen()
 	}
@@ -115,8 +157,8 @@ func (d *DB) Write(b *Batch) error {
 		return b.err
 	}
 	w := writerPool.Get().(*writer)
-	*w = writer{batch: b}
-	err := d.commit(w)
+	*w = writer{batch: b, sync: sync}
+	err = d.commit(w)
 	writerPool.Put(w)
 	return err
 }
@@ -171,21 +213,22 @@ func (d *DB) commit(w *writer) error {
 	// are too far behind.
 	err := d.makeRoomForWrite(w.batch == nil)
 	group := d.mu.writers[:1] // w; later appends to the queue leave it be
+	pending := group          // the writers still to be told
 	if err == nil && w.batch != nil {
 		group = d.gatherGroup()
-		// 2. Sequence numbers, in queue order (invariant 1).
+		// 2. Sequence numbers, in queue order (invariant 1) but for one
+		// exception: the writers that need no fsync go first, so they can
+		// be published and return before it.
+		order, unsynced := d.syncOrder(group)
 		first := d.mu.lastSeq + 1
-		rec := d.groupRecord(group, first)
+		rec := d.groupRecord(order, first)
 		count := binary.LittleEndian.Uint32(rec[8:12])
 		d.mu.lastSeq += base.SeqNum(count)
 		walw, mem := d.mu.wal, d.rs.Load().mem.Active()
 		d.mu.Unlock()
 
 		// 3. WAL, then memtable, outside the lock.
-		if _, err = walw.Append(rec); err == nil && d.opts.Sync {
-			err = walw.Sync()
-		}
-		if err == nil {
+		if _, err = walw.Append(rec); err == nil {
 			d.stats.walBytes.Add(uint64(len(rec)))
 			err = d.applyToMemtable(mem, rec)
 		}
@@ -193,20 +236,79 @@ func (d *DB) commit(w *writer) error {
 			h()
 		}
 		d.mu.Lock()
+		pending = order
+		if err == nil && unsynced < len(order) {
+			// 4a. Publish the writers that need no fsync and let them
+			// go; then the fsync, still at the head of the queue, so no
+			// rotation can close the WAL under it and the writers queuing
+			// meanwhile form the next group: one fsync for all of them.
+			if unsynced > 0 {
+				d.visibleSeq.Store(uint64(first) + uint64(entries(order[:unsynced])) - 1)
+				d.release(order[:unsynced], nil)
+				pending = order[unsynced:]
+			}
+			d.mu.Unlock()
+			err = walw.Sync()
+			d.stats.walSyncs.Add(1)
+			d.mu.Lock()
+		}
 		if err != nil {
 			d.setBgErr(fmt.Errorf("monban: commit: %w", err))
 		} else {
 			// 4. Publish.
 			d.visibleSeq.Store(uint64(first) + uint64(count) - 1)
+			d.stats.commits.Add(uint64(len(order)))
 		}
 	}
-	for _, g := range group {
-		g.done, g.err = true, err
-	}
+	d.release(pending, err)
 	d.mu.writers = d.mu.writers[len(group):]
-	d.mu.writeCond.Broadcast()
 	d.mu.Unlock()
 	return err
+}
+
+// release tells writers their commit is done, with err. Once told, a
+// writer returns and may be reused: the leader does not touch it again.
+// d.mu is held.
+func (d *DB) release(writers []*writer, err error) {
+	for _, g := range writers {
+		g.done, g.err = true, err
+	}
+	d.mu.writeCond.Broadcast()
+}
+
+// syncOrder returns the group in commit order and how many of its first
+// writers need no fsync: those, then the ones that do, each in queue
+// order. Writers queued together are concurrent — none returned before
+// another called — so any order of them is one a sequential history could
+// have. A group of one kind keeps the queue's order as it is.
+func (d *DB) syncOrder(group []*writer) (order []*writer, unsynced int) {
+	for _, g := range group {
+		if !g.sync {
+			unsynced++
+		}
+	}
+	if unsynced == 0 || unsynced == len(group) {
+		return group, unsynced
+	}
+	order = d.mu.groupOrder[:0]
+	for _, sync := range []bool{false, true} {
+		for _, g := range group {
+			if g.sync == sync {
+				order = append(order, g)
+			}
+		}
+	}
+	d.mu.groupOrder = order
+	return order, unsynced
+}
+
+// entries counts the writes of writers' batches.
+func entries(writers []*writer) int {
+	n := 0
+	for _, g := range writers {
+		n += g.batch.Len()
+	}
+	return n
 }
 
 // walWriter is the log a commit appends to: a wal.Writer, whose Append
