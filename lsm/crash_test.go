@@ -32,7 +32,8 @@ func dbContents(t *testing.T, d *DB) model {
 // manifest rollovers (the manifest rolls over past 1 KiB), after a single
 // failed operation the DB may survive, and with the disk dying at a random
 // operation — then reopens and checks: every write
-// acknowledged with Options.Sync is present, nothing that was never
+// acknowledged with Options.Sync (epochs 0 and 1) or made with lsm.Sync
+// under a DB without it (epochs 2 and 3) is present, nothing that was never
 // written appears, a batch is all or nothing, and no table or WAL file is
 // left that the DB does not use. Memtables of 4–16 KiB hold dozens of
 // commits; MaxOpenFiles 2 makes reads and compactions evict and reopen
@@ -62,7 +63,11 @@ func TestCrashRecovery(t *testing.T) {
 				ffs.Inject(vfs.Fault{Op: op, Nth: int64(rng.IntN(100) + 1), Err: syscall.EIO})
 			}
 			opts := crashOptions(ffs, memtableSize)
-			opts.Sync = true
+			var wo *WriteOptions // nil: Options.Sync
+			opts.Sync = epoch < 2
+			if !opts.Sync {
+				wo = Sync
+			}
 			// Synced commits are durable with the buffered WAL too.
 			opts.BufferedWAL = epoch%2 == 1
 			// maybe is the state after the one write that failed, which may
@@ -72,7 +77,7 @@ func TestCrashRecovery(t *testing.T) {
 			if err == nil {
 				dying.setMaxManifestSize(1 << 10)
 				manifest := dying.vs.ManifestFileNum()
-				maybe = crashWorkload(rng, dying, acked, epoch)
+				maybe = crashWorkload(rng, dying, acked, epoch, wo)
 				st.rollovers += dying.vs.ManifestFileNum() - manifest
 			}
 			st.ops += ffs.Count(vfs.OpAny)
@@ -140,7 +145,7 @@ func crashOptions(fs vfs.FS, memtableSize int64) *Options {
 // so. A write that fails while Stats.BackgroundError is nil never reached
 // the WAL: it must not appear, and the workload goes on. Values of 40–140
 // bytes fill a memtable in a few dozen commits.
-func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int) model {
+func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int, wo *WriteOptions) model {
 	for i := range rng.IntN(300) {
 		next := maps.Clone(acked)
 		var b Batch
@@ -169,12 +174,12 @@ func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int) model {
 		case b.Len() == 1 && rng.IntN(2) == 0:
 			// Single deletes go through Delete, which may elide them.
 			if k, ok := singleDelete(&b); ok {
-				err = d.Delete(k)
+				err = d.Delete(k, wo)
 				break
 			}
 			fallthrough
 		default:
-			err = d.Write(&b)
+			err = d.Write(&b, wo)
 		}
 		if err != nil && d.Stats().BackgroundError == nil {
 			continue

@@ -17,7 +17,7 @@ import (
 func (c *child) writer(w uint64, rng *rand.Rand) {
 	n := c.cfg.keys
 	for seq := uint64(1); ; seq++ {
-		o := &op{writer: w, seq: seq}
+		o := &op{writer: w, seq: seq, sync: rng.IntN(8) == 0}
 		switch r := rng.IntN(100); {
 		case r < 45:
 			o.entries = []entry{{key: rng.IntN(n), size: c.size(rng)}}
@@ -45,6 +45,14 @@ func (c *child) size(rng *rand.Rand) int {
 	return c.cfg.minSize + rng.IntN(c.cfg.maxSize-c.cfg.minSize+1)
 }
 
+// writeOptions are o's: lsm.Sync, or the option set's default (nil).
+func (o *op) writeOptions() *lsm.WriteOptions {
+	if o.sync {
+		return lsm.Sync
+	}
+	return nil
+}
+
 // apply runs o under its keys' locks (taken in key order, so writers never
 // deadlock): "S" record, the DB call, "D" record, model update.
 func (c *child) apply(o *op) {
@@ -66,11 +74,11 @@ func (c *child) apply(o *op) {
 				b.Put(keyName(e.key), value(e.key, o.writer, o.seq, e.size))
 			}
 		}
-		err = c.db.Write(&b)
+		err = c.db.Write(&b, o.writeOptions())
 	case e.del:
-		err = c.db.Delete(keyName(e.key))
+		err = c.db.Delete(keyName(e.key), o.writeOptions())
 	default:
-		err = c.db.Put(keyName(e.key), value(e.key, o.writer, o.seq, e.size))
+		err = c.db.Put(keyName(e.key), value(e.key, o.writer, o.seq, e.size), o.writeOptions())
 	}
 	if err != nil {
 		c.dbError("op %s: %v", opName(o), err)

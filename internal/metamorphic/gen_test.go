@@ -147,12 +147,12 @@ func (g *generator) reader() int {
 
 func (g *generator) put(k []byte) op {
 	g.live[string(k)] = true
-	return op{kind: opPut, key: k, value: g.value(), snap: -1}
+	return op{kind: opPut, key: k, value: g.value(), snap: -1, sync: g.rng.IntN(4) == 0}
 }
 
 func (g *generator) del(k []byte) op {
 	delete(g.live, string(k))
-	return op{kind: opDelete, key: k, snap: -1}
+	return op{kind: opDelete, key: k, snap: -1, sync: g.rng.IntN(4) == 0}
 }
 
 // next returns the next operation. Weights are per mille.
@@ -172,7 +172,7 @@ func (g *generator) next() op {
 			}
 			return g.del(g.anyKey())
 		case r < 460:
-			o := op{kind: opBatch, snap: -1}
+			o := op{kind: opBatch, snap: -1, sync: g.rng.IntN(4) == 0}
 			for range g.rng.IntN(20) {
 				k := g.anyKey()
 				if g.rng.IntN(8) == 0 && len(o.batch) > 0 {

@@ -53,6 +53,7 @@ type op struct {
 	id         int      // iterator id (iterator ops) or snapshot id (snapshot ops)
 	snap       int      // for Get, NewIter and Scan: the snapshot read through, -1 for the DB
 	reverse    bool
+	sync       bool // Put, Delete, Batch: with lsm.Sync rather than the DB's default
 }
 
 // batchOp is one write of a batch; a nil value with del set is a delete.
@@ -64,6 +65,9 @@ type batchOp struct {
 func (o op) String() string {
 	var b strings.Builder
 	b.WriteString(opNames[o.kind])
+	if o.sync {
+		b.WriteString(" sync")
+	}
 	on := func() {
 		if o.snap >= 0 {
 			fmt.Fprintf(&b, " snap%d", o.snap)

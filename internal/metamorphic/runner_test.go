@@ -30,6 +30,15 @@ func newRunner(opts lsm.Options) (*runner, error) {
 // errNoDB is the outcome of every operation after a failed reopen.
 var errNoDB = errors.New("no DB: reopen failed")
 
+// writeOptions are a write op's: lsm.Sync if it says so, else the DB's
+// default (nil).
+func writeOptions(o op) *lsm.WriteOptions {
+	if o.sync {
+		return lsm.Sync
+	}
+	return nil
+}
+
 // apply runs o and returns its outcome in the model's format.
 func (r *runner) apply(o op) string {
 	if r.db == nil {
@@ -37,9 +46,9 @@ func (r *runner) apply(o op) string {
 	}
 	switch o.kind {
 	case opPut:
-		return result(r.db.Put(o.key, o.value))
+		return result(r.db.Put(o.key, o.value, writeOptions(o)))
 	case opDelete:
-		return result(r.db.Delete(o.key))
+		return result(r.db.Delete(o.key, writeOptions(o)))
 	case opBatch:
 		var b lsm.Batch
 		for _, w := range o.batch {
@@ -49,7 +58,7 @@ func (r *runner) apply(o op) string {
 				b.Put(w.key, w.value)
 			}
 		}
-		return result(r.db.Write(&b))
+		return result(r.db.Write(&b, writeOptions(o)))
 	case opGet:
 		var v []byte
 		var err error
