@@ -22,7 +22,7 @@ func faults(b []byte) (faulted bool) {
 // TestFreedMemoryFaults checks invariant 3: in race builds, a slice kept
 // past its Buffer's collection faults instead of reading other memory.
 func TestFreedMemoryFaults(t *testing.T) {
-	stale := New(4 * MinSize).Bytes() // the Buffer is unreachable at once
+	stale := New(2 * MinSize).Bytes() // the Buffer is unreachable at once
 	deadline := time.Now().Add(5 * time.Second)
 	for !faults(stale) {
 		if time.Now().After(deadline) {

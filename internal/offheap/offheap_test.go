@@ -49,7 +49,7 @@ func TestUnreachableBufferIsReturned(t *testing.T) {
 	}
 	before := unmapped.Load()
 	for range 8 {
-		New(4 * MinSize).Bytes()[0] = 1
+		New(2 * MinSize).Bytes()[0] = 1
 	}
 	waitUnmapped(t, before+8)
 }
@@ -58,10 +58,10 @@ func TestReachableBufferIsKept(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("buffers are heap slices on " + runtime.GOOS)
 	}
-	kept := New(4 * MinSize)
+	kept := New(2 * MinSize)
 	kept.Bytes()[0] = 42
 	before := unmapped.Load()
-	New(4 * MinSize) // unreachable at once: its cleanup proves a cycle ran
+	New(2 * MinSize) // unreachable at once: its cleanup proves a cycle ran
 	waitUnmapped(t, before+1)
 	for range 3 {
 		runtime.GC()
