@@ -2,14 +2,10 @@ package offheap
 
 import (
 	"sync"
-	"sync/atomic"
 	"syscall"
 )
 
-// unmapped counts the mappings cleanups have returned (tests watch it).
-var unmapped atomic.Uint64
-
-// spare holds mappings of ChunkSize that collected Buffers gave back, for
+// spare holds mappings of ChunkSize that freed Buffers gave back, for
 // the next New of that size: a memtable's arena takes its bytes in chunks
 // of that size, one memtable after another, and mapping each afresh cost
 // bench/peers' 1M-key fill 5–10% more CPU (a system call and sixteen page
@@ -63,13 +59,12 @@ func mapAnon(n int) ([]byte, error) {
 	return syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 }
 
-// unmap is a collected Buffer's cleanup: it keeps a spare chunk, or
+// free returns a freed Buffer's mapping: it keeps a spare chunk, or
 // returns the pages to the system or, in race builds, makes them
 // inaccessible for good (invariant 3). An error leaves the mapping where
-// it is: nothing else can be done from a cleanup, and it can only mean m
-// is not a mapping of ours.
-func unmap(m []byte) {
-	unmapped.Add(1)
+// it is: it can only mean m is not a mapping of ours, and the safety net,
+// a cleanup, could not report it anyway.
+func free(m []byte) {
 	if invariants {
 		_ = syscall.Madvise(m, syscall.MADV_DONTNEED)
 		_ = syscall.Mprotect(m, syscall.PROT_NONE)

@@ -3,7 +3,6 @@
 package offheap
 
 import (
-	"runtime"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -12,8 +11,8 @@ import (
 // TestSpareChunkComesBackZeroed: a spare ChunkSize mapping is what the
 // next New(ChunkSize) returns, cleared (invariant 2). The test puts a
 // dirty mapping on the spare stack itself rather than waiting for a
-// collected Buffer's cleanup to, so nothing else can cover it: the other
-// tests of this package leave no ChunkSize Buffer to the collector.
+// freed Buffer's Release to, and every ChunkSize Buffer of this package's
+// tests is released on the test's goroutine, so nothing can cover it.
 func TestSpareChunkComesBackZeroed(t *testing.T) {
 	m, err := mapAnon(ChunkSize)
 	if err != nil {
@@ -38,7 +37,7 @@ func TestSpareChunkComesBackZeroed(t *testing.T) {
 			t.Fatalf("byte %d of a reused chunk is %#x, not zero", i, c)
 		}
 	}
-	runtime.KeepAlive(b)
+	b.Release()
 }
 
 // TestSpareStackIsBounded: at most maxSpare mappings wait; put refuses
