@@ -68,7 +68,10 @@ func Open(f vfs.File, opts ReaderOptions) (*Reader, error) {
 	if r.name == "" {
 		r.name = TableFileName(opts.FileNum)
 	}
-	fail := func(err error) (*Reader, error) { return nil, errors.Join(err, f.Close()) }
+	fail := func(err error) (*Reader, error) {
+		r.releaseMeta()
+		return nil, errors.Join(err, f.Close())
+	}
 	size, err := f.Size()
 	if err != nil {
 		return fail(fmt.Errorf("sstable %s: %w", r.name, err))
@@ -105,11 +108,13 @@ func (r *Reader) open(size uint64) error {
 	if ft.filter.length > 0 {
 		dataEnd = min(dataEnd, ft.filter.offset)
 	}
-	propsBlock, _, err := r.readMeta(ft.props, "properties") // decodeProperties copies what it keeps
+	propsBlock, propsBuf, err := r.readMeta(ft.props, "properties")
 	if err != nil {
 		return err
 	}
-	if r.props, err = decodeProperties(propsBlock); err != nil {
+	r.props, err = decodeProperties(propsBlock)
+	propsBuf.Release() // decodeProperties copies what it keeps
+	if err != nil {
 		return fmt.Errorf("properties block: %w", err)
 	}
 	r.props.FileSize = size
@@ -118,6 +123,7 @@ func (r *Reader) open(size uint64) error {
 		return err
 	}
 	if r.index, err = newIndex(indexBlock, indexBuf, dataEnd); err != nil {
+		indexBuf.Release()
 		return fmt.Errorf("index block at %d: %w", ft.index.offset, err)
 	}
 	if uint64(r.index.len()) != r.props.NumDataBlocks || (r.index.len() == 0) != (r.props.NumEntries == 0) {
@@ -130,6 +136,7 @@ func (r *Reader) open(size uint64) error {
 			return err
 		}
 		if r.filter, err = filter.OpenCacheLineIn(fbuf, fblock); err != nil {
+			fbuf.Release()
 			return fmt.Errorf("filter block at %d: %w: %w", ft.filter.offset, base.ErrCorruption, err)
 		}
 		r.hasFilter = true
@@ -142,15 +149,18 @@ func (r *Reader) open(size uint64) error {
 
 // readMeta reads a block at open time, counted apart from the read path,
 // into memory pinned for the Reader's life: the index keys and the filter
-// alias it. A block of offheap.MinSize or more lies outside the Go heap,
-// owned by the returned Buffer, which whatever keeps a slice of the block
-// keeps too (internal/offheap, invariant 1); it goes back to the system
-// when the last of them is collected, never to a pool.
+// alias it. A block of offheap.MinSize or more lies outside the Go heap;
+// either way the returned Buffer owns it, with one reference that passes
+// to the caller: whatever keeps a slice of the block holds a reference
+// (internal/offheap, invariant 1), and the last to let go frees it.
 func (r *Reader) readMeta(h handle, what string) ([]byte, *offheap.Buffer, error) {
+	var raw, dec *offheap.Buffer
 	fail := func(err error) ([]byte, *offheap.Buffer, error) {
+		raw.Release()
+		dec.Release()
 		return nil, nil, fmt.Errorf("%s block at %d: %w", what, h.offset, err)
 	}
-	raw := offheap.New(int(h.length) + blockTrailerLen)
+	raw = offheap.New(int(h.length) + blockTrailerLen)
 	if err := r.readAt(raw.Bytes(), h.offset); err != nil {
 		return fail(err)
 	}
@@ -167,10 +177,11 @@ func (r *Reader) readMeta(h handle, what string) ([]byte, *offheap.Buffer, error
 	if err != nil {
 		return fail(err)
 	}
-	dec := offheap.New(dlen)
+	dec = offheap.New(dlen)
 	if err := decompress(dec.Bytes(), stored); err != nil {
 		return fail(err)
 	}
+	raw.Release()
 	return dec.Bytes(), dec, nil
 }
 
@@ -178,10 +189,10 @@ func (r *Reader) readMeta(h handle, what string) ([]byte, *offheap.Buffer, error
 // another handle on r's file, with no block cache and counters of its own:
 // what a compaction reads its inputs with, each block once and in order
 // (f is typically a readahead window), without evicting the blocks that
-// reads are using. It shares r's index, filter and properties, which are
-// pinned for a Reader's life and never recycled (readMeta), so it reads
-// no meta block and stays valid after r is closed. It owns f from now on,
-// and closes it on failure: a file of another size is not r's table.
+// reads are using. It shares r's index, filter and properties, with
+// references of its own on their memory, so it reads no meta block and
+// stays valid after r is closed, until its own Close. It owns f from now
+// on, and closes it on failure: a file of another size is not r's table.
 func (r *Reader) WithFile(f vfs.File) (*Reader, error) {
 	size, err := f.Size()
 	if err == nil && uint64(size) != r.props.FileSize {
@@ -190,8 +201,10 @@ func (r *Reader) WithFile(f vfs.File) (*Reader, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("sstable %s: %w", r.name, err), f.Close())
 	}
-	return &Reader{f: f, fileNum: r.fileNum, name: r.name, props: r.props, index: r.index,
-		filter: r.filter, hasFilter: r.hasFilter, useFilter: r.useFilter}, nil
+	v := &Reader{f: f, fileNum: r.fileNum, name: r.name, props: r.props, index: r.index,
+		filter: r.filter.Ref(), hasFilter: r.hasFilter, useFilter: r.useFilter}
+	v.index.keep.Ref()
+	return v, nil
 }
 
 func (r *Reader) readAt(b []byte, off uint64) error {
@@ -300,25 +313,38 @@ func (r *Reader) Properties() *Properties { return &r.props }
 // Stats returns a snapshot of the table's read counters.
 func (r *Reader) Stats() ReadStats { return r.stats.snapshot() }
 
-// MayContainHash asks the in-memory filter only: never touches the disk,
-// counts nothing. A table without a filter answers true.
 // Filter returns the table's Bloom filter: the zero CacheLine, which
 // answers "maybe" to everything, for a table without one. It aliases
-// memory pinned for the Reader's life and then left to the garbage
-// collector, never recycled, so it stays valid after Close.
+// memory the Reader frees at Close: a caller that keeps it longer takes a
+// reference of its own (CacheLine.Ref) while it holds the Reader, and
+// releases it when done.
 func (r *Reader) Filter() filter.CacheLine { return r.filter }
 
+// MayContainHash asks the in-memory filter only: never touches the disk,
+// counts nothing. A table without a filter answers true.
 func (r *Reader) MayContainHash(h uint64) bool {
 	return !r.hasFilter || r.filter.MayContainHash(h)
 }
 
-// Close closes the file. Blocks already handed out stay valid until their
-// handles are released.
+// Close closes the file and releases the index and filter memory, which
+// is freed once no other holder (a reader made by WithFile, a filter's
+// Ref) has it. Blocks already handed out stay valid until their handles
+// are released.
 func (r *Reader) Close() error {
 	if r.closed.Swap(true) {
 		return ErrClosed
 	}
+	r.releaseMeta()
 	return r.f.Close()
+}
+
+// releaseMeta drops the Reader's references on its index and filter
+// memory (none before Open set them) and forgets both, so that a use after
+// Close finds an empty table instead of freed memory.
+func (r *Reader) releaseMeta() {
+	r.index.keep.Release()
+	r.filter.Release()
+	r.index, r.filter = index{}, filter.CacheLine{}
 }
 
 // TableFileName is the name of table fileNum: "000123.sst".
