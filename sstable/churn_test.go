@@ -15,11 +15,13 @@ import (
 // TestChurnKeepsMappedMemoryBounded: a table cache of 2 over 30 tables
 // whose index and filter lie outside the heap reopens a table on nearly
 // every Get, and the memory mapped for them must stay within what the
-// open tables hold (offheap, invariant 5), with no garbage collection
-// asked for: reopened tables' blocks are freed when their reader closes,
-// not when the collector next runs (issue 30).
+// open tables hold (offheap, invariant 5) and the block cache's budget,
+// which holds the meta of closed tables, with no garbage collection asked
+// for: reopened tables' blocks are freed when their reader closes, or
+// when the block cache evicts them, not when the collector next runs
+// (issue 30).
 func TestChurnKeepsMappedMemoryBounded(t *testing.T) {
-	const tables, open, gets = 30, 2, 3000
+	const tables = 30
 	var es []entry
 	for i := range 20000 {
 		es = append(es, entry{base.MakeInternalKey(fmt.Appendf(nil, "key%08d", i), 1, base.KindSet), []byte("v")})
@@ -48,16 +50,24 @@ func TestChurnKeepsMappedMemoryBounded(t *testing.T) {
 	perTable := int64(len(r.index.data) + r.filter.Size())
 	r.Close()
 
-	tc := NewTableCache(fs, "db", open, ReaderOptions{Cache: cache.New(64 << 10)})
-	defer tc.Close()
-	base0 := offheap.Stats().Mapped
-	bound := (open + 2) * perTable // the open tables, the one a Get holds, and slack for page rounding
+	for _, capacity := range []int64{64 << 10, 1 << 20} {
+		churn(t, fs, es, uint64(len(data)), capacity, perTable)
+	}
+}
+
+func churn(t *testing.T, fs vfs.FS, es []entry, size uint64, capacity, perTable int64) {
+	const tables, open, gets = 30, 2, 3000
+	tc := NewTableCache(fs, "db", open, ReaderOptions{Cache: cache.New(capacity)})
+	before := offheap.Stats()
+	// The open tables, the one a Get holds, slack for page rounding, and
+	// what the block cache holds.
+	bound := (open+2)*perTable + capacity
 	rng := newRand(30)
 	var peak int64
 	for i := range gets {
 		n := 1 + rng.Uint64N(tables)
 		e := es[rng.IntN(len(es))]
-		rd, release, err := tc.Get(TableRef{FileNum: n, Size: uint64(len(data))})
+		rd, release, err := tc.Get(TableRef{FileNum: n, Size: size})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,11 +76,18 @@ func TestChurnKeepsMappedMemoryBounded(t *testing.T) {
 			t.Fatalf("Get %d: table %d, key %s: found %t, %v", i, n, uk, found, err)
 		}
 		release()
-		peak = max(peak, offheap.Stats().Mapped-base0)
+		peak = max(peak, offheap.Stats().Mapped-before.Mapped)
 	}
 	if peak > bound {
-		t.Fatalf("%d Gets over %d tables with %d open mapped up to %d bytes, more than %d (%d open tables of %d bytes of index and filter, and 2 more)",
-			gets, tables, open, peak, bound, open, perTable)
+		t.Fatalf("block cache %d: %d Gets over %d tables with %d open mapped up to %d bytes, more than %d (%d open tables of %d bytes of index and filter, 2 more, and the block cache)",
+			capacity, gets, tables, open, peak, bound, open, perTable)
 	}
-	t.Logf("peak mapped %d bytes, bound %d", peak, bound)
+	if err := tc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := offheap.Stats(); after.Mapped != before.Mapped || after.Leaked != before.Leaked {
+		t.Fatalf("block cache %d: after Close %+d bytes mapped, %+d Buffers leaked; want both unchanged",
+			capacity, after.Mapped-before.Mapped, after.Leaked-before.Leaked)
+	}
+	t.Logf("block cache %d: peak mapped %d bytes, bound %d", capacity, peak, bound)
 }

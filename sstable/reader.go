@@ -38,7 +38,9 @@ type ReaderOptions struct {
 }
 
 // Reader reads one table. Open loads footer, index, filter and properties
-// and keeps them in memory (pinned with the table, not in the block cache).
+// and keeps them in memory (pinned with the table, not in the block cache,
+// which holds them only once the table cache has closed the table:
+// meta.go).
 // A Reader is safe for concurrent use; Close must not race with other calls
 // (TableCache's reference counts guarantee that).
 type Reader struct {
@@ -47,6 +49,9 @@ type Reader struct {
 	fileNum uint64
 	name    string
 
+	// tail is the properties block and the footer as read, what a reopen
+	// compares (meta.go); nil if anything lies between them.
+	tail      []byte
 	props     Properties
 	index     index
 	filter    filter.CacheLine
@@ -93,6 +98,9 @@ func (r *Reader) open(size uint64) error {
 	if size < footerLen {
 		return fmt.Errorf("file of %d bytes is shorter than the %d-byte footer: %w", size, footerLen, base.ErrCorruption)
 	}
+	if adopted, err := r.adoptMeta(size); adopted || err != nil {
+		return err
+	}
 	fb := make([]byte, footerLen)
 	if err := r.readAt(fb, size-footerLen); err != nil {
 		return err
@@ -108,16 +116,9 @@ func (r *Reader) open(size uint64) error {
 	if ft.filter.length > 0 {
 		dataEnd = min(dataEnd, ft.filter.offset)
 	}
-	propsBlock, propsBuf, err := r.readMeta(ft.props, "properties")
-	if err != nil {
+	if err := r.readProps(ft, fb, size); err != nil {
 		return err
 	}
-	r.props, err = decodeProperties(propsBlock)
-	propsBuf.Release() // decodeProperties copies what it keeps
-	if err != nil {
-		return fmt.Errorf("properties block: %w", err)
-	}
-	r.props.FileSize = size
 	indexBlock, indexBuf, err := r.readMeta(ft.index, "index")
 	if err != nil {
 		return err
@@ -144,6 +145,51 @@ func (r *Reader) open(size uint64) error {
 	if r.hasFilter != (r.props.FilterLayout == FilterLayoutCacheLine) {
 		return fmt.Errorf("filter block present=%t, layout %q: %w", r.hasFilter, r.props.FilterLayout, base.ErrCorruption)
 	}
+	return nil
+}
+
+// readProps reads and decodes the properties block. When it lies just
+// before the footer fb of a file of size bytes, as the writer puts it, it is read with the footer
+// into the table's tail, which a reopen compares rather than decodes
+// (meta.go).
+func (r *Reader) readProps(ft footer, fb []byte, size uint64) error {
+	tailLen := ft.props.length + blockTrailerLen
+	if ft.props.offset+tailLen != size-footerLen {
+		block, buf, err := r.readMeta(ft.props, "properties")
+		if err != nil {
+			return err
+		}
+		r.props, err = decodeProperties(block)
+		buf.Release() // decodeProperties copies what it keeps
+		if err != nil {
+			return fmt.Errorf("properties block: %w", err)
+		}
+		r.props.FileSize = size
+		return nil
+	}
+	tail := make([]byte, tailLen, tailLen+footerLen)
+	if err := r.readAt(tail, ft.props.offset); err != nil {
+		return fmt.Errorf("properties block at %d: %w", ft.props.offset, err)
+	}
+	r.stats.openBlocksRead.Add(1)
+	r.stats.openBytesRead.Add(tailLen)
+	block, typ, err := verifyBlock(tail, ft.props)
+	if err == nil && typ != compressionNone {
+		var dlen int
+		if dlen, err = decodedLen(block); err == nil {
+			dec := make([]byte, dlen)
+			err = decompress(dec, block)
+			block = dec
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("properties block at %d: %w", ft.props.offset, err)
+	}
+	if r.props, err = decodeProperties(block); err != nil {
+		return fmt.Errorf("properties block: %w", err)
+	}
+	r.props.FileSize = size
+	r.tail = append(tail, fb...)
 	return nil
 }
 
@@ -201,7 +247,7 @@ func (r *Reader) WithFile(f vfs.File) (*Reader, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("sstable %s: %w", r.name, err), f.Close())
 	}
-	v := &Reader{f: f, fileNum: r.fileNum, name: r.name, props: r.props, index: r.index,
+	v := &Reader{f: f, fileNum: r.fileNum, name: r.name, tail: r.tail, props: r.props, index: r.index,
 		filter: r.filter.Ref(), hasFilter: r.hasFilter, useFilter: r.useFilter}
 	v.index.keep.Ref()
 	return v, nil
