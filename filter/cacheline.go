@@ -30,9 +30,10 @@ type CacheLine struct {
 	data   []byte // lines × 64 bytes, without the trailer
 	lines  uint64
 	probes int // 0 only in the zero value
-	// keep owns data when it lies outside the Go heap (OpenCacheLineIn):
-	// every method that reads data keeps it alive to the end (offheap,
-	// invariant 1).
+	// keep is the holder's reference on the memory data lies in
+	// (OpenCacheLineIn, Ref), nil for heap memory; every method that reads
+	// data keeps it reachable to the end, so that the offheap safety net
+	// cannot free it mid-query (offheap, invariant 1).
 	keep *offheap.Buffer
 }
 
@@ -42,8 +43,9 @@ type CacheLine struct {
 // data; errors wrap ErrCorrupt. Nothing is allocated or copied.
 func OpenCacheLine(data []byte) (CacheLine, error) { return OpenCacheLineIn(nil, data) }
 
-// OpenCacheLineIn is OpenCacheLine over data that lies in buf's memory: the
-// CacheLine and its copies keep buf alive.
+// OpenCacheLineIn is OpenCacheLine over data that lies in buf's memory:
+// the CacheLine takes over the caller's reference on buf, which Release
+// drops; a copy kept by another holder takes its own (Ref).
 func OpenCacheLineIn(buf *offheap.Buffer, data []byte) (CacheLine, error) {
 	if len(data) < cacheLineTrailerLen {
 		return CacheLine{}, fmt.Errorf("%w: cache-line filter of %d bytes is shorter than its %d-byte trailer",
@@ -68,6 +70,21 @@ func OpenCacheLineIn(buf *offheap.Buffer, data []byte) (CacheLine, error) {
 	}
 	return CacheLine{data: data[:body:body], lines: lines, probes: k, keep: buf}, nil
 }
+
+// Ref takes another reference on the memory f lies in, for a holder that
+// keeps f beyond the life of the one it was copied from, and returns f;
+// that holder calls Release when done. The zero CacheLine and one over
+// heap memory (OpenCacheLine) hold nothing, and need no Release.
+func (f CacheLine) Ref() CacheLine {
+	if f.keep != nil {
+		f.keep.Ref()
+	}
+	return f
+}
+
+// Release drops this holder's reference (OpenCacheLineIn's or Ref's); the
+// filter must not be queried through this holder afterwards.
+func (f CacheLine) Release() { f.keep.Release() }
 
 // MayContain reports whether key may have been added: false is certain.
 func (f CacheLine) MayContain(key []byte) bool { return f.MayContainHash(Hash(key)) }

@@ -8,6 +8,7 @@ import (
 	"github.com/monbandb/monban/compaction"
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/manifest"
+	"github.com/monbandb/monban/internal/offheap"
 	"github.com/monbandb/monban/memtable"
 	"github.com/monbandb/monban/sstable"
 )
@@ -147,6 +148,15 @@ type Stats struct {
 	Slowdowns uint64
 	Stalls    uint64
 	StallTime time.Duration
+
+	// OffHeapMapped is the bytes mapped outside the Go heap now, for the
+	// open tables' index and filter blocks, those of closed tables the
+	// block cache keeps, and memtable arenas (internal/offheap);
+	// OffHeapLeaked counts the buffers the collector had to free because
+	// their holder never released them, a bug. Both count every DB in the
+	// process.
+	OffHeapMapped int64
+	OffHeapLeaked uint64
 }
 
 // WriteAmplification returns the bytes written to tables (by flushes and
@@ -311,6 +321,8 @@ func (d *DB) Stats() Stats {
 	s.SpaceReclaimed = d.stats.spaceReclaimed.Load()
 	s.Slowdowns = d.stats.slowdowns.Load()
 	s.Stalls, s.StallTime = d.stats.stalls.Load(), time.Duration(d.stats.stallNanos.Load())
+	oh := offheap.Stats()
+	s.OffHeapMapped, s.OffHeapLeaked = oh.Mapped, oh.Leaked
 	return s
 }
 

@@ -41,6 +41,7 @@ func (s Stats) String() string {
 	fmt.Fprintf(&b, "compaction debt: %d bytes; running now: %d\n", s.CompactionDebt, s.CompactionsRunning)
 	fmt.Fprintf(&b, "writes:    WAL %d bytes; write amplification %.2f; %d slowdowns, %d stalls (%v)\n",
 		s.WALBytes, s.WriteAmplification(), s.Slowdowns, s.Stalls, s.StallTime)
+	fmt.Fprintf(&b, "off-heap:  %d bytes mapped (process); %d buffers never released\n", s.OffHeapMapped, s.OffHeapLeaked)
 	if s.BackgroundError != nil {
 		fmt.Fprintf(&b, "READ-ONLY after a background error: %v\n", s.BackgroundError)
 	}

@@ -85,9 +85,12 @@ const entryOverhead = 72
 // of entries already published in the tree.
 //
 // With Options.OffHeap, chunks of offheap.MinSize or more are mapped
-// outside the heap, each owned by a Buffer the arena holds, so they go back
-// to the system when the Memtable is collected (offheap, invariant 1: the
-// Memtable, and each Iter, which holds it, are what keep them).
+// outside the heap, each owned by a Buffer the arena holds a reference on,
+// and released when the Memtable is collected (a cleanup New registers):
+// the engine drops a memtable from read states and iterators with no call
+// that says it is the last, so the collector is what knows (offheap,
+// invariant 1: the Memtable, and each Iter, which holds it, are the
+// holders).
 //
 // Invariant: used = bytes handed out + tails of chunks given up on. The
 // current chunk's unused tail is not counted: the engine rotates a memtable
@@ -98,7 +101,17 @@ type arena struct {
 	last    int    // size of the last chunk allocated; 0 before the first
 	used    int64
 	offHeap bool
-	held    []*offheap.Buffer // the chunks' owners, with offHeap
+	held    *heldChunks // the chunks' owners, with offHeap
+}
+
+// heldChunks is apart from the Memtable so that the Memtable's cleanup can
+// release it: a cleanup's argument must not keep its object reachable.
+type heldChunks struct{ bufs []*offheap.Buffer }
+
+func (h *heldChunks) release() {
+	for _, b := range h.bufs {
+		b.Release()
+	}
 }
 
 const (
@@ -131,6 +144,6 @@ func (a *arena) newChunk(size int) []byte {
 		return make([]byte, size)
 	}
 	buf := offheap.New(size)
-	a.held = append(a.held, buf)
+	a.held.bufs = append(a.held.bufs, buf)
 	return buf.Bytes()
 }

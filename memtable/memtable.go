@@ -3,6 +3,7 @@ package memtable
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -93,12 +94,17 @@ type Memtable struct {
 
 // New returns an empty memtable.
 func New(opts Options) *Memtable {
-	return &Memtable{
+	m := &Memtable{
 		tree:     btree.NewG(btreeDegree, less),
 		filter:   newFilter(opts.ExpectedEntries),
 		noFilter: opts.DisableFilter,
 		arena:    arena{offHeap: opts.OffHeap},
 	}
+	if opts.OffHeap {
+		m.arena.held = new(heldChunks)
+		runtime.AddCleanup(m, (*heldChunks).release, m.arena.held)
+	}
+	return m
 }
 
 // Len returns the number of entries (versions, not user keys).

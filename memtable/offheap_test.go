@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/offheap"
 )
 
 // TestOffHeapBytesLiveWithTheirOwners checks Options.OffHeap's lifetime
@@ -24,7 +26,7 @@ func TestOffHeapBytesLiveWithTheirOwners(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if len(m.arena.held) == 0 {
+		if len(m.arena.held.bufs) == 0 {
 			t.Fatal("no chunk is off the heap: the test checks nothing")
 		}
 		return m
@@ -50,4 +52,47 @@ func TestOffHeapBytesLiveWithTheirOwners(t *testing.T) {
 		}
 	}
 	runtime.KeepAlive(kept)
+}
+
+// TestOffHeapChunksReleasedWithMemtable: a collected Memtable releases its
+// chunks itself, so the offheap safety net, which would free and count
+// them a collection after the Memtable's, frees none of them.
+func TestOffHeapChunksReleasedWithMemtable(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("buffers are heap slices on " + runtime.GOOS)
+	}
+	before := offheap.Stats().Leaked
+	collected := make(chan struct{})
+	func() {
+		m := New(Options{OffHeap: true})
+		for i := range 5000 {
+			if err := m.Add(base.SeqNum(i+1), base.KindSet, fmt.Appendf(nil, "key%06d", i), make([]byte, 100)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(m.arena.held.bufs) == 0 {
+			t.Fatal("no chunk is off the heap: the test checks nothing")
+		}
+		runtime.AddCleanup(m, func(c chan struct{}) { close(c) }, collected)
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for done := false; !done; {
+		select {
+		case <-collected:
+			done = true
+		default:
+			if time.Now().After(deadline) {
+				t.Fatal("the memtable was never collected")
+			}
+			runtime.GC()
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for range 3 {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if got := offheap.Stats().Leaked; got != before {
+		t.Fatalf("the safety net freed %d Buffers: the memtable did not release its chunks", got-before)
+	}
 }

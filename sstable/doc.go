@@ -12,7 +12,8 @@
 // (is this file the table the manifest means?), get.go (the point-read
 // path, four numbered steps), iter.go (two-level iterator), table_cache.go
 // (open readers, reference counted, checked against the caller's
-// TableRef), stats.go (what was counted and what a trace shows).
+// TableRef), meta.go (what a closed table leaves in the block cache),
+// stats.go (what was counted and what a trace shows).
 //
 // # Lifetime and concurrency
 //
@@ -39,12 +40,18 @@
 //     this to tell a filter false positive from a key whose versions are
 //     all newer than the snapshot, at no I/O cost.
 //  5. Index, filter and properties are read once at Open and pinned in the
-//     Reader; only data blocks go through the block cache. A Get that
-//     passes the filter reads at most one data block. The index and filter
-//     blocks, when large, lie outside the Go heap (internal/offheap), each
-//     owned by a Buffer that the index, the filter and every copy of them
-//     hold, so the memory lives exactly as long as something can read it;
-//     Reader.WithFile shares them with a compaction's reader.
+//     Reader; only data blocks go through the block cache while the table
+//     is open. A Get that passes the filter reads at most one data block.
+//     The index and filter blocks lie in internal/offheap Buffers (outside
+//     the Go heap when large), on which the Reader, each copy of the filter
+//     kept beyond it (CacheLine.Ref) and each reader made by WithFile hold
+//     a reference; the last to release frees the memory at once. When the
+//     TableCache closes a table to make room, the Reader leaves its
+//     verified meta in the block cache, charged to its budget (meta.go), and
+//     a reopen that finds it there reads the table's tail (properties block
+//     and footer, one read of a few hundred bytes), compares it byte for
+//     byte with the tail the meta was read with, and decodes or verifies
+//     nothing else.
 //  6. Data blocks are read in place, each under an internal/cache Handle
 //     whose buffer is recycled once its last handle is released
 //     (internal/cache, invariant 5), and no slice of a block outlives the
@@ -54,7 +61,7 @@
 //     until then. Blocks are immutable while shared (internal/cache,
 //     invariant 2). A read that misses the cache fills a pooled buffer, so
 //     Gets and scans allocate nothing per block in steady state. The meta
-//     blocks pinned at Open are not pooled: the collector returns them.
+//     blocks pinned at Open are not pooled (invariant 5 frees them).
 //  7. A Reader opened with ReaderOptions.ExpectSize and ExpectTableID is
 //     the table the caller expects: its file size and its table.id property
 //     match. Checksums cannot tell a valid table in the wrong file (two
@@ -71,7 +78,17 @@
 //   - ReaderOptions.FileNum is the block-cache key: two readers sharing a
 //     cache must not use the same number for different files.
 //   - Open's reads (footer, index, filter, properties) are counted in
-//     ReadStats.OpenBlocksRead/OpenBytesRead, not BlocksRead/BytesRead.
+//     ReadStats.OpenBlocksRead/OpenBytesRead, not BlocksRead/BytesRead; a
+//     reopen from the block cache counts one read, of the tail.
+//   - A table recognised by its tail (invariant 5) is trusted to be the
+//     table its meta was read from: a file put in its place with the same
+//     properties block (table id included) and footer would be taken for
+//     it. Tables the engine writes carry a random id, so only a copy of
+//     the same table could be.
+//   - A table deleted (TableCache.Evict) while a reader evicted earlier
+//     still holds it leaves its meta in the block cache when that reader
+//     closes: it waits there, charged, until the cache evicts it or the
+//     TableCache closes.
 //   - A table written without an id (WriterOptions.TableID 0, or before the
 //     table.id property existed) fails any ExpectTableID check: callers
 //     pass 0 for tables the manifest knows no id of. Size is still checked.

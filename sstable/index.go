@@ -18,10 +18,11 @@ import (
 // entry once (newIndex); key and handle then trust the block, which the
 // Reader pins for its life and nothing writes to.
 //
-// A large block lies outside the Go heap (internal/offheap), owned by
-// keep: the keys entry and key return alias it, so they are valid while
-// the index's Reader is reachable, which every caller ensures by holding
-// the Reader (a table-cache reference) while it compares them.
+// The block's memory is owned by keep (internal/offheap), on which the
+// index's Reader holds a reference until Close: the keys entry and key
+// return alias it, so they are valid while the Reader is open, which every
+// caller ensures by holding the Reader (a table-cache reference) while it
+// compares them.
 type index struct {
 	data        []byte // the block: entries, then the restart array
 	restartsOff int
@@ -33,7 +34,8 @@ type index struct {
 // entries tile the block up to the restart array, entry i at restart i
 // with its shared length a single zero byte; every key holds a trailer
 // and is above the one before; every handle lies in [0, dataEnd). Those
-// checks are what index's accessors rely on.
+// checks are what index's accessors rely on. The block lies in keep's
+// memory, and on success the index takes over the caller's reference.
 func newIndex(block []byte, keep *offheap.Buffer, dataEnd uint64) (index, error) {
 	var it blockIter
 	if err := it.init(block); err != nil {

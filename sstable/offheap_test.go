@@ -3,6 +3,7 @@ package sstable
 import (
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"testing"
 
 	"github.com/monbandb/monban/filter"
@@ -11,22 +12,22 @@ import (
 )
 
 // TestMetaOutlivesReader checks that a table's filter and index, held
-// outside the Go heap when they are large, stay readable for as long as
-// something uses them, after their Reader is closed and unreachable: a
-// copy of the filter (what FileMetadata keeps for the delete proofs) and a
-// reader made by WithFile (what a compaction reads with). Race builds
-// fault on memory a collected Buffer gave back (offheap, invariant 3).
+// outside the Go heap when they are large, stay readable for as long as a
+// holder with a reference uses them, after their Reader is closed and
+// unreachable: a copy of the filter with a Ref (what FileMetadata keeps for
+// the delete proofs) and a reader made by WithFile (what a compaction
+// reads with). Race builds fault on memory a Buffer freed (offheap,
+// invariant 3), and the safety net must not have fired.
 func TestMetaOutlivesReader(t *testing.T) {
-	var entries []entry
-	for i := range 60000 {
-		entries = append(entries, entry{base.MakeInternalKey(fmt.Appendf(nil, "key%08d", i), 1, base.KindSet), []byte("v")})
-	}
+	entries := bigMetaEntries()
 	data, _ := buildTable(t, entries, WriterOptions{BloomBitsPerKey: 10, BlockSize: 512})
 	r := openTable(t, data, nil)
 	if len(r.index.data) < offheap.MinSize || r.filter.Size() < offheap.MinSize {
 		t.Fatalf("index %d and filter %d bytes: the test needs both over offheap.MinSize", len(r.index.data), r.filter.Size())
 	}
-	f := r.Filter()
+	leaked := offheap.Stats().Leaked
+	f := r.Filter().Ref()
+	defer f.Release()
 	view, err := r.WithFile(&memFile{data: data})
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +59,55 @@ func TestMetaOutlivesReader(t *testing.T) {
 	if _, _, found, err := view.Get(k, filter.Hash(k), base.MaxSeqNum, nil); !found || err != nil {
 		t.Fatalf("Get(%q) through the view: found %t, %v", k, found, err)
 	}
+	if err := view.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := offheap.Stats().Leaked; got != leaked {
+		t.Fatalf("the offheap safety net freed %d Buffers: a holder did not release", got-leaked)
+	}
+}
+
+// TestMetaFreedAtClose: the last holder's release frees a table's index
+// and filter memory at once, with no collection: Close, when no other
+// holder has it, or else the last holder's release. In race builds a
+// read of it afterwards faults (offheap, invariant 3).
+func TestMetaFreedAtClose(t *testing.T) {
+	data, _ := buildTable(t, bigMetaEntries(), WriterOptions{BloomBitsPerKey: 10, BlockSize: 512})
+	for _, holder := range []string{"none", "filter", "view"} {
+		before := offheap.Stats()
+		r := openTable(t, data, nil)
+		index, stale := r.index.data, r.filter // copies without a reference: what a use after free would hold
+		size := int64(len(index) + r.filter.Size())
+		if got := offheap.Stats().Mapped - before.Mapped; got < size {
+			t.Fatalf("%s: an open table maps %d bytes, its index and filter are %d", holder, got, size)
+		}
+		release := func() {}
+		switch holder {
+		case "filter":
+			f := r.Filter().Ref()
+			release = f.Release
+		case "view":
+			v, err := r.WithFile(&memFile{data: data})
+			if err != nil {
+				t.Fatal(err)
+			}
+			release = func() { v.Close() }
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if holder != "none" && offheap.Stats().Mapped == before.Mapped {
+			t.Fatalf("%s: Close freed memory another holder still has", holder)
+		}
+		release()
+		if got := offheap.Stats(); got.Mapped != before.Mapped || got.Leaked != before.Leaked {
+			t.Fatalf("%s: after the last release %+d bytes mapped, %+d leaked; want both unchanged",
+				holder, got.Mapped-before.Mapped, got.Leaked-before.Leaked)
+		}
+		if raceEnabled && (!faults(func() { sink = index[0] }) || !faults(func() { stale.MayContainHash(1) })) {
+			t.Fatalf("%s: reading the index or filter after the last release did not fault", holder)
+		}
+	}
 }
 
 func TestWithFileRefusesAnotherSize(t *testing.T) {
@@ -70,4 +120,24 @@ func TestWithFileRefusesAnotherSize(t *testing.T) {
 	if !other.closed {
 		t.Fatal("WithFile did not close the file it refused")
 	}
+}
+
+// bigMetaEntries make a table whose index and filter are both over
+// offheap.MinSize at BlockSize 512 and 10 bits per key.
+func bigMetaEntries() []entry {
+	var entries []entry
+	for i := range 60000 {
+		entries = append(entries, entry{base.MakeInternalKey(fmt.Appendf(nil, "key%08d", i), 1, base.KindSet), []byte("v")})
+	}
+	return entries
+}
+
+var sink byte
+
+// faults reports whether read faults.
+func faults(read func()) (faulted bool) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() { faulted = recover() != nil }()
+	read()
+	return false
 }

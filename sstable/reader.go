@@ -38,7 +38,9 @@ type ReaderOptions struct {
 }
 
 // Reader reads one table. Open loads footer, index, filter and properties
-// and keeps them in memory (pinned with the table, not in the block cache).
+// and keeps them in memory (pinned with the table, not in the block cache,
+// which holds them only once the table cache has closed the table:
+// meta.go).
 // A Reader is safe for concurrent use; Close must not race with other calls
 // (TableCache's reference counts guarantee that).
 type Reader struct {
@@ -47,6 +49,9 @@ type Reader struct {
 	fileNum uint64
 	name    string
 
+	// tail is the properties block and the footer as read, what a reopen
+	// compares (meta.go); nil if anything lies between them.
+	tail      []byte
 	props     Properties
 	index     index
 	filter    filter.CacheLine
@@ -68,7 +73,10 @@ func Open(f vfs.File, opts ReaderOptions) (*Reader, error) {
 	if r.name == "" {
 		r.name = TableFileName(opts.FileNum)
 	}
-	fail := func(err error) (*Reader, error) { return nil, errors.Join(err, f.Close()) }
+	fail := func(err error) (*Reader, error) {
+		r.releaseMeta()
+		return nil, errors.Join(err, f.Close())
+	}
 	size, err := f.Size()
 	if err != nil {
 		return fail(fmt.Errorf("sstable %s: %w", r.name, err))
@@ -90,6 +98,9 @@ func (r *Reader) open(size uint64) error {
 	if size < footerLen {
 		return fmt.Errorf("file of %d bytes is shorter than the %d-byte footer: %w", size, footerLen, base.ErrCorruption)
 	}
+	if adopted, err := r.adoptMeta(size); adopted || err != nil {
+		return err
+	}
 	fb := make([]byte, footerLen)
 	if err := r.readAt(fb, size-footerLen); err != nil {
 		return err
@@ -105,19 +116,15 @@ func (r *Reader) open(size uint64) error {
 	if ft.filter.length > 0 {
 		dataEnd = min(dataEnd, ft.filter.offset)
 	}
-	propsBlock, _, err := r.readMeta(ft.props, "properties") // decodeProperties copies what it keeps
-	if err != nil {
+	if err := r.readProps(ft, fb, size); err != nil {
 		return err
 	}
-	if r.props, err = decodeProperties(propsBlock); err != nil {
-		return fmt.Errorf("properties block: %w", err)
-	}
-	r.props.FileSize = size
 	indexBlock, indexBuf, err := r.readMeta(ft.index, "index")
 	if err != nil {
 		return err
 	}
 	if r.index, err = newIndex(indexBlock, indexBuf, dataEnd); err != nil {
+		indexBuf.Release()
 		return fmt.Errorf("index block at %d: %w", ft.index.offset, err)
 	}
 	if uint64(r.index.len()) != r.props.NumDataBlocks || (r.index.len() == 0) != (r.props.NumEntries == 0) {
@@ -130,6 +137,7 @@ func (r *Reader) open(size uint64) error {
 			return err
 		}
 		if r.filter, err = filter.OpenCacheLineIn(fbuf, fblock); err != nil {
+			fbuf.Release()
 			return fmt.Errorf("filter block at %d: %w: %w", ft.filter.offset, base.ErrCorruption, err)
 		}
 		r.hasFilter = true
@@ -140,17 +148,65 @@ func (r *Reader) open(size uint64) error {
 	return nil
 }
 
+// readProps reads and decodes the properties block. When it lies just
+// before the footer fb of a file of size bytes, as the writer puts it, it is read with the footer
+// into the table's tail, which a reopen compares rather than decodes
+// (meta.go).
+func (r *Reader) readProps(ft footer, fb []byte, size uint64) error {
+	tailLen := ft.props.length + blockTrailerLen
+	if ft.props.offset+tailLen != size-footerLen {
+		block, buf, err := r.readMeta(ft.props, "properties")
+		if err != nil {
+			return err
+		}
+		r.props, err = decodeProperties(block)
+		buf.Release() // decodeProperties copies what it keeps
+		if err != nil {
+			return fmt.Errorf("properties block: %w", err)
+		}
+		r.props.FileSize = size
+		return nil
+	}
+	tail := make([]byte, tailLen, tailLen+footerLen)
+	if err := r.readAt(tail, ft.props.offset); err != nil {
+		return fmt.Errorf("properties block at %d: %w", ft.props.offset, err)
+	}
+	r.stats.openBlocksRead.Add(1)
+	r.stats.openBytesRead.Add(tailLen)
+	block, typ, err := verifyBlock(tail, ft.props)
+	if err == nil && typ != compressionNone {
+		var dlen int
+		if dlen, err = decodedLen(block); err == nil {
+			dec := make([]byte, dlen)
+			err = decompress(dec, block)
+			block = dec
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("properties block at %d: %w", ft.props.offset, err)
+	}
+	if r.props, err = decodeProperties(block); err != nil {
+		return fmt.Errorf("properties block: %w", err)
+	}
+	r.props.FileSize = size
+	r.tail = append(tail, fb...)
+	return nil
+}
+
 // readMeta reads a block at open time, counted apart from the read path,
 // into memory pinned for the Reader's life: the index keys and the filter
-// alias it. A block of offheap.MinSize or more lies outside the Go heap,
-// owned by the returned Buffer, which whatever keeps a slice of the block
-// keeps too (internal/offheap, invariant 1); it goes back to the system
-// when the last of them is collected, never to a pool.
+// alias it. A block of offheap.MinSize or more lies outside the Go heap;
+// either way the returned Buffer owns it, with one reference that passes
+// to the caller: whatever keeps a slice of the block holds a reference
+// (internal/offheap, invariant 1), and the last to let go frees it.
 func (r *Reader) readMeta(h handle, what string) ([]byte, *offheap.Buffer, error) {
+	var raw, dec *offheap.Buffer
 	fail := func(err error) ([]byte, *offheap.Buffer, error) {
+		raw.Release()
+		dec.Release()
 		return nil, nil, fmt.Errorf("%s block at %d: %w", what, h.offset, err)
 	}
-	raw := offheap.New(int(h.length) + blockTrailerLen)
+	raw = offheap.New(int(h.length) + blockTrailerLen)
 	if err := r.readAt(raw.Bytes(), h.offset); err != nil {
 		return fail(err)
 	}
@@ -167,10 +223,11 @@ func (r *Reader) readMeta(h handle, what string) ([]byte, *offheap.Buffer, error
 	if err != nil {
 		return fail(err)
 	}
-	dec := offheap.New(dlen)
+	dec = offheap.New(dlen)
 	if err := decompress(dec.Bytes(), stored); err != nil {
 		return fail(err)
 	}
+	raw.Release()
 	return dec.Bytes(), dec, nil
 }
 
@@ -178,10 +235,10 @@ func (r *Reader) readMeta(h handle, what string) ([]byte, *offheap.Buffer, error
 // another handle on r's file, with no block cache and counters of its own:
 // what a compaction reads its inputs with, each block once and in order
 // (f is typically a readahead window), without evicting the blocks that
-// reads are using. It shares r's index, filter and properties, which are
-// pinned for a Reader's life and never recycled (readMeta), so it reads
-// no meta block and stays valid after r is closed. It owns f from now on,
-// and closes it on failure: a file of another size is not r's table.
+// reads are using. It shares r's index, filter and properties, with
+// references of its own on their memory, so it reads no meta block and
+// stays valid after r is closed, until its own Close. It owns f from now
+// on, and closes it on failure: a file of another size is not r's table.
 func (r *Reader) WithFile(f vfs.File) (*Reader, error) {
 	size, err := f.Size()
 	if err == nil && uint64(size) != r.props.FileSize {
@@ -190,8 +247,10 @@ func (r *Reader) WithFile(f vfs.File) (*Reader, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("sstable %s: %w", r.name, err), f.Close())
 	}
-	return &Reader{f: f, fileNum: r.fileNum, name: r.name, props: r.props, index: r.index,
-		filter: r.filter, hasFilter: r.hasFilter, useFilter: r.useFilter}, nil
+	v := &Reader{f: f, fileNum: r.fileNum, name: r.name, tail: r.tail, props: r.props, index: r.index,
+		filter: r.filter.Ref(), hasFilter: r.hasFilter, useFilter: r.useFilter}
+	v.index.keep.Ref()
+	return v, nil
 }
 
 func (r *Reader) readAt(b []byte, off uint64) error {
@@ -300,25 +359,38 @@ func (r *Reader) Properties() *Properties { return &r.props }
 // Stats returns a snapshot of the table's read counters.
 func (r *Reader) Stats() ReadStats { return r.stats.snapshot() }
 
-// MayContainHash asks the in-memory filter only: never touches the disk,
-// counts nothing. A table without a filter answers true.
 // Filter returns the table's Bloom filter: the zero CacheLine, which
 // answers "maybe" to everything, for a table without one. It aliases
-// memory pinned for the Reader's life and then left to the garbage
-// collector, never recycled, so it stays valid after Close.
+// memory the Reader frees at Close: a caller that keeps it longer takes a
+// reference of its own (CacheLine.Ref) while it holds the Reader, and
+// releases it when done.
 func (r *Reader) Filter() filter.CacheLine { return r.filter }
 
+// MayContainHash asks the in-memory filter only: never touches the disk,
+// counts nothing. A table without a filter answers true.
 func (r *Reader) MayContainHash(h uint64) bool {
 	return !r.hasFilter || r.filter.MayContainHash(h)
 }
 
-// Close closes the file. Blocks already handed out stay valid until their
-// handles are released.
+// Close closes the file and releases the index and filter memory, which
+// is freed once no other holder (a reader made by WithFile, a filter's
+// Ref) has it. Blocks already handed out stay valid until their handles
+// are released.
 func (r *Reader) Close() error {
 	if r.closed.Swap(true) {
 		return ErrClosed
 	}
+	r.releaseMeta()
 	return r.f.Close()
+}
+
+// releaseMeta drops the Reader's references on its index and filter
+// memory (none before Open set them) and forgets both, so that a use after
+// Close finds an empty table instead of freed memory.
+func (r *Reader) releaseMeta() {
+	r.index.keep.Release()
+	r.filter.Release()
+	r.index, r.filter = index{}, filter.CacheLine{}
 }
 
 // TableFileName is the name of table fileNum: "000123.sst".

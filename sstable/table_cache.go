@@ -20,6 +20,12 @@ import (
 // the entry's referenced bit, and the eviction scan from the least recently
 // opened end gives a referenced entry a second chance instead of closing it.
 //
+// A reader the cache closes to make room leaves its verified meta blocks
+// in the block cache (Reader.stashMeta), so that reopening the table
+// reads its footer and nothing else while the block cache keeps them; a
+// table closed because it was deleted (Evict), or by Close, leaves
+// nothing.
+//
 // Reference counting: the cache holds one reference to each reader it
 // lists, and each Get hands out another, released by calling the returned
 // func exactly once. A reader closes when its last reference goes, so one
@@ -36,6 +42,11 @@ type TableCache struct {
 	tables map[uint64]*tableEntry
 	lru    list.List // of *tableEntry, most recently opened or spared at the front
 	closed bool
+	// stashed are the tables that left their meta in the block cache,
+	// which Close deletes: the block cache may outlive the table cache,
+	// and the memory of a meta it still held would wait for the
+	// collector then.
+	stashed map[uint64]struct{}
 }
 
 type tableEntry struct {
@@ -47,11 +58,13 @@ type tableEntry struct {
 	// read lock may add to it without the count ever rising from zero.
 	refs       atomic.Int32
 	referenced atomic.Bool
-	opened     atomic.Bool   // r and err are set; the fast path's check
-	ready      chan struct{} // closed when opened is set, for waiters
-	r          *Reader
-	err        error
-	release    func() // allocated once per entry, so Get allocates nothing
+	forget     atomic.Bool // set before dropping the cache's reference when the table is deleted, or the cache closed
+
+	opened  atomic.Bool   // r and err are set; the fast path's check
+	ready   chan struct{} // closed when opened is set, for waiters
+	r       *Reader
+	err     error
+	release func() // allocated once per entry, so Get allocates nothing
 }
 
 // TableRef names a table and what the manifest records of it: the cache
@@ -65,7 +78,7 @@ type TableRef struct {
 // taken as 1. Every reader is opened with opts, FileNum, Name, ExpectSize
 // and ExpectTableID set per table.
 func NewTableCache(fs vfs.FS, dir string, maxOpen int, opts ReaderOptions) *TableCache {
-	return &TableCache{fs: fs, dir: dir, maxOpen: max(maxOpen, 1), readerOpts: opts, tables: map[uint64]*tableEntry{}}
+	return &TableCache{fs: fs, dir: dir, maxOpen: max(maxOpen, 1), readerOpts: opts, tables: map[uint64]*tableEntry{}, stashed: map[uint64]struct{}{}}
 }
 
 // Get returns the reader of table t.FileNum, opening
@@ -190,14 +203,31 @@ func (c *TableCache) removeLocked(e *tableEntry) *tableEntry {
 	return e
 }
 
-// unref drops one reference; the last one closes the reader.
+// unref drops one reference; the last one closes the reader, leaving its
+// meta in the block cache unless the table was deleted or the cache
+// closed.
 func (e *tableEntry) unref() {
 	switch n := e.refs.Add(-1); {
 	case n == 0 && e.r != nil:
+		if !e.forget.Load() {
+			e.c.stash(e)
+		}
 		e.r.Close()
 	case n < 0:
 		panic(fmt.Sprintf("sstable: table %d released more often than acquired", e.fileNum))
 	}
+}
+
+// stash leaves e's meta in the block cache, unless the cache has closed
+// meanwhile (Close would not see it to delete it).
+func (c *TableCache) stash(e *tableEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.readerOpts.Cache.Capacity() == 0 {
+		return
+	}
+	e.r.stashMeta()
+	c.stashed[e.fileNum] = struct{}{}
 }
 
 // Peek returns the reader of table fileNum and a func that releases it, if
@@ -223,7 +253,9 @@ func (c *TableCache) Evict(fileNum uint64) {
 	e := c.tables[fileNum]
 	if e != nil {
 		c.removeLocked(e)
+		e.forget.Store(true)
 	}
+	delete(c.stashed, fileNum)
 	c.mu.Unlock()
 	if e != nil {
 		e.unref()
@@ -242,12 +274,19 @@ func (c *TableCache) Close() error {
 	c.closed = true
 	var all []*tableEntry
 	for c.lru.Len() > 0 {
-		all = append(all, c.removeLocked(c.lru.Front().Value.(*tableEntry)))
+		e := c.removeLocked(c.lru.Front().Value.(*tableEntry))
+		e.forget.Store(true)
+		all = append(all, e)
 	}
+	stashed := c.stashed
+	c.stashed = nil
 	c.mu.Unlock()
 	for _, e := range all {
 		<-e.ready
 		e.unref()
+	}
+	for fileNum := range stashed {
+		c.readerOpts.Cache.Delete(fileNum, metaOffset)
 	}
 	return nil
 }

@@ -82,6 +82,15 @@ func (c *Cache) Set(fileNum, offset uint64, h *Handle) {
 	c.shard(key{fileNum, offset}).set(key{fileNum, offset}, h.v)
 }
 
+// Delete drops the block or value cached for (fileNum, offset), if any;
+// holders of handles on it keep it until they release (invariant 5).
+func (c *Cache) Delete(fileNum, offset uint64) {
+	if c == nil || c.capacity == 0 {
+		return
+	}
+	c.shard(key{fileNum, offset}).delete(key{fileNum, offset})
+}
+
 // EvictFile drops every block of fileNum. Called when a table is deleted;
 // readers holding a handle on one of its blocks keep it valid until they
 // release it (invariant 5).

@@ -1,7 +1,10 @@
 // Package cache is the block cache shared by every open SSTable of a DB:
 // decoded (checksummed, decompressed) data blocks keyed by (file number,
 // block offset), bounded by a byte capacity, and the pool of block buffers
-// that every read of a data block allocates from, cached or not.
+// that every read of a data block allocates from, cached or not. It also
+// holds, charged to the same capacity, values its users own (NewValue): the
+// verified index and filter of tables the table cache has closed, so that
+// reopening one reads its footer only (sstable's invariant 5).
 //
 // # Design
 //

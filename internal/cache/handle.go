@@ -20,6 +20,12 @@ type value struct {
 	// must not reach zero then, whoever releases too often.
 	cached atomic.Bool
 	class  int8 // index in pools; -1 for a buffer too large to pool
+	// obj, charge and free are set for a value of the cache's user
+	// (NewValue) instead of a buffer: buf is nil, and free is called
+	// once, by the last reference.
+	obj    any
+	charge int64
+	free   func()
 }
 
 // Handle is one reference to a block: the block stays valid and unchanged
@@ -89,6 +95,29 @@ func Alloc(n int) Handle {
 	return Handle{v: v, gen: v.gen.Load()}
 }
 
+// NewValue returns a handle on obj, something of the caller's that holds
+// charge bytes, to cache under a key like a block: the cache charges it
+// charge (plus EntryOverhead), Value returns it, and the last reference
+// to go calls free instead of pooling a buffer. obj is immutable while
+// shared (invariant 2). It is how a table keeps its verified index and
+// filter, which live outside the heap, within the cache's budget once the
+// table is closed.
+func NewValue(obj any, charge int, free func()) Handle {
+	v := &value{class: -1, obj: obj, charge: int64(charge), free: free}
+	v.refs.Store(1)
+	return Handle{v: v}
+}
+
+// Value returns the obj of a handle from NewValue (nil for a block), valid
+// until Release. It panics on a handle whose value has been freed
+// (invariant 6).
+func (h *Handle) Value() any {
+	if h.v.gen.Load() != h.gen {
+		panic("cache: value used after its handle was released")
+	}
+	return h.v.obj
+}
+
 // Block returns the handle's block, valid until Release. It panics on a
 // handle whose buffer has been freed (invariant 6).
 func (h *Handle) Block() []byte {
@@ -129,6 +158,11 @@ func (v *value) unref() {
 		return
 	case n < 0 || v.cached.Load():
 		panic(fmt.Sprintf("cache: block released more often than acquired (%d references left)", n))
+	}
+	if v.free != nil {
+		v.gen.Add(1)
+		v.free()
+		return
 	}
 	if invariants {
 		// A reader still holding a slice of the block reads this pattern

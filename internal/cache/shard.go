@@ -19,7 +19,15 @@ type entry struct {
 	fileNext, filePrev int32 // per-file list, none-terminated
 }
 
-func (e *entry) charge() int64 { return int64(cap(e.v.buf)) + EntryOverhead }
+func (e *entry) charge() int64 { return e.v.chargeBytes() }
+
+// chargeBytes is what caching v costs against the capacity.
+func (v *value) chargeBytes() int64 {
+	if v.free != nil {
+		return v.charge + EntryOverhead
+	}
+	return int64(cap(v.buf)) + EntryOverhead
+}
 
 // shard is one lock's worth of the cache. Its entries live in the slab
 // slots, reused through a free list, so inserting a block allocates nothing
@@ -69,7 +77,7 @@ func (s *shard) get(k key) (Handle, bool) {
 }
 
 func (s *shard) set(k key, v *value) {
-	charge := int64(cap(v.buf)) + EntryOverhead
+	charge := v.chargeBytes()
 	if charge > s.capacity {
 		return
 	}
@@ -168,6 +176,15 @@ func (s *shard) remove(i int32) {
 func (s *shard) evictFile(fileNum uint64) {
 	s.mu.Lock()
 	for i, ok := s.files[fileNum]; ok; i, ok = s.files[fileNum] {
+		s.remove(i)
+	}
+	s.mu.Unlock()
+}
+
+// delete drops the entry of k, if cached.
+func (s *shard) delete(k key) {
+	s.mu.Lock()
+	if i, ok := s.index[k]; ok {
 		s.remove(i)
 	}
 	s.mu.Unlock()

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/monbandb/monban/filter"
@@ -42,25 +43,60 @@ type FileMetadata struct {
 
 	// filter (in-memory) is the table's Bloom filter from the first reader
 	// of the table opened (SetFilter), so that the absent-key proofs of
-	// deletes and merges probe it without the table cache's lock. A filter
-	// is immutable memory the garbage collector owns, so it stays valid
-	// after the table cache closes the reader; it goes with the metadata,
-	// when no live Version holds the table. nil until a reader was opened.
-	filter atomic.Pointer[filter.CacheLine]
+	// deletes and merges probe it without the table cache's lock, with a
+	// reference of its own on the filter's memory (offheap, invariant 1),
+	// so it stays valid after the table cache closes the reader. The
+	// reference is dropped when the table leaves the last live Version
+	// (VersionSet.release), or else when the metadata is collected (a
+	// Version still live at Close, metadata replaced by a move). nil until
+	// a reader was opened.
+	filter atomic.Pointer[heldFilter]
+}
+
+// heldFilter is a FileMetadata's filter and its one Release, which either
+// of two paths may make.
+type heldFilter struct {
+	filter.CacheLine
+	released atomic.Bool
+}
+
+func (h *heldFilter) release() {
+	if !h.released.Swap(true) {
+		h.CacheLine.Release()
+	}
 }
 
 // Filter returns the table's Bloom filter, or nil if no reader of the
 // table has been opened since Open (the proofs then ask the table cache).
-func (f *FileMetadata) Filter() *filter.CacheLine { return f.filter.Load() }
+// It is valid while the caller holds a Version holding f.
+func (f *FileMetadata) Filter() *filter.CacheLine {
+	if h := f.filter.Load(); h != nil {
+		return &h.CacheLine
+	}
+	return nil
+}
 
-// SetFilter records the table's filter (sstable.Reader.Filter); the first
-// call wins, and every call passes the same filter.
-// It allocates only the first time: every read of the table calls it.
+// SetFilter records the table's filter (sstable.Reader.Filter), taking a
+// reference on its memory; the caller holds the reader meanwhile. The
+// first call wins, and every call passes the same table's filter. It
+// allocates only the first time: every read of the table calls it.
 func (f *FileMetadata) SetFilter(c filter.CacheLine) {
-	if f.filter.Load() == nil {
-		p := new(filter.CacheLine)
-		*p = c
-		f.filter.CompareAndSwap(nil, p)
+	if f.filter.Load() != nil {
+		return
+	}
+	h := &heldFilter{CacheLine: c.Ref()}
+	if !f.filter.CompareAndSwap(nil, h) {
+		h.CacheLine.Release()
+		return
+	}
+	runtime.AddCleanup(f, (*heldFilter).release, h)
+}
+
+// releaseFilter drops the filter's reference once no live Version holds
+// f, so no proof can probe it any more.
+func (f *FileMetadata) releaseFilter() {
+	if h := f.filter.Swap(nil); h != nil {
+		h.release()
 	}
 }
 

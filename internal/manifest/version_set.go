@@ -210,6 +210,7 @@ func (vs *VersionSet) release(v *Version) {
 			if vs.fileRefs[f.FileNum] == 0 {
 				delete(vs.fileRefs, f.FileNum)
 				vs.obsolete = append(vs.obsolete, f)
+				f.releaseFilter()
 			}
 		}
 	}

@@ -6,4 +6,4 @@ import "errors"
 
 func mapAnon(int) ([]byte, error) { return nil, errors.New("offheap: no anonymous mappings here") }
 
-func unmap([]byte) {}
+func free([]byte) {}

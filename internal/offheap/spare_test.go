@@ -3,46 +3,62 @@
 package offheap
 
 import (
-	"runtime"
+	"syscall"
 	"testing"
-	"time"
 	"unsafe"
 )
 
-// TestSpareChunkComesBackZeroed: a collected ChunkSize buffer's mapping is
-// what the next New(ChunkSize) returns, cleared (invariant 2).
+// TestSpareChunkComesBackZeroed: a spare ChunkSize mapping is what the
+// next New(ChunkSize) returns, cleared (invariant 2). The test puts a
+// dirty mapping on the spare stack itself rather than waiting for a
+// freed Buffer's Release to, and every ChunkSize Buffer of this package's
+// tests is released on the test's goroutine, so nothing can cover it.
 func TestSpareChunkComesBackZeroed(t *testing.T) {
-	dirty := func() uintptr {
-		m := New(ChunkSize).Bytes()
-		for i := range m {
-			m[i] = 0xff
-		}
-		return uintptr(unsafe.Pointer(&m[0]))
+	m, err := mapAnon(ChunkSize)
+	if err != nil {
+		t.Fatal(err)
 	}
-	addr := dirty() // its Buffer is unreachable now
-	onTop := func() bool {
-		spare.Lock()
-		defer spare.Unlock()
-		k := len(spare.maps)
-		return k > 0 && uintptr(unsafe.Pointer(&spare.maps[k-1][0])) == addr
+	for i := range m {
+		m[i] = 0xff
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !onTop() {
-		if time.Now().After(deadline) {
-			t.Fatal("the collected chunk never became a spare")
-		}
-		runtime.GC()
-		time.Sleep(time.Millisecond)
+	for s := spare.take(); s != nil; s = spare.take() { // make room: put refuses beyond maxSpare
+		_ = syscall.Munmap(s)
+	}
+	if !spare.put(m) {
+		t.Fatal("an empty spare stack refused a chunk")
 	}
 	b := New(ChunkSize)
-	m := b.Bytes()
-	if got := uintptr(unsafe.Pointer(&m[0])); got != addr {
-		t.Fatalf("New(ChunkSize) mapped %#x afresh; the spare was %#x", got, addr)
+	got := b.Bytes()
+	if &got[0] != &m[0] {
+		t.Fatalf("New(ChunkSize) mapped %p afresh; the spare was %p", unsafe.Pointer(&got[0]), unsafe.Pointer(&m[0]))
 	}
-	for i, c := range m {
+	for i, c := range got {
 		if c != 0 {
 			t.Fatalf("byte %d of a reused chunk is %#x, not zero", i, c)
 		}
 	}
-	runtime.KeepAlive(b)
+	b.Release()
+}
+
+// TestSpareStackIsBounded: at most maxSpare mappings wait; put refuses
+// the next, which unmap then returns to the system.
+func TestSpareStackIsBounded(t *testing.T) {
+	var s spareStack
+	chunk := make([]byte, ChunkSize)
+	for i := range maxSpare {
+		if !s.put(chunk) {
+			t.Fatalf("put %d of %d refused", i+1, maxSpare)
+		}
+	}
+	if s.put(chunk) {
+		t.Fatalf("put %d accepted: the stack is bounded at %d", maxSpare+1, maxSpare)
+	}
+	for i := range maxSpare {
+		if s.take() == nil {
+			t.Fatalf("take %d found the stack empty", i+1)
+		}
+	}
+	if s.take() != nil {
+		t.Fatal("take of an empty stack returned a mapping")
+	}
 }
