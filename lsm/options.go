@@ -49,10 +49,19 @@ type Options struct {
 	// file and index. A table's filter, once loaded, stays in memory for as
 	// long as the table is live, even after the table cache closes it:
 	// Gets and the absent-key proofs of deletes and merges ask it first,
-	// without a lock, and a Get reopens the table (reading its index and
-	// filter) only when the filter admits the key. A table not opened since
-	// Open has no filter in memory yet: the first Get that reaches it opens
-	// it, and until then the proofs count it as "maybe". Default 1000.
+	// without a lock, and a Get reopens the table only when the filter
+	// admits the key. A table the cache closed to make room leaves its
+	// verified index, filter and properties in the block cache, charged to
+	// its budget, and while they are there a reopen reads only the table's
+	// tail (docs/design.md, "The table cache and closed tables"). A table
+	// not opened since Open has no filter in memory yet: the first Get
+	// that reaches it opens it, and until then the proofs count it as
+	// "maybe". Default 1000: with tables that grow by
+	// TargetFileSizeMultiplier below the base level, a tree of 100-byte
+	// values fits about 50M keys (a few hundred tables) with every table
+	// open; an open table costs a file descriptor and its index and filter,
+	// about 1.2 bytes of filter per key at 10 bits and a few bytes of index
+	// per 4 KiB data block.
 	MaxOpenFiles int
 
 	// Sync makes every commit fsync the WAL before it is acknowledged, so
