@@ -105,6 +105,10 @@ type linzInput struct {
 	kind   linzOpKind
 	writes []linzWrite // put and delete: one; batch: several
 	key    int         // get
+	// sync makes a write with lsm.Sync: in a commit group with writes
+	// without it, it is published after them (syncOrder), which must
+	// still be an order a sequential history could have.
+	sync bool
 }
 
 // linzOutput is what a read returned: get's value id (0: not found), or
@@ -267,8 +271,15 @@ func runLinzRound(t *testing.T, opts *Options, seed uint64) []porcupine.Operatio
 }
 
 // linzRandomInput picks an operation: reads and writes about evenly, all
-// kinds often. ids id, id+1, ... are this operation's to write.
+// kinds often, a third of the writes with lsm.Sync. ids id, id+1, ... are
+// this operation's to write.
 func linzRandomInput(rng *rand.Rand, id uint32) linzInput {
+	in := linzRandomOp(rng, id)
+	in.sync = in.kind != opGet && in.kind != opScan && rng.IntN(3) == 0
+	return in
+}
+
+func linzRandomOp(rng *rand.Rand, id uint32) linzInput {
 	switch r := rng.IntN(100); {
 	case r < 30:
 		return linzInput{kind: opGet, key: rng.IntN(linzKeys)}
@@ -322,11 +333,17 @@ func linzApply(db *DB, in linzInput) (linzOutput, error) {
 			out.scan[k[1]-'0'] = n
 		}
 		return out, it.Close()
+	}
+	wo := NoSync
+	if in.sync {
+		wo = Sync
+	}
+	switch in.kind {
 	case opPut:
 		w := in.writes[0]
-		return out, db.Put(linzKey(w.key), linzValue(w.val))
+		return out, db.Put(linzKey(w.key), linzValue(w.val), wo)
 	case opDelete:
-		return out, db.Delete(linzKey(in.writes[0].key))
+		return out, db.Delete(linzKey(in.writes[0].key), wo)
 	}
 	var b Batch
 	for _, w := range in.writes {
@@ -336,5 +353,5 @@ func linzApply(db *DB, in linzInput) (linzOutput, error) {
 			b.Put(linzKey(w.key), linzValue(w.val))
 		}
 	}
-	return out, db.Write(&b)
+	return out, db.Write(&b, wo)
 }
