@@ -27,6 +27,8 @@ type statsLine struct {
 	DeleteProofProbes        uint64            `json:"delete_proof_probes"`
 	MergeProofProbes         uint64            `json:"merge_proof_probes"`
 	WALBytes                 uint64            `json:"wal_bytes"`
+	Commits                  uint64            `json:"commits"`
+	WALSyncs                 uint64            `json:"wal_syncs"`
 	Flushes                  uint64            `json:"flushes"`
 	MemtablesQueued          int               `json:"memtables_queued"`
 	FlushDrops               map[string]uint64 `json:"flush_drops"`
@@ -86,6 +88,7 @@ func newStatsLine(b *bench, s lsm.Stats) statsLine {
 		MemtableFilterNegatives: s.MemtableFilterNegatives, ImmutableFilterNegatives: s.ImmutableFilterNegatives,
 		MemtableFalsePositives: s.MemtableFalsePositives, DeletesElided: s.DeletesElided, WALBytesSaved: s.WALBytesSaved,
 		DeleteProofProbes: s.DeleteProofProbes, MergeProofProbes: s.MergeProofProbes, WALBytes: s.WALBytes,
+		Commits: s.Commits, WALSyncs: s.WALSyncs,
 		Flushes: s.Flushes, MemtablesQueued: s.MemtablesQueued, FlushDrops: dropMap(s.FlushDrops),
 		CompactionDrops: dropMap(s.CompactionDrops), CompactionBlocksRead: s.CompactionBlocksRead,
 		CompactionBytesRead: s.CompactionBytesRead, SpaceReclaimed: s.SpaceReclaimed,
@@ -144,6 +147,8 @@ func (r *reporter) stats(b *bench, s lsm.Stats) {
 	fmt.Fprintf(r.w, "  deletes elided %d (WAL %s saved), WAL written %s, flushes %d, compactions %d move / %d L0 / %d intra-L0 / %d size, write amplification %s\n",
 		s.DeletesElided, size(int64(s.WALBytesSaved)), size(int64(s.WALBytes)), s.Flushes,
 		s.Compactions.Move, s.Compactions.L0, s.Compactions.IntraL0, s.Compactions.Size, fixed(2, writeAmp(s)))
+	fmt.Fprintf(r.w, "  commits %d, WAL syncs %d (%s per commit: what group commit shared)\n",
+		s.Commits, s.WALSyncs, fixed(3, perOp(s.WALSyncs, int64(s.Commits))))
 	fmt.Fprintf(r.w, "  dropped at flush: %s; at compaction: %s; stalls %d (%v)\n",
 		drops(dropMap(s.FlushDrops)), drops(dropMap(s.CompactionDrops)), s.Stalls, s.StallTime.Round(time.Millisecond))
 }
