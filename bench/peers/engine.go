@@ -12,8 +12,9 @@ type Engine interface {
 	// Open creates (or opens) a database in dir. The harness always passes a
 	// fresh, empty directory.
 	Open(dir string, o Options) error
-	// Put writes k=v without fsync (the harness measures throughput, not
-	// durability; every adapter must make the same choice).
+	// Put writes k=v, with an fsync of the engine's log before it returns
+	// exactly when Options.Sync is set (every adapter must make the same
+	// choice).
 	Put(k, v []byte) error
 	// Get reports whether k is present. The value need not be copied out.
 	Get(k []byte) (found bool, err error)
@@ -53,10 +54,18 @@ type Options struct {
 	CacheBytes int64
 	// MemtableBytes is the memtable (write buffer) size; 0 = engine default.
 	MemtableBytes int64
+	// Sync makes every Put and Delete fsync the engine's log before it
+	// returns: monban Options.Sync, Pebble pebble.Sync, goleveldb
+	// WriteOptions{Sync: true}.
+	Sync bool
 }
 
 func (o Options) String() string {
-	return fmt.Sprintf("bits=%d cache=%s memtable=%s", o.BitsPerKey, fmtSize(o.CacheBytes), fmtSize(o.MemtableBytes))
+	s := fmt.Sprintf("bits=%d cache=%s memtable=%s", o.BitsPerKey, fmtSize(o.CacheBytes), fmtSize(o.MemtableBytes))
+	if o.Sync {
+		s += " sync"
+	}
+	return s
 }
 
 // registry maps an engine name (as used in -engines) to its constructor.

@@ -51,6 +51,7 @@ func (e *monbanEngine) Open(dir string, o Options) error {
 		BlockCacheSize:  o.CacheBytes,
 		MemtableSize:    o.MemtableBytes,
 		BufferedWAL:     e.bufferedWAL,
+		Sync:            o.Sync,
 		EventListener: &lsm.EventListener{
 			FlushBegin:      func(lsm.FlushInfo) { e.running.Add(1) },
 			FlushEnd:        func(lsm.FlushInfo) { e.running.Add(-1) },

@@ -123,6 +123,7 @@ func mainErr() error {
 		seed          = flag.Uint64("seed", 1, "seed for keys, values and access order")
 		reopen        = flag.Bool("reopen", false, "close and reopen the engine after each Flush (fill, delmiss), so every engine starts the next phase with cold caches")
 		jsonOut       = flag.Bool("json", false, "emit JSON lines (config, phase and run records) instead of the tables")
+		syncFlag      = flag.Bool("sync", false, "every engine fsyncs its log on every Put and Delete (monban Options.Sync, pebble.Sync, goleveldb WriteOptions.Sync)")
 	)
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -178,7 +179,7 @@ func mainErr() error {
 		if _, ok := registry[name]; !ok {
 			return fmt.Errorf("unknown engine %q (registered: %s)", name, strings.Join(engineNames(), ","))
 		}
-		base := Options{BitsPerKey: *bits, CacheBytes: cacheBytes, MemtableBytes: memtableBytes}
+		base := Options{BitsPerKey: *bits, CacheBytes: cacheBytes, MemtableBytes: memtableBytes, Sync: *syncFlag}
 		bitsFixed := false
 		if kvs != "" {
 			for _, kv := range strings.Split(kvs, ":") {
