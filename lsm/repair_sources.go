@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/monbandb/monban/internal/base"
@@ -64,12 +65,8 @@ func (r *repairer) agrees(vs *manifest.VersionSet) *trustedManifest {
 	defer vs.Close()
 	name := manifest.MakeFilename(manifest.KindManifest, vs.ManifestFileNum())
 	t := &trustedManifest{name: name, live: map[uint64]bool{}, ids: map[uint64]bool{}, logNum: vs.LogNum(), lastSeq: vs.LastSeq()}
-	present := map[uint64]bool{}
-	for _, num := range r.tables {
-		present[num] = true
-	}
 	var missing error
-	if t.logNum != 0 && !containsNum(r.logs, t.logNum) {
+	if t.logNum != 0 && !slices.Contains(r.logs, t.logNum) {
 		missing = fmt.Errorf("the WAL its log number names, %s, is missing: it lost edits", manifest.MakeFilename(manifest.KindLog, t.logNum))
 	}
 	v := vs.Current()
@@ -80,7 +77,7 @@ func (r *repairer) agrees(vs *manifest.VersionSet) *trustedManifest {
 			if f.TableID != 0 {
 				t.ids[f.TableID] = true
 			}
-			if !present[f.FileNum] && missing == nil {
+			if _, present := slices.BinarySearch(r.tables, f.FileNum); !present && missing == nil {
 				missing = fmt.Errorf("table %s it names is missing", manifest.MakeFilename(manifest.KindTable, f.FileNum))
 			}
 		}
@@ -94,27 +91,18 @@ func (r *repairer) agrees(vs *manifest.VersionSet) *trustedManifest {
 	return t
 }
 
-func containsNum(nums []uint64, n uint64) bool {
-	for _, m := range nums {
-		if m == n {
-			return true
-		}
-	}
-	return false
-}
-
 // table decides the fate of table num (steps 1 and 2).
 func (r *repairer) table(num uint64) error {
 	name := manifest.MakeFilename(manifest.KindTable, num)
 	switch {
 	case !ownFile(r.d.fs, r.d.dir, name):
-		return r.setAside(name, FateNotMonban, fmt.Errorf("no monban table footer: %w", ErrCorruption), false)
+		return r.setAside(name, FateNotMonban, fmt.Errorf("no monban table footer: %w", ErrCorruption), moveAside)
 	case r.trusted != nil && !r.trusted.live[num]:
-		return r.setAside(name, FateObsolete, nil, false)
+		return r.setAside(name, FateObsolete, nil, moveAside)
 	}
 	t, err := r.readTable(num, name)
 	if err != nil {
-		return r.setAside(name, FateDamaged, err, false)
+		return r.setAside(name, FateDamaged, err, moveAside)
 	}
 	r.readers = append(r.readers, t)
 	r.merged(name)
@@ -170,7 +158,7 @@ func (r *repairer) replayWALs() error {
 	var live []uint64
 	for _, num := range r.logs {
 		if r.trusted != nil && num < r.trusted.logNum {
-			if err := r.setAside(manifest.MakeFilename(manifest.KindLog, num), FateObsolete, nil, false); err != nil {
+			if err := r.setAside(manifest.MakeFilename(manifest.KindLog, num), FateObsolete, nil, moveAside); err != nil {
 				return err
 			}
 			continue
@@ -181,7 +169,7 @@ func (r *repairer) replayWALs() error {
 	for i, num := range live {
 		name := manifest.MakeFilename(manifest.KindLog, num)
 		if damaged != "" {
-			if err := r.setAside(name, FateAfterDamage, fmt.Errorf("after %s, which does not replay to its end", damaged), false); err != nil {
+			if err := r.setAside(name, FateAfterDamage, fmt.Errorf("after %s, which does not replay to its end", damaged), moveAside); err != nil {
 				return err
 			}
 			continue
@@ -207,7 +195,7 @@ func (r *repairer) replayWALs() error {
 func (r *repairer) replayWAL(name string, newest bool) (whole bool, err error) {
 	f, err := r.d.fs.Open(r.path(name))
 	if err != nil {
-		return false, r.setAside(name, FateDamaged, err, false)
+		return false, r.setAside(name, FateDamaged, err, moveAside)
 	}
 	defer f.Close()
 	rd := wal.NewReader(f, name)
@@ -258,11 +246,11 @@ func (r *repairer) replayWAL(name string, newest bool) (whole bool, err error) {
 		r.merged(name)
 		return true, nil
 	case batches > 0:
-		return false, r.setAside(name, FatePartlyMerged, damage, true)
+		return false, r.setAside(name, FatePartlyMerged, damage, copyAside)
 	case rd.DroppedBytes() > 0:
-		return false, r.setAside(name, FateNotMonban, fmt.Errorf("no record verifies: another program's log, or torn whole: %w", damage), false)
+		return false, r.setAside(name, FateNotMonban, fmt.Errorf("no record verifies: another program's log, or torn whole: %w", damage), moveAside)
 	}
-	return false, r.setAside(name, FateDamaged, damage, false)
+	return false, r.setAside(name, FateDamaged, damage, moveAside)
 }
 
 // walHoldsRecord reports whether a record of monban's framing verifies
@@ -295,12 +283,21 @@ func (r *repairer) merged(name string) {
 	r.report.Files = append(r.report.Files, RepairedFile{Name: name, Fate: FateMerged})
 }
 
+// asideHow is how setAside puts a file into lost/.
+type asideHow uint8
+
+const (
+	moveAside asideHow = iota // moved at once: the old state cannot need it
+	copyAside                 // copied, the original removed after the commit
+	copyOnly                  // copied, the original replaced by the commit (CURRENT)
+)
+
 // setAside puts file name into lost/, under a name no file there has
-// (name, or name.1, name.2, ...): moved, or with keep, copied (hard-linked
-// where the file system can), the original removed after the commit. The
-// move or copy is durable at once: after the commit the file would be a
-// stray that Open deletes.
-func (r *repairer) setAside(name string, fate Fate, why error, keep bool) error {
+// (name, or name.1, name.2, ...): moved, or copied (hard-linked where the
+// file system can) where the old state needs the original until the
+// commit. The move or copy is durable at once: after the commit the file
+// would be a stray that Open deletes.
+func (r *repairer) setAside(name string, fate Fate, why error, how asideHow) error {
 	lost := name
 	for i := 1; r.lostNames[lost]; i++ {
 		lost = name + "." + strconv.Itoa(i)
@@ -312,13 +309,18 @@ func (r *repairer) setAside(name string, fate Fate, why error, keep bool) error 
 		return err
 	}
 	src, dst := r.path(name), r.path(lostDir, lost)
-	if keep {
+	switch how {
+	case moveAside:
+		if err := r.d.fs.Rename(src, dst); err != nil {
+			return err
+		}
+	case copyAside, copyOnly:
 		if err := r.d.linkOrCopy(src, dst); err != nil {
 			return err
 		}
-		r.obsolete = append(r.obsolete, name)
-	} else if err := r.d.fs.Rename(src, dst); err != nil {
-		return err
+		if how == copyAside {
+			r.obsolete = append(r.obsolete, name)
+		}
 	}
 	if err := r.d.fs.SyncDir(r.path(lostDir)); err != nil {
 		return err
@@ -343,12 +345,11 @@ func (r *repairer) setAsideMeta(names []string) error {
 		switch {
 		case !ok:
 		case kind == manifest.KindCurrent:
-			if err := r.setAside(name, FateSuperseded, nil, true); err != nil {
+			if err := r.setAside(name, FateSuperseded, nil, copyOnly); err != nil {
 				return err
 			}
-			r.obsolete = r.obsolete[:len(r.obsolete)-1] // the commit renames over it
 		case kind == manifest.KindCurrentTemp:
-			if err := r.setAside(name, FateSuperseded, nil, false); err != nil {
+			if err := r.setAside(name, FateSuperseded, nil, moveAside); err != nil {
 				return err
 			}
 		case kind == manifest.KindManifest:
@@ -359,7 +360,7 @@ func (r *repairer) setAsideMeta(names []string) error {
 			case why != nil:
 				fate = FateDamaged
 			}
-			if err := r.setAside(name, fate, why, true); err != nil {
+			if err := r.setAside(name, fate, why, copyAside); err != nil {
 				return err
 			}
 		}
