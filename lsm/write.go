@@ -86,7 +86,8 @@ func (d *DB) Delete(key []byte, opts ...*WriteOptions) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
-	if _, err := d.syncFor(opts); err != nil {
+	sync, err := d.syncFor(opts)
+	if err != nil {
 		return err
 	}
 	if err := d.checkOpen(); err != nil {
@@ -106,7 +107,7 @@ func (d *DB) Delete(key []byte, opts ...*WriteOptions) error {
 	b := batchPool.Get().(*Batch)
 	b.Reset()
 	b.Delete(key)
-	err := d.Write(b, opts...)
+	err = d.write(b, sync)
 	batchPool.Put(b)
 	return err
 }
@@ -150,6 +151,11 @@ func (d *DB) Write(b *Batch, opts ...*WriteOptions) error {
 	if err != nil {
 		return err
 	}
+	return d.write(b, sync)
+}
+
+// write is Write with its options resolved.
+func (d *DB) write(b *Batch, sync bool) error {
 	if b == nil || b.Len() == 0 && b.err == nil {
 		return d.checkOpen()
 	}
@@ -158,7 +164,7 @@ func (d *DB) Write(b *Batch, opts ...*WriteOptions) error {
 	}
 	w := writerPool.Get().(*writer)
 	*w = writer{batch: b, sync: sync}
-	err = d.commit(w)
+	err := d.commit(w)
 	writerPool.Put(w)
 	return err
 }
