@@ -56,12 +56,11 @@ type Options struct {
 	// tail (docs/design.md, "The table cache and closed tables"). A table
 	// not opened since Open has no filter in memory yet: the first Get
 	// that reaches it opens it, and until then the proofs count it as
-	// "maybe". Default 1000: with tables that grow by
-	// TargetFileSizeMultiplier below the base level, a tree of 100-byte
-	// values fits about 50M keys (a few hundred tables) with every table
-	// open; an open table costs a file descriptor and its index and filter,
-	// about 1.2 bytes of filter per key at 10 bits and a few bytes of index
-	// per 4 KiB data block.
+	// "maybe". Default 1000. An open table costs a file descriptor and its
+	// index and filter: about 1.2 bytes of filter per key at 10 bits, and
+	// some 37 bytes of index per data block. Tables that grow by
+	// TargetFileSizeMultiplier below the base level keep the count within
+	// 1000 to tens of millions of keys (docs/compaction.md).
 	MaxOpenFiles int
 
 	// Sync makes every commit fsync the WAL before it is acknowledged, so
@@ -147,9 +146,8 @@ type Options struct {
 	// TargetFileSizeMultiplier multiplies TargetFileSize for each level
 	// below the base level (compaction.Options.FileSize), so the deep
 	// levels, where the data is, hold fewer, larger tables: with the
-	// default 2 (Pebble's doubling), a 50M-key tree whose base is L4 has
-	// 16 MiB tables in L6 and a few hundred tables in all, within the
-	// table cache (MaxOpenFiles). 1 makes every level's tables one size.
+	// default 2 (Pebble's doubling) and the base at L4, L6 tables are
+	// 4 × TargetFileSize. 1 makes every level's tables one size.
 	TargetFileSizeMultiplier int
 
 	// MaxConcurrentCompactions is how many background compactions may run
