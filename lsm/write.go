@@ -116,18 +116,21 @@ func (d *DB) Delete(key []byte, opts ...*WriteOptions) error {
 // which proves that no version of key exists anywhere: a delete of it is a
 // no-op. Only in-memory filters are consulted; no disk is read.
 //
-// It reads the current read state without taking a reference: a reference
-// keeps the files of its tables, for reads that go to disk, and the proof
-// reads only memory — the filters table metadata holds and the memtables'
-// filters, which nothing recycles — that the garbage collector keeps for
-// as long as the proof looks at it. The state is the current one, so
-// every write acknowledged before Delete was called is in it (a memtable
-// filter, or a table whose filter is known or counts as maybe).
+// It holds a reference on the read state while it probes: the tables'
+// filters live outside the heap, and the reference a table's metadata
+// holds on its filter is dropped as soon as no live version names the
+// table (internal/offheap, invariant 1: whoever reads the memory holds a
+// reference). Without one, a compaction installing a new version between
+// the proof's load of a filter and its probe could free the filter under
+// it. The state is the current one, so every write acknowledged before
+// Delete was called is in it (a memtable filter, or a table whose filter
+// is known or counts as maybe).
 func (d *DB) provablyAbsent(key []byte) bool {
-	rs := d.rs.Load()
+	rs := d.loadReadState()
 	if rs == nil {
 		return false // closed: the write that follows reports it
 	}
+	defer rs.unref()
 	if d.opts.IgnoreFilters {
 		return false
 	}
