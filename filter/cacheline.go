@@ -98,20 +98,7 @@ func (f CacheLine) MayContainHash(h uint64) bool {
 		return f.probes == 0
 	}
 	off := lineOffset(h, f.lines)
-	line := f.data[off : off+lineBytes : off+lineBytes]
-	// An early exit per probe measured faster than a branch-free loop on a
-	// 12.5 MB filter (97 against 136 ns per absent query on a loaded
-	// 2-core machine): the predicted "bit set" path lets the next query's
-	// line miss start before this one resolves.
-	x, maybe := h, true
-	for range f.probes {
-		x *= remix
-		bit := x >> (64 - 9)
-		if line[bit>>3]&(1<<(bit&7)) == 0 {
-			maybe = false
-			break
-		}
-	}
+	maybe := probeLine(f.data[off:off+lineBytes:off+lineBytes], h, f.probes)
 	runtime.KeepAlive(f.keep)
 	return maybe
 }

@@ -238,15 +238,26 @@ func (d *DB) tombstoneElider(v *manifest.Version, from int) compaction.Elider {
 }
 
 // table returns the reader of f from the table cache (opening it if
-// needed) and a func that releases it, and records f's filter for the
-// proofs (tableMayContain), which then probe it without the cache's lock.
-// Every path to a table reader goes through here.
+// needed) and a func that releases it, and records f's filter, when the
+// reader holds it in memory, for the proofs (tableMayContain), which then
+// probe it without the cache's lock. Every path to a table reader goes
+// through here.
 func (d *DB) table(f *manifest.FileMetadata) (*sstable.Reader, func(), error) {
 	r, release, err := d.tables.Get(tableRef(f))
 	if err == nil {
-		f.SetFilter(r.Filter())
+		d.recordFilter(f, r)
 	}
 	return r, release, err
+}
+
+// recordFilter keeps r's filter in f's metadata if r pins it and no
+// PinnedMetaLimit is set: the metadata would keep it past the reader's
+// close, outside the limit. Other filters are asked through their
+// readers.
+func (d *DB) recordFilter(f *manifest.FileMetadata, r *sstable.Reader) {
+	if fl, pinned := r.Filter(); pinned && d.opts.PinnedMetaLimit == 0 {
+		f.SetFilter(fl)
+	}
 }
 
 // tableRef is what the table cache checks a table file against: the size
@@ -263,23 +274,23 @@ func (d *DB) tableMayContain(f *manifest.FileMetadata, h uint64) (may, probed bo
 	if d.opts.IgnoreFilters {
 		return true, false
 	}
-	fl := d.knownFilter(f)
-	if fl == nil {
-		// Not opened since Open: only an open reader can vouch for it.
-		r, release, ok := d.tables.Peek(f.FileNum)
-		if !ok {
-			return true, false
-		}
-		f.SetFilter(r.Filter())
-		release()
-		fl = f.Filter()
+	if fl := d.knownFilter(f); fl != nil {
+		return fl.MayContainHash(h), true
 	}
-	return fl.MayContainHash(h), true
+	// Not opened since Open, or paged: only an open reader can vouch for
+	// it, a paged one from the filter pages in the block cache.
+	r, release, ok := d.tables.Peek(f.FileNum)
+	if !ok {
+		return true, false
+	}
+	defer release()
+	d.recordFilter(f, r)
+	return r.MayContainHash(h), true
 }
 
 // knownFilter is the filter f's metadata holds (FileMetadata.Filter), for
-// a probe without the table cache; nil when none is recorded yet, or when
-// filters are ignored.
+// a probe without the table cache; nil when none is recorded yet (or the
+// table is paged), or when filters are ignored.
 func (d *DB) knownFilter(f *manifest.FileMetadata) *filter.CacheLine {
 	if d.opts.IgnoreFilters {
 		return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"slices"
 
@@ -134,8 +135,12 @@ func (d *DB) recover() error {
 	if d.opts.BlockCacheSize > 0 {
 		d.cache = cache.New(d.opts.BlockCacheSize)
 	}
+	d.metaBudget = sstable.NewMetaBudget(math.MaxInt64)
+	if d.opts.PinnedMetaLimit != 0 {
+		d.metaBudget = sstable.NewMetaBudget(d.opts.PinnedMetaLimit)
+	}
 	d.tables = sstable.NewTableCache(d.fs, d.dir, d.opts.MaxOpenFiles,
-		sstable.ReaderOptions{Cache: d.cache, IgnoreFilter: d.opts.IgnoreFilters})
+		sstable.ReaderOptions{Cache: d.cache, IgnoreFilter: d.opts.IgnoreFilters, MetaBudget: d.metaBudget})
 
 	names, err := d.fs.List(d.dir)
 	if err != nil {

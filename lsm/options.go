@@ -63,6 +63,23 @@ type Options struct {
 	// 1000 to tens of millions of keys (docs/compaction.md).
 	MaxOpenFiles int
 
+	// PinnedMetaLimit caps the bytes of table indexes and filters held in
+	// memory outside the block cache (Stats.MetaPinnedBytes): about 1.2
+	// bytes of filter per key at 10 bits and 37 bytes of index per data
+	// block, 115 MiB for 50M keys of 100-byte values. A table whose index
+	// and filter fit in what is left pins them for as long as it is open;
+	// one that does not is read paged: its index a 4 KiB partition at a
+	// time and its filter a 4 KiB page at a time, through the block cache,
+	// where they compete with data blocks (Stats.MetaPagedTables). A Get
+	// of a paged table then costs a block-cache lookup or a page read for
+	// its filter and for its index, where a pinned one costs neither, and
+	// the delete proofs ask a paged filter only about pages the cache
+	// holds. With a limit set, filters are also no longer kept for tables
+	// the table cache closed. 0 (the default) pins every open table's; a
+	// negative limit pins none. Tables written before format version 2
+	// are always pinned.
+	PinnedMetaLimit int64
+
 	// Sync makes every commit fsync the WAL before it is acknowledged, so
 	// acknowledged writes survive a machine crash. Without it they survive a
 	// process crash only. Default false. It is the default of the writes

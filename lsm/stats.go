@@ -157,6 +157,15 @@ type Stats struct {
 	// process.
 	OffHeapMapped int64
 	OffHeapLeaked uint64
+
+	// MetaPinnedBytes is the bytes of index and filter blocks the open
+	// tables pin (Options.PinnedMetaLimit), and MetaPagedTables the open tables read paged
+	// instead; MetaCacheHits, MetaBlocksRead and MetaBytesRead count
+	// their index partitions and filter pages found in the block cache
+	// and read from files by Gets and iterators.
+	MetaPinnedBytes                              int64
+	MetaPagedTables                              int64
+	MetaCacheHits, MetaBlocksRead, MetaBytesRead uint64
 }
 
 // WriteAmplification returns the bytes written to tables (by flushes and
@@ -323,6 +332,8 @@ func (d *DB) Stats() Stats {
 	s.Stalls, s.StallTime = d.stats.stalls.Load(), time.Duration(d.stats.stallNanos.Load())
 	oh := offheap.Stats()
 	s.OffHeapMapped, s.OffHeapLeaked = oh.Mapped, oh.Leaked
+	s.MetaPinnedBytes, s.MetaPagedTables = d.metaBudget.Pinned(), d.metaBudget.PagedTables()
+	s.MetaCacheHits, s.MetaBlocksRead, s.MetaBytesRead = d.metaBudget.MetaReads()
 	return s
 }
 

@@ -46,10 +46,10 @@ func TestChurnKeepsMappedMemoryBounded(t *testing.T) {
 		}
 	}
 	r := openTable(t, data, nil)
-	if len(r.index.data) < offheap.MinSize || r.filter.Size() < offheap.MinSize {
-		t.Fatalf("index %d and filter %d bytes: the test needs both over offheap.MinSize", len(r.index.data), r.filter.Size())
+	if pinnedIndexBytes(r) < offheap.MinSize || r.filter.Size() < offheap.MinSize {
+		t.Fatalf("index %d and filter %d bytes: the test needs both over offheap.MinSize", pinnedIndexBytes(r), r.filter.Size())
 	}
-	perTable := int64(len(r.index.data) + r.filter.Size())
+	perTable := int64(pinnedIndexBytes(r) + r.filter.Size())
 	r.Close()
 
 	for _, capacity := range []int64{64 << 10, 1 << 20} {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/cache"
 )
 
 // corruptTable is a small table with every region present: several data
@@ -26,12 +27,22 @@ func corruptTable(t testing.TB) ([]entry, []byte) {
 	return es, data
 }
 
-// readAll opens data and reads everything back by Get and by both scans.
-// It fails the test on wrong data and returns the first error seen (nil if
-// every read succeeded with correct data).
+// readAll opens data and reads everything back by Get and by both scans,
+// pinned, and again paged (MetaBudget) through a block cache: its index
+// partitions and filter pages read on demand, each checked by its own
+// checksum. It fails the test on wrong data and returns the first error
+// seen (nil if every read succeeded with correct data).
 func readAll(t *testing.T, es []entry, data []byte, what string) error {
 	t.Helper()
-	r, err := Open(&memFile{data: data}, ReaderOptions{FileNum: 12})
+	if err := readAllWith(t, es, data, what, ReaderOptions{FileNum: 12}); err != nil {
+		return err
+	}
+	return readAllWith(t, es, data, what+" (paged)", ReaderOptions{FileNum: 12, Cache: cache.New(1 << 20), MetaBudget: NewMetaBudget(0)})
+}
+
+func readAllWith(t *testing.T, es []entry, data []byte, what string, opts ReaderOptions) error {
+	t.Helper()
+	r, err := Open(&memFile{data: data}, opts)
 	if err != nil {
 		if !errors.Is(err, base.ErrCorruption) {
 			t.Fatalf("%s: Open error %v does not wrap ErrCorruption", what, err)
@@ -42,6 +53,9 @@ func readAll(t *testing.T, es []entry, data []byte, what string) error {
 		return err
 	}
 	defer r.Close()
+	if r.Paged() != (opts.MetaBudget != nil) {
+		t.Fatalf("%s: Paged() = %t", what, r.Paged())
+	}
 	var first error
 	note := func(err error) {
 		if err != nil && first == nil {

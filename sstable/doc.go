@@ -6,9 +6,11 @@
 //
 // Reading the source, in data-flow order: writer.go (Add: entries into
 // blocks), block.go (prefix compression and restart points),
-// writer_finish.go (filter, index, properties, footer), reader.go (Open:
-// verify and pin the meta blocks; dataBlock: a handle from the cache, else
-// a pooled buffer filled from the file), identity.go
+// writer_finish.go (filter, index partitions, properties, footer),
+// reader.go (Open: verify and pin the meta blocks, or open paged;
+// dataBlock: a handle from the cache, else a pooled buffer filled from
+// the file), index.go and partitions.go (the index, searched in place),
+// filter_pages.go (a paged filter), budget.go (pinned or paged), identity.go
 // (is this file the table the manifest means?), get.go (the point-read
 // path, four numbered steps), iter.go (two-level iterator), table_cache.go
 // (open readers, reference counted, checked against the caller's
@@ -39,19 +41,27 @@
 //     the entry preceding any block is known without reading it; Get uses
 //     this to tell a filter false positive from a key whose versions are
 //     all newer than the snapshot, at no I/O cost.
-//  5. Index, filter and properties are read once at Open and pinned in the
-//     Reader; only data blocks go through the block cache while the table
-//     is open. A Get that passes the filter reads at most one data block.
-//     The index and filter blocks lie in internal/offheap Buffers (outside
-//     the Go heap when large), on which the Reader, each copy of the filter
-//     kept beyond it (CacheLine.Ref) and each reader made by WithFile hold
-//     a reference; the last to release frees the memory at once. When the
-//     TableCache closes a table to make room, the Reader leaves its
-//     verified meta in the block cache, charged to its budget (meta.go), and
-//     a reopen that finds it there reads the table's tail (properties block
-//     and footer, one read of a few hundred bytes), compares it byte for
-//     byte with the tail the meta was read with, and decodes or verifies
-//     nothing else.
+//  5. A Reader either pins its table's meta or reads it paged
+//     (MetaBudget, budget.go). Pinned: index partitions, filter and
+//     properties are read once at Open and kept in the Reader; only data
+//     blocks go through the block cache while the table is open, and a Get
+//     that passes the filter reads at most one data block. Paged (a table
+//     of format version 2 whose meta does not fit the budget): Open reads
+//     the footer, the properties and the top-level index only, and a
+//     lookup fetches the one index partition (partitions.go) and the one
+//     4 KiB filter page (filter_pages.go) it needs through the block
+//     cache, each verified by its own checksum before use. The pinned
+//     index and filter blocks lie in internal/offheap Buffers (outside
+//     the Go heap when large), on which the Reader, each copy of the
+//     filter kept beyond it (CacheLine.Ref) and each reader made by
+//     WithFile hold a reference; the last to release frees the memory at
+//     once, and the Reader's Close returns its bytes to the budget. When
+//     the TableCache closes a table to make room, the Reader leaves its
+//     verified meta in the block cache, charged to its budget (meta.go),
+//     and a reopen that finds it there reads the table's tail (properties
+//     block and footer, one read of a few hundred bytes), compares it byte
+//     for byte with the tail the meta was read with, and decodes or
+//     verifies nothing else.
 //  6. Data blocks are read in place, each under an internal/cache Handle
 //     whose buffer is recycled once its last handle is released
 //     (internal/cache, invariant 5), and no slice of a block outlives the
@@ -98,7 +108,8 @@
 // Described byte by byte, with a worked example, in docs/format.md
 // ("SSTable"). In short (all fixed-width integers little-endian):
 //
-//	[data block 0] ... [data block n-1] [filter block]? [index block]
+//	[data block 0] ... [data block n-1] [filter block]?
+//	[index partition 0] ... [index partition p-1] [top-level index block]
 //	[properties block] [footer: 64 bytes]
 //
 //	block    = contents | type u8 (0 none, 1 snappy) | crc32c u32
@@ -107,15 +118,20 @@
 //	entry    = shared uvarint | unshared uvarint | value length uvarint |
 //	           key[shared:] | value
 //	data block:  key = encoded internal key (user key | seq<<8|kind u64)
-//	index block: key = last internal key of data block i,
-//	             value = offset uvarint | length uvarint; restart interval 1
+//	index partition: key = last internal key of data block i,
+//	             value = offset uvarint | length uvarint; restart interval 1;
+//	             cut at 4 KiB
+//	top-level index: key = last key of partition p, value = offset uvarint |
+//	             length uvarint | first data block uvarint; restart interval 1
 //	filter block: filter.CacheLineBuilder's encoding, never compressed
 //	properties block: key = property name, value = uvarint / key / string
 //	footer   = index (off u64, len u64) | filter (off u64, len u64; 0,0 = none) |
-//	           properties (off u64, len u64) | version u32 = 1 |
+//	           properties (off u64, len u64) | version u32 = 2 |
 //	           crc32c of the preceding 52 bytes u32 | magic "MONBANST"
 //
-// Handle lengths exclude the 5-byte block trailer. Data blocks are cut once
+// Version 1 tables, still read, have one index block where version 2 has
+// the partitions and the top-level block. Handle lengths exclude the
+// 5-byte block trailer. Data blocks are cut once
 // their uncompressed size reaches WriterOptions.BlockSize and kept
 // snappy-compressed only when that saves at least 1/8.
 package sstable

@@ -7,6 +7,7 @@ import (
 
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/cache"
 )
 
 // FuzzBlock feeds arbitrary bytes to the block decoder (as a data block,
@@ -56,7 +57,7 @@ func FuzzBlock(f *testing.F) {
 				t.Fatalf("block error %v does not wrap ErrCorruption", it.err)
 			}
 		}
-		if x, err := newIndex(data, nil, 1<<20); err != nil {
+		if x, err := newIndex(data, dataHandles(1<<20)); err != nil {
 			if !errors.Is(err, base.ErrCorruption) {
 				t.Fatalf("index error %v does not wrap ErrCorruption", err)
 			}
@@ -116,6 +117,7 @@ func FuzzReader(f *testing.F) {
 		if fix {
 			fixChecksums(data)
 		}
+		fuzzRead(t, data, ReaderOptions{FileNum: 1, Cache: cache.New(64 << 10), MetaBudget: NewMetaBudget(0)})
 		r, err := Open(&memFile{data: data}, ReaderOptions{FileNum: 1})
 		if err != nil {
 			if !errors.Is(err, base.ErrCorruption) {
@@ -136,24 +138,44 @@ func FuzzReader(f *testing.F) {
 		if _, err := Open(&memFile{data: data}, ReaderOptions{FileNum: 1, ExpectTableID: other}); !errors.Is(err, base.ErrCorruption) {
 			t.Fatalf("Open of the table with id %#x expecting %#x: %v", id, other, err)
 		}
-		it := r.NewIter(nil, nil)
-		var keys [][]byte
-		for ok := it.First(); ok && len(keys) < 1000; ok = it.Next() {
-			keys = append(keys, append([]byte(nil), it.Key().UserKey...))
-		}
-		for ok := it.Last(); ok; ok = it.Prev() {
-		}
-		for _, k := range append(keys, []byte("zz")) {
-			if _, _, _, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, nil); err != nil && !errors.Is(err, base.ErrCorruption) {
-				t.Fatalf("Get: %v does not wrap ErrCorruption", err)
-			}
-			it.SeekGE(base.SeekKey(k, 5))
-			it.SeekLT(base.SeekKey(k, 5))
-		}
-		if err := it.Close(); err != nil && !errors.Is(err, base.ErrCorruption) {
-			t.Fatalf("iterator: %v does not wrap ErrCorruption", err)
-		}
+		readEverything(t, r)
 	})
+}
+
+// fuzzRead opens data with opts (the fuzz target's second way in: paged,
+// reading index partitions and filter pages on demand) and reads it all.
+func fuzzRead(t *testing.T, data []byte, opts ReaderOptions) {
+	r, err := Open(&memFile{data: data}, opts)
+	if err != nil {
+		if !errors.Is(err, base.ErrCorruption) {
+			t.Fatalf("Open %+v: %v does not wrap ErrCorruption", opts, err)
+		}
+		return
+	}
+	defer r.Close()
+	readEverything(t, r)
+}
+
+// readEverything scans r both ways and looks up every key it saw: every
+// failure must wrap ErrCorruption.
+func readEverything(t *testing.T, r *Reader) {
+	it := r.NewIter(nil, nil)
+	var keys [][]byte
+	for ok := it.First(); ok && len(keys) < 1000; ok = it.Next() {
+		keys = append(keys, append([]byte(nil), it.Key().UserKey...))
+	}
+	for ok := it.Last(); ok; ok = it.Prev() {
+	}
+	for _, k := range append(keys, []byte("zz")) {
+		if _, _, _, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, nil); err != nil && !errors.Is(err, base.ErrCorruption) {
+			t.Fatalf("Get: %v does not wrap ErrCorruption", err)
+		}
+		it.SeekGE(base.SeekKey(k, 5))
+		it.SeekLT(base.SeekKey(k, 5))
+	}
+	if err := it.Close(); err != nil && !errors.Is(err, base.ErrCorruption) {
+		t.Fatalf("iterator: %v does not wrap ErrCorruption", err)
+	}
 }
 
 // fixChecksums rewrites the footer checksum and, walking the footer's and
@@ -175,17 +197,27 @@ func fixChecksums(data []byte) {
 	for i := 0; i < 3; i++ {
 		fixAt(leUint64(ft[16*i:]), leUint64(ft[16*i+8:]))
 	}
-	io, il := leUint64(ft[0:]), leUint64(ft[8:])
-	if il > maxBlockLen || io > uint64(len(data)) || io+il > uint64(len(data)) {
-		return
-	}
-	var it blockIter
-	if it.init(data[io:io+il]) != nil {
-		return
-	}
-	for ok := it.first(); ok; ok = it.next() {
-		if h, ok := decodeHandle(it.val); ok {
-			fixAt(h.offset, h.length)
+	// The footer's index handle: a version 1 index of data blocks, or a
+	// version 2 top-level block of partitions, each an index of data
+	// blocks. A partition's checksum is fixed after its entries'.
+	var walk func(off, n uint64, depth int)
+	walk = func(off, n uint64, depth int) {
+		if n > maxBlockLen || off > uint64(len(data)) || off+n > uint64(len(data)) || depth > 1 {
+			return
+		}
+		var it blockIter
+		if it.init(data[off:off+n]) != nil {
+			return
+		}
+		for ok := it.first(); ok; ok = it.next() {
+			if h, ok := decodeHandle(it.val); ok {
+				fixAt(h.offset, h.length)
+			} else if h, _, ok := decodePartEntry(nil, it.val); ok {
+				walk(h.offset, h.length, depth+1)
+				fixAt(h.offset, h.length)
+			}
 		}
 	}
+	walk(leUint64(ft[0:]), leUint64(ft[8:]), 0)
+	fixAt(leUint64(ft[0:]), leUint64(ft[8:]))
 }

@@ -42,7 +42,10 @@ func (r *Reader) Get(ukey []byte, hash uint64, seq base.SeqNum, trace *GetTrace)
 	// b. Filter.
 	if r.useFilter {
 		r.stats.filterProbes.Add(1)
-		may := r.filter.MayContainHash(hash)
+		may, err := r.mayContain(hash)
+		if err != nil {
+			return nil, 0, false, err
+		}
 		if trace != nil {
 			trace.FilterConsulted, trace.FilterMayContain = true, may
 		}
@@ -62,15 +65,24 @@ func (r *Reader) Get(ukey []byte, hash uint64, seq base.SeqNum, trace *GetTrace)
 // admits hashes[i] (true for every key of a table without a filter, or
 // with filters ignored). It probes the keys' cache lines together
 // (filter.CacheLine.MayContainHashes) and adds to the reader's counters
-// once for the batch, not once per key. maybe must be as long as hashes.
+// once for the batch, not once per key. A paged table probes one key at a
+// time, and a filter page it fails to read answers "maybe", leaving the
+// error to the data-block read that follows. maybe must be as long as
+// hashes.
 func (r *Reader) MayContainHashes(hashes []uint64, maybe []bool) {
-	if !r.useFilter {
+	switch {
+	case !r.useFilter:
 		for i := range hashes {
 			maybe[i] = true
 		}
 		return
+	case r.paged:
+		for i, h := range hashes {
+			maybe[i], _ = r.pagedMayContain(h, false)
+		}
+	default:
+		r.filter.MayContainHashes(hashes, maybe)
 	}
-	r.filter.MayContainHashes(hashes, maybe)
 	negatives := 0
 	for _, m := range maybe[:len(hashes)] {
 		if !m {
@@ -106,15 +118,19 @@ func (r *Reader) FindNext(ukey []byte, seq base.SeqNum, trace *GetTrace, cur *Bl
 }
 
 // BlockCursor holds the data block a lookup of FindNext read, pinned, for
-// the next. The zero value holds none.
+// the next, and the index partition that located it. The zero value holds
+// none.
 type BlockCursor struct {
 	block cache.Handle
 	index int // the block's index in its table, meaningful while held
 	held  bool
+	ic    indexCursor
 }
 
-// Release lets the held block go; the cursor then holds none.
+// Release lets the held block and partition go; the cursor then holds
+// none.
 func (c *BlockCursor) Release() {
+	c.ic.release()
 	if c.held {
 		c.block.Release()
 		*c = BlockCursor{}
@@ -139,18 +155,21 @@ func (r *Reader) find(ukey []byte, seq base.SeqNum, trace *GetTrace, cur *BlockC
 	if cur.held {
 		from = cur.index
 	}
-	i := r.searchIndex(from, ukey, trailer)
+	i, err := r.seekIndex(&cur.ic, from, ukey, trailer)
+	if err != nil {
+		return nil, 0, false, err
+	}
 	// Whether the table holds a newer version of ukey just before the seek
 	// position. When that position starts block i, the previous entry is
 	// block i-1's last key, which is its index key: no extra read.
-	prevIsUkey := func() bool { return i > 0 && bytes.Equal(userKey(r.index.key(i-1)), ukey) }
-	if i == r.index.len() {
+	prevIsUkey := func() bool { return i > 0 && bytes.Equal(userKey(r.blockLastKey(&cur.ic, i-1)), ukey) }
+	if i == r.ix.numBlocks() {
 		return nil, 0, false, r.notFound(prevIsUkey(), trace)
 	}
 	// d. Data block, read in place under the cursor's handle: the value is
 	// copied out before the cursor lets the buffer go.
+	h := r.blockHandle(&cur.ic, i)
 	if trace != nil {
-		h := r.index.handle(i)
 		trace.BlockIndex, trace.BlockOffset, trace.BlockLength = i, h.offset, h.length
 	}
 	if cur.held && cur.index == i {
@@ -158,15 +177,18 @@ func (r *Reader) find(ukey []byte, seq base.SeqNum, trace *GetTrace, cur *BlockC
 			trace.SharedBlock = true
 		}
 	} else {
-		cur.Release()
-		block, hit, err := r.dataBlock(i)
+		if cur.held {
+			cur.block.Release()
+		}
+		block, hit, err := r.dataBlock(i, h)
 		if trace != nil {
 			trace.CacheHit = hit
 		}
 		if err != nil {
+			cur.held = false
 			return nil, 0, false, err
 		}
-		*cur = BlockCursor{block: block, index: i, held: true}
+		cur.block, cur.index, cur.held = block, i, true
 	}
 	it, _ := r.scratch.Get().(*blockIter)
 	if it == nil {
@@ -177,11 +199,11 @@ func (r *Reader) find(ukey []byte, seq base.SeqNum, trace *GetTrace, cur *BlockC
 		r.scratch.Put(it)
 	}()
 	if err := it.init(cur.block.Block()); err != nil {
-		return nil, 0, false, r.blockErr(i, err)
+		return nil, 0, false, r.blockErr(i, h, err)
 	}
 	ok := it.seekGE(ukey, trailer)
 	if it.err != nil {
-		return nil, 0, false, r.blockErr(i, it.err)
+		return nil, 0, false, r.blockErr(i, h, it.err)
 	}
 	if !ok || !bytes.Equal(userKey(it.key), ukey) {
 		newer := it.prevSameUser
@@ -192,7 +214,7 @@ func (r *Reader) find(ukey []byte, seq base.SeqNum, trace *GetTrace, cur *BlockC
 	}
 	ik, _ := base.DecodeInternalKey(it.key) // length checked by seekGE
 	if !ik.Kind().Valid() {
-		return nil, 0, false, r.blockErr(i, errBlock)
+		return nil, 0, false, r.blockErr(i, h, errBlock)
 	}
 	if trace != nil {
 		trace.Outcome, trace.Found = OutcomeFound, base.InternalKey{Trailer: ik.Trailer}
@@ -220,24 +242,8 @@ func (r *Reader) notFound(newerExists bool, trace *GetTrace) error {
 	return nil
 }
 
-func (r *Reader) blockErr(i int, err error) error {
-	return fmt.Errorf("sstable %s: data block %d at %d: %w", r.name, i, r.index.handle(i).offset, err)
-}
-
-// searchIndex returns the first block whose last key is >= (ukey,
-// trailer), or r.index.len(), searching from block from: the blocks before
-// it must all end below that key. Index keys were validated at Open.
-func (r *Reader) searchIndex(from int, ukey []byte, trailer uint64) int {
-	lo, hi := from, r.index.len()
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if c, _ := cmpKey(r.index.key(m), ukey, trailer); c < 0 {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
+func (r *Reader) blockErr(i int, h handle, err error) error {
+	return fmt.Errorf("sstable %s: data block %d at %d: %w", r.name, i, h.offset, err)
 }
 
 // userKey strips the trailer of an encoded internal key (len >= TrailerLen).

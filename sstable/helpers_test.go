@@ -164,3 +164,7 @@ func putLE32(b []byte, v uint32) { binary.LittleEndian.PutUint32(b, v) }
 func leUint64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
 
 func crc32Castagnoli(b []byte) uint32 { return crc32.Checksum(b, crcTable) }
+
+// pinnedIndexBytes is the memory a pinned Reader's index partitions lie
+// in.
+func pinnedIndexBytes(r *Reader) int { return len(r.ix.keep[len(r.ix.keep)-1].Bytes()) }

@@ -55,12 +55,12 @@ func (m indexModel) block(restartInterval int) []byte {
 }
 
 // TestIndexMatchesModel: an index read in place gives back every key and
-// handle it was built from, and searchIndex finds what a linear scan of
+// handle it was built from, and seekIndex finds what a linear scan of
 // the model finds.
 func TestIndexMatchesModel(t *testing.T) {
 	for seed := range uint64(50) {
 		m := randIndexModel(seed)
-		x, err := newIndex(m.block(1), nil, 1<<40)
+		x, err := newIndex(m.block(1), dataHandles(1<<40))
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -72,7 +72,7 @@ func TestIndexMatchesModel(t *testing.T) {
 				t.Fatalf("seed %d entry %d: %x %v, want %x %v", seed, i, x.key(i), x.handle(i), m.keys[i], m.handles[i])
 			}
 		}
-		r := &Reader{index: x}
+		r := &Reader{ix: oneIndex(x, nil)}
 		rng := newRand(seed + 1000)
 		for range 100 {
 			ukey := fmt.Appendf(nil, "k%06d%s", rng.IntN(420), strings.Repeat("x", suffixLen(rng.IntN(10))))
@@ -84,7 +84,8 @@ func TestIndexMatchesModel(t *testing.T) {
 					break
 				}
 			}
-			if got := r.searchIndex(0, ukey, trailer); got != want {
+			var c indexCursor
+			if got, _ := r.seekIndex(&c, 0, ukey, trailer); got != want {
 				t.Fatalf("seed %d: searchIndex(%q, %x) = %d, want %d", seed, ukey, trailer, got, want)
 			}
 		}
@@ -123,11 +124,11 @@ func TestIndexRejectsOtherLayouts(t *testing.T) {
 		{"keys out of order", swapped.block(1), 1 << 40},
 		{"handle past the data", good, m.handles[len(m.handles)-1].offset},
 	} {
-		if _, err := newIndex(tc.block, nil, tc.end); !errors.Is(err, base.ErrCorruption) {
+		if _, err := newIndex(tc.block, dataHandles(tc.end)); !errors.Is(err, base.ErrCorruption) {
 			t.Errorf("%s: newIndex = %v, want ErrCorruption", tc.name, err)
 		}
 	}
-	if _, err := newIndex(good, nil, 1<<40); err != nil {
+	if _, err := newIndex(good, dataHandles(1<<40)); err != nil {
 		t.Fatalf("the good block: %v", err)
 	}
 }

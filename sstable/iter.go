@@ -24,6 +24,7 @@ type Iter struct {
 	lower, upper []byte
 	idx          int          // current data block; meaningful while valid
 	block        cache.Handle // of data block idx, which blk reads
+	ic           indexCursor  // idx's index partition
 	blk          blockIter
 	valid        bool
 	err          error
@@ -45,6 +46,7 @@ func (r *Reader) NewIter(lower, upper []byte) *Iter {
 // one without allocating. REQUIRES: it is new or closed.
 func (it *Iter) Init(r *Reader, lower, upper []byte) {
 	it.blk.reset()
+	it.ic.release()
 	*it = Iter{r: r, lower: lower, upper: upper, blk: it.blk}
 }
 
@@ -57,7 +59,12 @@ var maxTrailer = base.SeekKey(nil, base.MaxSeqNum).Trailer
 func (it *Iter) loadBlock(i int) bool {
 	it.blk.reset()
 	it.block.Release()
-	b, _, err := it.r.dataBlock(i)
+	it.block = cache.Handle{}
+	if err := it.r.holdPart(&it.ic, it.r.ix.partOf(i)); err != nil {
+		return it.fail(err)
+	}
+	h := it.r.blockHandle(&it.ic, i)
+	b, _, err := it.r.dataBlock(i, h)
 	it.block = b
 	if err == nil {
 		err = it.blk.init(b.Block())
@@ -67,6 +74,11 @@ func (it *Iter) loadBlock(i int) bool {
 	}
 	it.idx = i
 	return true
+}
+
+// blockErr wraps a fault of the current block.
+func (it *Iter) blockErr(err error) error {
+	return it.r.blockErr(it.idx, it.r.blockHandle(&it.ic, it.idx), err)
 }
 
 func (it *Iter) fail(err error) bool {
@@ -81,14 +93,14 @@ func (it *Iter) fail(err error) bool {
 // entry against the bounds (dir > 0: upper, dir < 0: lower).
 func (it *Iter) settle(ok bool, dir int) bool {
 	if it.blk.err != nil {
-		return it.fail(it.r.blockErr(it.idx, it.blk.err))
+		return it.fail(it.blockErr(it.blk.err))
 	}
 	if !ok {
 		it.valid = false
 		return false
 	}
 	if len(it.blk.key) < base.TrailerLen {
-		return it.fail(it.r.blockErr(it.idx, errBlock))
+		return it.fail(it.blockErr(errBlock))
 	}
 	uk := userKey(it.blk.key)
 	if dir > 0 && it.upper != nil && bytes.Compare(uk, it.upper) >= 0 ||
@@ -113,8 +125,11 @@ func (it *Iter) SeekGE(key base.InternalKey) bool {
 		it.valid = false // nothing in bounds: no read
 		return false
 	}
-	i := it.r.searchIndex(0, ukey, trailer)
-	if i == it.r.index.len() {
+	i, err := it.r.seekIndex(&it.ic, 0, ukey, trailer)
+	if err != nil {
+		return it.fail(err)
+	}
+	if i == it.r.ix.numBlocks() {
 		it.valid = false
 		return false
 	}
@@ -141,8 +156,11 @@ func (it *Iter) SeekLT(key base.InternalKey) bool {
 		it.valid = false // nothing in bounds: no read
 		return false
 	}
-	i := it.r.searchIndex(0, ukey, trailer)
-	if i == it.r.index.len() {
+	i, err := it.r.seekIndex(&it.ic, 0, ukey, trailer)
+	if err != nil {
+		return it.fail(err)
+	}
+	if i == it.r.ix.numBlocks() {
 		return it.lastOf(i - 1)
 	}
 	if !it.loadBlock(i) {
@@ -160,7 +178,7 @@ func (it *Iter) First() bool {
 	if it.lower != nil {
 		return it.SeekGE(base.InternalKey{UserKey: it.lower, Trailer: maxTrailer})
 	}
-	if it.err != nil || it.closed || it.r.index.len() == 0 {
+	if it.err != nil || it.closed || it.r.ix.numBlocks() == 0 {
 		it.valid = false
 		return false
 	}
@@ -182,7 +200,7 @@ func (it *Iter) Last() bool {
 	if it.err != nil || it.closed {
 		return false
 	}
-	return it.lastOf(it.r.index.len() - 1)
+	return it.lastOf(it.r.ix.numBlocks() - 1)
 }
 
 func (it *Iter) lastOf(i int) bool {
@@ -216,8 +234,8 @@ func (it *Iter) Next() bool {
 // upper (its last key, the index key, is >= upper).
 func (it *Iter) nextBlock() bool {
 	for {
-		if it.upper != nil && bytes.Compare(userKey(it.r.index.key(it.idx)), it.upper) >= 0 ||
-			it.idx+1 >= it.r.index.len() {
+		if it.upper != nil && bytes.Compare(userKey(it.r.blockLastKey(&it.ic, it.idx)), it.upper) >= 0 ||
+			it.idx+1 >= it.r.ix.numBlocks() {
 			it.valid = false
 			return false
 		}
@@ -245,7 +263,7 @@ func (it *Iter) Prev() bool {
 // without reading when the previous block ends below lower.
 func (it *Iter) prevBlock() bool {
 	for {
-		if it.idx == 0 || it.lower != nil && bytes.Compare(userKey(it.r.index.key(it.idx-1)), it.lower) < 0 {
+		if it.idx == 0 || it.lower != nil && bytes.Compare(userKey(it.r.blockLastKey(&it.ic, it.idx-1)), it.lower) < 0 {
 			it.valid = false
 			return false
 		}
@@ -282,5 +300,7 @@ func (it *Iter) Close() error {
 	it.closed, it.valid, it.r = true, false, nil
 	it.blk.reset()
 	it.block.Release()
+	it.block = cache.Handle{}
+	it.ic.release()
 	return it.err
 }

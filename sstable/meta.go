@@ -21,12 +21,21 @@ import (
 // A tableMeta holds a reference of its own on the index and filter
 // memory (internal/offheap, invariant 1), dropped when the cache lets go
 // of it; a Reader made from it takes references of its own.
+//
+// A paged Reader (MetaBudget) leaves what it keeps: the top-level index
+// and the filter's shape and page checksums. A pinned one's meta is
+// adopted only by a Reader the budget lets pin it.
 type tableMeta struct {
 	tail      []byte // Reader.tail: the properties block and the footer
 	props     Properties
-	index     index
+	ix        tableIndex
+	dataEnd   uint64
 	filter    filter.CacheLine
 	hasFilter bool
+	paged     bool
+	pf        pagedFilter
+	pinned    int64 // the bytes a Reader pinning it reserves (Reader.reserved)
+	oneIndex  bool  // format version 1: pinned whatever the budget
 }
 
 // metaOffset is the cache key offset of a table's tableMeta: no data
@@ -44,15 +53,20 @@ func (r *Reader) stashMeta() {
 	if r.cache.Capacity() == 0 || r.tail == nil {
 		return
 	}
-	m := &tableMeta{tail: r.tail, props: r.props, index: r.index, filter: r.filter.Ref(), hasFilter: r.hasFilter}
-	m.index.keep.Ref()
-	h := cache.NewValue(m, len(m.index.data)+m.filter.Size()+len(m.tail)+metaCharge, m.release)
+	m := &tableMeta{tail: r.tail, props: r.props, ix: r.ix, dataEnd: r.dataEnd, filter: r.filter.Ref(), hasFilter: r.hasFilter,
+		paged: r.paged, pf: r.pf, pinned: r.reserved, oneIndex: len(r.ix.parts) > 0 && r.ix.top.n == 0}
+	m.ix.ref()
+	charge := len(m.ix.top.data) + len(m.pf.crcs) + len(m.tail) + metaCharge
+	if !m.paged {
+		charge += int(m.pinned)
+	}
+	h := cache.NewValue(m, charge, m.release)
 	r.cache.Set(r.fileNum, metaOffset, &h)
 	h.Release()
 }
 
 func (m *tableMeta) release() {
-	m.index.keep.Release()
+	m.ix.release()
 	m.filter.Release()
 }
 
@@ -80,8 +94,20 @@ func (r *Reader) adoptMeta(size uint64) (bool, error) {
 	if !bytes.Equal(tail.Block(), m.tail) {
 		return false, nil // another file: open it afresh, and let the checks refuse it
 	}
-	r.tail, r.props, r.index, r.hasFilter = m.tail, m.props, m.index, m.hasFilter
-	r.index.keep.Ref()
+	switch {
+	case m.paged:
+		if r.cache.Capacity() == 0 {
+			return false, nil // a paged reader needs the cache: open afresh, pinned
+		}
+		r.budget.addPaged(1)
+	case m.oneIndex:
+		r.budget.reserveAll(m.pinned)
+	case !r.budget.reserve(m.pinned):
+		return false, nil // no room to pin it now: open afresh, paged
+	}
+	r.tail, r.props, r.ix, r.dataEnd, r.hasFilter = m.tail, m.props, m.ix, m.dataEnd, m.hasFilter
+	r.paged, r.pf, r.reserved = m.paged, m.pf, m.pinned
+	r.ix.ref()
 	r.filter = m.filter.Ref()
 	return true, nil
 }

@@ -22,11 +22,11 @@ func TestMetaOutlivesReader(t *testing.T) {
 	entries := bigMetaEntries()
 	data, _ := buildTable(t, entries, WriterOptions{BloomBitsPerKey: 10, BlockSize: 512})
 	r := openTable(t, data, nil)
-	if len(r.index.data) < offheap.MinSize || r.filter.Size() < offheap.MinSize {
-		t.Fatalf("index %d and filter %d bytes: the test needs both over offheap.MinSize", len(r.index.data), r.filter.Size())
+	if pinnedIndexBytes(r) < offheap.MinSize || r.filter.Size() < offheap.MinSize {
+		t.Fatalf("index %d and filter %d bytes: the test needs both over offheap.MinSize", pinnedIndexBytes(r), r.filter.Size())
 	}
 	leaked := offheap.Stats().Leaked
-	f := r.Filter().Ref()
+	f := r.filter.Ref()
 	defer f.Release()
 	view, err := r.WithFile(&memFile{data: data})
 	if err != nil {
@@ -76,7 +76,7 @@ func TestMetaFreedAtClose(t *testing.T) {
 	for _, holder := range []string{"none", "filter", "view"} {
 		before := offheap.Stats()
 		r := openTable(t, data, nil)
-		index, stale := r.index.data, r.filter // copies without a reference: what a use after free would hold
+		index, stale := r.ix.parts[0].data, r.filter // copies without a reference: what a use after free would hold
 		size := int64(len(index) + r.filter.Size())
 		if got := offheap.Stats().Mapped - before.Mapped; got < size {
 			t.Fatalf("%s: an open table maps %d bytes, its index and filter are %d", holder, got, size)
@@ -84,7 +84,7 @@ func TestMetaFreedAtClose(t *testing.T) {
 		release := func() {}
 		switch holder {
 		case "filter":
-			f := r.Filter().Ref()
+			f := r.filter.Ref()
 			release = f.Release
 		case "view":
 			v, err := r.WithFile(&memFile{data: data})

@@ -28,6 +28,12 @@ type Properties struct {
 	// thousandth of a bit (property filter.millibits_per_key; tables
 	// written before it have filter.bits_per_key, a whole number).
 	FilterBitsPerKey float64
+	// FilterLines, FilterProbes and FilterPageCRCs (a CRC-32C of every
+	// 4 KiB of the filter block, 4 bytes each) let a table whose filter is
+	// not pinned read and verify one page of it per probe (filter_pages.go);
+	// tables of format version 1 have none of them.
+	FilterLines, FilterProbes uint64
+	FilterPageCRCs            []byte
 	// RawKeyBytes and RawValueBytes sum the encoded internal keys and the
 	// values as added; DataBytes, IndexBytes and FilterBytes are the stored
 	// sizes of those blocks including trailers.
@@ -51,7 +57,10 @@ const (
 	propEntries       = "entries.total"
 	propFilterBytes   = "filter.bytes"
 	propFilterLayout  = "filter.layout"
+	propFilterLines   = "filter.lines"
 	propFilterMillis  = "filter.millibits_per_key"
+	propFilterCRCs    = "filter.page_crcs"
+	propFilterProbes  = "filter.probes"
 	propIndexBytes    = "index.bytes"
 	propKeyLargest    = "key.largest"
 	propKeySmallest   = "key.smallest"
@@ -89,7 +98,10 @@ func (p *Properties) encode() []byte {
 	u(propFilterBytes, p.FilterBytes)
 	b.add([]byte(propFilterLayout), []byte(p.FilterLayout))
 	if p.FilterLayout != "" {
+		u(propFilterLines, p.FilterLines)
 		u(propFilterMillis, uint64(math.Round(max(p.FilterBitsPerKey, 0)*1000)))
+		b.add([]byte(propFilterCRCs), p.FilterPageCRCs)
+		u(propFilterProbes, p.FilterProbes)
 	}
 	u(propIndexBytes, p.IndexBytes)
 	if p.NumEntries > 0 {
@@ -122,6 +134,9 @@ func decodeProperties(block []byte) (Properties, error) {
 		switch name {
 		case propFilterLayout:
 			p.FilterLayout = string(v)
+			continue
+		case propFilterCRCs:
+			p.FilterPageCRCs = append([]byte(nil), v...)
 			continue
 		case propKeyLargest, propKeySmallest:
 			k, err := decodeInternalKeyCopy(v)
@@ -159,6 +174,10 @@ func decodeProperties(block []byte) (Properties, error) {
 			p.FilterBitsPerKey = float64(num) / float64(scale)
 		case propFilterBytes:
 			p.FilterBytes = num
+		case propFilterLines:
+			p.FilterLines = num
+		case propFilterProbes:
+			p.FilterProbes = num
 		case propIndexBytes:
 			p.IndexBytes = num
 		case propRawKeyBytes:

@@ -35,6 +35,9 @@ type ReaderOptions struct {
 	// truncated one); a table without an id fails an ExpectTableID check.
 	// 0 checks nothing. TableCache sets both per table from its TableRef.
 	ExpectSize, ExpectTableID uint64
+	// MetaBudget, if not nil, decides whether the Reader pins its index
+	// and filter or reads them paged through Cache (budget.go); nil pins.
+	MetaBudget *MetaBudget
 }
 
 // Reader reads one table. Open loads footer, index, filter and properties
@@ -53,11 +56,19 @@ type Reader struct {
 	// compares (meta.go); nil if anything lies between them.
 	tail      []byte
 	props     Properties
-	index     index
+	ix        tableIndex
+	dataEnd   uint64 // where the data blocks end
 	filter    filter.CacheLine
 	hasFilter bool
 	// useFilter is hasFilter unless ReaderOptions.IgnoreFilter.
 	useFilter bool
+	// paged: the index partitions and the filter (pf) are read through
+	// the block cache, a page at a time; otherwise ix.parts and filter
+	// hold them, pinned, and budget holds reserved bytes for them.
+	paged    bool
+	pf       pagedFilter
+	budget   *MetaBudget
+	reserved int64
 
 	stats   readCounters
 	closed  atomic.Bool
@@ -69,7 +80,7 @@ type Reader struct {
 // and a file that is not the table opts expects, wrap base.ErrCorruption
 // and name the file.
 func Open(f vfs.File, opts ReaderOptions) (*Reader, error) {
-	r := &Reader{f: f, cache: opts.Cache, fileNum: opts.FileNum, name: opts.Name}
+	r := &Reader{f: f, cache: opts.Cache, fileNum: opts.FileNum, name: opts.Name, budget: opts.MetaBudget}
 	if r.name == "" {
 		r.name = TableFileName(opts.FileNum)
 	}
@@ -112,38 +123,127 @@ func (r *Reader) open(size uint64) error {
 		return err
 	}
 	// Data blocks end where the first meta block starts.
-	dataEnd := ft.index.offset
+	r.dataEnd = ft.index.offset
 	if ft.filter.length > 0 {
-		dataEnd = min(dataEnd, ft.filter.offset)
+		r.dataEnd = min(r.dataEnd, ft.filter.offset)
 	}
 	if err := r.readProps(ft, fb, size); err != nil {
 		return err
 	}
-	indexBlock, indexBuf, err := r.readMeta(ft.index, "index")
+	if r.hasFilter = ft.filter.length > 0; r.hasFilter != (r.props.FilterLayout == FilterLayoutCacheLine) {
+		return fmt.Errorf("filter block present=%t, layout %q: %w", r.hasFilter, r.props.FilterLayout, base.ErrCorruption)
+	}
+	if ft.version == formatVersionOneIndex {
+		r.reserved = int64(r.props.IndexBytes + r.props.FilterBytes)
+		r.budget.reserveAll(r.reserved)
+		return r.openOneIndex(ft)
+	}
+	if err := r.openTopIndex(ft); err != nil {
+		return err
+	}
+	if n := int64(r.props.IndexBytes + r.props.FilterBytes); r.cache.Capacity() == 0 || r.budget.reserve(n) {
+		r.reserved = n
+		return r.pinMeta(ft)
+	}
+	r.paged = true
+	r.budget.addPaged(1)
+	if r.hasFilter {
+		if r.pf, err = newPagedFilter(ft.filter, &r.props); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// openOneIndex reads a version 1 table's index: one block, pinned.
+func (r *Reader) openOneIndex(ft footer) error {
+	block, buf, err := r.readMeta(ft.index, "index")
 	if err != nil {
 		return err
 	}
-	if r.index, err = newIndex(indexBlock, indexBuf, dataEnd); err != nil {
-		indexBuf.Release()
+	x, err := newIndex(block, dataHandles(r.dataEnd))
+	if err != nil {
+		buf.Release()
 		return fmt.Errorf("index block at %d: %w", ft.index.offset, err)
 	}
-	if uint64(r.index.len()) != r.props.NumDataBlocks || (r.index.len() == 0) != (r.props.NumEntries == 0) {
-		return fmt.Errorf("index has %d blocks, properties say %d blocks of %d entries: %w",
-			r.index.len(), r.props.NumDataBlocks, r.props.NumEntries, base.ErrCorruption)
+	r.ix = oneIndex(x, buf)
+	if err := r.checkBlockCount(); err != nil {
+		return err
 	}
+	return r.pinFilter(ft)
+}
+
+// openTopIndex reads a version 2 table's top-level index block, which
+// stays in memory whether the table is pinned or paged.
+func (r *Reader) openTopIndex(ft footer) error {
+	block, buf, err := r.readMeta(ft.index, "index")
+	if err != nil {
+		return err
+	}
+	r.ix.keep = []*offheap.Buffer{buf}
+	lo := uint64(0) // without a filter, after the data blocks, which end where the first partition starts
 	if ft.filter.length > 0 {
-		fblock, fbuf, err := r.readMeta(ft.filter, "filter")
-		if err != nil {
-			return err
-		}
-		if r.filter, err = filter.OpenCacheLineIn(fbuf, fblock); err != nil {
-			fbuf.Release()
-			return fmt.Errorf("filter block at %d: %w: %w", ft.filter.offset, base.ErrCorruption, err)
-		}
-		r.hasFilter = true
+		lo = ft.filter.end()
 	}
-	if r.hasFilter != (r.props.FilterLayout == FilterLayoutCacheLine) {
-		return fmt.Errorf("filter block present=%t, layout %q: %w", r.hasFilter, r.props.FilterLayout, base.ErrCorruption)
+	if r.ix.top, r.ix.starts, err = newTopIndex(block, lo, ft.index.offset, int(min(r.props.NumDataBlocks, maxBlockLen))); err != nil {
+		return fmt.Errorf("index block at %d: %w", ft.index.offset, err)
+	}
+	if r.ix.numParts() > 0 {
+		r.dataEnd = min(r.dataEnd, r.ix.partHandle(0).offset)
+	}
+	return r.checkBlockCount()
+}
+
+func (r *Reader) checkBlockCount() error {
+	if n := r.ix.numBlocks(); uint64(n) != r.props.NumDataBlocks || (n == 0) != (r.props.NumEntries == 0) {
+		return fmt.Errorf("index has %d blocks, properties say %d blocks of %d entries: %w",
+			n, r.props.NumDataBlocks, r.props.NumEntries, base.ErrCorruption)
+	}
+	return nil
+}
+
+// pinMeta reads a version 2 table's index partitions, in one read of the
+// span they fill, and its filter, and keeps both for the Reader's life.
+func (r *Reader) pinMeta(ft footer) error {
+	if np := r.ix.numParts(); np > 0 {
+		first, last := r.ix.partHandle(0), r.ix.partHandle(np-1)
+		span := offheap.New(int(last.end() - first.offset))
+		r.ix.keep = append(r.ix.keep, span)
+		if err := r.readAt(span.Bytes(), first.offset); err != nil {
+			return fmt.Errorf("index partitions at %d: %w", first.offset, err)
+		}
+		r.stats.openBlocksRead.Add(1)
+		r.stats.openBytesRead.Add(uint64(len(span.Bytes())))
+		r.ix.parts = make([]index, np)
+		for p := range np {
+			h := r.ix.partHandle(p)
+			block, typ, err := verifyBlock(span.Bytes()[h.offset-first.offset:], h)
+			if err == nil && typ != compressionNone {
+				err = fmt.Errorf("compressed: %w", base.ErrCorruption)
+			}
+			if err == nil {
+				r.ix.parts[p], err = r.checkPartition(p, block)
+			}
+			if err != nil {
+				return fmt.Errorf("index partition %d at %d: %w", p, h.offset, err)
+			}
+		}
+	}
+	return r.pinFilter(ft)
+}
+
+// pinFilter reads and keeps the filter block, if the table has one.
+func (r *Reader) pinFilter(ft footer) error {
+	if !r.hasFilter {
+		return nil
+	}
+	fblock, fbuf, err := r.readMeta(ft.filter, "filter")
+	if err != nil {
+		return err
+	}
+	if r.filter, err = filter.OpenCacheLineIn(fbuf, fblock); err != nil {
+		fbuf.Release()
+		return fmt.Errorf("filter block at %d: %w: %w", ft.filter.offset, base.ErrCorruption, err)
 	}
 	return nil
 }
@@ -247,9 +347,9 @@ func (r *Reader) WithFile(f vfs.File) (*Reader, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("sstable %s: %w", r.name, err), f.Close())
 	}
-	v := &Reader{f: f, fileNum: r.fileNum, name: r.name, tail: r.tail, props: r.props, index: r.index,
-		filter: r.filter.Ref(), hasFilter: r.hasFilter, useFilter: r.useFilter}
-	v.index.keep.Ref()
+	v := &Reader{f: f, fileNum: r.fileNum, name: r.name, tail: r.tail, props: r.props, ix: r.ix, dataEnd: r.dataEnd,
+		filter: r.filter.Ref(), hasFilter: r.hasFilter, useFilter: r.useFilter, paged: r.paged, pf: r.pf}
+	v.ix.ref()
 	return v, nil
 }
 
@@ -332,12 +432,11 @@ func leUint32(b []byte) uint32 {
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 
-// dataBlock returns a handle on data block i, from the block cache or
-// else the file (then caching it), counting a hit or a file read. The
+// dataBlock returns a handle on data block i at h, from the block cache
+// or else the file (then caching it), counting a hit or a file read. The
 // caller reads the block in place and releases the handle once no slice of
 // it is in use (internal/cache, invariant 5).
-func (r *Reader) dataBlock(i int) (b cache.Handle, cacheHit bool, err error) {
-	h := r.index.handle(i)
+func (r *Reader) dataBlock(i int, h handle) (b cache.Handle, cacheHit bool, err error) {
 	if b, ok := r.cache.Get(r.fileNum, h.offset); ok {
 		r.stats.cacheHits.Add(1)
 		return b, true, nil
@@ -359,18 +458,40 @@ func (r *Reader) Properties() *Properties { return &r.props }
 // Stats returns a snapshot of the table's read counters.
 func (r *Reader) Stats() ReadStats { return r.stats.snapshot() }
 
-// Filter returns the table's Bloom filter: the zero CacheLine, which
+// Filter returns the table's Bloom filter, and false if the Reader reads
+// it paged (it is not in memory to return): the zero CacheLine, which
 // answers "maybe" to everything, for a table without one. It aliases
 // memory the Reader frees at Close: a caller that keeps it longer takes a
 // reference of its own (CacheLine.Ref) while it holds the Reader, and
 // releases it when done.
-func (r *Reader) Filter() filter.CacheLine { return r.filter }
+func (r *Reader) Filter() (filter.CacheLine, bool) { return r.filter, !r.paged || !r.hasFilter }
 
-// MayContainHash asks the in-memory filter only: never touches the disk,
-// counts nothing. A table without a filter answers true.
+// MayContainHash asks the filter without touching the disk, and counts
+// nothing: a paged table's filter answers only from a page in the block
+// cache, "maybe" otherwise. A table without a filter answers true.
 func (r *Reader) MayContainHash(h uint64) bool {
-	return !r.hasFilter || r.filter.MayContainHash(h)
+	if !r.hasFilter {
+		return true
+	}
+	if r.paged {
+		may, _ := r.pagedMayContain(h, true)
+		return may
+	}
+	return r.filter.MayContainHash(h)
 }
+
+// mayContain is the filter's answer for a Get: a paged table's reads the
+// page of h's line if the block cache lacks it.
+func (r *Reader) mayContain(h uint64) (bool, error) {
+	if r.paged {
+		return r.pagedMayContain(h, false)
+	}
+	return r.filter.MayContainHash(h), nil
+}
+
+// Paged reports whether the Reader reads its index and filter through
+// the block cache rather than holding them (MetaBudget).
+func (r *Reader) Paged() bool { return r.paged }
 
 // Close closes the file and releases the index and filter memory, which
 // is freed once no other holder (a reader made by WithFile, a filter's
@@ -388,9 +509,14 @@ func (r *Reader) Close() error {
 // memory (none before Open set them) and forgets both, so that a use after
 // Close finds an empty table instead of freed memory.
 func (r *Reader) releaseMeta() {
-	r.index.keep.Release()
+	r.ix.release()
 	r.filter.Release()
-	r.index, r.filter = index{}, filter.CacheLine{}
+	r.ix, r.filter, r.pf = tableIndex{}, filter.CacheLine{}, pagedFilter{}
+	r.budget.release(r.reserved)
+	if r.paged {
+		r.budget.addPaged(-1)
+	}
+	r.reserved, r.paged, r.hasFilter, r.useFilter = 0, false, false, false
 }
 
 // TableFileName is the name of table fileNum: "000123.sst".

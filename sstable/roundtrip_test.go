@@ -36,7 +36,19 @@ func TestRoundTrip(t *testing.T) {
 		// No cache, one that evicts (and recycles) blocks all the time, or
 		// one that holds them all.
 		c := [...]*cache.Cache{nil, cache.New(4 << 10), cache.New(1 << 20)}[rng.IntN(3)]
-		r := openTable(t, data, c)
+		// With a cache, half the rounds read the index and filter paged.
+		var budget *MetaBudget
+		if c != nil && rng.IntN(2) == 0 {
+			budget = NewMetaBudget(0)
+		}
+		desc += fmt.Sprintf(" paged %t", budget != nil)
+		r, err := Open(&memFile{data: data}, ReaderOptions{Cache: c, FileNum: 7, MetaBudget: budget})
+		if err != nil {
+			t.Fatalf("%s: Open: %v", desc, err)
+		}
+		if r.Paged() != (budget != nil) {
+			t.Fatalf("%s: Paged() = %t", desc, r.Paged())
+		}
 		if got := *r.Properties(); !propsEqual(got, props) {
 			t.Fatalf("%s: reopened properties %+v, writer said %+v", desc, got, props)
 		}
@@ -45,6 +57,9 @@ func TestRoundTrip(t *testing.T) {
 		checkIters(t, desc, rng, r, es)
 		if err := r.Close(); err != nil {
 			t.Fatalf("%s: Close: %v", desc, err)
+		}
+		if n := budget.PagedTables(); n != 0 {
+			t.Fatalf("%s: %d paged tables counted after Close", desc, n)
 		}
 	}
 }

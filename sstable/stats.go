@@ -22,10 +22,14 @@ import (
 //     iterators, bytes including block trailers.
 //   - OpenBlocksRead, OpenBytesRead: what Open read (footer, index, filter,
 //     properties) — once per open, kept apart from the read path.
+//   - MetaCacheHits, MetaBlocksRead, MetaBytesRead: a paged table's index
+//     partitions and filter pages (MetaBudget) found in the block cache,
+//     and read from the file on the read path.
 type ReadStats struct {
 	FilterProbes, FilterNegatives, FilterFalsePositives uint64
 	CacheHits, BlocksRead, BytesRead                    uint64
 	OpenBlocksRead, OpenBytesRead                       uint64
+	MetaCacheHits, MetaBlocksRead, MetaBytesRead        uint64
 }
 
 // Add adds o's counters to s, so a level's tables can be summed.
@@ -38,12 +42,16 @@ func (s *ReadStats) Add(o ReadStats) {
 	s.BytesRead += o.BytesRead
 	s.OpenBlocksRead += o.OpenBlocksRead
 	s.OpenBytesRead += o.OpenBytesRead
+	s.MetaCacheHits += o.MetaCacheHits
+	s.MetaBlocksRead += o.MetaBlocksRead
+	s.MetaBytesRead += o.MetaBytesRead
 }
 
 type readCounters struct {
 	filterProbes, filterNegatives, filterFalsePositives atomic.Uint64
 	cacheHits, blocksRead, bytesRead                    atomic.Uint64
 	openBlocksRead, openBytesRead                       atomic.Uint64
+	metaCacheHits, metaBlocksRead, metaBytesRead        atomic.Uint64
 }
 
 func (c *readCounters) snapshot() ReadStats {
@@ -52,6 +60,7 @@ func (c *readCounters) snapshot() ReadStats {
 		FilterFalsePositives: c.filterFalsePositives.Load(),
 		CacheHits:            c.cacheHits.Load(), BlocksRead: c.blocksRead.Load(), BytesRead: c.bytesRead.Load(),
 		OpenBlocksRead: c.openBlocksRead.Load(), OpenBytesRead: c.openBytesRead.Load(),
+		MetaCacheHits: c.metaCacheHits.Load(), MetaBlocksRead: c.metaBlocksRead.Load(), MetaBytesRead: c.metaBytesRead.Load(),
 	}
 }
 

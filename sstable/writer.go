@@ -56,14 +56,18 @@ type Writer struct {
 	offset uint64 // bytes handed to bw so far
 	err    error
 
-	data     blockBuilder
-	index    blockBuilder
-	filter   *filter.CacheLineBuilder
-	lastKey  []byte // encoded internal key of the last Add
-	keyBuf   []byte
-	compBuf  []byte
-	props    Properties
-	finished bool
+	data  blockBuilder
+	index blockBuilder // the index partition being filled
+	// parts are the finished index partitions, written after the filter
+	// (Finish), and partsSize their total size.
+	parts     []indexPart
+	partsSize int
+	filter    *filter.CacheLineBuilder
+	lastKey   []byte // encoded internal key of the last Add
+	keyBuf    []byte
+	compBuf   []byte
+	props     Properties
+	finished  bool
 }
 
 // NewWriter starts a table on f, which the Writer owns from now on.
@@ -138,7 +142,7 @@ func decodedOrRaw(enc []byte) any {
 // filter, properties and footer: what compaction compares against its target
 // file size. The pending data block counts uncompressed.
 func (w *Writer) EstimatedSize() uint64 {
-	est := w.offset + uint64(w.index.estimatedSize())
+	est := w.offset + uint64(w.partsSize+w.index.estimatedSize())
 	if w.data.entries > 0 {
 		est += uint64(w.data.estimatedSize()) + blockTrailerLen
 	}
@@ -159,6 +163,29 @@ func (w *Writer) flushDataBlock() {
 	w.props.DataBytes += h.length + blockTrailerLen
 	var hb [2 * binary.MaxVarintLen64]byte
 	w.index.add(w.lastKey, appendHandle(hb[:0], h))
+	if w.index.estimatedSize() >= indexPartitionSize {
+		w.cutIndexPartition()
+	}
+}
+
+// indexPart is a finished index partition: its block, its last key, and
+// the number of its first data block.
+type indexPart struct {
+	block, lastKey []byte
+	first          int
+}
+
+// cutIndexPartition finishes the index partition being filled, if it has
+// an entry.
+func (w *Writer) cutIndexPartition() {
+	if w.index.entries == 0 {
+		return
+	}
+	first := int(w.props.NumDataBlocks) - w.index.entries
+	block := append([]byte(nil), w.index.finish()...)
+	w.parts = append(w.parts, indexPart{block: block, lastKey: append([]byte(nil), w.index.lastKey...), first: first})
+	w.partsSize += len(block) + blockTrailerLen
+	w.index.reset()
 }
 
 // writeBlock writes a block and its trailer, compressing it when asked and

@@ -32,12 +32,17 @@ func (w *Writer) Finish() (Properties, error) {
 		p.FilterLayout = FilterLayoutCacheLine
 		// As the builder clamps it, to the thousandth the property keeps.
 		p.FilterBitsPerKey = math.Round(min(w.opts.BloomBitsPerKey, filter.MaxCacheLineBitsPerKey)*1000) / 1000
+		enc := w.filter.Finish(nil)
+		if f, err := filter.OpenCacheLine(enc); err == nil {
+			p.FilterLines, p.FilterProbes = uint64(f.Lines()), uint64(f.Probes())
+		}
+		p.FilterPageCRCs = appendPageCRCs(nil, enc)
 		// Stored raw: a Bloom filter's bits are incompressible.
-		ft.filter = w.writeBlock(w.filter.Finish(nil), false)
+		ft.filter = w.writeBlock(enc, false)
 		p.FilterBytes = ft.filter.length + blockTrailerLen
 	}
-	ft.index = w.writeBlock(w.index.finish(), false)
-	p.IndexBytes = ft.index.length + blockTrailerLen
+	ft.index = w.writeIndex()
+	p.IndexBytes = uint64(w.partsSize) + ft.index.length + blockTrailerLen
 	ft.props = w.writeBlock(p.encode(), false)
 	w.write(ft.encode())
 	p.FileSize = w.offset
@@ -59,6 +64,22 @@ func (w *Writer) Finish() (Properties, error) {
 		return Properties{}, w.err
 	}
 	return *p, nil
+}
+
+// writeIndex writes the index partitions, then the top-level block that
+// indexes them, and returns the top-level block's handle (the footer's
+// index handle). Partitions are stored uncompressed, as every meta block
+// is, so that a paged table reads one in place.
+func (w *Writer) writeIndex() handle {
+	w.cutIndexPartition()
+	top := blockBuilder{restartInterval: 1}
+	var buf []byte
+	for _, part := range w.parts {
+		h := w.writeBlock(part.block, false)
+		buf = appendPartEntry(buf[:0], h, part.first)
+		top.add(part.lastKey, buf)
+	}
+	return w.writeBlock(top.finish(), false)
 }
 
 // Abort abandons the table and closes the file; the caller removes it.

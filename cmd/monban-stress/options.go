@@ -33,6 +33,7 @@ type optionSet struct {
 	MaxOpenFiles          int   `json:",omitempty"`
 	MaxCompactions        int   `json:",omitempty"`
 	PerLevelFilters       bool  `json:",omitempty"`
+	PinnedMetaLimit       int64 `json:",omitempty"`
 }
 
 func (o optionSet) lsm() *lsm.Options {
@@ -52,6 +53,7 @@ func (o optionSet) lsm() *lsm.Options {
 		MaxOpenFiles:              o.MaxOpenFiles,
 		MaxConcurrentCompactions:  o.MaxCompactions,
 		FilterSizing:              map[bool]lsm.FilterSizing{false: lsm.FilterSizingUniform, true: lsm.FilterSizingPerLevel}[o.PerLevelFilters],
+		PinnedMetaLimit:           o.PinnedMetaLimit,
 	}
 }
 
@@ -77,6 +79,9 @@ var namedSets = map[string]optionSet{
 	// One open table: every read past the first table reopens files, and
 	// a table's identity is checked on each reopen.
 	"fewfiles": with(tiny, "fewfiles", func(o *optionSet) { o.MaxOpenFiles = 1 }),
+	// Every table paged: index partitions and filter pages read through
+	// the block cache, so a damaged page surfaces on the read path.
+	"paged": with(tiny, "paged", func(o *optionSet) { o.PinnedMetaLimit = -1 }),
 }
 
 func with(o optionSet, name string, f func(*optionSet)) optionSet {
@@ -122,6 +127,7 @@ func randomSet(rng *rand.Rand) optionSet {
 		MaxOpenFiles:       pick(1, 2, 8, 1000),
 		MaxCompactions:     pick(1, 2, 4),
 		PerLevelFilters:    rng.IntN(2) == 0,
+		PinnedMetaLimit:    []int64{-1, 0, 0, 16 << 10}[rng.IntN(4)],
 	}
 	o.L0CompactionThreshold = 1 + rng.IntN(4)
 	o.L0SlowdownThreshold = o.L0CompactionThreshold + rng.IntN(5)

@@ -48,6 +48,11 @@ var fixedConfigs = []config{
 		MemtableSize: 4 << 10, LBaseMaxBytes: 8 << 10, LevelMultiplier: 2,
 		TargetFileSize: 2 << 10, TargetFileSizeMultiplier: 1, L0CompactionThreshold: 2,
 	}},
+	// Every table read paged: index partitions and filter pages through a
+	// small block cache that evicts them.
+	{"paged-meta", lsm.Options{MemtableSize: 4 << 10, BlockSize: 64, BlockCacheSize: 16 << 10, PinnedMetaLimit: -1}},
+	// Room for a few tables' meta: some pinned, the rest paged.
+	{"meta-limit", lsm.Options{MemtableSize: 4 << 10, BlockSize: 256, TargetFileSize: 2 << 10, PinnedMetaLimit: 4 << 10}},
 	{"four-compactions", lsm.Options{
 		MemtableSize: 4 << 10, LBaseMaxBytes: 8 << 10, LevelMultiplier: 2,
 		TargetFileSize: 1 << 10, L0CompactionThreshold: 2, MaxConcurrentCompactions: 4,
@@ -74,6 +79,7 @@ func configs(seed uint64) []config {
 		TargetFileSize:    pick(1<<10, 4<<10, 64<<10, 0),
 
 		TargetFileSizeMultiplier: int(pick(1, 3, 0)),
+		PinnedMetaLimit:          pick(-1, 2<<10, 0, 0),
 
 		MaxConcurrentCompactions: int(pick(1, 3, 0)),
 		FilterSizing:             lsm.FilterSizing(pick(0, 1)),

@@ -1,0 +1,74 @@
+package lsm
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/monbandb/monban/vfs"
+)
+
+// TestPinnedMetaLimit: with no room to pin, every table reads its index
+// and filter paged through the block cache, and Get, MultiGet, Delete and
+// iterators give the answers a pinned DB gives; with room for everything,
+// nothing is paged. Stats say which.
+func TestPinnedMetaLimit(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		limit     int64
+		wantPaged bool
+	}{{"none-pinned", -1, true}, {"all-pinned", 0, false}, {"room-for-all", 1 << 30, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			d := openMem(t, vfs.NewMem(), &Options{MemtableSize: 16 << 10, BlockSize: 256, TargetFileSize: 8 << 10,
+				BlockCacheSize: 64 << 10, PinnedMetaLimit: c.limit})
+			defer d.Close()
+			model := map[string]string{}
+			for i := range 3000 {
+				k, v := fmt.Sprintf("k%05d", 2*i), fmt.Sprintf("v%d", i)
+				if err := d.Put([]byte(k), []byte(v)); err != nil {
+					t.Fatal(err)
+				}
+				model[k] = v
+			}
+			for i := 0; i < 3000; i += 7 {
+				k := fmt.Sprintf("k%05d", 2*i)
+				if err := d.Delete([]byte(k)); err != nil {
+					t.Fatal(err)
+				}
+				delete(model, k)
+			}
+			if err := d.Compact(); err != nil {
+				t.Fatal(err)
+			}
+			var keys [][]byte
+			for i := range 6000 {
+				k := fmt.Sprintf("k%05d", i)
+				keys = append(keys, []byte(k))
+				mustGet(t, d, k, model[k])
+			}
+			vals, errs := d.MultiGet(keys)
+			for i, k := range keys {
+				want, ok := model[string(k)]
+				if ok != (errs[i] == nil) || ok && string(vals[i]) != want || !ok && !errors.Is(errs[i], ErrNotFound) {
+					t.Fatalf("MultiGet(%s) = %q, %v; want %q", k, vals[i], errs[i], want)
+				}
+			}
+			n := 0
+			it := d.NewIter(nil)
+			for k, v := range it.All() {
+				if model[string(k)] != string(v) {
+					t.Fatalf("scan: %s=%s, model has %q", k, v, model[string(k)])
+				}
+				n++
+			}
+			if err := it.Close(); err != nil || n != len(model) {
+				t.Fatalf("scan: %d entries of %d, %v", n, len(model), err)
+			}
+			s := d.Stats()
+			if (s.MetaPagedTables > 0) != c.wantPaged || c.wantPaged && (s.MetaPinnedBytes != 0 || s.MetaBlocksRead == 0) ||
+				!c.wantPaged && (s.MetaPinnedBytes == 0 || s.MetaBlocksRead != 0) {
+				t.Fatalf("%d paged tables, %d bytes pinned, %d meta blocks read", s.MetaPagedTables, s.MetaPinnedBytes, s.MetaBlocksRead)
+			}
+		})
+	}
+}

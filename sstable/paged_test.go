@@ -1,0 +1,189 @@
+package sstable
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/cache"
+)
+
+// pagedTable is a table with many index partitions and filter pages: 20,000
+// keys key%06d (even numbers only), 256-byte blocks, 10 bits per key.
+func pagedTable(t testing.TB) ([]entry, []byte) {
+	var es []entry
+	for i := range 20000 {
+		k := fmt.Appendf(nil, "key%06d", 2*i)
+		es = append(es, entry{base.MakeInternalKey(k, base.SeqNum(i+1), base.KindSet), fmt.Appendf(nil, "v%d", i)})
+	}
+	data, p := buildTable(t, es, WriterOptions{BlockSize: 256, BloomBitsPerKey: 10})
+	if pages := p.FilterBytes / filterPageSize; pages < 4 || p.IndexBytes < 8*indexPartitionSize {
+		t.Fatalf("filter %d bytes, index %d: the test needs several pages of each", p.FilterBytes, p.IndexBytes)
+	}
+	return es, data
+}
+
+func openPaged(t testing.TB, data []byte, c *cache.Cache, b *MetaBudget) *Reader {
+	t.Helper()
+	r, err := Open(&memFile{data: data}, ReaderOptions{Cache: c, FileNum: 7, MetaBudget: b})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return r
+}
+
+// TestPagedOpenReadsTheTopOnly: a paged Open reads the footer, the
+// properties and the top-level index, a small fraction of what a pinned
+// Open reads; then each absent-key Get reads at most one filter page and
+// no data block (its filter says no), and a present key one partition and
+// one data block at most.
+func TestPagedOpenReadsTheTopOnly(t *testing.T) {
+	es, data := pagedTable(t)
+	pinned := openPaged(t, data, cache.New(1<<20), nil)
+	full := pinned.Stats().OpenBytesRead
+	pinned.Close()
+
+	b := NewMetaBudget(0)
+	r := openPaged(t, data, cache.New(1<<20), b)
+	defer r.Close()
+	if !r.Paged() || b.PagedTables() != 1 || b.Pinned() != 0 {
+		t.Fatalf("Paged %t, budget counts %d paged tables and %d pinned bytes", r.Paged(), b.PagedTables(), b.Pinned())
+	}
+	if open := r.Stats().OpenBytesRead; open*10 > full {
+		t.Fatalf("a paged Open read %d bytes, a pinned one %d: want under a tenth", open, full)
+	}
+	negatives := 0
+	for i := range 2000 {
+		k := fmt.Appendf(nil, "key%06d", 2*i+1)
+		before := r.Stats()
+		_, _, found, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, nil)
+		if err != nil || found {
+			t.Fatalf("Get(%s) = %t, %v", k, found, err)
+		}
+		after := r.Stats()
+		meta := after.MetaBlocksRead + after.MetaCacheHits - before.MetaBlocksRead - before.MetaCacheHits
+		data := after.BlocksRead + after.CacheHits - before.BlocksRead - before.CacheHits
+		if after.FilterNegatives > before.FilterNegatives {
+			negatives++
+			if meta != 1 || data != 0 {
+				t.Fatalf("Get(%s), a filter negative, fetched %d meta and %d data blocks; want its filter page only", k, meta, data)
+			}
+		} else if meta > 2 || data > 1 {
+			t.Fatalf("Get(%s) fetched %d meta and %d data blocks; want a filter page, a partition and a block at most", k, meta, data)
+		}
+	}
+	if negatives < 1900 {
+		t.Fatalf("%d filter negatives of 2000 absent keys", negatives)
+	}
+	for _, i := range []int{0, 1, 7777, len(es) - 1} {
+		e := es[i]
+		v, _, found, err := r.Get(e.key.UserKey, filter.Hash(e.key.UserKey), base.MaxSeqNum, nil)
+		if err != nil || !found || !bytes.Equal(v, e.value) {
+			t.Fatalf("Get(%s) = %q, %t, %v", e.key.UserKey, v, found, err)
+		}
+	}
+}
+
+// TestMetaBudgetPinsWhatFits: with room for one table's index and filter,
+// the first Reader pins them and the second reads paged; closing the first
+// returns its bytes, and the next Reader pins again.
+func TestMetaBudgetPinsWhatFits(t *testing.T) {
+	_, data := pagedTable(t)
+	p := openTable(t, data, nil).Properties()
+	need := int64(p.IndexBytes + p.FilterBytes)
+	b := NewMetaBudget(need)
+	c := cache.New(1 << 20)
+	first := openPaged(t, data, c, b)
+	second := openPaged(t, data, c, b)
+	if first.Paged() || !second.Paged() || b.Pinned() != need {
+		t.Fatalf("first paged %t, second paged %t, %d bytes pinned of %d", first.Paged(), second.Paged(), b.Pinned(), need)
+	}
+	first.Close()
+	second.Close()
+	if b.Pinned() != 0 || b.PagedTables() != 0 {
+		t.Fatalf("after Close: %d bytes pinned, %d paged tables", b.Pinned(), b.PagedTables())
+	}
+	third := openPaged(t, data, c, b)
+	defer third.Close()
+	if third.Paged() {
+		t.Fatal("a Reader with the budget free again reads paged")
+	}
+}
+
+// TestPagedFilterPageCorruption: a flipped bit in one filter page is
+// reported by the first Get whose probe lands on that page, as corruption,
+// and Gets whose probes land elsewhere still answer.
+func TestPagedFilterPageCorruption(t *testing.T) {
+	es, data := pagedTable(t)
+	r := openTable(t, data, nil)
+	shape := r.filter.Shape()
+	r.Close()
+	ft, err := decodeFooter(data[len(data)-footerLen:], uint64(len(data))-footerLen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Clone(data)
+	bad[ft.filter.offset+2*filterPageSize+100] ^= 0x10
+	p := openPaged(t, bad, cache.New(1<<20), NewMetaBudget(0))
+	defer p.Close()
+	hitBad := 0
+	for _, e := range es {
+		k := e.key.UserKey
+		_, _, found, err := p.Get(k, filter.Hash(k), base.MaxSeqNum, nil)
+		onBadPage := shape.LineOffset(filter.Hash(k))/filterPageSize == 2
+		switch {
+		case onBadPage && !errors.Is(err, base.ErrCorruption):
+			t.Fatalf("Get(%s) on the damaged page: found %t, %v; want ErrCorruption", k, found, err)
+		case onBadPage:
+			hitBad++
+		case err != nil || !found:
+			t.Fatalf("Get(%s) elsewhere: found %t, %v", k, found, err)
+		}
+	}
+	if hitBad == 0 {
+		t.Fatal("no key's probe landed on the damaged page")
+	}
+}
+
+// TestVersion1TableStillReads opens a table written by format version 1
+// (testdata/v1.sst: one index block, no filter page properties; 1,000 keys
+// key%05d of even numbers, value value%05d), pinned whatever the budget.
+func TestVersion1TableStillReads(t *testing.T) {
+	data, err := os.ReadFile("testdata/v1.sst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewMetaBudget(0)
+	for _, budget := range []*MetaBudget{nil, b} {
+		r := openPaged(t, data, cache.New(1<<20), budget)
+		if r.Paged() || len(r.ix.parts) != 1 || r.Properties().TableID != 0x5eed {
+			t.Fatalf("budget %v: paged %t, %d partitions, id %#x", budget != nil, r.Paged(), len(r.ix.parts), r.Properties().TableID)
+		}
+		if budget != nil && budget.Pinned() != int64(r.Properties().IndexBytes+r.Properties().FilterBytes) {
+			t.Fatalf("a version 1 table pins %d bytes of the budget", budget.Pinned())
+		}
+		for i := range 2000 {
+			k := fmt.Appendf(nil, "key%05d", i)
+			v, _, found, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, nil)
+			if err != nil || found != (i%2 == 0) || found && string(v) != fmt.Sprintf("value%05d", i) {
+				t.Fatalf("Get(%s) = %q, %t, %v", k, v, found, err)
+			}
+		}
+		n := 0
+		it := r.NewIter(nil, nil)
+		for ok := it.First(); ok; ok = it.Next() {
+			n++
+		}
+		if err := it.Close(); err != nil || n != 1000 {
+			t.Fatalf("scan: %d entries, %v", n, err)
+		}
+		r.Close()
+	}
+	if b.Pinned() != 0 {
+		t.Fatalf("%d bytes still pinned after Close", b.Pinned())
+	}
+}

@@ -1,0 +1,242 @@
+package sstable
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/cache"
+	"github.com/monbandb/monban/internal/offheap"
+)
+
+// indexPartitionSize is the size at which the writer cuts an index
+// partition (format version 2): a page, so that a table whose index is
+// not pinned reads one page of it per lookup.
+const indexPartitionSize = 4096
+
+// tableIndex is a table's index of data blocks, in partitions: index
+// blocks of consecutive data blocks, and a top-level block with one entry
+// per partition, its last key (the last key of its last data block) →
+// its handle and the number of its first data block. A version 1 table
+// has one partition and no top-level block.
+//
+// Data blocks are numbered across partitions: block i lies in partition
+// p with starts[p] <= i < starts[p+1]. When the table is pinned, parts
+// holds every partition in memory keep owns; when it is paged
+// (Reader.paged), partitions are read through the block cache one at a
+// time, and only the top-level block stays in memory.
+type tableIndex struct {
+	top    index
+	starts []int // len = partitions + 1; the last is the number of data blocks
+	parts  []index
+	keep   []*offheap.Buffer
+}
+
+// oneIndex is the tableIndex of a version 1 table, whose index block x
+// lies in buf.
+func oneIndex(x index, buf *offheap.Buffer) tableIndex {
+	if x.n == 0 {
+		return tableIndex{starts: []int{0}, keep: []*offheap.Buffer{buf}}
+	}
+	return tableIndex{starts: []int{0, x.n}, parts: []index{x}, keep: []*offheap.Buffer{buf}}
+}
+
+func (x *tableIndex) numParts() int { return max(len(x.starts)-1, 0) }
+
+func (x *tableIndex) numBlocks() int {
+	if len(x.starts) == 0 {
+		return 0 // a closed Reader's
+	}
+	return x.starts[len(x.starts)-1]
+}
+
+// partOf is the partition holding block i, the last one for i past the
+// end. REQUIRES: the table has a partition.
+func (x *tableIndex) partOf(i int) int {
+	if i <= 0 {
+		return 0
+	}
+	p := sort.Search(len(x.starts), func(p int) bool { return x.starts[p] > i }) - 1
+	return min(p, x.numParts()-1)
+}
+
+// lastKey is partition p's last key.
+func (x *tableIndex) lastKey(p int) []byte {
+	if x.top.n == 0 { // version 1: the one partition
+		return x.parts[0].key(x.parts[0].n - 1)
+	}
+	return x.top.key(p)
+}
+
+// partHandle locates partition p. REQUIRES: version 2.
+func (x *tableIndex) partHandle(p int) handle {
+	h, _, _ := decodePartEntry(x.top.entry(p))
+	return h
+}
+
+func (x *tableIndex) ref() {
+	for _, b := range x.keep {
+		b.Ref()
+	}
+}
+
+func (x *tableIndex) release() {
+	for _, b := range x.keep {
+		b.Release()
+	}
+}
+
+// appendPartEntry encodes a top-level value: the partition's handle and
+// the number of its first data block.
+func appendPartEntry(dst []byte, h handle, first int) []byte {
+	return binary.AppendUvarint(appendHandle(dst, h), uint64(first))
+}
+
+func decodePartEntry(_, val []byte) (h handle, first int, ok bool) {
+	off, n := binary.Uvarint(val)
+	length, m := binary.Uvarint(val[max(n, 0):])
+	f, k := binary.Uvarint(val[max(n+m, 0):])
+	if n <= 0 || m <= 0 || k <= 0 || n+m+k != len(val) || f > maxBlockLen {
+		return handle{}, 0, false
+	}
+	return handle{off, length}, int(f), true
+}
+
+// newTopIndex checks a version 2 top-level block: its entries are
+// partitions in file order, lying in [lo, hi), whose first blocks start
+// at 0 and increase, all below numBlocks; it returns the index and the
+// partitions' first blocks.
+func newTopIndex(block []byte, lo, hi uint64, numBlocks int) (index, []int, error) {
+	var starts []int
+	next := lo // partitions follow one another in the file
+	x, err := newIndex(block, func(i int, val []byte) error {
+		h, first, ok := decodePartEntry(nil, val)
+		switch {
+		case !ok:
+			return fmt.Errorf("bad partition entry: %w", base.ErrCorruption)
+		case h.offset < next || checkHandle(h, hi) != nil:
+			return fmt.Errorf("index partition %d at [%d, +%d) outside [%d, %d): %w", i, h.offset, h.length, next, hi, base.ErrCorruption)
+		case i == 0 && first != 0, i > 0 && first <= starts[i-1], first >= numBlocks:
+			return fmt.Errorf("index partition %d starts at block %d of %d: %w", i, first, numBlocks, base.ErrCorruption)
+		}
+		next = h.end()
+		starts = append(starts, first)
+		return nil
+	})
+	if err != nil {
+		return index{}, nil, err
+	}
+	if (x.n == 0) != (numBlocks == 0) {
+		return index{}, nil, fmt.Errorf("%d index partitions for %d data blocks: %w", x.n, numBlocks, base.ErrCorruption)
+	}
+	return x, append(starts, numBlocks), nil
+}
+
+// checkPartition checks partition p's block, read and verified by its
+// checksum: an index of data blocks in [0, r.dataEnd), as many as the
+// top-level block says, ending at the key it says.
+func (r *Reader) checkPartition(p int, block []byte) (index, error) {
+	x, err := newIndex(block, dataHandles(r.dataEnd))
+	if err != nil {
+		return index{}, fmt.Errorf("index partition %d: %w", p, err)
+	}
+	if want := r.ix.starts[p+1] - r.ix.starts[p]; x.n != want || !bytes.Equal(x.key(x.n-1), r.ix.top.key(p)) {
+		return index{}, fmt.Errorf("index partition %d has %d blocks, not the %d its top-level entry says, or another last key: %w",
+			p, x.n, want, base.ErrCorruption)
+	}
+	return x, nil
+}
+
+// indexCursor holds one partition of a table's index while a lookup or
+// an iterator uses its keys: a block-cache handle on it when the table is
+// paged. The zero value holds none.
+type indexCursor struct {
+	p    int
+	x    index
+	h    cache.Handle
+	held bool
+}
+
+func (c *indexCursor) release() {
+	if c.held {
+		c.h.Release()
+		*c = indexCursor{}
+	}
+}
+
+// holdPart makes c hold partition p.
+func (r *Reader) holdPart(c *indexCursor, p int) error {
+	if c.held && c.p == p {
+		return nil
+	}
+	c.release()
+	if !r.paged {
+		*c = indexCursor{p: p, x: r.ix.parts[p], held: true}
+		return nil
+	}
+	h := r.ix.partHandle(p)
+	if b, ok := r.cache.Get(r.fileNum, h.offset); ok {
+		r.countMetaHit()
+		*c = indexCursor{p: p, x: indexOver(b.Block()), h: b, held: true}
+		return nil
+	}
+	b, err := r.readBlock(h)
+	if err == nil {
+		var x index
+		if x, err = r.checkPartition(p, b.Block()); err == nil {
+			r.countMetaRead(h.length + blockTrailerLen)
+			r.cache.Set(r.fileNum, h.offset, &b)
+			*c = indexCursor{p: p, x: x, h: b, held: true}
+			return nil
+		}
+		b.Release()
+	}
+	return fmt.Errorf("sstable %s: index partition %d at %d: %w", r.name, p, h.offset, err)
+}
+
+// seekIndex returns the first block from block from on whose last key is
+// >= (ukey, trailer), or the number of blocks; the blocks before from must
+// all end below that key. c then holds the block's partition (any, past
+// the end).
+func (r *Reader) seekIndex(c *indexCursor, from int, ukey []byte, trailer uint64) (int, error) {
+	x := &r.ix
+	np := x.numParts()
+	if np == 0 {
+		return 0, nil
+	}
+	lo, hi := x.partOf(from), np
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if c, _ := cmpKey(x.lastKey(m), ukey, trailer); c < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == np {
+		return x.numBlocks(), nil
+	}
+	if err := r.holdPart(c, lo); err != nil {
+		return 0, err
+	}
+	start := x.starts[lo]
+	return start + c.x.search(max(from-start, 0), ukey, trailer), nil
+}
+
+// blockLastKey is block b's last key, its index key. REQUIRES: c holds
+// b's partition, or b is the last block of its partition (whose key the
+// top-level block holds).
+func (r *Reader) blockLastKey(c *indexCursor, b int) []byte {
+	p := r.ix.partOf(b)
+	if b == r.ix.starts[p+1]-1 {
+		return r.ix.lastKey(p)
+	}
+	return c.x.key(b - r.ix.starts[c.p])
+}
+
+// blockHandle locates block b. REQUIRES: c holds b's partition.
+func (r *Reader) blockHandle(c *indexCursor, b int) handle {
+	return c.x.handle(b - r.ix.starts[c.p])
+}
