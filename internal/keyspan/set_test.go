@@ -48,7 +48,7 @@ func TestSetConcurrentReaders(t *testing.T) {
 		for i, ts := range all {
 			buf := append(append([]byte(nil), ts.Start...), ts.End...)
 			s.Add(Tombstone{Start: buf[:len(ts.Start)], End: buf[len(ts.Start):], Seq: ts.Seq})
-			clear(buf) // Add copied the keys
+			clear(buf)        // Add copied the keys
 			runtime.Gosched() // let the readers in between Adds
 			size += int64(len(ts.Start)+len(ts.End)) + tombstoneOverhead
 			if s.Len() != i+1 || s.Size() != size {
