@@ -85,10 +85,10 @@
 //
 // The example above, [a,b)#5 [b,c)#7,5 [c,d)#7, is 19 bytes:
 //
-//	01 03                 version 1, 3 spans
-//	01 61  01 62  01 05   start "a", end "b", 1 seq: 5
-//	00     01 63  02 07 02 start = "b" (abuts), end "c", 2 seqs: 7, 7-2=5
-//	00     01 64  01 07   start = "c" (abuts), end "d", 1 seq: 7
+//	01 03                   version 1, 3 spans
+//	01 61  01 62  01 05     start "a", end "b", 1 seq: 5
+//	00     01 63  02 07 02  start "b" (abuts), end "c", 2 seqs: 7, 7-2 = 5
+//	00     01 64  01 07     start "c" (abuts), end "d", 1 seq: 7
 //
 // # Caveats
 //

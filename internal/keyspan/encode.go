@@ -24,9 +24,11 @@ func Encode(dst []byte, spans Spans) []byte {
 	dst = append(dst, formatVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(spans.spans)))
 	var prevEnd []byte
-	for i, sp := range spans.spans {
-		if i > 0 && bytes.Equal(sp.Start, prevEnd) {
-			dst = append(dst, 0) // abuts the previous span
+	for _, sp := range spans.spans {
+		if bytes.Equal(sp.Start, prevEnd) {
+			// Abuts the previous span. For span 0 (prevEnd nil) this is the
+			// empty Start, whose explicit encoding is the same 0.
+			dst = append(dst, 0)
 		} else {
 			dst = appendBytes(dst, sp.Start)
 		}

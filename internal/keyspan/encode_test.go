@@ -2,8 +2,10 @@ package keyspan
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/monbandb/monban/internal/base"
@@ -82,4 +84,27 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{formatVersion, 0xff, 0xff, 0xff, 0xff, 0x0f}) // a huge count
 	f.Fuzz(checkDecode)
+}
+
+// TestDecodeBoundsAllocation: bytes claiming huge counts or lengths fail
+// before anything of that size is allocated (doc: Decode allocates
+// O(len(b))).
+func TestDecodeBoundsAllocation(t *testing.T) {
+	huge := binary.AppendUvarint(nil, 1<<24)
+	for name, b := range map[string][]byte{
+		"spans": append([]byte{formatVersion}, huge...),
+		"key":   append(append([]byte{formatVersion, 1}, huge...), 'a'),
+		"seqs":  append(append([]byte{formatVersion, 1, 1, 'a', 1, 'b'}, huge...), 1, 2, 3),
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := Decode(b)
+		runtime.ReadMemStats(&after)
+		if !errors.Is(err, base.ErrCorruption) {
+			t.Errorf("%s: Decode(%x): err = %v, want ErrCorruption", name, b, err)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 1<<12 {
+			t.Errorf("%s: Decode of %d bytes allocated %d", name, len(b), n)
+		}
+	}
 }
