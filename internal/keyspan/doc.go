@@ -75,10 +75,11 @@
 //	end      = len uvarint | key[len]
 //	Seqs[0] = seq; Seqs[j] = Seqs[j-1] - gap_j, each gap >= 1
 //
-// A start of length 0 in any span but the first means "the previous span's
-// End": abutting spans, which fragmenting makes everywhere tombstones
-// overlap, store each boundary once. (No later span can start at the empty
-// key, which is below the previous End.) Decode rejects unknown versions,
+// A start of length 0 means "the previous span's End", taken to be the
+// empty key before the first span: abutting spans, which fragmenting makes
+// wherever tombstones overlap, store each boundary once. Nothing is lost,
+// as no span but the first can start at the empty key, which is below the
+// previous End. Decode rejects unknown versions,
 // spans out of order or overlapping, Start >= End, a seq outside 1 ..
 // base.MaxSeqNum, gaps that do not descend, lengths or counts beyond the
 // bytes left, and trailing bytes.

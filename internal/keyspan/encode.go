@@ -26,9 +26,7 @@ func Encode(dst []byte, spans Spans) []byte {
 	var prevEnd []byte
 	for _, sp := range spans.spans {
 		if bytes.Equal(sp.Start, prevEnd) {
-			// Abuts the previous span. For span 0 (prevEnd nil) this is the
-			// empty Start, whose explicit encoding is the same 0.
-			dst = append(dst, 0)
+			dst = append(dst, 0) // abuts the previous span; for span 0, the empty key
 		} else {
 			dst = appendBytes(dst, sp.Start)
 		}
@@ -139,21 +137,22 @@ func (d *decoder) lengthPrefixed() []byte {
 }
 
 // decodeSpan decodes the next span, which must start at or after prevEnd,
-// the End of the span before it.
+// the End of the span before it (nil for span 0).
 func (d *decoder) decodeSpan(prevEnd []byte) Span {
 	var sp Span
 	sp.Start = d.lengthPrefixed()
-	if d.span > 0 && len(sp.Start) == 0 {
+	if len(sp.Start) == 0 {
 		// Only span 0 can start at the empty key: any later Start is at
 		// least the previous End, which is above the empty key. So an
-		// empty Start after span 0 says "abuts the previous span".
+		// empty Start says "abuts the previous span", and for span 0,
+		// whose prevEnd is nil, still reads as the empty key.
 		sp.Start = prevEnd
 	}
 	sp.End = d.lengthPrefixed()
 	n := d.uvarint()
 	switch {
 	case d.err != nil:
-	case d.span > 0 && bytes.Compare(sp.Start, prevEnd) < 0:
+	case bytes.Compare(sp.Start, prevEnd) < 0:
 		d.fail("start %q overlaps the previous span, which ends at %q", sp.Start, prevEnd)
 	case bytes.Compare(sp.Start, sp.End) >= 0:
 		d.fail("start %q is not below end %q", sp.Start, sp.End)

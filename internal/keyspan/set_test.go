@@ -76,3 +76,35 @@ func TestSetReadsAreFree(t *testing.T) {
 		t.Fatalf("built Set: %v allocs per Spans", n)
 	}
 }
+
+// TestSetFirstReaders: many readers asking at once for a version nobody
+// has built yet all get it whole. Run it under -race: the build is a write
+// the others must be ordered after.
+func TestSetFirstReaders(t *testing.T) {
+	seeded(t, func(t *testing.T, rng *rand.Rand) {
+		var s Set
+		var added model
+		for range 50 {
+			ts := randTombstones(rng)
+			if len(ts) == 0 {
+				continue
+			}
+			s.Add(ts[0])
+			added = append(added, ts[0])
+			want := Fragment(added)
+
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for range 8 {
+				wg.Go(func() {
+					<-start
+					if got := s.Spans(); !equalSpans(got, want) {
+						t.Errorf("Spans() = %v, want %v", got.spans, want.spans)
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+		}
+	})
+}
