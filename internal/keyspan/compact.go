@@ -16,17 +16,19 @@ import (
 //     all of a stripe or none of it, and Covering answers the newest
 //     visible seq, so an older seq of the same stripe never decides a
 //     read.
-//  2. If bottom, the seq of the lowest stripe (below or at snapshots[0];
-//     every seq when there are no snapshots) goes too. It hides only point
-//     versions older than itself, hence in the same stripe, which the
-//     compaction drops as shadowed, and bottom means nothing older lies
-//     below the output for it to hide.
+//  2. If bottom (no table below the output holds any key of the span), the
+//     seq of the lowest stripe (at or below snapshots[0]; every seq when
+//     there are no snapshots) goes too. It hides only point versions older
+//     than itself, hence in its own stripe, so no reader sees any of them:
+//     the compaction must drop them (they are shadowed, compaction's
+//     invariant 1; this package never sees point keys), and then nothing
+//     is left for the tombstone to hide.
 //
-// A span with no seq left disappears. Result: for every key, at every
-// snapshot and for current reads, Covering is unchanged, except that under
-// rule 2 it may report nothing where the old answer lay in the lowest
-// stripe — where no point version it hid survives. Readers at sequence
-// numbers not in snapshots (other than current ones) are not served.
+// A span with no seq left disappears. The contract the tests check: for
+// every key, at every snapshot and for current reads, Covering is
+// unchanged, except that under rule 2 it may report nothing where the old
+// answer lay in the lowest stripe. Readers at other sequence numbers are
+// not served, as in compaction.Iter.
 func Compact(spans Spans, snapshots []base.SeqNum, bottom bool) Spans {
 	var out []Span
 	for _, sp := range spans.spans {

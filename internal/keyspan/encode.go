@@ -45,8 +45,8 @@ func appendBytes(dst, b []byte) []byte {
 	return append(binary.AppendUvarint(dst, uint64(len(b))), b...)
 }
 
-// Decode parses an encoding made by Encode. It accepts exactly the bytes
-// that describe valid Spans (invariants 1–3, and every seq a write's:
+// Decode parses an encoding made by Encode. It accepts only bytes that
+// describe valid Spans (invariants 1–3, and every seq a write's:
 // 1 <= seq <= base.MaxSeqNum); anything else is an error wrapping
 // base.ErrCorruption. It never panics, and allocates O(len(b)) whatever
 // the bytes claim: one copy of b, which the result's keys alias, plus the
