@@ -98,8 +98,8 @@
 //     not their fragments.
 //   - A Set fragments all its tombstones again after every Add, in the
 //     first reader to ask (as Pebble's memtable does): cheap while range
-//     deletions are rare next to reads, a Fragment of all n (O(n log n) and up) per Add if
-//     they are not.
+//     deletions are rare next to reads, and a Fragment of all n tombstones
+//     (O(n log n) and up) per Add if they are not.
 //   - End is exclusive, whereas a table's Smallest and Largest are
 //     inclusive: the keys of [Start, End) have no largest one, so a table
 //     holding a tombstone has no ordinary key to bound it exactly. Taking
