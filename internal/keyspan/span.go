@@ -1,0 +1,79 @@
+package keyspan
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"iter"
+	"slices"
+
+	"github.com/monbandb/monban/internal/base"
+)
+
+// Tombstone is one DeleteRange as written: every user key k with
+// Start <= k < End is deleted at Seq. A tombstone with Start >= End covers
+// no key.
+type Tombstone struct {
+	Start, End []byte
+	Seq        base.SeqNum
+}
+
+// Span is one fragment: every user key in [Start, End) is covered by
+// tombstones at exactly the sequence numbers Seqs, newest first
+// (invariants 2 and 3).
+type Span struct {
+	Start, End []byte
+	Seqs       []base.SeqNum
+}
+
+// Contains reports whether key lies in [Start, End).
+func (s Span) Contains(key []byte) bool {
+	return bytes.Compare(s.Start, key) <= 0 && bytes.Compare(key, s.End) < 0
+}
+
+// Visible returns the newest of the span's sequence numbers that a reader
+// at snapshot sees, that is the newest seq <= snapshot (the visibility rule
+// of internal/base, invariant 3), and false if every one is newer.
+func (s Span) Visible(snapshot base.SeqNum) (base.SeqNum, bool) {
+	// Seqs descend, so the comparison is reversed: the search lands on the
+	// first seq that is not above snapshot.
+	i, _ := slices.BinarySearchFunc(s.Seqs, snapshot, func(seq, snap base.SeqNum) int {
+		return cmp.Compare(snap, seq)
+	})
+	if i == len(s.Seqs) {
+		return 0, false
+	}
+	return s.Seqs[i], true
+}
+
+func (s Span) String() string {
+	return fmt.Sprintf("[%q, %q) #%v", s.Start, s.End, s.Seqs)
+}
+
+// Spans is a fragmented set of tombstones: sorted, non-overlapping spans
+// (package invariants 1–4). It is immutable, and so are the keys and
+// sequence numbers its spans share with whatever it was built from; copies
+// of a Spans value share them freely. The zero value is empty.
+type Spans struct {
+	spans []Span
+}
+
+// Len returns the number of spans.
+func (s Spans) Len() int { return len(s.spans) }
+
+// At returns the i-th span in key order. The caller must not modify it.
+func (s Spans) At(i int) Span { return s.spans[i] }
+
+// All yields the spans in key order.
+func (s Spans) All() iter.Seq[Span] { return slices.Values(s.spans) }
+
+// appendSpan appends sp to out, extending the last span instead when sp
+// continues it with the same sequence numbers, so that a builder's output
+// has no two abutting spans with equal Seqs (invariant 4).
+func appendSpan(out []Span, sp Span) []Span {
+	if n := len(out); n > 0 && bytes.Equal(out[n-1].End, sp.Start) && slices.Equal(out[n-1].Seqs, sp.Seqs) {
+		out[n-1].End = sp.End
+		return out
+	}
+	return append(out, sp)
+}
