@@ -6,8 +6,11 @@ import (
 )
 
 // Engine is the surface every key-value engine under test exposes to the
-// harness. Implementations need not be safe for concurrent use: the harness
-// drives one engine at a time from a single goroutine.
+// harness. The harness drives one engine at a time. Put, Get and Delete
+// must be safe for concurrent use: with -threads N they are called from N
+// goroutines at once. Open, Flush, Close and the optional interfaces'
+// methods are called only while no other call is in flight (an adapter may
+// replace its handle in Flush, as goleveldb's does).
 type Engine interface {
 	// Open creates (or opens) a database in dir. The harness always passes a
 	// fresh, empty directory.
@@ -37,6 +40,14 @@ type Scanner interface {
 	// Scan iterates forward from the first key >= start and visits up to n
 	// entries, touching each value. It returns the number of entries visited.
 	Scan(start []byte, n int) (int, error)
+}
+
+// CommitCounter is optional: engines that count their commits and the log
+// fsyncs those waited for, so that a phase can report syncs per commit
+// (with -sync and many writers, what group commit saved).
+type CommitCounter interface {
+	// CommitStats returns the counts since Open.
+	CommitStats() (commits, walSyncs uint64)
 }
 
 // Describer is optional. Describe returns a one-line summary of the engine's

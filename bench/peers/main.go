@@ -65,6 +65,8 @@ type phaseResult struct {
 	Bad           int64   `json:"bad"`
 	Items         int64   `json:"items,omitempty"`
 	FlushSecs     float64 `json:"flush_secs,omitempty"`
+	Commits       uint64  `json:"commits,omitempty"`   // engines that count them (monban)
+	WALSyncs      uint64  `json:"wal_syncs,omitempty"` // fsyncs those commits waited for
 	Note          string  `json:"note,omitempty"`
 }
 
@@ -101,6 +103,8 @@ type configRecord struct {
 	ScanLen    int      `json:"scan_len"`
 	Seed       uint64   `json:"seed"`
 	Reopen     bool     `json:"reopen"`
+	Threads    int      `json:"threads"`
+	Dist       string   `json:"dist"`
 	Workloads  []string `json:"workloads"`
 	Runs       []string `json:"runs"`
 }
@@ -109,21 +113,23 @@ func mainErr() error {
 	var (
 		enginesFlag   = flag.String("engines", "monban,pebble,pebble-l6,goleveldb", "comma-separated engines to run, in order; repeats allowed. Entry syntax: name[:bits=N][:cache=SIZE][:memtable=SIZE]. Registered: "+strings.Join(engineNames(), ","))
 		n             = flag.Int("n", 1000000, "keys written by fill")
-		m             = flag.Int("m", 200000, "operations in readhit, readmiss and delmiss")
+		m             = flag.Int("m", 200000, "operations in readhit, readmiss, delmiss and mixed")
 		bits          = flag.Int("bits", 10, "bloom filter bits per key (0 = no filter)")
 		bitsweep      = flag.String("bitsweep", "", "comma-separated bits values; each engine is run once per value (workloads default to readmiss)")
 		cacheFlag     = flag.String("cache", "8MiB", "block cache size (0 = none)")
 		memtableFlag  = flag.String("memtable", "4MiB", "memtable size (0 = engine default)")
 		dirFlag       = flag.String("dir", "", "parent directory for the per-run databases (default: a temp dir, removed at the end)")
 		keep          = flag.Bool("keep", false, "keep each run's database directory instead of removing it after the run")
-		workloadsFlag = flag.String("workloads", strings.Join(allWorkloads, ","), "comma-separated workloads, run in this order after fill (fill always runs first); also open (close and reopen: open time, reads, RSS after)")
+		workloadsFlag = flag.String("workloads", strings.Join(allWorkloads, ","), "comma-separated workloads, run in this order after fill (fill always runs first); also mixed (50% reads, 50% updates of present keys, by -dist) and open (close and reopen: open time, reads, RSS after)")
 		scans         = flag.Int("scans", 1000, "number of scans in the scan workload")
 		scanLen       = flag.Int("scanlen", 1000, "entries per scan")
 		valSize       = flag.Int("valsize", 100, "value size in bytes (keys are 16 bytes)")
 		seed          = flag.Uint64("seed", 1, "seed for keys, values and access order")
-		reopen        = flag.Bool("reopen", false, "close and reopen the engine after each Flush (fill, delmiss), so every engine starts the next phase with cold caches")
+		reopen        = flag.Bool("reopen", false, "close and reopen the engine after each Flush (fill, delmiss, mixed), so every engine starts the next phase with cold caches")
 		jsonOut       = flag.Bool("json", false, "emit JSON lines (config, phase and run records) instead of the tables")
 		syncFlag      = flag.Bool("sync", false, "every engine fsyncs its log on every Put and Delete (monban Options.Sync, pebble.Sync, goleveldb WriteOptions.Sync)")
+		threads       = flag.Int("threads", 1, "goroutines that fill, readhit, readmiss, delmiss and mixed split their operations among")
+		dist          = flag.String("dist", "uniform", "mixed's key choice: uniform, or zipfian (YCSB's, constant 0.99, over the n filled keys)")
 	)
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -132,8 +138,16 @@ func mainErr() error {
 	explicit := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
 
-	if *n <= 0 || *m < 0 || *valSize < 0 || *scans < 0 || *scanLen <= 0 {
-		return errors.New("-n and -scanlen must be > 0; -m, -scans and -valsize >= 0")
+	if *n <= 0 || *m < 0 || *valSize < 0 || *scans < 0 || *scanLen <= 0 || *threads <= 0 {
+		return errors.New("-n, -scanlen and -threads must be > 0; -m, -scans and -valsize >= 0")
+	}
+	var zipf *zipfian
+	switch *dist {
+	case "uniform":
+	case "zipfian":
+		zipf = newZipfian(uint64(*n), *seed)
+	default:
+		return fmt.Errorf("-dist: %q is neither uniform nor zipfian", *dist)
 	}
 	cacheBytes, err := parseSize(*cacheFlag)
 	if err != nil {
@@ -255,12 +269,13 @@ func mainErr() error {
 	p := &params{
 		n: *n, m: *m, valSize: *valSize, scans: *scans, scanLen: *scanLen,
 		seed: *seed, reopen: *reopen, keys: newKeyGen(*seed), workloads: workloads,
+		threads: *threads, zipf: zipf,
 	}
 	cfg := configRecord{
 		Type: "config", Date: time.Now().Format(time.RFC3339), GoVersion: runtime.Version(),
 		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(),
 		N: *n, M: *m, KeySize: keySize, ValSize: *valSize, Scans: *scans, ScanLen: *scanLen, Seed: *seed,
-		Reopen: *reopen, Workloads: append([]string{wFill}, workloads...),
+		Reopen: *reopen, Threads: *threads, Dist: *dist, Workloads: append([]string{wFill}, workloads...),
 	}
 	for i, r := range runs {
 		cfg.Runs = append(cfg.Runs, fmt.Sprintf("%d:%s %s", i+1, r.engine, r.opts))
@@ -378,13 +393,17 @@ func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, ke
 		var err error
 		switch w {
 		case wReadHit:
-			err = measure(w, func() (phaseOutcome, error) { return doReadHit(e, p) })
+			err = measure(w, func() (phaseOutcome, error) { return doGets(e, p, w, true) })
 		case wReadMiss:
-			err = measure(w, func() (phaseOutcome, error) { return doReadMiss(e, p) })
+			err = measure(w, func() (phaseOutcome, error) { return doGets(e, p, w, false) })
 		case wOpen:
 			err = measure(w, func() (phaseOutcome, error) { return doOpen(e, dir, r.opts) })
-		case wDelMiss:
-			err = measure(w, func() (phaseOutcome, error) { return doDelMiss(e, p, flush) })
+		case wDelMiss, wMixed:
+			do := doDelMiss
+			if w == wMixed {
+				do = doMixed
+			}
+			err = measure(w, func() (phaseOutcome, error) { return do(e, p, flush) })
 			if err == nil {
 				err = reopen()
 			}
@@ -422,7 +441,8 @@ func makePhase(idx int, r runSpec, workload string, o phaseOutcome, d delta) pha
 		CacheBytes: r.opts.CacheBytes, MemtableBytes: r.opts.MemtableBytes,
 		Workload: workload, Ops: o.ops, Secs: d.wall.Seconds(), CPUSecs: d.cpu.Seconds(),
 		Syscr: d.io.syscr, Rchar: d.io.rchar, Syscw: d.io.syscw, Wchar: d.io.wchar,
-		DiskReadBytes: d.io.readBytes, Bad: o.bad, Items: o.items, FlushSecs: o.flushSecs, Note: o.note,
+		DiskReadBytes: d.io.readBytes, Bad: o.bad, Items: o.items, FlushSecs: o.flushSecs,
+		Commits: o.commits, WALSyncs: o.walSyncs,
 	}
 	if o.ops > 0 {
 		ops := float64(o.ops)
@@ -438,6 +458,10 @@ func makePhase(idx int, r runSpec, workload string, o phaseOutcome, d delta) pha
 	}
 	if workload == wScan && o.ops > 0 {
 		notes = append(notes, fmt.Sprintf("items/scan=%.1f", float64(o.items)/float64(o.ops)))
+	}
+	if r.opts.Sync && o.commits > 0 {
+		// Below 1 when concurrent sync writers shared fsyncs (group commit).
+		notes = append(notes, fmt.Sprintf("syncs/commit=%.3f", float64(o.walSyncs)/float64(o.commits)))
 	}
 	if o.note != "" {
 		notes = append(notes, o.note)
@@ -468,8 +492,8 @@ func (r *reporter) config(c configRecord, dir string) {
 		return
 	}
 	fmt.Fprintf(r.f, "# bench/peers %s  %s %s/%s GOMAXPROCS=%d NumCPU=%d\n", c.Date, c.GoVersion, c.GOOS, c.GOARCH, c.GOMAXPROCS, c.NumCPU)
-	fmt.Fprintf(r.f, "# n=%d m=%d key=%dB val=%dB scans=%d scanlen=%d seed=%d reopen=%v workloads=%s\n",
-		c.N, c.M, c.KeySize, c.ValSize, c.Scans, c.ScanLen, c.Seed, c.Reopen, strings.Join(c.Workloads, ","))
+	fmt.Fprintf(r.f, "# n=%d m=%d key=%dB val=%dB scans=%d scanlen=%d seed=%d reopen=%v threads=%d dist=%s workloads=%s\n",
+		c.N, c.M, c.KeySize, c.ValSize, c.Scans, c.ScanLen, c.Seed, c.Reopen, c.Threads, c.Dist, strings.Join(c.Workloads, ","))
 	fmt.Fprintf(r.f, "# dir=%s\n", dir)
 	for _, s := range c.Runs {
 		fmt.Fprintf(r.f, "# run %s\n", s)
