@@ -28,10 +28,15 @@ func init() {
 	// monban with Options.BufferedWAL: commits do not wait for write(2),
 	// as Pebble's (and goleveldb's) do not.
 	register("monban-bufwal", func() Engine { return &monbanEngine{bufferedWAL: true} })
+	// monban with Options.PinnedMetaLimit -1: no table's index or filter is
+	// pinned, all are read a page at a time through the block cache, so its
+	// memory is what Pebble's is, the block cache and the memtables.
+	register("monban-paged", func() Engine { return &monbanEngine{paged: true} })
 }
 
 type monbanEngine struct {
 	bufferedWAL bool
+	paged       bool
 	db          *lsm.DB
 	// running counts flushes and compactions between their Begin and End
 	// events: Stats counts running compactions but not flushes.
@@ -39,8 +44,11 @@ type monbanEngine struct {
 }
 
 func (e *monbanEngine) Name() string {
-	if e.bufferedWAL {
+	switch {
+	case e.bufferedWAL:
 		return "monban-bufwal"
+	case e.paged:
+		return "monban-paged"
 	}
 	return "monban"
 }
@@ -52,6 +60,7 @@ func (e *monbanEngine) Open(dir string, o Options) error {
 		MemtableSize:    o.MemtableBytes,
 		BufferedWAL:     e.bufferedWAL,
 		Sync:            o.Sync,
+		PinnedMetaLimit: map[bool]int64{false: 0, true: -1}[e.paged],
 		EventListener: &lsm.EventListener{
 			FlushBegin:      func(lsm.FlushInfo) { e.running.Add(1) },
 			FlushEnd:        func(lsm.FlushInfo) { e.running.Add(-1) },
@@ -165,6 +174,8 @@ func (e *monbanEngine) Describe() string {
 	b = fmt.Appendf(b, "; filter negatives=%d false-pos=%d; deletes elided=%d", s.Total.FilterNegatives,
 		s.Total.FilterFalsePositives, s.DeletesElided)
 	b = fmt.Appendf(b, "; WA(tables/flushed)=%.2f; slowdowns=%d stalls=%d", s.WriteAmplification(), s.Slowdowns, s.Stalls)
+	b = fmt.Appendf(b, "; meta pinned=%.1fMiB paged-tables=%d meta-reads=%d meta-cache-hits=%d",
+		float64(s.MetaPinnedBytes)/(1<<20), s.MetaPagedTables, s.MetaBlocksRead, s.MetaCacheHits)
 	return string(b)
 }
 
