@@ -69,8 +69,9 @@ func tableCacheBenchDir(b *testing.B) string {
 }
 
 // BenchmarkTableCacheGet reads random present keys of a 2M-key DB with a
-// table cache of 20 (so most Gets reopen their table) and with every table
-// open, and reports the process's peak resident memory over the reads
+// table cache of 20 (so most Gets reopen their table), with every table
+// open, and with every table open but paged (PinnedMetaLimit -1: index
+// partitions and filter pages through the block cache), and reports the process's peak resident memory over the reads
 // (VmHWM, reset before them) and the off-heap memory mapped at their end. Run each case in a process of its own with a
 // fixed count for comparable peaks, e.g.
 //
@@ -78,11 +79,12 @@ func tableCacheBenchDir(b *testing.B) string {
 func BenchmarkTableCacheGet(b *testing.B) {
 	dir := tableCacheBenchDir(b)
 	for _, c := range []struct {
-		name string
-		open int
-	}{{"open=20", 20}, {"open=all", 1 << 20}} {
+		name  string
+		open  int
+		limit int64
+	}{{"open=20", 20, 0}, {"open=all", 1 << 20, 0}, {"open=all,paged", 1 << 20, -1}} {
 		b.Run(c.name, func(b *testing.B) {
-			d, err := Open(dir, &Options{MaxOpenFiles: c.open})
+			d, err := Open(dir, &Options{MaxOpenFiles: c.open, PinnedMetaLimit: c.limit})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -104,6 +106,7 @@ func BenchmarkTableCacheGet(b *testing.B) {
 			b.ReportMetric(float64(s.Total.Files), "tables")
 			b.ReportMetric(float64(s.OffHeapMapped)/(1<<20), "mapped-MiB")
 			b.ReportMetric(float64(s.OffHeapLeaked-leaked), "leaked-buffers")
+			b.ReportMetric(float64(s.MetaBlocksRead)/float64(b.N), "meta-reads/op")
 		})
 	}
 }
