@@ -206,22 +206,16 @@ func (r *Reader) seekIndex(c *indexCursor, from int, ukey []byte, trailer uint64
 	if np == 0 {
 		return 0, nil
 	}
-	lo, hi := x.partOf(from), np
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if c, _ := cmpKey(x.lastKey(m), ukey, trailer); c < 0 {
-			lo = m + 1
-		} else {
-			hi = m
+	p := 0 // version 1: one partition, whose own search reaches the end
+	if x.top.n > 0 {
+		if p = x.top.search(x.partOf(from), ukey, trailer); p == np {
+			return x.numBlocks(), nil
 		}
 	}
-	if lo == np {
-		return x.numBlocks(), nil
-	}
-	if err := r.holdPart(c, lo); err != nil {
+	if err := r.holdPart(c, p); err != nil {
 		return 0, err
 	}
-	start := x.starts[lo]
+	start := x.starts[p]
 	return start + c.x.search(max(from-start, 0), ukey, trailer), nil
 }
 
