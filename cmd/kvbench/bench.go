@@ -61,6 +61,7 @@ func (b *bench) options() *lsm.Options {
 		TargetFileSize:    b.cfg.targetFileSize,
 
 		TargetFileSizeMultiplier: b.cfg.fileSizeMult,
+		PinnedMetaLimit:          b.cfg.pinnedMeta,
 		LBaseMaxBytes:            b.cfg.levelBase,
 		EventListener:            b.watch.listener(),
 	}

@@ -121,6 +121,12 @@ func (r *reporter) header(dir string) {
 	if c.keepAbsentDeletes {
 		open += ", every Delete written (KeepAbsentDeletes)"
 	}
+	switch {
+	case c.pinnedMeta < 0:
+		open += ", no index or filter pinned (PinnedMetaLimit): every table paged"
+	case c.pinnedMeta > 0:
+		open += fmt.Sprintf(", indexes and filters pinned up to %s (PinnedMetaLimit), the rest paged", size(c.pinnedMeta))
+	}
 	p("Options", "block cache %s, memtable %s, table %s (x%d per level below the base), base level %s (levels dynamic), sync %v, %s (values compress to %.2f)%s",
 		cacheSize(c.cacheSize), size(c.writeBufferSize), size(c.targetFileSize), c.fileSizeMult, size(c.levelBase), c.sync, c.compression,
 		c.compressionRatio, open)

@@ -63,6 +63,11 @@ type reads struct {
 	BlocksFromFilePerOp     *float64 `json:"blocks_from_file_per_op"`
 	BlocksFromCachePerOp    *float64 `json:"blocks_from_cache_per_op"`
 	BytesReadPerOp          *float64 `json:"bytes_read_per_op"`
+	// MetaFromFilePerOp and MetaFromCachePerOp are the index partitions
+	// and filter pages paged tables fetched (-pinned_meta_limit); nil when
+	// no table is paged.
+	MetaFromFilePerOp  *float64 `json:"meta_from_file_per_op,omitempty"`
+	MetaFromCachePerOp *float64 `json:"meta_from_cache_per_op,omitempty"`
 	// FilterBytes is the filter memory of the tables at the start of the
 	// workload: the sum of their filter blocks, every one in memory
 	// (Stats' FilterBytes, which counts the open tables: all of them).
@@ -169,6 +174,9 @@ func readsFrom(d lsm.Stats, ops int64, w window, written [lsm.NumLevels]int, pro
 		BlocksFromFilePerOp: perOp(d.Total.BlocksRead, ops), BlocksFromCachePerOp: perOp(d.Total.CacheHits, ops),
 		BytesReadPerOp: perOp(d.Total.BytesRead, ops), FilterBytes: int64(w.stats.Total.FilterBytes),
 		blocks: d.Total.BlocksRead + d.Total.CacheHits}
+	if w.stats.MetaPagedTables > 0 || d.MetaPagedTables > 0 {
+		r.MetaFromFilePerOp, r.MetaFromCachePerOp = perOp(d.MetaBlocksRead, ops), perOp(d.MetaCacheHits, ops)
+	}
 	if promised {
 		r.ExpectedFalsePositives = ptr(w.stats.ExpectedFalsePositives)
 		r.SameTree = sameTreeFrom(w.stats, d, ops)

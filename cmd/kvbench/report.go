@@ -118,6 +118,10 @@ func (r *reporter) detail(label string, rec *record) {
 	fmt.Fprintf(r.w, "%sdata blocks/op %s from file + %s from cache; per op %s table filter probes, %s negatives (reads avoided); %d false positives; %d memtable filter negatives; filters in memory %s\n",
 		label, fixed(4, rd.BlocksFromFilePerOp), fixed(4, rd.BlocksFromCachePerOp), fixed(3, perOp(rd.FilterProbes, rec.Ops)),
 		fixed(3, perOp(rd.FilterNegatives, rec.Ops)), rd.FalsePositives, rd.MemtableFilterNegatives, size(rd.FilterBytes))
+	if rd.MetaFromFilePerOp != nil {
+		fmt.Fprintf(r.w, "%spaged tables (-pinned_meta_limit: their filters are read through the block cache, not held): index partitions and filter pages/op %s from file + %s from cache\n",
+			indent, fixed(4, rd.MetaFromFilePerOp), fixed(4, rd.MetaFromCachePerOp))
+	}
 	if p := rd.ExpectedFalsePositives; p != nil {
 		// Measured over promised near 1 is the check that the filters
 		// behave as their bits say.

@@ -134,6 +134,9 @@ func statsDiff(a, b lsm.Stats) lsm.Stats {
 		t.TableBytesWritten += l.TableBytesWritten
 	}
 	d.MemtableFilterNegatives -= a.MemtableFilterNegatives
+	d.MetaCacheHits -= a.MetaCacheHits
+	d.MetaBlocksRead -= a.MetaBlocksRead
+	d.MetaBytesRead -= a.MetaBytesRead
 	d.ImmutableFilterNegatives -= a.ImmutableFilterNegatives
 	d.MemtableFalsePositives -= a.MemtableFalsePositives
 	d.DeletesElided -= a.DeletesElided
