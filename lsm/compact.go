@@ -52,6 +52,9 @@ func (d *DB) CompactRange(lo, hi []byte) error {
 		return ErrClosed
 	}
 	d.mu.manualCompaction = true
+	// The tree it leaves is as compacted as it can be, like a new DB's:
+	// rest compactions wait, as after Open, until L0 is due (restDue).
+	d.stats.l0WasDue.Store(false)
 	defer func() {
 		d.mu.manualCompaction = false
 		d.mu.flushCond.Broadcast()
@@ -194,7 +197,8 @@ func (d *DB) maybeScheduleCompaction() {
 // restDue reports whether the DB is at rest, so that L0 may be compacted
 // though not due (compaction.PickRest): no compaction runs, nothing is
 // waiting to be flushed (the active memtable is empty and none is
-// queued), and since Open L0 has been due at least once. d.mu is held.
+// queued), and L0 has been due at least once since Open or the last
+// Compact or CompactRange. d.mu is held.
 //
 // Every condition is a fact of the DB's state when a flush or compaction
 // ends, not a timer, so a test reaches rest deterministically. The first
@@ -204,9 +208,10 @@ func (d *DB) maybeScheduleCompaction() {
 // compaction like the others: flushes go on beside it, an intra-L0 merge
 // may run beside it (compaction.Conflicts), and the next L0 compaction
 // waits for it as for any other. The last keeps the rest rule to the
-// tables a write load left: a DB whose L0 never reached its threshold —
-// a test's or a lesson's few flushed tables, or any DB that asks for a
-// deep L0 with a high L0CompactionThreshold — keeps its L0 as built.
+// tables a write load left: a DB whose L0 has not reached its threshold
+// since it opened or was compacted by hand — a test's or a lesson's few
+// flushed tables, or any DB that asks for a deep L0 with a high
+// L0CompactionThreshold — keeps its L0 as built.
 func (d *DB) restDue() bool {
 	mem := d.rs.Load().mem
 	return len(d.mu.compactions) == 0 && mem.Active().Empty() && len(mem.Immutables()) == 0 && d.stats.l0WasDue.Load()

@@ -239,9 +239,10 @@ type dbStats struct {
 	compactions                                                               [6]atomic.Uint64 // by compactionKind
 	compactionsRunning                                                        atomic.Int64
 	compactionBlocksRead, compactionBytesRead, spaceReclaimed                 atomic.Uint64
-	// l0WasDue is set once Pick has chosen a compaction of L0 since Open:
-	// a write load made L0 due, and rest compactions may follow
-	// (compact.go, restDue). Not a counter: no Stats field reads it.
+	// l0WasDue is set once Pick has chosen a compaction of L0 since Open
+	// or the last manual compaction: a write load made L0 due, and rest
+	// compactions may follow (compact.go, restDue). Not a counter: no
+	// Stats field reads it.
 	l0WasDue atomic.Bool
 }
 
