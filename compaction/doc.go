@@ -1,6 +1,6 @@
 // Package compaction decides what a flush or a compaction writes, and
-// which tables to merge (Pick; Conflicts says which compactions may run
-// side by side).
+// which tables to merge (Pick; PickRest once the DB is at rest; Conflicts
+// says which compactions may run side by side).
 //
 // Iter filters a merged stream of internal entries. Its invariants are the
 // rules that let an LSM tree forget:

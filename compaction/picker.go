@@ -42,6 +42,9 @@ type Compaction struct {
 	// Pointer is where the next compaction of Level should start, so work
 	// spreads evenly over the key space (LevelDB's compact pointer).
 	Pointer base.InternalKey
+	// Rest marks a rest compaction (PickRest): L0 merged down, though not
+	// due, because the DB is at rest.
+	Rest bool
 }
 
 // Trivial reports whether the compaction is a move: input tables that
@@ -59,14 +62,16 @@ func Rewrite(level int, f *manifest.FileMetadata) *Compaction {
 	return &Compaction{Level: level, OutputLevel: level, Inputs: [2][]*manifest.FileMetadata{{f}}, Pointer: f.Largest}
 }
 
-// Kind names the compaction for stats: "move", "intra-L0", "L0", "rewrite"
-// or "size".
+// Kind names the compaction for stats: "move", "intra-L0", "rest", "L0",
+// "rewrite" or "size".
 func (c *Compaction) Kind() string {
 	switch {
 	case c.Trivial():
 		return "move"
 	case c.IntraL0():
 		return "intra-L0"
+	case c.Rest:
+		return "rest"
 	case c.Level == 0:
 		return "L0"
 	case c.Level == c.OutputLevel:

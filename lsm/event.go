@@ -44,7 +44,7 @@ type FlushInfo struct {
 // CompactionInfo describes one compaction.
 type CompactionInfo struct {
 	Level, OutputLevel int
-	// Kind is "move", "L0", "intra-L0", "size" or "rewrite".
+	// Kind is "move", "L0", "intra-L0", "rest", "size" or "rewrite".
 	Kind string
 	// Inputs are the tables merged (or moved); Outputs those written (set
 	// in CompactionEnd).

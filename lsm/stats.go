@@ -120,9 +120,11 @@ type Stats struct {
 
 	// Compactions counts compactions by kind: trivial moves, merges of L0
 	// into the level below and of L0 into itself (while the first kind
-	// runs), size-triggered merges of deeper levels, and rewrites of a
-	// last-level table in place.
-	Compactions struct{ Move, L0, IntraL0, Size, Rewrite uint64 }
+	// runs), size-triggered merges of deeper levels, rewrites of a
+	// last-level table in place, and rest compactions: L0 merged into the
+	// level below, though not due, once writes stopped
+	// (compaction.PickRest).
+	Compactions struct{ Move, L0, IntraL0, Size, Rewrite, Rest uint64 }
 	// CompactionBlocksRead and CompactionBytesRead count what compactions
 	// read from their input tables — and from nothing else: tombstone
 	// elision decides from in-memory filters only.
@@ -243,9 +245,14 @@ type dbStats struct {
 	commits, walSyncs                                                         atomic.Uint64
 	stalls, stallNanos, slowdowns                                             atomic.Uint64
 	flushDrops, compactionDrops                                               [len(compaction.Drops{})]atomic.Uint64
-	compactions                                                               [5]atomic.Uint64 // by compactionKind
+	compactions                                                               [6]atomic.Uint64 // by compactionKind
 	compactionsRunning                                                        atomic.Int64
 	compactionBlocksRead, compactionBytesRead, spaceReclaimed                 atomic.Uint64
+	// l0WasDue is set once Pick has chosen a compaction of L0 since Open
+	// or the last manual compaction: a write load made L0 due, and rest
+	// compactions may follow (compact.go, restDue). Not a counter: no
+	// Stats field reads it.
+	l0WasDue atomic.Bool
 }
 
 func (s *dbStats) countDrops(d compaction.Drops, flush bool) {
@@ -326,6 +333,7 @@ func (d *DB) Stats() Stats {
 	}
 	s.Compactions.Move, s.Compactions.L0, s.Compactions.Size = d.stats.compactions[0].Load(), d.stats.compactions[1].Load(), d.stats.compactions[2].Load()
 	s.Compactions.Rewrite, s.Compactions.IntraL0 = d.stats.compactions[3].Load(), d.stats.compactions[4].Load()
+	s.Compactions.Rest = d.stats.compactions[5].Load()
 	s.CompactionBlocksRead, s.CompactionBytesRead = d.stats.compactionBlocksRead.Load(), d.stats.compactionBytesRead.Load()
 	s.SpaceReclaimed = d.stats.spaceReclaimed.Load()
 	s.Slowdowns = d.stats.slowdowns.Load()

@@ -35,8 +35,8 @@ func (s Stats) String() string {
 	fmt.Fprintf(&b, "deletes:   %d elided (%d WAL bytes saved), %d not proved (proofs kept failing); proof probes %d by deletes, %d by merges\n",
 		s.DeletesElided, s.WALBytesSaved, s.DeleteProofsSkipped, s.DeleteProofProbes, s.MergeProofProbes)
 	fmt.Fprintf(&b, "flushes:   %d; dropped %s\n", s.Flushes, s.FlushDrops)
-	fmt.Fprintf(&b, "compactions: %d moves, %d L0, %d intra-L0, %d size, %d rewrites; dropped %s; read %d blocks (%d bytes); reclaimed %d bytes\n",
-		s.Compactions.Move, s.Compactions.L0, s.Compactions.IntraL0, s.Compactions.Size, s.Compactions.Rewrite, s.CompactionDrops,
+	fmt.Fprintf(&b, "compactions: %d moves, %d L0, %d intra-L0, %d size, %d rewrites, %d rest; dropped %s; read %d blocks (%d bytes); reclaimed %d bytes\n",
+		s.Compactions.Move, s.Compactions.L0, s.Compactions.IntraL0, s.Compactions.Size, s.Compactions.Rewrite, s.Compactions.Rest, s.CompactionDrops,
 		s.CompactionBlocksRead, s.CompactionBytesRead, s.SpaceReclaimed)
 	fmt.Fprintf(&b, "compaction debt: %d bytes; running now: %d\n", s.CompactionDebt, s.CompactionsRunning)
 	fmt.Fprintf(&b, "writes:    WAL %d bytes; write amplification %.2f; %d slowdowns, %d stalls (%v)\n",

@@ -1,0 +1,32 @@
+package compaction
+
+import "github.com/monbandb/monban/internal/manifest"
+
+// PickRest returns a rest compaction: all of L0 into its output level
+// (pickL0), when L0 holds more than one table and no compaction runs; nil
+// otherwise. It is the compaction of a DB at rest, which its caller
+// decides (lsm/compact.go, restDue): Pick found nothing due, no write is
+// waiting to be flushed, and a write load made L0 due since the DB
+// opened.
+//
+// L0's score (Score) lets L0 grow past L0Threshold tables while it holds
+// few bytes beside the level it compacts into, since the next flushes
+// would make the same compaction write fewer bytes per L0 byte. When the
+// writes stop, no next flush comes: the tables stay, up to
+// L0MaxTables-1 of them, and every read of an absent key probes each
+// one's filter, every scan merges each, for as long as the DB is read.
+// LevelDB (allowed_seeks) and Pebble (read-triggered compactions) compact
+// such tables once reads have paid for them; at rest it is cheaper still
+// to compact them before the reads come.
+//
+// Invariant: a rest compaction takes every L0 table, so once it is done
+// L0 is empty until a flush adds a table. A DB that nothing writes to
+// runs at most one rest compaction, and then none: it becomes idle.
+func PickRest(v *manifest.Version, o Options, inProgress []*Compaction) *Compaction {
+	if len(inProgress) > 0 || len(v.Levels[0]) < 2 {
+		return nil
+	}
+	c := pickL0(v, o, nil)
+	c.Rest = true
+	return c
+}
