@@ -154,6 +154,7 @@ func statsDiff(a, b lsm.Stats) lsm.Stats {
 	d.Compactions.IntraL0 -= a.Compactions.IntraL0
 	d.Compactions.Size -= a.Compactions.Size
 	d.Compactions.Rewrite -= a.Compactions.Rewrite
+	d.Compactions.Rest -= a.Compactions.Rest
 	d.CompactionBlocksRead -= a.CompactionBlocksRead
 	d.CompactionBytesRead -= a.CompactionBytesRead
 	d.Stalls -= a.Stalls

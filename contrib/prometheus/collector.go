@@ -184,7 +184,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, k := range []struct {
 		kind string
 		n    uint64
-	}{{"move", s.Compactions.Move}, {"l0", s.Compactions.L0}, {"intra_l0", s.Compactions.IntraL0}, {"size", s.Compactions.Size}, {"rewrite", s.Compactions.Rewrite}} {
+	}{{"move", s.Compactions.Move}, {"l0", s.Compactions.L0}, {"intra_l0", s.Compactions.IntraL0}, {"size", s.Compactions.Size}, {"rewrite", s.Compactions.Rewrite}, {"rest", s.Compactions.Rest}} {
 		ch <- prometheus.MustNewConstMetric(c.compactions, prometheus.CounterValue, float64(k.n), k.kind)
 	}
 }
