@@ -13,9 +13,9 @@ import (
 )
 
 // perScrape is the number of metrics one Collect sends: ten families by
-// level, the unlabelled ones, three drop reasons twice, five compaction
+// level, the unlabelled ones, three drop reasons twice, six compaction
 // kinds.
-func perScrape(c *Collector) int { return len(c.levels)*lsm.NumLevels + len(c.global) + 2*3 + 5 }
+func perScrape(c *Collector) int { return len(c.levels)*lsm.NumLevels + len(c.global) + 2*3 + 6 }
 
 func openDB(t *testing.T) *lsm.DB {
 	t.Helper()
