@@ -68,7 +68,9 @@ type Options struct {
 	// memory outside the block cache (Stats.MetaPinnedBytes): about 1.2
 	// bytes of filter per key at 10 bits and 37 bytes of index per data
 	// block, 115 MiB for 50M keys of 100-byte values. A table whose index
-	// and filter fit in what is left pins them for as long as it is open;
+	// and filter fit in what is left pins them for as long as it is open,
+	// the last level's only within what the other levels' open tables
+	// leave (an upper level's filter is probed far more often per byte);
 	// one that does not is read paged: its index a 4 KiB partition at a
 	// time and its filter a 4 KiB page at a time, through the block cache,
 	// where they compete with data blocks (Stats.MetaPagedTables). A Get

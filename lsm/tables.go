@@ -1,5 +1,11 @@
 package lsm
 
+import (
+	"slices"
+
+	"github.com/monbandb/monban/internal/manifest"
+)
+
 // TableInfo describes one SSTable of the tree, for tools that show its
 // shape (kvbench tree).
 type TableInfo struct {
@@ -49,4 +55,20 @@ func (d *DB) Tables() ([]TableInfo, error) {
 		}
 	}
 	return out, nil
+}
+
+// inLastLevel reports whether table fileNum is in the last level of the
+// current version: the tables Options.PinnedMetaLimit pins last
+// (sstable.MetaBudget). It is asked when a table opens, not per read, so
+// a scan of the level's files is cheap enough. Before the first read
+// state is installed (Open loading the tables), it asks the version set.
+func (d *DB) inLastLevel(fileNum uint64) bool {
+	var v *manifest.Version
+	if rs := d.rs.Load(); rs != nil {
+		v = rs.version
+	} else {
+		v = d.vs.Current()
+		defer v.Unref()
+	}
+	return slices.ContainsFunc(v.Levels[NumLevels-1], func(f *manifest.FileMetadata) bool { return f.FileNum == fileNum })
 }

@@ -1,22 +1,65 @@
 package sstable
 
-import "sync/atomic"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // MetaBudget caps the bytes of index and filter blocks that Readers pin:
 // a Reader whose table's index and filter fit in what is left pins them
-// for its life (today's fastest path: no lookup touches the block cache
-// for them); one that does not reads them paged, a 4 KiB partition or
-// filter page at a time through the block cache, where they compete with
-// data blocks and may be evicted. A table of format version 1, or a
-// Reader without a block cache, always pins. A nil *MetaBudget pins
-// everything. Safe for concurrent use.
+// for its life (the fastest path: no lookup touches the block cache for
+// them); one that does not reads them paged, a 4 KiB partition or filter
+// page at a time through the block cache, where they compete with data
+// blocks and may be evicted. A table of format version 1, or a Reader
+// without a block cache, always pins. A nil *MetaBudget pins everything.
+// Safe for concurrent use.
+//
+// Tables the budget's low func names (lsm: those of the last level) pin
+// only within what the others leave: the bytes of every other table open,
+// pinned or not, are kept free for them. A last-level table's filter is
+// probed by a share of the lookups that reach its level, an upper one's by
+// a far larger share per byte (a level's lookups over a tenth of the
+// tables, or fewer), so it is the upper levels' that pinning serves best.
 type MetaBudget struct {
-	limit  int64
-	pinned atomic.Int64
-	paged  atomic.Int64
+	limit int64
+	low   func(fileNum uint64) bool
+
+	mu sync.Mutex
+	// pinned and lowPinned are the bytes pinned, by all Readers and by
+	// low ones; highOpen is the meta of the open Readers that are not low,
+	// pinned or paged; paged counts the paged Readers.
+	pinned, lowPinned, highOpen, paged int64
+
 	// What paged Readers fetched: as ReadStats' Meta counters, summed
 	// over every Reader of the budget.
 	hits, reads, readBytes atomic.Uint64
+}
+
+// NewMetaBudget returns a budget of limit bytes (limit <= 0 pins nothing);
+// low, if not nil, names the tables of low priority.
+func NewMetaBudget(limit int64, low func(fileNum uint64) bool) *MetaBudget {
+	return &MetaBudget{limit: limit, low: low}
+}
+
+// Pinned is the bytes pinned now by open Readers.
+func (b *MetaBudget) Pinned() int64 {
+	if b == nil {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.pinned
+}
+
+// PagedTables is the number of open Readers that read their index and
+// filter through the block cache.
+func (b *MetaBudget) PagedTables() int64 {
+	if b == nil {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.paged
 }
 
 // MetaReads are the index partitions and filter pages the budget's paged
@@ -29,52 +72,77 @@ func (b *MetaBudget) MetaReads() (hits, reads, bytes uint64) {
 	return b.hits.Load(), b.reads.Load(), b.readBytes.Load()
 }
 
-// NewMetaBudget returns a budget of limit bytes; limit <= 0 pins nothing.
-func NewMetaBudget(limit int64) *MetaBudget { return &MetaBudget{limit: limit} }
-
-// Pinned is the bytes pinned now by open Readers; PagedTables the number
-// of open Readers reading paged.
-func (b *MetaBudget) Pinned() int64 {
-	if b == nil {
-		return 0
-	}
-	return b.pinned.Load()
+// metaClaim is what a Reader took of its budget, which leave gives back.
+type metaClaim struct {
+	n           int64 // the table's index and filter bytes
+	pinned, low bool
+	held        bool // counted in a budget
 }
 
-// PagedTables is the number of open Readers that read their index and
-// filter through the block cache.
-func (b *MetaBudget) PagedTables() int64 {
-	if b == nil {
-		return 0
-	}
-	return b.paged.Load()
-}
+// pinMode is what a Reader may do with its meta.
+type pinMode uint8
 
-// reserve takes n bytes if they fit.
-func (b *MetaBudget) reserve(n int64) bool {
+const (
+	pinIfRoom pinMode = iota
+	pinAlways         // a version 1 table, or no block cache to page through
+	pinNever          // adopting a paged Reader's meta (meta.go)
+)
+
+// admit decides whether a Reader of table fileNum, whose index and filter
+// take n bytes, pins them.
+func (b *MetaBudget) admit(fileNum uint64, n int64, mode pinMode) metaClaim {
 	if b == nil {
-		return true
+		return metaClaim{n: n, pinned: mode != pinNever}
 	}
-	for {
-		used := b.pinned.Load()
-		if used+n > b.limit {
-			return false
+	c := metaClaim{n: n, low: b.low != nil && b.low(fileNum), held: true}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !c.low {
+		b.highOpen += n
+	}
+	room := b.limit - b.pinned
+	if c.low {
+		room = min(room, b.limit-b.highOpen-b.lowPinned)
+	}
+	switch mode {
+	case pinIfRoom:
+		c.pinned = n <= room
+	case pinAlways:
+		c.pinned = true
+	}
+	if c.pinned {
+		b.pinned += n
+		if c.low {
+			b.lowPinned += n
 		}
-		if b.pinned.CompareAndSwap(used, used+n) {
-			return true
+	} else {
+		b.paged++
+	}
+	return c
+}
+
+// leave gives back what admit took.
+func (b *MetaBudget) leave(c metaClaim) {
+	if !c.held {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !c.low {
+		b.highOpen -= c.n
+	}
+	if c.pinned {
+		b.pinned -= c.n
+		if c.low {
+			b.lowPinned -= c.n
 		}
+	} else {
+		b.paged--
 	}
 }
 
-// reserveAll takes n bytes whether or not they fit: for a table that can
-// only be pinned (format version 1).
-func (b *MetaBudget) reserveAll(n int64) {
-	if b != nil {
-		b.pinned.Add(n)
-	}
-}
-
-// countHit and countRead add to a Reader's counters and its budget's.
+// countMetaHit and countMetaRead add to a Reader's counters and its
+// budget's.
 func (r *Reader) countMetaHit() {
 	r.stats.metaCacheHits.Add(1)
 	if r.budget != nil {
@@ -88,18 +156,5 @@ func (r *Reader) countMetaRead(n uint64) {
 	if r.budget != nil {
 		r.budget.reads.Add(1)
 		r.budget.readBytes.Add(n)
-	}
-}
-
-// addPaged counts n more (or, negative, fewer) paged Readers.
-func (b *MetaBudget) addPaged(n int64) {
-	if b != nil {
-		b.paged.Add(n)
-	}
-}
-
-func (b *MetaBudget) release(n int64) {
-	if b != nil {
-		b.pinned.Add(-n)
 	}
 }

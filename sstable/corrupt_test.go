@@ -37,7 +37,7 @@ func readAll(t *testing.T, es []entry, data []byte, what string) error {
 	if err := readAllWith(t, es, data, what, ReaderOptions{FileNum: 12}); err != nil {
 		return err
 	}
-	return readAllWith(t, es, data, what+" (paged)", ReaderOptions{FileNum: 12, Cache: cache.New(1 << 20), MetaBudget: NewMetaBudget(0)})
+	return readAllWith(t, es, data, what+" (paged)", ReaderOptions{FileNum: 12, Cache: cache.New(1 << 20), MetaBudget: NewMetaBudget(0, nil)})
 }
 
 func readAllWith(t *testing.T, es []entry, data []byte, what string, opts ReaderOptions) error {

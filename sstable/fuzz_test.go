@@ -117,7 +117,7 @@ func FuzzReader(f *testing.F) {
 		if fix {
 			fixChecksums(data)
 		}
-		fuzzRead(t, data, ReaderOptions{FileNum: 1, Cache: cache.New(64 << 10), MetaBudget: NewMetaBudget(0)})
+		fuzzRead(t, data, ReaderOptions{FileNum: 1, Cache: cache.New(64 << 10), MetaBudget: NewMetaBudget(0, nil)})
 		r, err := Open(&memFile{data: data}, ReaderOptions{FileNum: 1})
 		if err != nil {
 			if !errors.Is(err, base.ErrCorruption) {

@@ -34,7 +34,7 @@ type tableMeta struct {
 	hasFilter bool
 	paged     bool
 	pf        pagedFilter
-	pinned    int64 // the bytes a Reader pinning it reserves (Reader.reserved)
+	n         int64 // the table's index and filter bytes (metaClaim.n)
 	oneIndex  bool  // format version 1: pinned whatever the budget
 }
 
@@ -54,11 +54,11 @@ func (r *Reader) stashMeta() {
 		return
 	}
 	m := &tableMeta{tail: r.tail, props: r.props, ix: r.ix, dataEnd: r.dataEnd, filter: r.filter.Ref(), hasFilter: r.hasFilter,
-		paged: r.paged, pf: r.pf, pinned: r.reserved, oneIndex: len(r.ix.parts) > 0 && r.ix.top.n == 0}
+		paged: r.paged, pf: r.pf, n: r.claim.n, oneIndex: len(r.ix.parts) > 0 && r.ix.top.n == 0}
 	m.ix.ref()
 	charge := len(m.ix.top.data) + len(m.pf.crcs) + len(m.tail) + metaCharge
 	if !m.paged {
-		charge += int(m.pinned)
+		charge += int(m.n)
 	}
 	h := cache.NewValue(m, charge, m.release)
 	r.cache.Set(r.fileNum, metaOffset, &h)
@@ -94,19 +94,22 @@ func (r *Reader) adoptMeta(size uint64) (bool, error) {
 	if !bytes.Equal(tail.Block(), m.tail) {
 		return false, nil // another file: open it afresh, and let the checks refuse it
 	}
+	mode := pinIfRoom
 	switch {
+	case m.paged && r.cache.Capacity() == 0:
+		return false, nil // a paged reader needs the cache: open afresh, pinned
 	case m.paged:
-		if r.cache.Capacity() == 0 {
-			return false, nil // a paged reader needs the cache: open afresh, pinned
-		}
-		r.budget.addPaged(1)
+		mode = pinNever
 	case m.oneIndex:
-		r.budget.reserveAll(m.pinned)
-	case !r.budget.reserve(m.pinned):
-		return false, nil // no room to pin it now: open afresh, paged
+		mode = pinAlways
+	}
+	claim := r.budget.admit(r.fileNum, m.n, mode)
+	if claim.pinned == m.paged {
+		r.budget.leave(claim)
+		return false, nil // the budget has no room to pin it now: open afresh, paged
 	}
 	r.tail, r.props, r.ix, r.dataEnd, r.hasFilter = m.tail, m.props, m.ix, m.dataEnd, m.hasFilter
-	r.paged, r.pf, r.reserved = m.paged, m.pf, m.pinned
+	r.paged, r.pf, r.claim = m.paged, m.pf, claim
 	r.ix.ref()
 	r.filter = m.filter.Ref()
 	return true, nil

@@ -47,7 +47,7 @@ func TestPagedOpenReadsTheTopOnly(t *testing.T) {
 	full := pinned.Stats().OpenBytesRead
 	pinned.Close()
 
-	b := NewMetaBudget(0)
+	b := NewMetaBudget(0, nil)
 	r := openPaged(t, data, cache.New(1<<20), b)
 	defer r.Close()
 	if !r.Paged() || b.PagedTables() != 1 || b.Pinned() != 0 {
@@ -95,7 +95,7 @@ func TestMetaBudgetPinsWhatFits(t *testing.T) {
 	_, data := pagedTable(t)
 	p := openTable(t, data, nil).Properties()
 	need := int64(p.IndexBytes + p.FilterBytes)
-	b := NewMetaBudget(need)
+	b := NewMetaBudget(need, nil)
 	c := cache.New(1 << 20)
 	first := openPaged(t, data, c, b)
 	second := openPaged(t, data, c, b)
@@ -128,7 +128,7 @@ func TestPagedFilterPageCorruption(t *testing.T) {
 	}
 	bad := bytes.Clone(data)
 	bad[ft.filter.offset+2*filterPageSize+100] ^= 0x10
-	p := openPaged(t, bad, cache.New(1<<20), NewMetaBudget(0))
+	p := openPaged(t, bad, cache.New(1<<20), NewMetaBudget(0, nil))
 	defer p.Close()
 	hitBad := 0
 	for _, e := range es {
@@ -157,7 +157,7 @@ func TestVersion1TableStillReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := NewMetaBudget(0)
+	b := NewMetaBudget(0, nil)
 	for _, budget := range []*MetaBudget{nil, b} {
 		r := openPaged(t, data, cache.New(1<<20), budget)
 		if r.Paged() || len(r.ix.parts) != 1 || r.Properties().TableID != 0x5eed {
@@ -185,5 +185,45 @@ func TestVersion1TableStillReads(t *testing.T) {
 	}
 	if b.Pinned() != 0 {
 		t.Fatalf("%d bytes still pinned after Close", b.Pinned())
+	}
+}
+
+// TestMetaBudgetKeepsRoomForHighPriority: low-priority tables (lsm: the
+// last level's) pin only within what the other open tables leave, paged
+// ones included, so a low table opened after a high one was paged for lack
+// of room does not take the room that frees.
+func TestMetaBudgetKeepsRoomForHighPriority(t *testing.T) {
+	_, data := pagedTable(t)
+	p := openTable(t, data, nil).Properties()
+	n := int64(p.IndexBytes + p.FilterBytes)
+	low := func(fileNum uint64) bool { return fileNum >= 100 }
+	b := NewMetaBudget(2*n, low)
+	c := cache.New(1 << 20)
+	open := func(fileNum uint64) *Reader {
+		r, err := Open(&memFile{data: data}, ReaderOptions{Cache: c, FileNum: fileNum, MetaBudget: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	x, y := open(100), open(101) // low, with nothing else open: both pin
+	a := open(1)                 // high, no room left: paged
+	if x.Paged() || y.Paged() || !a.Paged() {
+		t.Fatalf("paged: low %t %t, high %t; want false false true", x.Paged(), y.Paged(), a.Paged())
+	}
+	x.Close()
+	z := open(102) // low: the room x left is the open high table's
+	if !z.Paged() {
+		t.Fatal("a low table took the room an open high table needs")
+	}
+	h := open(2) // high: pins in it
+	if h.Paged() {
+		t.Fatal("a high table found no room")
+	}
+	for _, r := range []*Reader{y, a, z, h} {
+		r.Close()
+	}
+	if b.Pinned() != 0 || b.PagedTables() != 0 {
+		t.Fatalf("after Close: %d bytes pinned, %d paged tables", b.Pinned(), b.PagedTables())
 	}
 }

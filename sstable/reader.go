@@ -64,11 +64,11 @@ type Reader struct {
 	useFilter bool
 	// paged: the index partitions and the filter (pf) are read through
 	// the block cache, a page at a time; otherwise ix.parts and filter
-	// hold them, pinned, and budget holds reserved bytes for them.
-	paged    bool
-	pf       pagedFilter
-	budget   *MetaBudget
-	reserved int64
+	// hold them, pinned. claim is what the Reader holds of budget.
+	paged  bool
+	pf     pagedFilter
+	budget *MetaBudget
+	claim  metaClaim
 
 	stats   readCounters
 	closed  atomic.Bool
@@ -133,20 +133,22 @@ func (r *Reader) open(size uint64) error {
 	if r.hasFilter = ft.filter.length > 0; r.hasFilter != (r.props.FilterLayout == FilterLayoutCacheLine) {
 		return fmt.Errorf("filter block present=%t, layout %q: %w", r.hasFilter, r.props.FilterLayout, base.ErrCorruption)
 	}
+	n := int64(r.props.IndexBytes + r.props.FilterBytes)
 	if ft.version == formatVersionOneIndex {
-		r.reserved = int64(r.props.IndexBytes + r.props.FilterBytes)
-		r.budget.reserveAll(r.reserved)
+		r.claim = r.budget.admit(r.fileNum, n, pinAlways)
 		return r.openOneIndex(ft)
 	}
 	if err := r.openTopIndex(ft); err != nil {
 		return err
 	}
-	if n := int64(r.props.IndexBytes + r.props.FilterBytes); r.cache.Capacity() == 0 || r.budget.reserve(n) {
-		r.reserved = n
+	mode := pinIfRoom
+	if r.cache.Capacity() == 0 {
+		mode = pinAlways // nothing to page through
+	}
+	if r.claim = r.budget.admit(r.fileNum, n, mode); r.claim.pinned {
 		return r.pinMeta(ft)
 	}
 	r.paged = true
-	r.budget.addPaged(1)
 	if r.hasFilter {
 		if r.pf, err = newPagedFilter(ft.filter, &r.props); err != nil {
 			return err
@@ -512,11 +514,8 @@ func (r *Reader) releaseMeta() {
 	r.ix.release()
 	r.filter.Release()
 	r.ix, r.filter, r.pf = tableIndex{}, filter.CacheLine{}, pagedFilter{}
-	r.budget.release(r.reserved)
-	if r.paged {
-		r.budget.addPaged(-1)
-	}
-	r.reserved, r.paged, r.hasFilter, r.useFilter = 0, false, false, false
+	r.budget.leave(r.claim)
+	r.claim, r.paged, r.hasFilter, r.useFilter = metaClaim{}, false, false, false
 }
 
 // TableFileName is the name of table fileNum: "000123.sst".

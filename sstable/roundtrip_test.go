@@ -39,7 +39,7 @@ func TestRoundTrip(t *testing.T) {
 		// With a cache, half the rounds read the index and filter paged.
 		var budget *MetaBudget
 		if c != nil && rng.IntN(2) == 0 {
-			budget = NewMetaBudget(0)
+			budget = NewMetaBudget(0, nil)
 		}
 		desc += fmt.Sprintf(" paged %t", budget != nil)
 		r, err := Open(&memFile{data: data}, ReaderOptions{Cache: c, FileNum: 7, MetaBudget: budget})
