@@ -41,6 +41,9 @@ func TestLinearizable(t *testing.T) {
 		{"KeepAbsentDeletes", Options{KeepAbsentDeletes: true}},
 		// No filter answers "absent": every read walks every source.
 		{"IgnoreFilters", Options{IgnoreFilters: true}},
+		// Every table paged: index partitions and filter pages shared by
+		// concurrent reads through the block cache.
+		{"Paged", Options{PinnedMetaLimit: -1}},
 	}
 	total := stressDuration(t, 3*time.Second)
 	seeds := stressSeeds(t)
