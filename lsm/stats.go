@@ -41,7 +41,8 @@ type LevelStats struct {
 	TableBytesIn, TableBytesWritten uint64
 
 	// FilterBytes is the size of the Bloom filters of the level's open
-	// tables, which live in memory; FilterBitsPerKey their density, over
+	// tables, which live in memory unless the table is paged
+	// (Options.PinnedMetaLimit; Stats.MetaPinnedBytes); FilterBitsPerKey their density, over
 	// those tables' entries (a table without a filter counts 0); TheoryFPR
 	// the false-positive rate they promise one probe, to set beside FPR:
 	// in L0 the mean over its tables (a read probes every one), deeper the
