@@ -99,11 +99,12 @@ func (d *DB) CompactRange(lo, hi []byte) error {
 }
 
 // mayHoldGarbage reports whether a last-level table holds anything a
-// rewrite could drop: a tombstone, or an older version of a key, which only
+// rewrite could drop: a tombstone (point or range), or an older version of
+// a key, which only
 // a snapshot open when the table was written could have kept. A table that
 // cannot be opened counts as yes: the rewrite reports its error.
 func (d *DB) mayHoldGarbage(f *manifest.FileMetadata) bool {
-	if f.NumDeletions > 0 {
+	if spans, known := f.RangeDels(); f.NumDeletions > 0 || !known || spans.Len() > 0 {
 		return true
 	}
 	r, release, err := d.table(f)
@@ -241,8 +242,10 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 	}
 	it := compaction.NewIter(merge.NewIter(d.compactionInputs(c)...), snapshots, elide)
 	defer it.Close()
+	it.SetRangeDels(spans)
+	bottom := !c.IntraL0() && spansAtBottom(v, c.OutputLevel, spans)
 	bits := d.filterBitsPerKey(v, c.OutputLevel, inEntries, c)
-	outputs, err := d.writeTables(it, keyspan.Compact(spans, snapshots, false), split, c.OutputLevel, bits)
+	outputs, err := d.writeTables(it, keyspan.Compact(spans, snapshots, bottom), split, c.OutputLevel, bits)
 	d.stats.countDrops(it.Drops(), false)
 	if err != nil {
 		return nil, err

@@ -255,6 +255,20 @@ func TestDeleteRangeManyTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(t, "snapshot closed, compacted", d, keys, m)
+	// Nothing is below the last level and no snapshot is open: the
+	// covered entries and the tombstone itself are gone.
+	v = d.vs.Current()
+	var entries uint64
+	for _, f := range v.Levels[NumLevels-1] {
+		if s, _ := f.RangeDels(); s.Len() > 0 {
+			t.Errorf("table %v still holds %v", f, s.At(0))
+		}
+		entries += f.NumEntries
+	}
+	v.Unref()
+	if entries != uint64(len(m)) {
+		t.Errorf("the last level holds %d entries, %d keys live", entries, len(m))
+	}
 	if err := d.DeleteRange([]byte("k0000"), []byte("k0050")); err != nil { // in the memtable only
 		t.Fatal(err)
 	}
@@ -286,4 +300,57 @@ func TestDeleteRangeManyTables(t *testing.T) {
 	r := openMem(t, mem, nil)
 	expect(t, "repaired", r, keys, m)
 	r.Close()
+}
+
+// TestDeleteRangeAboveTheBottom: a tombstone compacted into a level above
+// tables that hold what it covers must stay there, however many
+// compactions pass: only at the bottom (no table below overlaps it) may
+// it go.
+func TestDeleteRangeAboveTheBottom(t *testing.T) {
+	mem := vfs.NewMem()
+	opts := &Options{MemtableSize: 8 << 10, TargetFileSize: 8 << 10, LBaseMaxBytes: 16 << 10, L0CompactionThreshold: 2, BlockSize: 512}
+	d := openMem(t, mem, opts)
+	defer d.Close()
+	var keys []string
+	for i := range 3000 {
+		keys = append(keys, fmt.Sprintf("k%05d", i))
+	}
+	m := model{}
+	putAll(t, d, keys, m, strings.Repeat("v", 100))
+	if err := d.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.DeleteRange([]byte("k01000"), []byte("k02000")); err != nil {
+		t.Fatal(err)
+	}
+	m.deleteRange([]byte("k01000"), []byte("k02000"))
+	// Writes elsewhere push the tombstone down through compactions that
+	// leave the last level be.
+	for round := range 6 {
+		var more []string
+		for i := range 400 {
+			more = append(more, fmt.Sprintf("k%05d", 3000+round*400+i))
+		}
+		putAll(t, d, more, m, strings.Repeat("w", 100))
+		keys = append(keys, more...)
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.waitIdle()
+	v := d.vs.Current()
+	shape := v.String()
+	above := false
+	for level := 1; level < NumLevels-1; level++ {
+		for _, f := range v.Levels[level] {
+			if s, _ := f.RangeDels(); s.Len() > 0 {
+				above = true
+			}
+		}
+	}
+	v.Unref()
+	if !above {
+		t.Logf("the tombstone is not above the last level; the test proves less:\n%s", shape)
+	}
+	expect(t, "compacted in the background", d, keys, m)
 }

@@ -278,6 +278,8 @@ func (d *DB) flushMemtable(m *memtable.Memtable, v *manifest.Version, snapshots 
 func (d *DB) writeTable(m *memtable.Memtable, elide compaction.Elider, snapshots []base.SeqNum, bitsPerKey float64) (*manifest.FileMetadata, compaction.Drops, error) {
 	it := compaction.NewIter(m.NewIter(), snapshots, elide)
 	defer it.Close()
+	it.SetRangeDels(m.RangeDels())
+	// Never at the bottom: the spans go on hiding what the tables hold.
 	spans := keyspan.Compact(m.RangeDels(), snapshots, false)
 	outputs, err := d.writeTables(it, spans, compaction.NewSplitter(math.MaxInt64, nil), 0, bitsPerKey)
 	if err != nil || len(outputs) == 0 {

@@ -113,3 +113,21 @@ func (d *DB) compactionRangeDels(inputs [2][]*manifest.FileMetadata) (keyspan.Sp
 	}
 	return keyspan.Merge(all...), nil
 }
+
+// spansAtBottom reports whether no table below level holds a key that
+// spans cover, so that a compaction into level may drop the tombstones
+// that hide nothing but what it drops itself (keyspan.Compact, rule 2):
+// the key-range proof of point tombstones (tombstoneElider), extended to
+// the spans' whole extent.
+func spansAtBottom(v *manifest.Version, level int, spans keyspan.Spans) bool {
+	start, end, ok := spans.Bounds()
+	if !ok {
+		return false
+	}
+	for below := level + 1; below < NumLevels; below++ {
+		if len(v.Overlaps(below, start, lastCovered(end))) > 0 {
+			return false
+		}
+	}
+	return true
+}
