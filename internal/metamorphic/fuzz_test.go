@@ -214,6 +214,9 @@ func (d *opDecoder) op(i int) (op, bool) {
 			o.kind = opCompact
 		} else {
 			o.kind = opCompactRange
+			if o.lo != nil && o.hi != nil && string(o.lo) > string(o.hi) {
+				o.lo, o.hi = o.hi, o.lo // as the generator's bounds: lo above hi is ErrInvalidRange
+			}
 		}
 	case 19:
 		o.kind = opReopen
