@@ -41,7 +41,11 @@
 // such a key writes nothing (Stats.DeletesElided) unless
 // Options.KeepAbsentDeletes is set, or recent proofs kept failing: Delete
 // asks the filters only while its proofs pay (proof_gate.go), and
-// otherwise writes the tombstone, which is always correct.
+// otherwise writes the tombstone, which is always correct. Range
+// tombstones change no proof: a point tombstone hides only point versions,
+// and the filters prove there are none; a merge drops a point tombstone
+// only where no table below can hold its key, or under a range tombstone
+// of its stripe, which stays and hides what the point tombstone hid.
 //
 // # Concurrency and guarantees
 //
