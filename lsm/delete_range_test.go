@@ -354,3 +354,33 @@ func TestDeleteRangeAboveTheBottom(t *testing.T) {
 	}
 	expect(t, "compacted in the background", d, keys, m)
 }
+
+// TestDeleteRangeExplain: Explain shows the range tombstone that decided
+// a read, after the source whose version it deletes, and says why the key
+// is not found.
+func TestDeleteRangeExplain(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), nil)
+	defer d.Close()
+	if err := d.Put([]byte("b"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.DeleteRange([]byte("a"), []byte("c")); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := d.Explain([]byte("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := tr.String()
+	for _, want := range []string{`1. active memtable: covered by ["a", "c")#2`, "=> not found (range tombstone)"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("trace lacks %q:\n%s", want, got)
+		}
+	}
+	if tr.Result != ResultRangeDeleted {
+		t.Fatalf("result %v", tr.Result)
+	}
+}

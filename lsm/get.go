@@ -66,8 +66,8 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 		return nil, err // no write could have stored it
 	}
 	h := filter.Hash(key)
-	var cover base.SeqNum
-	if v, res := d.getMemtables(rs, key, h, seq, tr, &cover); answered(res) {
+	var c cover
+	if v, res := d.getMemtables(rs, key, h, seq, tr, &c); answered(res) {
 		return memtableValue(v, res)
 	}
 
@@ -76,7 +76,7 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 		// key range covers the key is asked in turn.
 		if level == 0 {
 			for _, f := range files {
-				if v, found, err := d.getFromTable(0, f, key, h, seq, tr, &cover); found || err != nil {
+				if v, found, err := d.getFromTable(0, f, key, h, seq, tr, &c); found || err != nil {
 					return v, err
 				}
 			}
@@ -85,7 +85,7 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 		// 4. L1…L6: tables of a level do not overlap, so a binary search
 		// on their key ranges finds the only one that can hold the key.
 		if f := rs.version.FindFile(level, key); f != nil {
-			if v, found, err := d.getFromTable(level, f, key, h, seq, tr, &cover); found || err != nil {
+			if v, found, err := d.getFromTable(level, f, key, h, seq, tr, &c); found || err != nil {
 				return v, err
 			}
 		} else if len(files) > 0 {
@@ -97,10 +97,10 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 
 // getMemtables is steps 1 and 2 of the read path: the version of key a
 // memtable holds, if one does (answered), as the memtable's own bytes;
-// Deleted also when a memtable's range tombstone covers it (cover).
-func (d *DB) getMemtables(rs *readState, key []byte, h uint64, seq base.SeqNum, tr *Trace, cover *base.SeqNum) ([]byte, memtable.Result) {
+// Deleted also when a range tombstone met so far covers it (c).
+func (d *DB) getMemtables(rs *readState, key []byte, h uint64, seq base.SeqNum, tr *Trace, c *cover) ([]byte, memtable.Result) {
 	// 1. The active memtable: its filter, then its tree.
-	v, res := d.getMemtable(rs.mem.Active(), Source{Kind: SourceActive}, key, h, seq, tr, cover)
+	v, res := d.getMemtable(rs.mem.Active(), Source{Kind: SourceActive}, key, h, seq, tr, c)
 	if answered(res) {
 		return v, res
 	}
@@ -115,7 +115,7 @@ func (d *DB) getMemtables(rs *readState, key []byte, h uint64, seq base.SeqNum, 
 		} else {
 			tr.combined(len(imms), maybeUnless(d.opts.IgnoreFilters))
 			for i, m := range imms {
-				v, res := d.getMemtable(m, Source{Kind: SourceImmutable, Index: i + 1, Count: len(imms)}, key, h, seq, tr, cover)
+				v, res := d.getMemtable(m, Source{Kind: SourceImmutable, Index: i + 1, Count: len(imms)}, key, h, seq, tr, c)
 				if answered(res) {
 					return v, res
 				}
@@ -127,12 +127,13 @@ func (d *DB) getMemtables(rs *readState, key []byte, h uint64, seq base.SeqNum, 
 
 // getMemtable asks one memtable: its range tombstones over key, then its
 // filter and tree.
-func (d *DB) getMemtable(m *memtable.Memtable, src Source, key []byte, h uint64, seq base.SeqNum, tr *Trace, cover *base.SeqNum) ([]byte, memtable.Result) {
-	raise(cover, m.RangeDels(), key, seq)
+func (d *DB) getMemtable(m *memtable.Memtable, src Source, key []byte, h uint64, seq base.SeqNum, tr *Trace, c *cover) ([]byte, memtable.Result) {
+	c.raise(m.RangeDels(), key, seq)
 	v, res, found := m.GetVersion(key, h, seq)
 	d.stats.countMemtable(res)
 	tr.memtable(src, m, key, seq, res, !d.opts.IgnoreFilters)
-	if covered(*cover, answered(res), found) {
+	if c.covers(answered(res), found) {
+		tr.rangeDeleted(src, 0, c)
 		return nil, memtable.Deleted
 	}
 	return v, res
@@ -152,10 +153,10 @@ func memtableValue(v []byte, res memtable.Result) ([]byte, error) {
 
 // getFromTable looks key up in one table, step 3 or 4's sub-steps: a. key
 // range (here, from the manifest), b. Bloom filter, c. index, d. data
-// block (sstable/get.go); the table's range tombstones over key raise
-// cover first. found means the search ends here: err is ErrNotFound for a
+// block (sstable/get.go); the table's range tombstones over key raise c
+// first. found means the search ends here: err is ErrNotFound for a
 // tombstone, point or range.
-func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uint64, seq base.SeqNum, tr *Trace, cover *base.SeqNum) ([]byte, bool, error) {
+func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uint64, seq base.SeqNum, tr *Trace, c *cover) ([]byte, bool, error) {
 	// a. Key range, before the table is even opened. It covers the table's
 	// range tombstones too (rangedel_write.go).
 	if !f.ContainsUserKey(key) {
@@ -166,12 +167,13 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 	if err != nil {
 		return nil, true, err
 	}
-	raise(cover, spans, key, seq)
+	c.raise(spans, key, seq)
 	v, found, version, err := d.findInTable(level, f, key, h, seq, tr)
 	switch {
 	case err != nil && err != ErrNotFound:
 		return nil, true, err
-	case covered(*cover, found, version):
+	case c.covers(found, version):
+		tr.rangeDeleted(Source{Kind: SourceTable, Level: level, FileNum: f.FileNum}, tableStep(level), c)
 		return nil, true, ErrNotFound
 	}
 	return v, found, err

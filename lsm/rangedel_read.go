@@ -26,24 +26,36 @@ import (
 // A source without range tombstones costs one atomic load (a memtable's
 // Set, a table's FileMetadata.RangeDels) and a length test.
 
-// raise sets *cover to the newest tombstone of spans visible at seq over
-// key, if that is newer.
-func raise(cover *base.SeqNum, spans keyspan.Spans, key []byte, seq base.SeqNum) {
+// cover is the newest range tombstone over the key a read has met so far:
+// its seq (0: none) and the fragment it was met in, for Explain.
+type cover struct {
+	seq        base.SeqNum
+	start, end []byte
+}
+
+// raise sets c to the newest tombstone of spans visible at seq over key,
+// if that is newer.
+func (c *cover) raise(spans keyspan.Spans, key []byte, seq base.SeqNum) {
 	if spans.Len() == 0 {
 		return
 	}
-	if t, ok := spans.Covering(key, seq); ok && t > *cover {
-		*cover = t
+	i := spans.Seek(key)
+	if i == spans.Len() || !spans.At(i).Contains(key) {
+		return
+	}
+	sp := spans.At(i)
+	if t, ok := sp.Visible(seq); ok && t > c.seq {
+		c.seq, c.start, c.end = t, sp.Start, sp.End
 	}
 }
 
-// covered applies rules 1 and 2 to one source's answer: found says the
+// covers applies rules 1 and 2 to one source's answer: found says the
 // source holds a version of the key, at seq version.
-func covered(cover base.SeqNum, found bool, version base.SeqNum) bool {
+func (c *cover) covers(found bool, version base.SeqNum) bool {
 	if found {
-		return version < cover
+		return version < c.seq
 	}
-	return cover > 0
+	return c.seq > 0
 }
 
 // anyRangeDels reports whether any of ms holds a range tombstone.
