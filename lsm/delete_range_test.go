@@ -384,3 +384,30 @@ func TestDeleteRangeExplain(t *testing.T) {
 		t.Fatalf("result %v", tr.Result)
 	}
 }
+
+// TestDeleteRangeOnlyTable: a flush of nothing but a range tombstone
+// writes a table of it alone, whose bounds cover the range (the end, which
+// is exclusive, counts as its last key unless it ends in 0x00).
+func TestDeleteRangeOnlyTable(t *testing.T) {
+	mem := vfs.NewMem()
+	d := openMem(t, mem, nil)
+	defer d.Close()
+	for _, r := range [][3]string{{"a", "c", "c"}, {"x", "y\x00", "y"}} {
+		if err := d.DeleteRange([]byte(r[0]), []byte(r[1])); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		v := d.vs.Current()
+		f := v.Levels[0][0]
+		v.Unref()
+		if f.NumEntries != 0 || string(f.Smallest.UserKey) != r[0] || string(f.Largest.UserKey) != r[2] {
+			t.Fatalf("table of [%q, %q): %v, %d entries", r[0], r[1], f, f.NumEntries)
+		}
+		if s, known := f.RangeDels(); !known || s.Len() != 1 {
+			t.Fatalf("table of [%q, %q) holds %d spans (known %v)", r[0], r[1], s.Len(), known)
+		}
+	}
+	expect(t, "tables of range tombstones only", d, []string{"a", "b", "c", "y"}, model{})
+}
