@@ -128,17 +128,13 @@ func (rs *readState) memtableRangeDels() keyspan.Spans {
 }
 
 // mayHoldRangeDels reports whether any memtable or table of rs may hold a
-// range tombstone: a table whose reader was never opened may.
+// range tombstone. The tables' answer is built once per read state
+// (tableRangeDels); one that cannot be built counts as yes, and the
+// caller's reads then meet its error.
 func (rs *readState) mayHoldRangeDels() bool {
 	if rs.mem.Active().HasRangeDels() || anyRangeDels(rs.mem.Immutables()) {
 		return true
 	}
-	for _, files := range rs.version.Levels {
-		for _, f := range files {
-			if s, ok := f.RangeDels(); !ok || s.Len() > 0 {
-				return true
-			}
-		}
-	}
-	return false
+	spans, err := rs.tableRangeDels()
+	return err != nil || spans.Len() > 0
 }
