@@ -16,4 +16,8 @@
 //     never reads disk.
 //  3. For every snapshot and for the current state, the visible value (or
 //     absence) of every key is the same before and after.
+//  4. A version under a range tombstone of its own snapshot stripe is
+//     dropped as shadowed (rangedel.go); the tombstone stays in the output,
+//     hiding what lies below, until no table below overlaps it (the
+//     caller's keyspan.Compact with bottom).
 package compaction

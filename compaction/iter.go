@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/keyspan"
 )
 
 // DropReason says why an entry did not make it into a flush or
@@ -12,8 +13,9 @@ import (
 type DropReason uint8
 
 const (
-	// DropShadowed: a newer version of the key in the same snapshot stripe
-	// hides the entry from every reader and snapshot.
+	// DropShadowed: a newer version of the key, or a range tombstone over
+	// it, in the same snapshot stripe hides the entry from every reader
+	// and snapshot.
 	DropShadowed DropReason = iota
 	// DropBottom: a tombstone with nothing older below it, because no
 	// table below its output covers its key: the bottom of the tree, for
@@ -65,6 +67,8 @@ type Iter struct {
 	vals    []byte
 	drops   Drops
 	err     error
+	// rangeDels are the inputs' range tombstones (rangedel.go).
+	rangeDels keyspan.Spans
 }
 
 type entry struct {
@@ -116,6 +120,10 @@ func (c *Iter) fill() bool {
 				continue
 			}
 			lastStripe = s
+			if c.rangeDeleted(k) {
+				c.drops[DropShadowed]++
+				continue
+			}
 			start := len(c.vals)
 			c.vals = append(c.vals, c.input.Value()...)
 			c.pending = append(c.pending, entry{trailer: k.Trailer, valStart: start, valEnd: len(c.vals)})

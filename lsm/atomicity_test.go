@@ -16,8 +16,9 @@ import (
 // one older than a batch they saw before. Each group has one writer; its
 // batch n
 //
-//   - deletes marker n/2 (n even) or puts marker (n+1)/2 with value n
-//     (n odd), first, and then
+//   - deletes marker n/2 (n even: by Delete, or when n is a multiple of 4
+//     by a DeleteRange over all the group's markers) or puts marker
+//     (n+1)/2 with value n (n odd), first, and then
 //   - writes counter n to every counter key of the group.
 //
 // The invariant readers check, for the counter n they see: all counters of
@@ -154,10 +155,15 @@ func runAtomicRound(t *testing.T, opts *Options, seed uint64, st *atomicStats) e
 			defer writers.Done()
 			for n := uint64(1); n <= atomicBatches && !failed.Load(); n++ {
 				var b Batch
-				if n%2 == 1 {
+				switch n % 4 {
+				case 1, 3:
 					b.Put(markerKey(g, (n+1)/2), atomicValue(n))
-				} else {
+				case 2:
 					b.Delete(markerKey(g, n/2))
+				case 0:
+					// Every marker of the group, those to come included:
+					// they are newer than the tombstone and survive it.
+					b.DeleteRange(markerKey(g, 0), markerKey(g, 1e8-1))
 				}
 				for i := range atomicCounters {
 					b.Put(counterKey(g, i), atomicValue(n))

@@ -1,6 +1,7 @@
 package lsm
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -46,6 +47,38 @@ func (b *Batch) Delete(key []byte) {
 	b.data = append(b.data, byte(base.KindDelete))
 	b.data = appendBytes(b.data, key)
 	b.count++
+}
+
+// DeleteRange adds a deletion of every key k with start <= k < end, at
+// one sequence number: the batch's writes before it are deleted by it,
+// those after it are newer and survive it. start >= end makes the whole
+// batch fail in Write with ErrInvalidRange (an empty range names no key,
+// which is a mistake more often than an intent), a start or end longer
+// than MaxKeySize with ErrInvalidKey.
+//
+// The record holds start as its key and end as its value (docs/format.md,
+// "Batch").
+func (b *Batch) DeleteRange(start, end []byte) {
+	if b.checkRange(start, end) {
+		return
+	}
+	b.grow(1 + 2*binary.MaxVarintLen32 + len(start) + len(end))
+	b.data = append(b.data, byte(base.KindRangeDelete))
+	b.data = appendBytes(b.data, start)
+	b.data = appendBytes(b.data, end)
+	b.count++
+}
+
+// checkRange is checkSizes for a range deletion.
+func (b *Batch) checkRange(start, end []byte) bool {
+	switch {
+	case b.err != nil:
+	case len(start) > MaxKeySize || len(end) > MaxKeySize:
+		b.err = fmt.Errorf("%w: range bound of %d bytes exceeds MaxKeySize", ErrInvalidKey, max(len(start), len(end)))
+	case bytes.Compare(start, end) >= 0:
+		b.err = fmt.Errorf("%w: DeleteRange from %q to %q deletes no key", ErrInvalidRange, start, end)
+	}
+	return b.err != nil
 }
 
 // deleteRecordLen is the size of the WAL record a Batch of one Delete of key
@@ -144,16 +177,19 @@ func decodeBatch(rec []byte, fn func(batchEntry) error) (n int, err error) {
 		}
 		e := batchEntry{Seq: seq + base.SeqNum(i), Kind: base.Kind(p[0])}
 		p = p[1:]
-		if !e.Kind.Valid() {
+		if !e.Kind.Valid() && e.Kind != base.KindRangeDelete {
 			return int(i), fmt.Errorf("batch entry %d has unknown kind %d: %w", i, e.Kind, base.ErrCorruption)
 		}
 		if e.Key, p, err = takeBytes(p); err != nil {
 			return int(i), fmt.Errorf("batch entry %d key: %w", i, err)
 		}
-		if e.Kind == base.KindSet {
+		if e.Kind != base.KindDelete { // a set's value, a range deletion's end
 			if e.Value, p, err = takeBytes(p); err != nil {
 				return int(i), fmt.Errorf("batch entry %d value: %w", i, err)
 			}
+		}
+		if e.Kind == base.KindRangeDelete && bytes.Compare(e.Key, e.Value) >= 0 {
+			return int(i), fmt.Errorf("batch entry %d deletes the empty range [%q, %q): %w", i, e.Key, e.Value, base.ErrCorruption)
 		}
 		if err := fn(e); err != nil {
 			return int(i), err

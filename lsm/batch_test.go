@@ -26,6 +26,21 @@ func TestBatchFormatExample(t *testing.T) {
 	if err != nil || n != 2 || seqs[0] != 7 || seqs[1] != 8 {
 		t.Fatalf("decode: n=%d seqs=%v err=%v", n, seqs, err)
 	}
+
+	b.Reset()
+	b.DeleteRange([]byte("a"), []byte("c"))
+	b.Put([]byte("b"), []byte("y"))
+	want = doctest.Hex(t, "../docs/format.md", "A batch at sequence 7 that deletes")
+	if got := b.encode(7); !bytes.Equal(got, want) {
+		t.Fatalf("range delete encoding\n got % x\nwant % x", got, want)
+	}
+	var kinds []base.Kind
+	if _, err := decodeBatch(want, func(e batchEntry) error {
+		kinds = append(kinds, e.Kind)
+		return nil
+	}); err != nil || len(kinds) != 2 || kinds[0] != base.KindRangeDelete {
+		t.Fatalf("decode range delete: kinds %v, err %v", kinds, err)
+	}
 }
 
 // FuzzDecodeBatch: WAL records are read from disk, so decodeBatch must
@@ -37,6 +52,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	b.Put([]byte("key"), []byte("value"))
 	b.Delete(nil)
 	b.Put(nil, bytes.Repeat([]byte{0xff}, 300))
+	b.DeleteRange(nil, []byte("z"))
 	f.Add(append([]byte(nil), b.encode(42)...))
 	f.Add([]byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, rec []byte) {
@@ -46,9 +62,12 @@ func FuzzDecodeBatch(f *testing.F) {
 			if re.Len() == 0 {
 				first = e.Seq
 			}
-			if e.Kind == base.KindSet {
+			switch e.Kind {
+			case base.KindSet:
 				re.Put(e.Key, e.Value)
-			} else {
+			case base.KindRangeDelete:
+				re.DeleteRange(e.Key, e.Value)
+			default:
 				re.Delete(e.Key)
 			}
 			return nil

@@ -106,7 +106,8 @@ func (d *DB) linkOrCopy(src, dst string) error {
 }
 
 // writeMemtablesAsWAL writes every memtable entry of rs with a sequence
-// number up to seq to a new WAL at path, one batch record per entry, in
+// number up to seq, its range tombstones included, to a new WAL at path,
+// one batch record per entry, in
 // sequence order — the order a WAL has, which Repair checks.
 func (d *DB) writeMemtablesAsWAL(rs *readState, seq base.SeqNum, path string) error {
 	type entry struct {
@@ -125,6 +126,11 @@ func (d *DB) writeMemtablesAsWAL(rs *readState, seq base.SeqNum, path string) er
 		if err := it.Close(); err != nil {
 			return err
 		}
+		for _, t := range m.RangeTombstones() {
+			if t.Seq <= seq {
+				entries = append(entries, entry{base.MakeInternalKey(t.Start, t.Seq, base.KindRangeDelete), t.End})
+			}
+		}
 	}
 	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.key.Seq(), b.key.Seq()) })
 	f, err := d.fs.Create(path)
@@ -135,9 +141,12 @@ func (d *DB) writeMemtablesAsWAL(rs *readState, seq base.SeqNum, path string) er
 	var b Batch
 	for _, e := range entries {
 		b.Reset()
-		if e.key.Kind() == base.KindDelete {
+		switch e.key.Kind() {
+		case base.KindDelete:
 			b.Delete(e.key.UserKey)
-		} else {
+		case base.KindRangeDelete:
+			b.DeleteRange(e.key.UserKey, e.value)
+		default:
 			b.Put(e.key.UserKey, e.value)
 		}
 		if _, err := w.Append(b.encode(e.key.Seq())); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/monbandb/monban/compaction"
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/keyspan"
 	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/internal/merge"
 	"github.com/monbandb/monban/sstable"
@@ -105,11 +106,12 @@ func (d *DB) CompactRange(lo, hi []byte) error {
 }
 
 // mayHoldGarbage reports whether a last-level table holds anything a
-// rewrite could drop: a tombstone, or an older version of a key, which only
+// rewrite could drop: a tombstone (point or range), or an older version of
+// a key, which only
 // a snapshot open when the table was written could have kept. A table that
 // cannot be opened counts as yes: the rewrite reports its error.
 func (d *DB) mayHoldGarbage(f *manifest.FileMetadata) bool {
-	if f.NumDeletions > 0 {
+	if spans, known := f.RangeDels(); f.NumDeletions > 0 || !known || spans.Len() > 0 {
 		return true
 	}
 	r, release, err := d.table(f)
@@ -277,10 +279,16 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 		}
 		split = compaction.NewSplitter(d.compactionOptions().FileSize(v, c.OutputLevel), grandparents)
 	}
+	spans, err := d.compactionRangeDels(c.Inputs)
+	if err != nil {
+		return nil, err
+	}
 	it := compaction.NewIter(merge.NewIter(d.compactionInputs(c)...), snapshots, elide)
 	defer it.Close()
+	it.SetRangeDels(spans)
+	bottom := !c.IntraL0() && spansAtBottom(v, c.OutputLevel, spans)
 	bits := d.filterBitsPerKey(v, c.OutputLevel, inEntries, c)
-	outputs, err := d.writeTables(it, split, c.OutputLevel, bits)
+	outputs, err := d.writeTables(it, keyspan.Compact(spans, snapshots, bottom), split, c.OutputLevel, bits)
 	d.stats.countDrops(it.Drops(), false)
 	if err != nil {
 		return nil, err
@@ -379,14 +387,17 @@ func (c compactionTables) table(f *manifest.FileMetadata) (*sstable.Reader, func
 	}, nil
 }
 
-// writeTables writes it's entries as tables of level, cut where split
-// says, which is only ever between user keys, with filters of bitsPerKey.
-func (d *DB) writeTables(it *compaction.Iter, split *compaction.Splitter, level int, bitsPerKey float64) ([]*manifest.FileMetadata, error) {
+// writeTables writes it's entries and the range tombstones spans as
+// tables of level, cut where split says, which is only ever between user
+// keys, with filters of bitsPerKey. Each table takes the spans over its
+// own key range (rangedel_write.go); spans with no entry make one table.
+func (d *DB) writeTables(it *compaction.Iter, spans keyspan.Spans, split *compaction.Splitter, level int, bitsPerKey float64) ([]*manifest.FileMetadata, error) {
 	var outputs []*manifest.FileMetadata
 	var w *tableWriter
 	var lastKey []byte
-	finish := func() error {
-		meta, err := w.finish()
+	cuts := outputSpans{spans: spans}
+	finish := func(final bool) error {
+		meta, err := w.finish(cuts.next(lastKey, final))
 		w = nil
 		if err == nil && meta != nil {
 			outputs = append(outputs, meta)
@@ -409,7 +420,7 @@ func (d *DB) writeTables(it *compaction.Iter, split *compaction.Splitter, level 
 				written = int64(w.w.EstimatedSize())
 			}
 			if split.SplitBefore(k.UserKey, written) {
-				if err := finish(); err != nil {
+				if err := finish(false); err != nil {
 					return nil, err
 				}
 			}
@@ -432,8 +443,14 @@ func (d *DB) writeTables(it *compaction.Iter, split *compaction.Splitter, level 
 		}
 		return nil, err
 	}
+	if w == nil && len(outputs) == 0 && spans.Len() > 0 {
+		var err error
+		if w, err = d.newTableWriter(bitsPerKey); err != nil {
+			return nil, err
+		}
+	}
 	if w != nil {
-		if err := finish(); err != nil {
+		if err := finish(true); err != nil {
 			return nil, err
 		}
 	}

@@ -32,10 +32,10 @@ func dbContents(t *testing.T, d *DB) model {
 // synced is lost) at random points — during writes, flushes, compactions,
 // manifest rollovers (the manifest rolls over past 1 KiB), after a single
 // failed operation the DB may survive, and with the disk dying at a random
-// operation — then reopens and checks: every write
-// acknowledged with Options.Sync (epochs 0 and 1) or made with lsm.Sync
-// under a DB without it (epochs 2 and 3) is present, nothing that was never
-// written appears, a batch is all or nothing, and no table or WAL file is
+// operation — then reopens and checks: every write (put, delete or
+// DeleteRange) acknowledged with Options.Sync (epochs 0 and 1) or made with
+// lsm.Sync under a DB without it (epochs 2 and 3) is present, nothing that
+// was never written appears, a batch is all or nothing, and no table or WAL file is
 // left that the DB does not use. Memtables of 4–16 KiB hold dozens of
 // commits; MaxOpenFiles 2 makes reads and compactions evict and reopen
 // tables. Each round is four crashes; MONBAN_CRASH_ROUNDS runs more
@@ -174,11 +174,17 @@ func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int, wo *WriteOptio
 		next := maps.Clone(acked)
 		var b Batch
 		for range rng.IntN(4) + 1 {
-			k := fmt.Sprintf("k%03d", rng.IntN(150))
-			if rng.IntN(4) == 0 {
+			n := rng.IntN(150)
+			k := fmt.Sprintf("k%03d", n)
+			switch r := rng.IntN(16); {
+			case r < 4:
 				b.Delete([]byte(k))
 				delete(next, k)
-			} else {
+			case r < 5:
+				end := []byte(fmt.Sprintf("k%03d", n+1+rng.IntN(8)))
+				b.DeleteRange([]byte(k), end)
+				next.deleteRange([]byte(k), end)
+			default:
 				v := fmt.Appendf(nil, "e%d-%d-", epoch, i)
 				for range 30 + rng.IntN(100) { // letters: tables stay large
 					v = append(v, byte('a'+rng.IntN(26)))

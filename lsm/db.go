@@ -132,6 +132,9 @@ type readState struct {
 	refs    atomic.Int32
 	mem     *memtable.Level
 	version *manifest.Version
+	// rangeDels are the version's tables' range tombstones, for iterators
+	// (rangedel_read.go).
+	rangeDels versionRangeDels
 }
 
 // unref drops a reference. The last one releases the version, which may

@@ -24,6 +24,13 @@
 //     way (4a–4d).
 //
 // Only 3d and 4d read the disk, and only after a filter said maybe.
+//
+// Range tombstones (DeleteRange) are met on the same walk: each memtable's
+// and table's that cover the key, held in memory, are asked before its
+// point entries, and a version older than the newest covering tombstone
+// met so far is deleted; the first source with a covering tombstone ends
+// the walk (rangedel_read.go). Iterators ask the tombstones of every
+// source at once, merged.
 // Explain(k) returns these steps for one key as a Trace of Steps;
 // docs/read-path.md walks through them on a DB that `kvbench teach`
 // builds.
@@ -34,7 +41,11 @@
 // such a key writes nothing (Stats.DeletesElided) unless
 // Options.KeepAbsentDeletes is set, or recent proofs kept failing: Delete
 // asks the filters only while its proofs pay (proof_gate.go), and
-// otherwise writes the tombstone, which is always correct.
+// otherwise writes the tombstone, which is always correct. Range
+// tombstones change no proof: a point tombstone hides only point versions,
+// and the filters prove there are none; a merge drops a point tombstone
+// only where no table below can hold its key, or under a range tombstone
+// of its stripe, which stays and hides what the point tombstone hid.
 //
 // # Concurrency and guarantees
 //

@@ -44,9 +44,10 @@ var (
 	// nothing of the write is applied.
 	ErrInvalidValue = errors.New("monban: invalid value")
 
-	// ErrInvalidRange is returned for a key range whose start is above its
-	// end (CompactRange): it names no key, which is a mistake more often
-	// than an intent.
+	// ErrInvalidRange is returned for a key range that names no key: a
+	// CompactRange whose start is above its end, a DeleteRange whose start
+	// is not below its (exclusive) end. It is a mistake more often than an
+	// intent.
 	ErrInvalidRange = errors.New("monban: invalid range")
 )
 

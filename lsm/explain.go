@@ -40,8 +40,12 @@ type Step struct {
 	Block   *BlockRead
 	Outcome Outcome
 	// Seq is the sequence number of the version found (OutcomeFound,
-	// OutcomeTombstone), 0 otherwise.
+	// OutcomeTombstone) or of the range tombstone (OutcomeRangeDeleted),
+	// 0 otherwise.
 	Seq uint64
+	// Range is the fragment [start, end) of the range tombstone
+	// (OutcomeRangeDeleted).
+	Range [2][]byte
 }
 
 // Source names what a step consulted.
@@ -126,6 +130,10 @@ const (
 	// OutcomeTombstone: the newest visible version is a tombstone; the
 	// search ends with "not found" and no older source is asked.
 	OutcomeTombstone
+	// OutcomeRangeDeleted: a range tombstone met at this source or a newer
+	// one (Range, at Seq) is newer than the source's version, or covers a
+	// key the source has none of; the search ends with "not found".
+	OutcomeRangeDeleted
 )
 
 // Result is how a lookup ended.
@@ -138,6 +146,9 @@ const (
 	ResultFound
 	// ResultDeleted: the newest visible version is a tombstone.
 	ResultDeleted
+	// ResultRangeDeleted: a range tombstone deletes the newest visible
+	// version (or every one).
+	ResultRangeDeleted
 )
 
 // Explain runs Get for key at the current sequence number and returns the
@@ -170,8 +181,26 @@ func (t *Trace) add(s Step) {
 		t.Result = ResultFound
 	case OutcomeTombstone:
 		t.Result = ResultDeleted
+	case OutcomeRangeDeleted:
+		t.Result = ResultRangeDeleted
 	}
 	t.Steps = append(t.Steps, s)
+}
+
+// rangeDeleted records that c decided the source's answer: a step of its
+// own after the source's, numbered as it (num 0: a memtable's).
+func (t *Trace) rangeDeleted(src Source, num int, c *cover) {
+	if t == nil {
+		return
+	}
+	if num == 0 {
+		num = 1
+		if src.Kind != SourceActive {
+			num = 2
+		}
+	}
+	t.add(Step{Num: num, Source: src, Outcome: OutcomeRangeDeleted, Seq: uint64(c.seq),
+		Range: [2][]byte{bytes.Clone(c.start), bytes.Clone(c.end)}})
 }
 
 // memtable records step 1 (src SourceActive) or one memtable of step 2.

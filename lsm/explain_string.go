@@ -60,6 +60,9 @@ func (s Step) String() string {
 
 // parts says what each sub-step of s found, in order.
 func (s Step) parts() []string {
+	if s.Outcome == OutcomeRangeDeleted {
+		return []string{fmt.Sprintf("covered by [%q, %q)#%d", s.Range[0], s.Range[1], s.Seq)}
+	}
 	var parts []string
 	switch s.Source.Kind {
 	case SourceTable:
@@ -162,6 +165,8 @@ func (o Outcome) String() string {
 		return "found"
 	case OutcomeTombstone:
 		return "tombstone"
+	case OutcomeRangeDeleted:
+		return "covered by a range tombstone"
 	}
 	return fmt.Sprintf("outcome(%d)", uint8(o))
 }
@@ -174,6 +179,8 @@ func (r Result) String() string {
 		return "found"
 	case ResultDeleted:
 		return "not found (tombstone)"
+	case ResultRangeDeleted:
+		return "not found (range tombstone)"
 	}
 	return fmt.Sprintf("result(%d)", uint8(r))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/monbandb/monban/compaction"
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/keyspan"
 	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/memtable"
 	"github.com/monbandb/monban/vfs"
@@ -256,7 +257,7 @@ func (d *DB) flushMemtable(m *memtable.Memtable, v *manifest.Version, snapshots 
 	// admits hides nothing.
 	elide := d.tombstoneElider(v, 0)
 	bits := d.filterBitsPerKey(v, 0, uint64(m.Len()), nil)
-	meta, drops, err := d.writeTable(m.NewIter(), elide, snapshots, bits)
+	meta, drops, err := d.writeTable(m, elide, snapshots, bits)
 	if err != nil {
 		return nil, err
 	}
@@ -270,14 +271,17 @@ func (d *DB) flushMemtable(m *memtable.Memtable, v *manifest.Version, snapshots 
 	return meta, d.logAndApply(edit)
 }
 
-// writeTable writes the survivors of input (compaction.Iter with the
-// given snapshots and tombstone elider, which may be nil) as one L0 table
-// with filters of bitsPerKey. It returns nil metadata when nothing
-// survived.
-func (d *DB) writeTable(input base.InternalIterator, elide compaction.Elider, snapshots []base.SeqNum, bitsPerKey float64) (*manifest.FileMetadata, compaction.Drops, error) {
-	it := compaction.NewIter(input, snapshots, elide)
+// writeTable writes the survivors of m (compaction.Iter with the given
+// snapshots and tombstone elider, which may be nil) and its range
+// tombstones as one L0 table with filters of bitsPerKey. It returns nil
+// metadata when nothing survived.
+func (d *DB) writeTable(m *memtable.Memtable, elide compaction.Elider, snapshots []base.SeqNum, bitsPerKey float64) (*manifest.FileMetadata, compaction.Drops, error) {
+	it := compaction.NewIter(m.NewIter(), snapshots, elide)
 	defer it.Close()
-	outputs, err := d.writeTables(it, compaction.NewSplitter(math.MaxInt64, nil), 0, bitsPerKey)
+	it.SetRangeDels(m.RangeDels())
+	// Never at the bottom: the spans go on hiding what the tables hold.
+	spans := keyspan.Compact(m.RangeDels(), snapshots, false)
+	outputs, err := d.writeTables(it, spans, compaction.NewSplitter(math.MaxInt64, nil), 0, bitsPerKey)
 	if err != nil || len(outputs) == 0 {
 		return nil, it.Drops(), err
 	}

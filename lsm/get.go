@@ -56,12 +56,18 @@ func (d *DB) currentView() (*readState, base.SeqNum) {
 // get is the read path (package doc, "The read path"; docs/read-path.md):
 // newest source first, stopping at the first version visible at seq. tr,
 // when not nil, records every step for Explain, numbered as here.
+//
+// Range tombstones (rangedel_read.go) are met on the way: each source's
+// that covers key raises cover, the newest visible so far, and the first
+// source that answers — with a version, or with a covering tombstone —
+// ends the walk; a version older than cover is deleted.
 func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err // no write could have stored it
 	}
 	h := filter.Hash(key)
-	if v, res := d.getMemtables(rs, key, h, seq, tr); answered(res) {
+	var c cover
+	if v, res := d.getMemtables(rs, key, h, seq, tr, &c); answered(res) {
 		return memtableValue(v, res)
 	}
 
@@ -70,7 +76,7 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 		// key range covers the key is asked in turn.
 		if level == 0 {
 			for _, f := range files {
-				if v, found, err := d.getFromTable(0, f, key, h, seq, tr); found || err != nil {
+				if v, found, err := d.getFromTable(0, f, key, h, seq, tr, &c); found || err != nil {
 					return v, err
 				}
 			}
@@ -79,7 +85,7 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 		// 4. L1…L6: tables of a level do not overlap, so a binary search
 		// on their key ranges finds the only one that can hold the key.
 		if f := rs.version.FindFile(level, key); f != nil {
-			if v, found, err := d.getFromTable(level, f, key, h, seq, tr); found || err != nil {
+			if v, found, err := d.getFromTable(level, f, key, h, seq, tr, &c); found || err != nil {
 				return v, err
 			}
 		} else if len(files) > 0 {
@@ -90,28 +96,26 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 }
 
 // getMemtables is steps 1 and 2 of the read path: the version of key a
-// memtable holds, if one does (answered), as the memtable's own bytes.
-func (d *DB) getMemtables(rs *readState, key []byte, h uint64, seq base.SeqNum, tr *Trace) ([]byte, memtable.Result) {
+// memtable holds, if one does (answered), as the memtable's own bytes;
+// Deleted also when a range tombstone met so far covers it (c).
+func (d *DB) getMemtables(rs *readState, key []byte, h uint64, seq base.SeqNum, tr *Trace, c *cover) ([]byte, memtable.Result) {
 	// 1. The active memtable: its filter, then its tree.
-	v, res := rs.mem.Active().GetHash(key, h, seq)
-	d.stats.countMemtable(res)
-	tr.memtable(Source{Kind: SourceActive}, rs.mem.Active(), key, seq, res, !d.opts.IgnoreFilters)
+	v, res := d.getMemtable(rs.mem.Active(), Source{Kind: SourceActive}, key, h, seq, tr, c)
 	if answered(res) {
 		return v, res
 	}
 
 	// 2. The immutable memtables: one probe of their combined filter rules
-	// them all out at once; otherwise each one, newest first.
+	// them all out at once — but not their range tombstones, which no
+	// filter holds; otherwise each one, newest first.
 	if imms := rs.mem.Immutables(); len(imms) > 0 {
-		if !d.opts.IgnoreFilters && !rs.mem.CombinedFilter().ContainsHash(h) {
+		if !d.opts.IgnoreFilters && !rs.mem.CombinedFilter().ContainsHash(h) && !anyRangeDels(imms) {
 			d.stats.immutableFilterNegatives.Add(1)
 			tr.combined(len(imms), VerdictAbsent)
 		} else {
 			tr.combined(len(imms), maybeUnless(d.opts.IgnoreFilters))
 			for i, m := range imms {
-				v, res := m.GetHash(key, h, seq)
-				d.stats.countMemtable(res)
-				tr.memtable(Source{Kind: SourceImmutable, Index: i + 1, Count: len(imms)}, m, key, seq, res, !d.opts.IgnoreFilters)
+				v, res := d.getMemtable(m, Source{Kind: SourceImmutable, Index: i + 1, Count: len(imms)}, key, h, seq, tr, c)
 				if answered(res) {
 					return v, res
 				}
@@ -119,6 +123,20 @@ func (d *DB) getMemtables(rs *readState, key []byte, h uint64, seq base.SeqNum, 
 		}
 	}
 	return nil, memtable.Absent
+}
+
+// getMemtable asks one memtable: its range tombstones over key, then its
+// filter and tree.
+func (d *DB) getMemtable(m *memtable.Memtable, src Source, key []byte, h uint64, seq base.SeqNum, tr *Trace, c *cover) ([]byte, memtable.Result) {
+	c.raise(m.RangeDels(), key, seq)
+	v, res, found := m.GetVersion(key, h, seq)
+	d.stats.countMemtable(res)
+	tr.memtable(src, m, key, seq, res, !d.opts.IgnoreFilters)
+	if c.covers(answered(res), found) {
+		tr.rangeDeleted(src, 0, c)
+		return nil, memtable.Deleted
+	}
+	return v, res
 }
 
 // answered reports whether a memtable's result ends a read: a value or a
@@ -135,14 +153,35 @@ func memtableValue(v []byte, res memtable.Result) ([]byte, error) {
 
 // getFromTable looks key up in one table, step 3 or 4's sub-steps: a. key
 // range (here, from the manifest), b. Bloom filter, c. index, d. data
-// block (sstable/get.go). found means the search ends here: err is
-// ErrNotFound for a tombstone.
-func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uint64, seq base.SeqNum, tr *Trace) ([]byte, bool, error) {
-	// a. Key range, before the table is even opened.
+// block (sstable/get.go); the table's range tombstones over key raise c
+// first. found means the search ends here: err is ErrNotFound for a
+// tombstone, point or range.
+func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uint64, seq base.SeqNum, tr *Trace, c *cover) ([]byte, bool, error) {
+	// a. Key range, before the table is even opened. It covers the table's
+	// range tombstones too (rangedel_write.go).
 	if !f.ContainsUserKey(key) {
 		tr.outOfRange(level, f.FileNum)
 		return nil, false, nil
 	}
+	spans, err := d.tableRangeDels(f)
+	if err != nil {
+		return nil, true, err
+	}
+	c.raise(spans, key, seq)
+	v, found, version, err := d.findInTable(level, f, key, h, seq, tr)
+	switch {
+	case err != nil && err != ErrNotFound:
+		return nil, true, err
+	case c.covers(found, version):
+		tr.rangeDeleted(Source{Kind: SourceTable, Level: level, FileNum: f.FileNum}, tableStep(level), c)
+		return nil, true, ErrNotFound
+	}
+	return v, found, err
+}
+
+// findInTable is getFromTable's sub-steps b to d: the point version of key
+// the table holds, and its sequence number.
+func (d *DB) findInTable(level int, f *manifest.FileMetadata, key []byte, h uint64, seq base.SeqNum, tr *Trace) ([]byte, bool, base.SeqNum, error) {
 	// b. The filter the table's metadata holds once a reader of it was
 	// open: a "no" needs no reader at all — no table-cache lookup, and no
 	// disk even when the cache has closed the table since.
@@ -153,11 +192,11 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 		t = sstable.GetTrace{InRange: true, FilterConsulted: true, BlockIndex: -1, Outcome: sstable.OutcomeFilterNegative}
 		d.stats.levels[level].count(&t)
 		tr.table(level, f.FileNum, &t)
-		return nil, false, nil
+		return nil, false, 0, nil
 	}
 	r, release, err := d.table(f)
 	if err != nil {
-		return nil, true, err
+		return nil, true, 0, err
 	}
 	defer release()
 	var v []byte
@@ -172,13 +211,13 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 	tr.table(level, f.FileNum, &t)
 	switch {
 	case err != nil:
-		return nil, true, err
+		return nil, true, 0, err
 	case !found:
-		return nil, false, nil
+		return nil, false, 0, nil
 	case kind == base.KindDelete:
-		return nil, true, ErrNotFound
+		return nil, true, t.Found.Seq(), ErrNotFound
 	}
-	return v, true, nil
+	return v, true, t.Found.Seq(), nil
 }
 
 // tablesMayContain reports whether a table of v at level from or deeper
@@ -246,6 +285,7 @@ func (d *DB) table(f *manifest.FileMetadata) (*sstable.Reader, func(), error) {
 	r, release, err := d.tables.Get(tableRef(f))
 	if err == nil {
 		d.recordFilter(f, r)
+		f.SetRangeDels(r.RangeDels())
 	}
 	return r, release, err
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/keyspan"
 	"github.com/monbandb/monban/internal/merge"
 )
 
@@ -36,6 +37,9 @@ type Iter struct {
 	savedKey, savedValue []byte
 	err                  error
 	closed               bool
+	// rangeDels are the range tombstones of every source of the view,
+	// merged (rangedel_read.go); empty, and never asked, without any.
+	rangeDels keyspan.Spans
 }
 
 // NewIter returns an iterator over the DB's current state. o may be nil.
@@ -91,6 +95,8 @@ func (d *DB) newIter(rs *readState, seq base.SeqNum, o *IterOptions) *Iter {
 	}
 	p.sources = sources
 	p.merged.Init(sources)
+	tables, err := rs.tableRangeDels()
+	it.rangeDels, it.err = keyspan.Merge(rs.memtableRangeDels(), tables), err
 	return it
 }
 
@@ -221,6 +227,16 @@ func (it *Iter) Prev() bool {
 	return it.findPrev()
 }
 
+// rangeDeleted reports whether a range tombstone visible to the iterator
+// deletes the version k: its seq is below the newest one over its key.
+func (it *Iter) rangeDeleted(k base.InternalKey) bool {
+	if it.rangeDels.Len() == 0 {
+		return false
+	}
+	t, ok := it.rangeDels.Covering(k.UserKey, it.seq)
+	return ok && k.Seq() < t
+}
+
 // findNext moves forward from the merged iterator's position to the first
 // visible, live entry: versions newer than the iterator's sequence number
 // are invisible, a tombstone hides the older versions of its key, and with
@@ -237,7 +253,7 @@ func (it *Iter) findNext(skip []byte, skipping bool) bool {
 		if skipping && bytes.Compare(k.UserKey, skip) <= 0 {
 			continue
 		}
-		if k.Kind() == base.KindDelete {
+		if k.Kind() == base.KindDelete || it.rangeDeleted(k) {
 			it.savedKey = append(it.savedKey[:0], k.UserKey...)
 			skip, skipping = it.savedKey, true
 			continue
@@ -266,7 +282,7 @@ func (it *Iter) findPrev() bool {
 		if it.lower != nil && bytes.Compare(k.UserKey, it.lower) < 0 {
 			break
 		}
-		if k.Kind() == base.KindDelete {
+		if k.Kind() == base.KindDelete || it.rangeDeleted(k) {
 			live = false
 			continue
 		}

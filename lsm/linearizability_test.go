@@ -16,11 +16,11 @@ import (
 	"github.com/anishathalye/porcupine"
 )
 
-// TestLinearizable checks that concurrent Put, Get, Delete, Write and full
-// scans form a linearizable history: there is one order of all operations,
-// consistent with real time (an operation that returned before another was
-// called comes first), in which every read returns what a sequential map
-// would. That is the promise that reads see exactly a published prefix of
+// TestLinearizable checks that concurrent Put, Get, Delete, DeleteRange,
+// Write and full scans form a linearizable history: there is one order of
+// all operations, consistent with real time (an operation that returned
+// before another was called comes first), in which every read returns
+// what a sequential map would. That is the promise that reads see exactly a published prefix of
 // commits and that batches are atomic.
 //
 // Each round opens a fresh DB with tiny memtables, runs linzClients
@@ -95,6 +95,7 @@ const (
 	opDelete
 	opBatch
 	opScan
+	opDeleteRange // writes: deletes of consecutive keys, made by one DeleteRange
 )
 
 // linzWrite is one write: a put of value id val, or a delete (val 0).
@@ -164,8 +165,11 @@ var kvModel = porcupine.Model{
 				parts = append(parts, fmt.Sprintf("put(k%d, %d)", w.key, w.val))
 			}
 		}
-		if in.kind == opBatch {
+		switch in.kind {
+		case opBatch:
 			return "batch{" + strings.Join(parts, ", ") + "}"
+		case opDeleteRange:
+			return fmt.Sprintf("deleteRange(k%d, k%d)", in.writes[0].key, in.writes[len(in.writes)-1].key+1)
 		}
 		return parts[0]
 	},
@@ -290,8 +294,16 @@ func linzRandomOp(rng *rand.Rand, id uint32) linzInput {
 		return linzInput{kind: opScan}
 	case r < 65:
 		return linzInput{kind: opPut, writes: []linzWrite{{rng.IntN(linzKeys), id}}}
-	case r < 80:
+	case r < 74:
 		return linzInput{kind: opDelete, writes: []linzWrite{{rng.IntN(linzKeys), 0}}}
+	case r < 80:
+		lo := rng.IntN(linzKeys)
+		hi := lo + 1 + rng.IntN(linzKeys-lo)
+		in := linzInput{kind: opDeleteRange}
+		for k := lo; k < hi; k++ {
+			in.writes = append(in.writes, linzWrite{key: k})
+		}
+		return in
 	default:
 		// Several distinct keys, puts and deletes mixed: a delete whose key
 		// was just put in the active memtable meets its only put.
@@ -347,6 +359,9 @@ func linzApply(db *DB, in linzInput) (linzOutput, error) {
 		return out, db.Put(linzKey(w.key), linzValue(w.val), wo)
 	case opDelete:
 		return out, db.Delete(linzKey(in.writes[0].key), wo)
+	case opDeleteRange:
+		lo, hi := in.writes[0].key, in.writes[len(in.writes)-1].key+1
+		return out, db.DeleteRange(linzKey(lo), linzKey(hi), wo)
 	}
 	var b Batch
 	for _, w := range in.writes {

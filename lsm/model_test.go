@@ -52,6 +52,21 @@ func checkAgainst(t *testing.T, seed uint64, step int, rng *rand.Rand, r reader,
 			t.Fatalf("seed %d step %d: Get(%q) = %q, %v; model %q, %v", seed, step, k, v, err, want, ok)
 		}
 	}
+	if mg, ok := r.(interface {
+		MultiGet([][]byte) ([][]byte, []error)
+	}); ok {
+		var keys [][]byte
+		for range rng.IntN(20) {
+			keys = append(keys, []byte(modelKey(rng, keySpace)))
+		}
+		vals, errs := mg.MultiGet(keys)
+		for i, k := range keys {
+			want, ok := m[string(k)]
+			if ok != (errs[i] == nil) || (ok && string(vals[i]) != want) || (!ok && !errors.Is(errs[i], ErrNotFound)) {
+				t.Fatalf("seed %d step %d: MultiGet(%q) = %q, %v; model %q, %v", seed, step, k, vals[i], errs[i], want, ok)
+			}
+		}
+	}
 	var lo, hi []byte
 	if rng.IntN(2) == 0 {
 		lo = []byte(modelKey(rng, keySpace))
@@ -129,6 +144,30 @@ func checkAgainst(t *testing.T, seed uint64, step int, rng *rand.Rand, r reader,
 	}
 }
 
+// deleteRange deletes the model's keys in [lo, hi).
+func (m model) deleteRange(lo, hi []byte) {
+	for _, k := range m.sortedRange(lo, hi) {
+		delete(m, k)
+	}
+}
+
+// modelRange draws a DeleteRange: mostly a few keys wide, sometimes from
+// the empty key or to beyond every key.
+func modelRange(rng *rand.Rand, keySpace int) (lo, hi []byte) {
+	i := rng.IntN(keySpace)
+	lo = []byte(fmt.Sprintf("key%05d", i))
+	hi = []byte(fmt.Sprintf("key%05d", i+1+rng.IntN(keySpace/20)))
+	switch rng.IntN(20) {
+	case 0:
+		lo = []byte{}
+	case 1:
+		hi = []byte("key\xff")
+	case 2:
+		lo = append(lo, 0) // just above a key
+	}
+	return lo, hi
+}
+
 func modelKey(rng *rand.Rand, keySpace int) string {
 	return fmt.Sprintf("key%05d", rng.IntN(keySpace))
 }
@@ -180,21 +219,32 @@ func TestDBMatchesModel(t *testing.T) {
 				t.Fatalf("seed %d step %d: Put: %v", seed, step, err)
 			}
 			m[k] = v
-		case r < 60:
+		case r < 55:
 			k := modelKey(rng, keySpace)
 			if err := d.Delete([]byte(k)); err != nil {
 				t.Fatalf("seed %d step %d: Delete: %v", seed, step, err)
 			}
 			delete(m, k)
+		case r < 60:
+			lo, hi := modelRange(rng, keySpace)
+			if err := d.DeleteRange(lo, hi); err != nil {
+				t.Fatalf("seed %d step %d: DeleteRange(%q, %q): %v", seed, step, lo, hi, err)
+			}
+			m.deleteRange(lo, hi)
 		case r < 70:
 			var b Batch
 			next := m.clone()
 			for range rng.IntN(10) {
 				k := modelKey(rng, keySpace)
-				if rng.IntN(3) == 0 {
+				switch rng.IntN(8) {
+				case 0, 1:
 					b.Delete([]byte(k))
 					delete(next, k)
-				} else {
+				case 2:
+					lo, hi := modelRange(rng, keySpace)
+					b.DeleteRange(lo, hi)
+					next.deleteRange(lo, hi)
+				default:
 					v := fmt.Sprintf("b%d", step)
 					b.Put([]byte(k), []byte(v))
 					next[k] = v

@@ -73,6 +73,14 @@ func (d *DB) multiGet(rs *readState, seq base.SeqNum, keys [][]byte) (values [][
 		return values, errs
 	}
 	defer rs.unref()
+	if rs.mayHoldRangeDels() {
+		// The batched walk below knows no range tombstone: each key takes
+		// Get's path, which does (rangedel_read.go).
+		for i, k := range keys {
+			values[i], errs[i] = d.closedOr(d.get(rs, k, seq, nil))
+		}
+		return values, errs
+	}
 	b := multiGets.Get().(*multiGet)
 	b.d, b.keys, b.seq, b.values, b.errs = d, keys, seq, values, errs
 	b.run(rs)
@@ -155,7 +163,7 @@ func (b *multiGet) run(rs *readState) {
 	for _, i := range sorted {
 		if batchFilter && !b.maybe[i] {
 			filteredOut++
-		} else if v, res := b.d.getMemtables(rs, b.keys[i], b.hashes[i], b.seq, nil); answered(res) {
+		} else if v, res := b.d.getMemtables(rs, b.keys[i], b.hashes[i], b.seq, nil, new(cover)); answered(res) {
 			b.values[i], b.errs[i] = memtableValue(v, res)
 			continue
 		}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/cache"
 	"github.com/monbandb/monban/internal/manifest"
@@ -237,7 +236,7 @@ func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (bas
 		v := d.vs.Current()
 		bits := d.filterBitsPerKey(v, 0, uint64(mem.Len()), nil)
 		v.Unref()
-		meta, _, err := d.writeTable(mem.NewIter(), nil, nil, bits)
+		meta, _, err := d.writeTable(mem, nil, nil, bits)
 		if err != nil {
 			return fmt.Errorf("monban: replaying %s: %w", name, err)
 		}
@@ -257,7 +256,7 @@ func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (bas
 		}
 		_, err = decodeBatch(rec, func(e batchEntry) error {
 			last = max(last, e.Seq)
-			return mem.AddHash(e.Seq, e.Kind, e.Key, e.Value, filter.Hash(e.Key))
+			return applyEntry(mem, e)
 		})
 		if err != nil {
 			return 0, fmt.Errorf("monban: replaying %s at offset %d: %w", name, r.Offset(), err)

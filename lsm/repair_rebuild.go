@@ -7,6 +7,7 @@ import (
 
 	"github.com/monbandb/monban/compaction"
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/keyspan"
 	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/internal/merge"
 )
@@ -26,19 +27,25 @@ func (r *repairer) rebuild() error {
 	r.d.vs = vs
 
 	var inputs []base.InternalIterator
+	var spans []keyspan.Spans // range tombstones
 	for _, t := range r.readers {
 		inputs = append(inputs, t.NewIter(nil, nil))
+		spans = append(spans, t.RangeDels())
 	}
 	for _, m := range r.mems {
 		inputs = append(inputs, m.NewIter())
+		spans = append(spans, m.RangeDels())
 	}
 	// No snapshots: one version per key survives. Nothing lies below the
 	// last level, so every tombstone left on top goes.
 	bottom := func([]byte) (bool, compaction.DropReason) { return true, compaction.DropBottom }
 	it := compaction.NewIter(merge.NewIter(inputs...), nil, bottom)
+	// The range tombstones delete what they cover on the way, and then
+	// hide nothing: none is written.
+	it.SetRangeDels(keyspan.Merge(spans...))
 	// The rebuilt tree is one level: per-level sizing has nothing to
 	// spread, and gives it BloomBitsPerKey too.
-	outputs, err := r.d.writeTables(it, compaction.NewSplitter(r.d.opts.TargetFileSize, nil), NumLevels-1, float64(r.d.opts.bloomBits()))
+	outputs, err := r.d.writeTables(it, keyspan.Spans{}, compaction.NewSplitter(r.d.opts.TargetFileSize, nil), NumLevels-1, float64(r.d.opts.bloomBits()))
 	if cerr := it.Close(); err == nil {
 		err = cerr
 	}

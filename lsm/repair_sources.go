@@ -226,7 +226,7 @@ func (r *repairer) replayWAL(name string, newest bool) (whole bool, err error) {
 			break
 		}
 		for _, e := range batch {
-			if err := mem.Add(e.Seq, e.Kind, e.Key, e.Value); err != nil {
+			if err := applyEntry(mem, e); err != nil {
 				return false, fmt.Errorf("replaying %s: %w", name, err)
 			}
 		}

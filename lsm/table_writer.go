@@ -3,6 +3,7 @@ package lsm
 import (
 	"math/rand/v2"
 
+	"github.com/monbandb/monban/internal/keyspan"
 	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/sstable"
 )
@@ -41,28 +42,24 @@ func newTableID() uint64 {
 	}
 }
 
-// finish completes the table, syncs it and its directory entry, and
-// returns its metadata — nil, with the file removed, if it is empty.
-func (t *tableWriter) finish() (*manifest.FileMetadata, error) {
+// finish completes the table with its range tombstones spans, syncs it
+// and its directory entry, and returns its metadata — nil, with the file
+// removed, if it is empty.
+func (t *tableWriter) finish(spans keyspan.Spans) (*manifest.FileMetadata, error) {
+	t.w.SetRangeDels(spans)
 	props, err := t.w.Finish()
 	if err != nil {
 		t.d.removeFile(manifest.KindTable, t.num)
 		return nil, err
 	}
-	if props.NumEntries == 0 {
+	if props.NumEntries == 0 && spans.Len() == 0 {
 		t.d.removeFile(manifest.KindTable, t.num)
 		return nil, nil
 	}
 	if err := t.d.fs.SyncDir(t.d.dir); err != nil {
 		return nil, err
 	}
-	return &manifest.FileMetadata{
-		FileNum: t.num, Size: props.FileSize,
-		Smallest: props.Smallest, Largest: props.Largest,
-		SmallestSeq: props.SmallestSeq, LargestSeq: props.LargestSeq,
-		NumEntries: props.NumEntries, NumDeletions: props.NumDeletions,
-		TableID: props.TableID,
-	}, nil
+	return tableMeta(t.num, props, spans), nil
 }
 
 // abort abandons the table and removes its file.

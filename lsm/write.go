@@ -377,8 +377,6 @@ func (d *DB) groupRecord(group []*writer, first base.SeqNum) []byte {
 // predates it (package doc, invariant 1). The flush drops both instead,
 // where no reader can tell.
 func (d *DB) applyToMemtable(mem *memtable.Memtable, rec []byte) error {
-	_, err := decodeBatch(rec, func(e batchEntry) error {
-		return mem.AddHash(e.Seq, e.Kind, e.Key, e.Value, filter.Hash(e.Key))
-	})
+	_, err := decodeBatch(rec, func(e batchEntry) error { return applyEntry(mem, e) })
 	return err
 }

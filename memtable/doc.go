@@ -9,7 +9,10 @@
 // sequence number). Get(key, seq) asks the filter first: a "no" answers
 // FilteredOut without touching the tree; otherwise one tree descent finds
 // the newest version visible at seq. Iterators (NewIter) walk a
-// copy-on-write snapshot. When the memtable is big enough
+// copy-on-write snapshot. Range tombstones (AddRangeDelete) are kept
+// apart, in a keyspan.Set (rangedel.go): Get and iterators see point
+// entries only, and the engine applies RangeDels across memtables and
+// tables alike. When the memtable is big enough
 // (ApproximateSize), the engine calls Level.Rotate: the memtable is frozen
 // and its filter merged into the level's combined filter; when its flush
 // to an SSTable completes, Level.Flushed subtracts it again.

@@ -28,10 +28,19 @@ func (m *Memtable) Get(key []byte, seq base.SeqNum) ([]byte, Result) {
 //
 // Get does not allocate.
 func (m *Memtable) GetHash(key []byte, hash uint64, seq base.SeqNum) ([]byte, Result) {
+	v, res, _ := m.GetVersion(key, hash, seq)
+	return v, res
+}
+
+// GetVersion is GetHash that also returns the sequence number of the
+// version found (Found or Deleted), which a reader compares with the range
+// tombstones over key (lsm/get.go). It ignores the memtable's own range
+// tombstones, as GetHash does.
+func (m *Memtable) GetVersion(key []byte, hash uint64, seq base.SeqNum) ([]byte, Result, base.SeqNum) {
 	defer m.runlock(m.rlock())
 	// 1. Filter.
 	if !m.noFilter && !m.filter.ContainsHash(hash) {
-		return nil, FilteredOut
+		return nil, FilteredOut, 0
 	}
 	// 2. Tree. The closure does not escape (AscendGreaterOrEqual only
 	// calls it), so it lives on the stack.
@@ -43,12 +52,13 @@ func (m *Memtable) GetHash(key []byte, hash uint64, seq base.SeqNum) ([]byte, Re
 	})
 	if !ok || !bytes.Equal(first.key(), key) {
 		// 3. No visible version.
-		return nil, Absent
+		return nil, Absent, 0
 	}
+	found := base.SeqNum(first.trailer >> 8)
 	if base.Kind(first.trailer) == base.KindDelete {
-		return nil, Deleted
+		return nil, Deleted, found
 	}
-	return first.value(), Found
+	return first.value(), Found, found
 }
 
 // MayContainHash reports whether the memtable's filter admits a user key

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/btree"
 	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/internal/keyspan"
 )
 
 var (
@@ -90,6 +91,8 @@ type Memtable struct {
 	frozen  atomic.Bool
 	// noFilter mirrors Options.DisableFilter.
 	noFilter bool
+	// rangeDels are the range tombstones (rangedel.go), apart from tree.
+	rangeDels keyspan.Set
 }
 
 // New returns an empty memtable.
@@ -113,10 +116,12 @@ func (m *Memtable) Len() int {
 	return m.tree.Len()
 }
 
-// Empty reports whether the memtable holds no entry.
-func (m *Memtable) Empty() bool { return m.Len() == 0 }
+// Empty reports whether the memtable holds no entry and no range
+// tombstone.
+func (m *Memtable) Empty() bool { return m.Len() == 0 && !m.HasRangeDels() }
 
-// ApproximateSize returns the bytes the memtable holds: key and value bytes
+// ApproximateSize returns the bytes the memtable holds: its range
+// tombstones (keyspan.Set.Size), key and value bytes
 // (including those of removed entries and rejected duplicates, which stay
 // in the arena until the memtable is dropped, and the chunk tails the arena
 // gave up on), entryOverhead per live entry, and the filter. It grows with
@@ -124,7 +129,7 @@ func (m *Memtable) Empty() bool { return m.Len() == 0 }
 // as it is filled. The engine compares it with its flush threshold.
 func (m *Memtable) ApproximateSize() int64 {
 	defer m.runlock(m.rlock())
-	return m.arena.used + m.entries*entryOverhead + int64(m.filter.SizeBytes())
+	return m.arena.used + m.entries*entryOverhead + int64(m.filter.SizeBytes()) + m.rangeDels.Size()
 }
 
 // Freeze makes the memtable immutable: Add returns ErrFrozen

@@ -11,7 +11,8 @@
 // dataBlock: a handle from the cache, else a pooled buffer filled from
 // the file), index.go and partitions.go (the index, searched in place),
 // filter_pages.go (a paged filter), budget.go (pinned or paged), identity.go
-// (is this file the table the manifest means?), get.go (the point-read
+// (is this file the table the manifest means?), rangedel.go (the range
+// tombstones' block), get.go (the point-read
 // path, four numbered steps), iter.go (two-level iterator), table_cache.go
 // (open readers, reference counted, checked against the caller's
 // TableRef), meta.go (what a closed table leaves in the block cache),
@@ -110,7 +111,7 @@
 //
 //	[data block 0] ... [data block n-1] [filter block]?
 //	[index partition 0] ... [index partition p-1] [top-level index block]
-//	[properties block] [footer: 64 bytes]
+//	[range-deletion block]? [properties block] [footer: 64 bytes]
 //
 //	block    = contents | type u8 (0 none, 1 snappy) | crc32c u32
 //	           crc32c (Castagnoli) covers the stored contents and the type byte
@@ -124,6 +125,8 @@
 //	top-level index: key = last key of partition p, value = offset uvarint |
 //	             length uvarint | first data block uvarint; restart interval 1
 //	filter block: filter.CacheLineBuilder's encoding, never compressed
+//	range-deletion block: keyspan.Encode's, never compressed; located by
+//	             the rangedel.block property (rangedel.go)
 //	properties block: key = property name, value = uvarint / key / string
 //	footer   = index (off u64, len u64) | filter (off u64, len u64; 0,0 = none) |
 //	           properties (off u64, len u64) | version u32 = 2 |

@@ -109,6 +109,16 @@ func FuzzReader(f *testing.F) {
 		d, _ := buildTable(f, randEntries(newRand(uint64(shape)), shape), randOptions(newRand(uint64(shape))))
 		f.Add(d, shape%2 == 0)
 	}
+	{
+		// A range-deletion block, and a table of nothing else.
+		w := &memFile{}
+		tw := NewWriter(w, WriterOptions{})
+		tw.SetRangeDels(testSpans())
+		if _, err := tw.Finish(); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(w.data, true)
+	}
 	fuzzing := flag.Lookup("test.fuzz").Value.String() != ""
 	f.Fuzz(func(t *testing.T, data []byte, fix bool) {
 		if fuzzing && len(data) > 1<<10 {

@@ -46,6 +46,11 @@ type Properties struct {
 	// table's file from another's; 0 when the table has none (written
 	// without one, or before the property existed).
 	TableID uint64
+	// RangeDelSpans counts the spans of the table's range-deletion block
+	// (rangedel.go), which rangeDelBlock locates; 0 and the zero handle
+	// when it has none, as every table written before the block existed.
+	RangeDelSpans uint64
+	rangeDelBlock handle
 }
 
 // Property names, in the sorted order they are written.
@@ -64,6 +69,8 @@ const (
 	propIndexBytes    = "index.bytes"
 	propKeyLargest    = "key.largest"
 	propKeySmallest   = "key.smallest"
+	propRangeDelBlock = "rangedel.block"
+	propRangeDelSpans = "rangedel.spans"
 	propRawKeyBytes   = "raw.key_bytes"
 	propRawValueBytes = "raw.value_bytes"
 	propSeqLargest    = "seq.largest"
@@ -108,6 +115,10 @@ func (p *Properties) encode() []byte {
 		b.add([]byte(propKeyLargest), p.Largest.Append(nil))
 		b.add([]byte(propKeySmallest), p.Smallest.Append(nil))
 	}
+	if p.RangeDelSpans != 0 {
+		b.add([]byte(propRangeDelBlock), appendHandle(nil, p.rangeDelBlock))
+		u(propRangeDelSpans, p.RangeDelSpans)
+	}
 	u(propRawKeyBytes, p.RawKeyBytes)
 	u(propRawValueBytes, p.RawValueBytes)
 	u(propSeqLargest, uint64(p.LargestSeq))
@@ -137,6 +148,13 @@ func decodeProperties(block []byte) (Properties, error) {
 			continue
 		case propFilterCRCs:
 			p.FilterPageCRCs = append([]byte(nil), v...)
+			continue
+		case propRangeDelBlock:
+			h, ok := decodeHandle(v)
+			if !ok {
+				return p, fmt.Errorf("property %s: bad handle: %w", name, base.ErrCorruption)
+			}
+			p.rangeDelBlock = h
 			continue
 		case propKeyLargest, propKeySmallest:
 			k, err := decodeInternalKeyCopy(v)
@@ -190,6 +208,8 @@ func decodeProperties(block []byte) (Properties, error) {
 			p.SmallestSeq = base.SeqNum(num)
 		case propTableID:
 			p.TableID = num
+		case propRangeDelSpans:
+			p.RangeDelSpans = num
 		}
 	}
 	if it.err != nil {

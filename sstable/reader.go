@@ -11,6 +11,7 @@ import (
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/cache"
+	"github.com/monbandb/monban/internal/keyspan"
 	"github.com/monbandb/monban/internal/offheap"
 	"github.com/monbandb/monban/vfs"
 )
@@ -60,6 +61,7 @@ type Reader struct {
 	dataEnd   uint64 // where the data blocks end
 	filter    filter.CacheLine
 	hasFilter bool
+	rangeDels keyspan.Spans // rangedel.go; decoded at Open, pinned or paged
 	// useFilter is hasFilter unless ReaderOptions.IgnoreFilter.
 	useFilter bool
 	// paged: the index partitions and the filter (pf) are read through
@@ -100,6 +102,9 @@ func Open(f vfs.File, opts ReaderOptions) (*Reader, error) {
 	}
 	if err := checkTableID(r.name, r.props.TableID, opts.ExpectTableID); err != nil {
 		return fail(err)
+	}
+	if err := r.readRangeDels(); err != nil {
+		return fail(fmt.Errorf("sstable %s: %w", r.name, err))
 	}
 	r.useFilter = r.hasFilter && !opts.IgnoreFilter
 	return r, nil
@@ -351,6 +356,7 @@ func (r *Reader) WithFile(f vfs.File) (*Reader, error) {
 	}
 	v := &Reader{f: f, fileNum: r.fileNum, name: r.name, tail: r.tail, props: r.props, ix: r.ix, dataEnd: r.dataEnd,
 		filter: r.filter.Ref(), hasFilter: r.hasFilter, useFilter: r.useFilter, paged: r.paged, pf: r.pf}
+	v.rangeDels = r.rangeDels
 	v.ix.ref()
 	return v, nil
 }

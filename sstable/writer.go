@@ -9,6 +9,7 @@ import (
 	"github.com/golang/snappy"
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/keyspan"
 	"github.com/monbandb/monban/vfs"
 )
 
@@ -68,6 +69,7 @@ type Writer struct {
 	compBuf   []byte
 	props     Properties
 	finished  bool
+	rangeDels keyspan.Spans // SetRangeDels; written by Finish
 }
 
 // NewWriter starts a table on f, which the Writer owns from now on.

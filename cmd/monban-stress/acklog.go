@@ -41,6 +41,11 @@ type op struct {
 	// either way, so it changes what the commit pipeline does, not what
 	// the check expects. Not logged.
 	sync bool
+	// rangeDel makes the call a DeleteRange over the keys of entries,
+	// which are deletes of consecutive keys: logged as they are, since to
+	// the check it is a batch of those deletes (no other key sorts between
+	// two consecutive keyName keys).
+	rangeDel bool
 }
 
 // value is what op (writer, seq) puts under key: "key.writer.seq." and

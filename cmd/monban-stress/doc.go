@@ -16,7 +16,8 @@
 //  2. The child opens the DB, reads it whole and checks its digest against
 //     the state the parent verified last, then runs a workload from several
 //     goroutines: puts, overwrites, deletes of present and absent keys,
-//     batches (one write in eight made with lsm.Sync, so Sync and NoSync
+//     DeleteRange over up to 16 consecutive keys (logged, and checked, as
+//     a batch of their deletes), batches (one write in eight made with lsm.Sync, so Sync and NoSync
 //     writers share commit groups), Gets checked against its model, bounded iterators in both
 //     directions, snapshots read twice while writes go on, and Flush,
 //     CompactRange and Compact.

@@ -12,8 +12,9 @@ import (
 )
 
 // writer runs ops as writer id w: puts (new keys and overwrites), deletes
-// of present and absent keys, deletes in the delete-only range, batches,
-// and Gets checked against the model.
+// of present and absent keys, deletes in the delete-only range,
+// DeleteRange over up to 16 consecutive keys, batches, and Gets checked
+// against the model.
 func (c *child) writer(w uint64, rng *rand.Rand) {
 	n := c.cfg.keys
 	for seq := uint64(1); ; seq++ {
@@ -25,6 +26,13 @@ func (c *child) writer(w uint64, rng *rand.Rand) {
 			o.entries = []entry{{key: rng.IntN(n), del: true}}
 		case r < 65:
 			o.entries = []entry{{key: n + rng.IntN(checkedKeys(n)-n), del: true}}
+		case r < 69:
+			lo := rng.IntN(n)
+			hi := min(n, lo+1+rng.IntN(16))
+			for k := lo; k < hi; k++ {
+				o.entries = append(o.entries, entry{key: k, del: true})
+			}
+			o.rangeDel = true
 		case r < 80:
 			keys := map[int]bool{}
 			for range 2 + rng.IntN(7) {
@@ -65,6 +73,9 @@ func (c *child) apply(o *op) {
 	}
 	var err error
 	switch e := o.entries[0]; {
+	case o.rangeDel:
+		end := keyName(o.entries[len(o.entries)-1].key + 1)
+		err = c.db.DeleteRange(keyName(e.key), end, o.writeOptions())
 	case len(o.entries) > 1:
 		var b lsm.Batch
 		for _, e := range o.entries {

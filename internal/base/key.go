@@ -29,6 +29,12 @@ const (
 	KindDelete Kind = 0
 	// KindSet carries a value.
 	KindSet Kind = 1
+	// KindRangeDelete is a range tombstone: it deletes every user key k
+	// with key <= k < end, where end is the entry's value. It appears only
+	// in batch records (the WAL); memtables and tables keep range
+	// tombstones apart from their point entries (internal/keyspan), so no
+	// point entry, data block or manifest bound ever carries it.
+	KindRangeDelete Kind = 2
 
 	// kindSeek is above every real kind, so that within one sequence number
 	// a seek key sorts before (trailer descending) every real entry.
@@ -41,11 +47,14 @@ func (k Kind) String() string {
 		return "DEL"
 	case KindSet:
 		return "SET"
+	case KindRangeDelete:
+		return "RANGEDEL"
 	}
 	return fmt.Sprintf("KIND(%d)", uint8(k))
 }
 
-// Valid reports whether k is a kind this version of monban writes.
+// Valid reports whether k is a kind of point entry this version of monban
+// writes: KindRangeDelete is not one (it is never a point entry).
 func (k Kind) Valid() bool { return k == KindDelete || k == KindSet }
 
 // TrailerLen is the size of the encoded trailer that follows the user key.

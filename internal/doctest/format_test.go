@@ -27,14 +27,15 @@ var formatGenerators = map[string]func(t *testing.T) []byte{
 	"internal-key": func(t *testing.T) []byte {
 		return base.MakeInternalKey([]byte("cat"), 5, base.KindSet).Append(nil)
 	},
-	"batch":             batchExample,
-	"wal":               walExample,
-	"sstable":           sstableExample,
-	"cache-line-filter": cacheLineExample,
-	"current":           func(t *testing.T) []byte { return createExample(t)["CURRENT"] },
-	"manifest-create":   func(t *testing.T) []byte { return createExample(t)["MANIFEST-000001"] },
-	"version-edit":      versionEditExample,
-	"quotient-filter":   quotientExample,
+	"batch":              batchExample,
+	"batch-range-delete": batchRangeDeleteExample,
+	"wal":                walExample,
+	"sstable":            sstableExample,
+	"cache-line-filter":  cacheLineExample,
+	"current":            func(t *testing.T) []byte { return createExample(t)["CURRENT"] },
+	"manifest-create":    func(t *testing.T) []byte { return createExample(t)["MANIFEST-000001"] },
+	"version-edit":       versionEditExample,
+	"quotient-filter":    quotientExample,
 }
 
 // TestFormatExamples compares every marked example of docs/format.md with
@@ -110,6 +111,24 @@ func TestEveryExampleIsMarked(t *testing.T) {
 // batchExample is the WAL record of a batch committed at sequence 7 that
 // sets "a" to "x" and deletes "b": written by a DB, read back from its WAL.
 func batchExample(t *testing.T) []byte {
+	return batchRecord(t, func(b *lsm.Batch) {
+		b.Put([]byte("a"), []byte("x"))
+		b.Delete([]byte("b"))
+	})
+}
+
+// batchRangeDeleteExample is the WAL record of a batch committed at
+// sequence 7 that deletes ["a", "c") and then sets "b" to "y".
+func batchRangeDeleteExample(t *testing.T) []byte {
+	return batchRecord(t, func(b *lsm.Batch) {
+		b.DeleteRange([]byte("a"), []byte("c"))
+		b.Put([]byte("b"), []byte("y"))
+	})
+}
+
+// batchRecord is the WAL record of the batch fill makes, committed at
+// sequence 7 by a DB and read back from its WAL.
+func batchRecord(t *testing.T, fill func(*lsm.Batch)) []byte {
 	mem := vfs.NewMem()
 	db, err := lsm.Open("/db", &lsm.Options{FS: mem})
 	if err != nil {
@@ -121,8 +140,7 @@ func batchExample(t *testing.T) []byte {
 		}
 	}
 	var b lsm.Batch
-	b.Put([]byte("a"), []byte("x"))
-	b.Delete([]byte("b"))
+	fill(&b)
 	if err := db.Write(&b); err != nil {
 		t.Fatal(err)
 	}

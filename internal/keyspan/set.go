@@ -79,3 +79,13 @@ func (s *Set) Size() int64 {
 	}
 	return 0
 }
+
+// Tombstones returns every tombstone added before the call, oldest first,
+// as added (not fragmented): what a checkpoint writes back as WAL records.
+// The slice and its keys are immutable; the caller must not modify them.
+func (s *Set) Tombstones() []Tombstone {
+	if v := s.cur.Load(); v != nil {
+		return v.tombstones
+	}
+	return nil
+}

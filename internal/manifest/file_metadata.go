@@ -7,6 +7,7 @@ import (
 
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/keyspan"
 )
 
 // NumLevels is the number of levels of the tree: L0, whose tables may
@@ -51,6 +52,9 @@ type FileMetadata struct {
 	// Version still live at Close, metadata replaced by a move). nil until
 	// a reader was opened.
 	filter atomic.Pointer[heldFilter]
+	// rangeDels (in-memory) are the table's range tombstones, recorded
+	// from its first reader as the filter is (rangedels.go).
+	rangeDels atomic.Pointer[keyspan.Spans]
 }
 
 // heldFilter is a FileMetadata's filter and its one Release, which either

@@ -12,8 +12,10 @@
 // # Operations
 //
 // The generator (ops_test.go) draws from a seed: puts, overwrites of live
-// keys, deletes of live, once-live and never-written keys, batches mixing
-// both, Gets of present and absent keys, MultiGets of up to 40 of them
+// keys, deletes of live, once-live and never-written keys, DeleteRange
+// between keys read or sought (now and then from the empty key, or to
+// past every key), batches mixing all three, Gets of present and absent
+// keys, MultiGets of up to 40 of them
 // (in no order, with repeats) through the DB or a snapshot, iterators
 // with random bounds moved by First, Last, SeekGE, SeekLT, Next and Prev,
 // full scans in both directions, snapshots read long after they were

@@ -143,13 +143,19 @@ func (d *opDecoder) op(i int) (op, bool) {
 	switch d.byte() % 20 {
 	case 0, 1, 2, 3:
 		o.kind, o.key, o.value = opPut, d.key(), d.value(i, 0)
-	case 4, 5:
+	case 4:
 		o.kind, o.key = opDelete, d.key()
+	case 5:
+		o.kind = opDeleteRange
+		o.lo, o.hi = orderRange(d.key(), d.key())
 	case 6:
 		o.kind = opBatch
 		for j := range int(d.byte() % 8) {
-			if k := d.key(); d.byte()%3 == 0 {
+			if k, b := d.key(), d.byte(); b%6 == 0 {
 				o.batch = append(o.batch, batchOp{del: true, key: k})
+			} else if b%6 == 3 {
+				lo, hi := orderRange(k, d.key())
+				o.batch = append(o.batch, batchOp{del: true, key: lo, end: hi})
 			} else {
 				o.batch = append(o.batch, batchOp{key: k, value: d.value(i, j)})
 			}
@@ -208,6 +214,9 @@ func (d *opDecoder) op(i int) (op, bool) {
 			o.kind = opCompact
 		} else {
 			o.kind = opCompactRange
+			if o.lo != nil && o.hi != nil && string(o.lo) > string(o.hi) {
+				o.lo, o.hi = o.hi, o.lo // as the generator's bounds: lo above hi is ErrInvalidRange
+			}
 		}
 	case 19:
 		o.kind = opReopen

@@ -178,9 +178,12 @@ func (g *generator) next() op {
 				if g.rng.IntN(8) == 0 && len(o.batch) > 0 {
 					k = o.batch[g.rng.IntN(len(o.batch))].key // twice in one batch: the later write wins
 				}
-				if g.rng.IntN(3) == 0 {
+				if r := g.rng.IntN(30); r < 10 {
 					delete(g.live, string(k))
 					o.batch = append(o.batch, batchOp{del: true, key: k})
+				} else if r < 12 {
+					lo, hi := g.deleteRange()
+					o.batch = append(o.batch, batchOp{del: true, key: lo, end: hi})
 				} else {
 					g.live[string(k)] = true
 					o.batch = append(o.batch, batchOp{key: k, value: g.value()})
@@ -258,8 +261,32 @@ func (g *generator) next() op {
 				o.keys[i] = g.readKey()
 			}
 			return o
+		case r < 990:
+			o := op{kind: opDeleteRange, snap: -1, sync: g.rng.IntN(4) == 0}
+			o.lo, o.hi = g.deleteRange()
+			return o
 		default:
 			return g.put(g.anyKey())
 		}
 	}
+}
+
+// deleteRange draws the range of a DeleteRange, lo < hi: between two keys
+// read or sought, most often a few keys wide, now and then from the empty
+// key or to past every key; the keys in it are live no more.
+func (g *generator) deleteRange() (lo, hi []byte) {
+	lo, hi = orderRange(g.readKey(), g.readKey())
+	switch g.rng.IntN(10) {
+	case 0:
+		lo = []byte{}
+	case 1:
+		hi = []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	}
+	lo, hi = orderRange(lo, hi)
+	for k := range g.live {
+		if k >= string(lo) && k < string(hi) {
+			delete(g.live, k)
+		}
+	}
+	return lo, hi
 }

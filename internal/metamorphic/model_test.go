@@ -69,11 +69,16 @@ func (m *model) apply(o op) string {
 		m.m[string(o.key)] = string(o.value)
 	case opDelete:
 		delete(m.m, string(o.key))
+	case opDeleteRange:
+		deleteRange(m.m, o.lo, o.hi)
 	case opBatch:
 		for _, w := range o.batch {
-			if w.del {
+			switch {
+			case w.end != nil:
+				deleteRange(m.m, w.key, w.end)
+			case w.del:
 				delete(m.m, string(w.key))
-			} else {
+			default:
 				m.m[string(w.key)] = string(w.value)
 			}
 		}

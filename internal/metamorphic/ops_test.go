@@ -2,6 +2,7 @@ package metamorphic
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -30,6 +31,7 @@ const (
 	opCompact
 	opCompactRange // [lo, hi], nil bounds open
 	opReopen       // close every iterator and snapshot, Close, Open
+	opDeleteRange  // every key in [lo, hi), lo < hi
 	numOpKinds
 )
 
@@ -40,7 +42,7 @@ var opNames = [...]string{
 	opIterPrev: "Prev", opIterClose: "CloseIter", opScan: "Scan",
 	opNewSnapshot: "NewSnapshot", opCloseSnapshot: "CloseSnapshot",
 	opFlush: "Flush", opCompact: "Compact", opCompactRange: "CompactRange",
-	opReopen: "Reopen",
+	opReopen: "Reopen", opDeleteRange: "DeleteRange",
 }
 
 // op is one operation. Which fields matter depends on kind.
@@ -56,10 +58,12 @@ type op struct {
 	sync       bool // Put, Delete, Batch: with lsm.Sync rather than the DB's default
 }
 
-// batchOp is one write of a batch; a nil value with del set is a delete.
+// batchOp is one write of a batch; a nil value with del set is a delete,
+// and with end set too a deletion of [key, end).
 type batchOp struct {
 	del        bool
 	key, value []byte
+	end        []byte
 }
 
 func (o op) String() string {
@@ -85,9 +89,12 @@ func (o op) String() string {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			if w.del {
+			switch {
+			case w.end != nil:
+				fmt.Fprintf(&b, " delrange [%s, %s)", showKey(w.key), showKey(w.end))
+			case w.del:
 				fmt.Fprintf(&b, " del %s", showKey(w.key))
-			} else {
+			default:
 				fmt.Fprintf(&b, " %s=%s", showKey(w.key), showValue(w.value))
 			}
 		}
@@ -114,8 +121,32 @@ func (o op) String() string {
 		fmt.Fprintf(&b, " snap%d", o.id)
 	case opCompactRange:
 		fmt.Fprintf(&b, " [%s, %s]", showBound(o.lo), showBound(o.hi))
+	case opDeleteRange:
+		fmt.Fprintf(&b, " [%s, %s)", showKey(o.lo), showKey(o.hi))
 	}
 	return b.String()
+}
+
+// deleteRange deletes the keys of view in [lo, hi): the model of
+// DeleteRange, in a batch or alone.
+func deleteRange(view map[string]string, lo, hi []byte) {
+	for k := range view {
+		if k >= string(lo) && k < string(hi) {
+			delete(view, k)
+		}
+	}
+}
+
+// orderRange returns lo and hi as a DeleteRange needs them, lo < hi: in
+// order, and a range of one key when they are equal.
+func orderRange(lo, hi []byte) ([]byte, []byte) {
+	if string(lo) > string(hi) {
+		lo, hi = hi, lo
+	}
+	if string(lo) == string(hi) {
+		hi = append(slices.Clip(lo), 0)
+	}
+	return lo, hi
 }
 
 func showKey(k []byte) string { return fmt.Sprintf("%q", k) }

@@ -49,12 +49,17 @@ func (r *runner) apply(o op) string {
 		return result(r.db.Put(o.key, o.value, writeOptions(o)))
 	case opDelete:
 		return result(r.db.Delete(o.key, writeOptions(o)))
+	case opDeleteRange:
+		return result(r.db.DeleteRange(o.lo, o.hi, writeOptions(o)))
 	case opBatch:
 		var b lsm.Batch
 		for _, w := range o.batch {
-			if w.del {
+			switch {
+			case w.end != nil:
+				b.DeleteRange(w.key, w.end)
+			case w.del:
 				b.Delete(w.key)
-			} else {
+			default:
 				b.Put(w.key, w.value)
 			}
 		}

@@ -1,0 +1,140 @@
+package lsm
+
+import (
+	"sync"
+
+	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/keyspan"
+	"github.com/monbandb/monban/internal/manifest"
+	"github.com/monbandb/monban/memtable"
+)
+
+// Range tombstones on the read path. A tombstone at seq t over key k,
+// visible to a read at seq s when t <= s, deletes every version of k with
+// a seq below t (internal/keyspan, "Visibility"), wherever it lies: in the
+// tombstone's own source or in any older one. Sources are walked newest
+// first, as for point reads, keeping cover, the newest visible tombstone
+// over k met so far:
+//
+//  1. a source's version of k at seq p is deleted when p < cover;
+//  2. a source that has no version of k but leaves cover set ends the
+//     walk: every version in an older source is older than a tombstone of
+//     a newer one over the same key (flushes and compactions move
+//     tombstones down with the keys they cover, and a table's key range
+//     covers its tombstones), so nothing below can be newer than cover.
+//
+// A source without range tombstones costs one atomic load (a memtable's
+// Set, a table's FileMetadata.RangeDels) and a length test.
+
+// cover is the newest range tombstone over the key a read has met so far:
+// its seq (0: none) and the fragment it was met in, for Explain.
+type cover struct {
+	seq        base.SeqNum
+	start, end []byte
+}
+
+// raise sets c to the newest tombstone of spans visible at seq over key,
+// if that is newer.
+func (c *cover) raise(spans keyspan.Spans, key []byte, seq base.SeqNum) {
+	if spans.Len() == 0 {
+		return
+	}
+	i := spans.Seek(key)
+	if i == spans.Len() || !spans.At(i).Contains(key) {
+		return
+	}
+	sp := spans.At(i)
+	if t, ok := sp.Visible(seq); ok && t > c.seq {
+		c.seq, c.start, c.end = t, sp.Start, sp.End
+	}
+}
+
+// covers applies rules 1 and 2 to one source's answer: found says the
+// source holds a version of the key, at seq version.
+func (c *cover) covers(found bool, version base.SeqNum) bool {
+	if found {
+		return version < c.seq
+	}
+	return c.seq > 0
+}
+
+// anyRangeDels reports whether any of ms holds a range tombstone.
+func anyRangeDels(ms []*memtable.Memtable) bool {
+	for _, m := range ms {
+		if m.HasRangeDels() {
+			return true
+		}
+	}
+	return false
+}
+
+// tableRangeDels returns f's range tombstones: from its metadata, else
+// from a reader, opened for it if need be (which records them there).
+func (d *DB) tableRangeDels(f *manifest.FileMetadata) (keyspan.Spans, error) {
+	if s, ok := f.RangeDels(); ok {
+		return s, nil
+	}
+	r, release, err := d.table(f)
+	if err != nil {
+		return keyspan.Spans{}, err
+	}
+	defer release()
+	return r.RangeDels(), nil
+}
+
+// versionRangeDels is the merged range tombstones of every table of a
+// read state's version, built once, by the first iterator that asks
+// (readState.tableRangeDels).
+type versionRangeDels struct {
+	once  sync.Once
+	spans keyspan.Spans
+	err   error
+}
+
+// tableRangeDels returns every range tombstone of rs's tables, merged
+// into one Spans (keyspan.Merge): what an iterator over the whole tree
+// asks, whichever table a key lies in. Ordering by source does not matter
+// to it: a version at seq p is deleted exactly when some tombstone over
+// its key visible to the read has a seq above p.
+func (rs *readState) tableRangeDels() (keyspan.Spans, error) {
+	c := &rs.rangeDels
+	c.once.Do(func() {
+		var all []keyspan.Spans
+		for _, files := range rs.version.Levels {
+			for _, f := range files {
+				s, err := rs.db.tableRangeDels(f)
+				if err != nil {
+					c.err = err
+					return
+				}
+				if s.Len() > 0 {
+					all = append(all, s)
+				}
+			}
+		}
+		c.spans = keyspan.Merge(all...)
+	})
+	return c.spans, c.err
+}
+
+// memtableRangeDels returns the range tombstones of every memtable of rs
+// at the time of the call, merged.
+func (rs *readState) memtableRangeDels() keyspan.Spans {
+	all := []keyspan.Spans{rs.mem.Active().RangeDels()}
+	for _, m := range rs.mem.Immutables() {
+		all = append(all, m.RangeDels())
+	}
+	return keyspan.Merge(all...)
+}
+
+// mayHoldRangeDels reports whether any memtable or table of rs may hold a
+// range tombstone. The tables' answer is built once per read state
+// (tableRangeDels); one that cannot be built counts as yes, and the
+// caller's reads then meet its error.
+func (rs *readState) mayHoldRangeDels() bool {
+	if rs.mem.Active().HasRangeDels() || anyRangeDels(rs.mem.Immutables()) {
+		return true
+	}
+	spans, err := rs.tableRangeDels()
+	return err != nil || spans.Len() > 0
+}
