@@ -24,7 +24,7 @@ type DB struct {
 	vs     *manifest.VersionSet
 	tables *sstable.TableCache
 	cache  *cache.Cache
-	// metaBudget is Options.PinnedMetaLimit's, unbounded without one.
+	// metaBudget keeps Options.PinnedMetaLimit.
 	metaBudget *sstable.MetaBudget
 
 	// closed is set once by Close; every operation checks it first.

@@ -290,12 +290,12 @@ func (d *DB) table(f *manifest.FileMetadata) (*sstable.Reader, func(), error) {
 	return r, release, err
 }
 
-// recordFilter keeps r's filter in f's metadata if r pins it and no
-// PinnedMetaLimit is set: the metadata would keep it past the reader's
-// close, outside the limit. Other filters are asked through their
-// readers.
+// recordFilter keeps r's filter in f's metadata if r pins it, so the
+// proofs ask it without the table cache, even once the cache has closed
+// the table; its memory counts against Options.PinnedMetaLimit until the
+// metadata lets go. A paged table's filter is asked through its reader.
 func (d *DB) recordFilter(f *manifest.FileMetadata, r *sstable.Reader) {
-	if fl, pinned := r.Filter(); pinned && d.opts.PinnedMetaLimit == 0 {
+	if fl, pinned := r.Filter(); pinned {
 		f.SetFilter(fl)
 	}
 }

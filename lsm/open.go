@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"path/filepath"
 	"slices"
 
@@ -134,10 +133,7 @@ func (d *DB) recover() error {
 	if d.opts.BlockCacheSize > 0 {
 		d.cache = cache.New(d.opts.BlockCacheSize)
 	}
-	d.metaBudget = sstable.NewMetaBudget(math.MaxInt64, nil)
-	if d.opts.PinnedMetaLimit != 0 {
-		d.metaBudget = sstable.NewMetaBudget(d.opts.PinnedMetaLimit, d.inLastLevel)
-	}
+	d.metaBudget = sstable.NewMetaBudget(d.opts.PinnedMetaLimit, d.inLastLevel)
 	d.tables = sstable.NewTableCache(d.fs, d.dir, d.opts.MaxOpenFiles,
 		sstable.ReaderOptions{Cache: d.cache, IgnoreFilter: d.opts.IgnoreFilters, MetaBudget: d.metaBudget})
 

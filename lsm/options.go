@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 
 	"github.com/monbandb/monban/vfs"
 )
@@ -77,10 +78,15 @@ type Options struct {
 	// of a paged table then costs a block-cache lookup or a page read for
 	// its filter and for its index, where a pinned one costs neither, and
 	// the delete proofs ask a paged filter only about pages the cache
-	// holds. With a limit set, filters are also no longer kept for tables
-	// the table cache closed. 0 (the default) pins every open table's; a
-	// negative limit pins none. Tables written before format version 2
-	// are always pinned.
+	// holds. A pinned table's bytes count until their memory is freed: the
+	// filter kept for a table the table cache closed (MaxOpenFiles) counts
+	// until the table is deleted. Default 32 MiB (DefaultPinnedMetaLimit):
+	// every index and filter of about 10M such keys, so a DB that size
+	// reads as fast as with no limit, and a larger one stops growing its
+	// memory there. NoPinnedMetaLimit pins every open table's; a negative
+	// limit pins none (the memory of the block cache and memtables alone,
+	// as Pebble's). Tables written before format version 2 are always
+	// pinned.
 	PinnedMetaLimit int64
 
 	// Sync makes every commit fsync the WAL before it is acknowledged, so
@@ -220,6 +226,14 @@ const (
 	SnappyCompression
 )
 
+// DefaultPinnedMetaLimit is Options.PinnedMetaLimit's default, and
+// NoPinnedMetaLimit the limit that pins every open table's index and
+// filter.
+const (
+	DefaultPinnedMetaLimit = 32 << 20
+	NoPinnedMetaLimit      = math.MaxInt64
+)
+
 // withDefaults returns a copy of o with every zero field set to its default.
 func (o *Options) withDefaults() Options {
 	var r Options
@@ -231,6 +245,7 @@ func (o *Options) withDefaults() Options {
 	setDefault(&r.BlockSize, 4096)
 	setDefault(&r.BlockCacheSize, 8<<20)
 	setDefault(&r.MaxOpenFiles, 1000)
+	setDefault(&r.PinnedMetaLimit, DefaultPinnedMetaLimit)
 	setDefault(&r.L0CompactionThreshold, 4)
 	// An unset L0 threshold defaults within the one the user set, so that
 	// setting either alone (a stop at 8, say) stays valid.

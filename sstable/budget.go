@@ -3,6 +3,8 @@ package sstable
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/monbandb/monban/internal/offheap"
 )
 
 // MetaBudget caps the bytes of index and filter blocks that Readers pin:
@@ -72,32 +74,41 @@ func (b *MetaBudget) MetaReads() (hits, reads, bytes uint64) {
 	return b.hits.Load(), b.reads.Load(), b.readBytes.Load()
 }
 
-// metaClaim is what a Reader took of its budget, which leave gives back.
+// metaClaim is what a Reader holds of its budget. The bytes a pinned
+// Reader reserves are handed to the Buffers its index and filter lie in
+// (Reader.hookClaim), and return to the budget when that memory is freed,
+// whoever held it last: a filter kept past the Reader's Close (lsm keeps
+// one per live table for the absent-key proofs), meta stashed in the block
+// cache, a compaction's reader. Only what no Buffer took returns at Close.
 type metaClaim struct {
-	n           int64 // the table's index and filter bytes
-	pinned, low bool
-	held        bool // counted in a budget
+	open     int64 // the meta counted in highOpen while the Reader is open (0 for a low one)
+	unhooked int64 // reserved bytes no Buffer has taken yet
+	pinned   bool
+	low      bool
+	held     bool // counted in a budget
 }
 
 // pinMode is what a Reader may do with its meta.
 type pinMode uint8
 
 const (
-	pinIfRoom pinMode = iota
-	pinAlways         // a version 1 table, or no block cache to page through
-	pinNever          // adopting a paged Reader's meta (meta.go)
+	pinIfRoom  pinMode = iota
+	pinAlways          // a version 1 table, or no block cache to page through
+	pinNever           // adopting a paged Reader's meta (meta.go)
+	pinClaimed         // adopting a pinned Reader's meta, whose Buffers hold their bytes already
 )
 
 // admit decides whether a Reader of table fileNum, whose index and filter
-// take n bytes, pins them.
+// take n bytes, pins them, and reserves the bytes if so.
 func (b *MetaBudget) admit(fileNum uint64, n int64, mode pinMode) metaClaim {
 	if b == nil {
-		return metaClaim{n: n, pinned: mode != pinNever}
+		return metaClaim{pinned: mode != pinNever}
 	}
-	c := metaClaim{n: n, low: b.low != nil && b.low(fileNum), held: true}
+	c := metaClaim{low: b.low != nil && b.low(fileNum), held: true}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !c.low {
+		c.open = n
 		b.highOpen += n
 	}
 	room := b.limit - b.pinned
@@ -107,38 +118,62 @@ func (b *MetaBudget) admit(fileNum uint64, n int64, mode pinMode) metaClaim {
 	switch mode {
 	case pinIfRoom:
 		c.pinned = n <= room
-	case pinAlways:
+	case pinAlways, pinClaimed:
 		c.pinned = true
 	}
-	if c.pinned {
-		b.pinned += n
-		if c.low {
-			b.lowPinned += n
-		}
-	} else {
+	switch {
+	case !c.pinned:
 		b.paged++
+	case mode != pinClaimed:
+		c.unhooked = n
+		b.addPinned(n, c.low)
 	}
 	return c
 }
 
-// leave gives back what admit took.
+// addPinned adds n (or, negative, takes it away) to the pinned bytes.
+// b.mu is held.
+func (b *MetaBudget) addPinned(n int64, low bool) {
+	b.pinned += n
+	if low {
+		b.lowPinned += n
+	}
+}
+
+func (b *MetaBudget) unpin(n int64, low bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.addPinned(-n, low)
+}
+
+// leave gives back what the Reader still holds at Close: its place among
+// the open Readers, and any reserved bytes no Buffer took.
 func (b *MetaBudget) leave(c metaClaim) {
 	if !c.held {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !c.low {
-		b.highOpen -= c.n
-	}
+	b.highOpen -= c.open
 	if c.pinned {
-		b.pinned -= c.n
-		if c.low {
-			b.lowPinned -= c.n
-		}
+		b.addPinned(-c.unhooked, c.low)
 	} else {
 		b.paged--
 	}
+}
+
+// hookClaim hands up to n of the Reader's reserved bytes to buf, which
+// gives them back to the budget when its memory is freed. REQUIRES: the
+// Reader holds buf's only reference.
+func (r *Reader) hookClaim(buf *offheap.Buffer, n int64) {
+	c := &r.claim
+	if !c.held || !c.pinned || buf == nil {
+		return
+	}
+	n = min(n, c.unhooked)
+	c.unhooked -= n
+	b, low := r.budget, c.low
+	buf.OnFree(func() { b.unpin(n, low) })
 }
 
 // countMetaHit and countMetaRead add to a Reader's counters and its

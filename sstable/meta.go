@@ -23,8 +23,9 @@ import (
 // of it; a Reader made from it takes references of its own.
 //
 // A paged Reader (MetaBudget) leaves what it keeps: the top-level index
-// and the filter's shape and page checksums. A pinned one's meta is
-// adopted only by a Reader the budget lets pin it.
+// and the filter's shape and page checksums. A pinned one's stays pinned
+// when adopted: its memory counts in the budget while it lives, in the
+// cache or not.
 type tableMeta struct {
 	tail      []byte // Reader.tail: the properties block and the footer
 	props     Properties
@@ -34,8 +35,7 @@ type tableMeta struct {
 	hasFilter bool
 	paged     bool
 	pf        pagedFilter
-	n         int64 // the table's index and filter bytes (metaClaim.n)
-	oneIndex  bool  // format version 1: pinned whatever the budget
+	n         int64 // the table's index and filter bytes
 }
 
 // metaOffset is the cache key offset of a table's tableMeta: no data
@@ -54,7 +54,7 @@ func (r *Reader) stashMeta() {
 		return
 	}
 	m := &tableMeta{tail: r.tail, props: r.props, ix: r.ix, dataEnd: r.dataEnd, filter: r.filter.Ref(), hasFilter: r.hasFilter,
-		paged: r.paged, pf: r.pf, n: r.claim.n, oneIndex: len(r.ix.parts) > 0 && r.ix.top.n == 0}
+		paged: r.paged, pf: r.pf, n: int64(r.props.IndexBytes + r.props.FilterBytes)}
 	m.ix.ref()
 	charge := len(m.ix.top.data) + len(m.pf.crcs) + len(m.tail) + metaCharge
 	if !m.paged {
@@ -94,20 +94,16 @@ func (r *Reader) adoptMeta(size uint64) (bool, error) {
 	if !bytes.Equal(tail.Block(), m.tail) {
 		return false, nil // another file: open it afresh, and let the checks refuse it
 	}
-	mode := pinIfRoom
-	switch {
-	case m.paged && r.cache.Capacity() == 0:
+	if m.paged && r.cache.Capacity() == 0 {
 		return false, nil // a paged reader needs the cache: open afresh, pinned
-	case m.paged:
+	}
+	// A pinned meta's Buffers hold their bytes of the budget already, for
+	// as long as the memory lives (metaClaim): adopting them costs none.
+	mode := pinClaimed
+	if m.paged {
 		mode = pinNever
-	case m.oneIndex:
-		mode = pinAlways
 	}
 	claim := r.budget.admit(r.fileNum, m.n, mode)
-	if claim.pinned == m.paged {
-		r.budget.leave(claim)
-		return false, nil // the budget has no room to pin it now: open afresh, paged
-	}
 	r.tail, r.props, r.ix, r.dataEnd, r.hasFilter = m.tail, m.props, m.ix, m.dataEnd, m.hasFilter
 	r.paged, r.pf, r.claim = m.paged, m.pf, claim
 	r.ix.ref()

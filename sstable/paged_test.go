@@ -227,3 +227,26 @@ func TestMetaBudgetKeepsRoomForHighPriority(t *testing.T) {
 		t.Fatalf("after Close: %d bytes pinned, %d paged tables", b.Pinned(), b.PagedTables())
 	}
 }
+
+// TestMetaBudgetFollowsTheMemory: a pinned Reader's bytes stay counted for
+// as long as their memory lives — a filter kept past Close (what lsm keeps
+// for the proofs) keeps its share until its holder lets go.
+func TestMetaBudgetFollowsTheMemory(t *testing.T) {
+	_, data := pagedTable(t)
+	b := NewMetaBudget(1<<30, nil)
+	r := openPaged(t, data, cache.New(1<<20), b)
+	p := r.Properties()
+	if b.Pinned() != int64(p.IndexBytes+p.FilterBytes) {
+		t.Fatalf("%d bytes pinned, want the index's and filter's %d", b.Pinned(), p.IndexBytes+p.FilterBytes)
+	}
+	kept := r.filter.Ref()
+	filterBytes := int64(p.FilterBytes)
+	r.Close()
+	if b.Pinned() != filterBytes {
+		t.Fatalf("after Close with the filter kept: %d bytes pinned, want the filter's %d", b.Pinned(), filterBytes)
+	}
+	kept.Release()
+	if b.Pinned() != 0 {
+		t.Fatalf("after the filter's release: %d bytes pinned", b.Pinned())
+	}
+}

@@ -44,7 +44,7 @@ func TestRangeDelsRoundTrip(t *testing.T) {
 		if p.RangeDelSpans != uint64(spans.Len()) || p.SmallestSeq != 5 || p.LargestSeq != max(7, p.LargestSeq) {
 			t.Fatalf("%d entries: properties %+v", len(entries), p)
 		}
-		for _, budget := range []*MetaBudget{nil, NewMetaBudget(1)} {
+		for _, budget := range []*MetaBudget{nil, NewMetaBudget(1, nil)} {
 			r, err := Open(&memFile{data: data}, ReaderOptions{Cache: cache.New(1 << 20), FileNum: 7, MetaBudget: budget})
 			if err != nil {
 				t.Fatal(err)

@@ -174,6 +174,7 @@ func (r *Reader) openOneIndex(ft footer) error {
 		return fmt.Errorf("index block at %d: %w", ft.index.offset, err)
 	}
 	r.ix = oneIndex(x, buf)
+	r.hookClaim(buf, int64(r.props.IndexBytes))
 	if err := r.checkBlockCount(); err != nil {
 		return err
 	}
@@ -216,6 +217,7 @@ func (r *Reader) pinMeta(ft footer) error {
 		first, last := r.ix.partHandle(0), r.ix.partHandle(np-1)
 		span := offheap.New(int(last.end() - first.offset))
 		r.ix.keep = append(r.ix.keep, span)
+		r.hookClaim(span, int64(r.props.IndexBytes))
 		if err := r.readAt(span.Bytes(), first.offset); err != nil {
 			return fmt.Errorf("index partitions at %d: %w", first.offset, err)
 		}
@@ -248,6 +250,7 @@ func (r *Reader) pinFilter(ft footer) error {
 	if err != nil {
 		return err
 	}
+	r.hookClaim(fbuf, int64(r.props.FilterBytes))
 	if r.filter, err = filter.OpenCacheLineIn(fbuf, fblock); err != nil {
 		fbuf.Release()
 		return fmt.Errorf("filter block at %d: %w: %w", ft.filter.offset, base.ErrCorruption, err)

@@ -79,7 +79,7 @@ func configs(seed uint64) []config {
 		TargetFileSize:    pick(1<<10, 4<<10, 64<<10, 0),
 
 		TargetFileSizeMultiplier: int(pick(1, 3, 0)),
-		PinnedMetaLimit:          pick(-1, 2<<10, 0, 0),
+		PinnedMetaLimit:          pick(-1, 2<<10, 0, lsm.NoPinnedMetaLimit),
 
 		MaxConcurrentCompactions: int(pick(1, 3, 0)),
 		FilterSizing:             lsm.FilterSizing(pick(0, 1)),

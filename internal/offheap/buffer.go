@@ -14,11 +14,21 @@ type Buffer struct {
 	mapping []byte // the whole mapping, nil for a heap buffer
 	refs    atomic.Int32
 	net     runtime.Cleanup // the safety net, stopped by the last Release
+	// freed holds what OnFree asked to run when the memory is freed; the
+	// safety net's argument for a mapped Buffer, so it runs from there too.
+	freed *onFree
+}
+
+// onFree is a Buffer's OnFree func, apart from the Buffer so that the
+// safety net can hold it without keeping the Buffer reachable.
+type onFree struct {
+	mapping []byte
+	f       func()
 }
 
 // New returns a zeroed buffer of n bytes, with one reference: the caller's.
 func New(n int) *Buffer {
-	buf := &Buffer{}
+	buf := &Buffer{freed: &onFree{}}
 	buf.refs.Store(1)
 	if n < MinSize {
 		buf.b = make([]byte, n)
@@ -30,11 +40,18 @@ func New(n int) *Buffer {
 		buf.b = make([]byte, n)
 		return buf
 	}
-	buf.b, buf.mapping = m[:n:n], m
+	buf.b, buf.mapping, buf.freed.mapping = m[:n:n], m, m
 	mapped.Add(int64(len(m)))
-	buf.net = runtime.AddCleanup(buf, leaked, m)
+	buf.net = runtime.AddCleanup(buf, leaked, buf.freed)
 	return buf
 }
+
+// OnFree makes f run once, when the memory is freed: at the last Release,
+// or when the safety net frees a mapped Buffer its holders forgot (a heap
+// Buffer's collection runs nothing). It is how a holder accounts for the
+// memory for as long as it is really held, by whoever holds it last.
+// REQUIRES: the caller holds the only reference, and calls it once.
+func (b *Buffer) OnFree(f func()) { b.freed.f = f }
 
 // Bytes returns the buffer's memory. It is valid only while the caller
 // holds a reference (invariant 1).
@@ -64,21 +81,26 @@ func (b *Buffer) Release() {
 	case n < 0:
 		panic(fmt.Sprintf("offheap: Buffer released %d times more than referenced", -n))
 	}
-	if b.mapping == nil {
-		return // the collector has it
+	if b.mapping != nil { // a heap buffer's memory is the collector's
+		b.net.Stop()
+		mapped.Add(-int64(len(b.mapping)))
+		free(b.mapping)
 	}
-	b.net.Stop()
-	mapped.Add(-int64(len(b.mapping)))
-	free(b.mapping)
+	if f := b.freed.f; f != nil {
+		f()
+	}
 }
 
 // leaked is the safety net: the cleanup of a Buffer the collector found
 // unreachable with references left, a holder's bug. It counts the Buffer
 // and returns its memory.
-func leaked(m []byte) {
+func leaked(o *onFree) {
 	leaks.Add(1)
-	mapped.Add(-int64(len(m)))
-	free(m)
+	mapped.Add(-int64(len(o.mapping)))
+	free(o.mapping)
+	if o.f != nil {
+		o.f()
+	}
 }
 
 var (

@@ -2,6 +2,7 @@ package offheap
 
 import (
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -133,4 +134,38 @@ func TestReachableBufferIsKept(t *testing.T) {
 		t.Fatalf("a reachable buffer reads %d, want 42", got)
 	}
 	kept.Release()
+}
+
+// TestOnFreeRunsWhenTheMemoryGoes: OnFree's func runs once, at the last
+// Release of a heap or a mapped Buffer, not at an earlier one, and from
+// the safety net for a mapped Buffer nobody released.
+func TestOnFreeRunsWhenTheMemoryGoes(t *testing.T) {
+	for _, n := range []int{64, 2 * MinSize} {
+		var runs atomic.Int32
+		b := New(n)
+		b.OnFree(func() { runs.Add(1) })
+		b.Ref()
+		b.Release()
+		if runs.Load() != 0 {
+			t.Fatalf("%d bytes: OnFree ran with a reference left", n)
+		}
+		b.Release()
+		if runs.Load() != 1 {
+			t.Fatalf("%d bytes: OnFree ran %d times at the last Release, want 1", n, runs.Load())
+		}
+	}
+	if runtime.GOOS != "linux" {
+		return // no mapped buffers, no safety net
+	}
+	var runs atomic.Int32
+	before := Stats()
+	New(2 * MinSize).OnFree(func() { runs.Add(1) })
+	waitLeaked(t, before.Leaked+1)
+	deadline := time.Now().Add(5 * time.Second)
+	for runs.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // the net counts before it runs the func
+	}
+	if runs.Load() != 1 {
+		t.Fatalf("the safety net ran OnFree %d times, want 1", runs.Load())
+	}
 }
