@@ -27,6 +27,15 @@ type DB struct {
 	// metaBudget keeps Options.PinnedMetaLimit.
 	metaBudget *sstable.MetaBudget
 
+	// rangeDelsPossible is false while no source of the DB can hold a range
+	// tombstone: none was written (apply), none of the tables opened holds
+	// one (table), and Open opened every table (checkLiveFiles). A Get then
+	// skips the range-tombstone checks of every source (get): a DB that
+	// never had one reads as before DeleteRange existed. It is set before
+	// a tombstone reaches a memtable, and a read loads it after its
+	// sequence number, so a read that could see a tombstone sees it set.
+	rangeDelsPossible atomic.Bool
+
 	// closed is set once by Close; every operation checks it first.
 	closed atomic.Bool
 

@@ -33,3 +33,13 @@ func applyEntry(mem *memtable.Memtable, e batchEntry) error {
 	}
 	return mem.AddHash(e.Seq, e.Kind, e.Key, e.Value, filter.Hash(e.Key))
 }
+
+// apply is applyEntry for the DB's own memtables: a range deletion first
+// marks the DB as one that may hold range tombstones (rangeDelsPossible),
+// before any reader can see it in the memtable.
+func (d *DB) apply(mem *memtable.Memtable, e batchEntry) error {
+	if e.Kind == base.KindRangeDelete {
+		d.rangeDelsPossible.Store(true)
+	}
+	return applyEntry(mem, e)
+}

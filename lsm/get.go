@@ -66,8 +66,13 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 		return nil, err // no write could have stored it
 	}
 	h := filter.Hash(key)
-	var c cover
-	if v, res := d.getMemtables(rs, key, h, seq, tr, &c); answered(res) {
+	// c stays nil, and no source's range tombstones are asked, in a DB that
+	// cannot hold any (DB.rangeDelsPossible, loaded after seq was taken).
+	var c *cover
+	if d.rangeDelsPossible.Load() {
+		c = new(cover)
+	}
+	if v, res := d.getMemtables(rs, key, h, seq, tr, c); answered(res) {
 		return memtableValue(v, res)
 	}
 
@@ -76,7 +81,7 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 		// key range covers the key is asked in turn.
 		if level == 0 {
 			for _, f := range files {
-				if v, found, err := d.getFromTable(0, f, key, h, seq, tr, &c); found || err != nil {
+				if v, found, err := d.getFromTable(0, f, key, h, seq, tr, c); found || err != nil {
 					return v, err
 				}
 			}
@@ -85,7 +90,7 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 		// 4. L1…L6: tables of a level do not overlap, so a binary search
 		// on their key ranges finds the only one that can hold the key.
 		if f := rs.version.FindFile(level, key); f != nil {
-			if v, found, err := d.getFromTable(level, f, key, h, seq, tr, &c); found || err != nil {
+			if v, found, err := d.getFromTable(level, f, key, h, seq, tr, c); found || err != nil {
 				return v, err
 			}
 		} else if len(files) > 0 {
@@ -109,7 +114,7 @@ func (d *DB) getMemtables(rs *readState, key []byte, h uint64, seq base.SeqNum, 
 	// them all out at once — but not their range tombstones, which no
 	// filter holds; otherwise each one, newest first.
 	if imms := rs.mem.Immutables(); len(imms) > 0 {
-		if !d.opts.IgnoreFilters && !rs.mem.CombinedFilter().ContainsHash(h) && !anyRangeDels(imms) {
+		if !d.opts.IgnoreFilters && !rs.mem.CombinedFilter().ContainsHash(h) && (c == nil || !anyRangeDels(imms)) {
 			d.stats.immutableFilterNegatives.Add(1)
 			tr.combined(len(imms), VerdictAbsent)
 		} else {
@@ -128,11 +133,13 @@ func (d *DB) getMemtables(rs *readState, key []byte, h uint64, seq base.SeqNum, 
 // getMemtable asks one memtable: its range tombstones over key, then its
 // filter and tree.
 func (d *DB) getMemtable(m *memtable.Memtable, src Source, key []byte, h uint64, seq base.SeqNum, tr *Trace, c *cover) ([]byte, memtable.Result) {
-	c.raise(m.RangeDels(), key, seq)
+	if c != nil {
+		c.raise(m.RangeDels(), key, seq)
+	}
 	v, res, found := m.GetVersion(key, h, seq)
 	d.stats.countMemtable(res)
 	tr.memtable(src, m, key, seq, res, !d.opts.IgnoreFilters)
-	if c.covers(answered(res), found) {
+	if c != nil && c.covers(answered(res), found) {
 		tr.rangeDeleted(src, 0, c)
 		return nil, memtable.Deleted
 	}
@@ -163,16 +170,18 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 		tr.outOfRange(level, f.FileNum)
 		return nil, false, nil
 	}
-	spans, err := d.tableRangeDels(f)
-	if err != nil {
-		return nil, true, err
+	if c != nil {
+		spans, err := d.tableRangeDels(f)
+		if err != nil {
+			return nil, true, err
+		}
+		c.raise(spans, key, seq)
 	}
-	c.raise(spans, key, seq)
 	v, found, version, err := d.findInTable(level, f, key, h, seq, tr)
 	switch {
 	case err != nil && err != ErrNotFound:
 		return nil, true, err
-	case c.covers(found, version):
+	case c != nil && c.covers(found, version):
 		tr.rangeDeleted(Source{Kind: SourceTable, Level: level, FileNum: f.FileNum}, tableStep(level), c)
 		return nil, true, ErrNotFound
 	}
@@ -285,7 +294,11 @@ func (d *DB) table(f *manifest.FileMetadata) (*sstable.Reader, func(), error) {
 	r, release, err := d.tables.Get(tableRef(f))
 	if err == nil {
 		d.recordFilter(f, r)
-		f.SetRangeDels(r.RangeDels())
+		spans := r.RangeDels()
+		if spans.Len() > 0 {
+			d.rangeDelsPossible.Store(true)
+		}
+		f.SetRangeDels(spans)
 	}
 	return r, release, err
 }

@@ -252,7 +252,7 @@ func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (bas
 		}
 		_, err = decodeBatch(rec, func(e batchEntry) error {
 			last = max(last, e.Seq)
-			return applyEntry(mem, e)
+			return d.apply(mem, e)
 		})
 		if err != nil {
 			return 0, fmt.Errorf("monban: replaying %s at offset %d: %w", name, r.Offset(), err)
@@ -306,6 +306,7 @@ func (d *DB) checkLiveFiles(names []string) error {
 				if err := d.checkTableSize(f); err != nil {
 					return err
 				}
+				d.rangeDelsPossible.Store(true) // a table not opened may hold range tombstones
 				continue
 			}
 			_, release, err := d.table(f)

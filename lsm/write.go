@@ -377,6 +377,6 @@ func (d *DB) groupRecord(group []*writer, first base.SeqNum) []byte {
 // predates it (package doc, invariant 1). The flush drops both instead,
 // where no reader can tell.
 func (d *DB) applyToMemtable(mem *memtable.Memtable, rec []byte) error {
-	_, err := decodeBatch(rec, func(e batchEntry) error { return applyEntry(mem, e) })
+	_, err := decodeBatch(rec, func(e batchEntry) error { return d.apply(mem, e) })
 	return err
 }
