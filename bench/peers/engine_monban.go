@@ -192,3 +192,8 @@ func (e *monbanEngine) Scan(start []byte, n int) (int, error) {
 	}
 	return seen, it.Close()
 }
+
+// DeleteRange is lsm.DB.DeleteRange: one range tombstone, one WAL record.
+func (e *monbanEngine) DeleteRange(start, end []byte) error { return e.db.DeleteRange(start, end) }
+
+func (e *monbanEngine) RangeDeleteHow() string { return "" }
