@@ -120,7 +120,7 @@ func mainErr() error {
 		memtableFlag  = flag.String("memtable", "4MiB", "memtable size (0 = engine default)")
 		dirFlag       = flag.String("dir", "", "parent directory for the per-run databases (default: a temp dir, removed at the end)")
 		keep          = flag.Bool("keep", false, "keep each run's database directory instead of removing it after the run")
-		workloadsFlag = flag.String("workloads", strings.Join(allWorkloads, ","), "comma-separated workloads, run in this order after fill (fill always runs first); also mixed (50% reads, 50% updates of present keys, by -dist) and open (close and reopen: open time, reads, RSS after)")
+		workloadsFlag = flag.String("workloads", strings.Join(allWorkloads, ","), "comma-separated workloads, run in this order after fill (fill always runs first); also mixed (50% reads, 50% updates of present keys, by -dist), delrange (m/1000 DeleteRange calls of -range_size present keys) and open (close and reopen: open time, reads, RSS after)")
 		scans         = flag.Int("scans", 1000, "number of scans in the scan workload")
 		scanLen       = flag.Int("scanlen", 1000, "entries per scan")
 		valSize       = flag.Int("valsize", 100, "value size in bytes (keys are 16 bytes)")
@@ -129,6 +129,7 @@ func mainErr() error {
 		jsonOut       = flag.Bool("json", false, "emit JSON lines (config, phase and run records) instead of the tables")
 		syncFlag      = flag.Bool("sync", false, "every engine fsyncs its log on every Put and Delete (monban Options.Sync, pebble.Sync, goleveldb WriteOptions.Sync)")
 		threads       = flag.Int("threads", 1, "goroutines that fill, readhit, readmiss, delmiss and mixed split their operations among")
+		rangeSize     = flag.Int("range_size", 1000, "present keys each delrange call deletes (delrange makes m/1000 calls, at least one)")
 		dist          = flag.String("dist", "uniform", "mixed's key choice: uniform, or zipfian (YCSB's, constant 0.99, over the n filled keys)")
 	)
 	flag.Parse()
@@ -138,8 +139,8 @@ func mainErr() error {
 	explicit := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
 
-	if *n <= 0 || *m < 0 || *valSize < 0 || *scans < 0 || *scanLen <= 0 || *threads <= 0 {
-		return errors.New("-n, -scanlen and -threads must be > 0; -m, -scans and -valsize >= 0")
+	if *n <= 0 || *m < 0 || *valSize < 0 || *scans < 0 || *scanLen <= 0 || *threads <= 0 || *rangeSize <= 0 {
+		return errors.New("-n, -scanlen, -threads and -range_size must be > 0; -m, -scans and -valsize >= 0")
 	}
 	var zipf *zipfian
 	switch *dist {
@@ -269,7 +270,7 @@ func mainErr() error {
 	p := &params{
 		n: *n, m: *m, valSize: *valSize, scans: *scans, scanLen: *scanLen,
 		seed: *seed, reopen: *reopen, keys: newKeyGen(*seed), workloads: workloads,
-		threads: *threads, zipf: zipf,
+		threads: *threads, zipf: zipf, rangeSize: *rangeSize,
 	}
 	cfg := configRecord{
 		Type: "config", Date: time.Now().Format(time.RFC3339), GoVersion: runtime.Version(),
@@ -404,6 +405,23 @@ func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, ke
 				do = doMixed
 			}
 			err = measure(w, func() (phaseOutcome, error) { return do(e, p, flush) })
+			if err == nil {
+				err = reopen()
+			}
+		case wDelRange:
+			rd, ok := e.(RangeDeleter)
+			if !ok {
+				logf("%s delrange: engine does not implement RangeDeleter, skipped", tag)
+				phases = append(phases, phaseResult{Type: "phase", Run: idx, Engine: r.engine,
+					Bits: r.opts.BitsPerKey, Workload: w, Note: "skipped: no DeleteRange"})
+				continue
+			}
+			// The plan sorts every key, work the phase should not pay for.
+			plan, perr := planDelRange(p)
+			if perr != nil {
+				return phases, sum, perr
+			}
+			err = measure(w, func() (phaseOutcome, error) { return doDelRange(rd, e, p, plan, flush) })
 			if err == nil {
 				err = reopen()
 			}

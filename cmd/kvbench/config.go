@@ -28,6 +28,7 @@ type config struct {
 	threads           int
 	repeat            int // runs of the whole sequence, each on a fresh DB
 	batchSize         int // keys per MultiGet in the multiread workloads
+	rangeSize         int // present keys per DB.DeleteRange call in deleterange
 	seed              uint64
 	bloomBits         []int // kvbench's 0 means "no filter" (lsm's -1)
 	filterSizings     []lsm.FilterSizing
@@ -59,7 +60,7 @@ const defaultBenchmarks = "fillrandom,readrandom,readmissing,deleteabsent,delete
 // workloadNames lists every -benchmarks value, in the order -h shows them.
 var workloadNames = []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readmissing",
 	"multireadrandom", "multireadmissing", "deleteabsent", "deleterandom", "readwhilewriting",
-	"seekrandom", "scan", "compact", "stats"}
+	"seekrandom", "scan", "deleterange", "compact", "stats"}
 
 // errUsage marks a command line that cannot run: the caller prints usage
 // and exits with status 2, as package flag does.
@@ -86,6 +87,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.threads, "threads", 1, "goroutines sharing each workload's operations")
 	fs.IntVar(&c.repeat, "repeat", 1, "run the whole sequence this many times, each on a fresh DB, and report the median and min-max of the timings")
 	fs.IntVar(&c.batchSize, "batch_size", 32, "keys per MultiGet call in multireadrandom and multireadmissing")
+	fs.IntVar(&c.rangeSize, "range_size", 1000, "present keys per DB.DeleteRange call in deleterange, which deletes -deletes keys in disjoint random ranges of this many (at least one call)")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of key order and value bytes; equal seeds give equal operations")
 	bits := fs.String("bloom_bits", "10", "Bloom bits per key for new tables, or a list (0,5,10,15,20): the DB is rebuilt per value; 0 writes no filter")
 	sizings := fs.String("filter_sizing", "uniform", "how the bits are spread over the tables, or a list: uniform (every table alike) or per_level (Monkey: the same memory, spread by level); the DB is rebuilt per sizing and bits value")
@@ -123,6 +125,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		fs.Usage()
 		return nil, usageError("unexpected argument %q", fs.Arg(0))
 	}
+	if c.deletes < 0 {
+		c.deletes = c.reads
+	}
 	var err error
 	if c.benchmarks, err = parseBenchmarks(*benchmarks); err == nil {
 		if c.bloomBits, err = parseIntList(*bits); err == nil {
@@ -135,9 +140,6 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		fmt.Fprintf(stderr, "kvbench: %v\n", err)
 		fs.Usage()
 		return nil, err
-	}
-	if c.deletes < 0 {
-		c.deletes = c.reads
 	}
 	return c, nil
 }
@@ -237,6 +239,8 @@ func (c *config) validate() error {
 		return usageError("-use_existing_db cannot rebuild the DB per -filter_sizing and -bloom_bits setting (%d asked for)", c.settings())
 	case c.fileSizeMult < 1:
 		return usageError("-target_file_size_multiplier must be at least 1")
+	case slices.Contains(c.benchmarks, "deleterange") && (c.rangeSize < 1 || c.num/c.rangeCalls() < c.rangeSize):
+		return usageError("-range_size %d: deleterange's %d disjoint ranges do not fit in -num %d", c.rangeSize, c.rangeCalls(), c.num)
 	case c.writeBufferSize < 1<<10 || c.targetFileSize < 1<<10 || c.levelBase < 1<<10:
 		return usageError("-write_buffer_size, -target_file_size_base and -max_bytes_for_level_base must be at least 1024")
 	}

@@ -16,8 +16,8 @@
 //
 // -benchmarks names them, run in order on one DB: fillseq, fillrandom,
 // overwrite, readrandom, readmissing, multireadrandom, multireadmissing,
-// deleteabsent, deleterandom, readwhilewriting, seekrandom, scan, compact,
-// stats. Written keys are the even numbers 0, 2, … 2·(num-1) in
+// deleteabsent, deleterandom, readwhilewriting, seekrandom, scan,
+// deleterange, compact, stats. Written keys are the even numbers 0, 2, … 2·(num-1) in
 // zero-padded decimal; the missing keys of readmissing, multireadmissing
 // and deleteabsent are the odd numbers between them, so they fall inside
 // every table's key range and nothing but a filter can turn them away
@@ -30,6 +30,11 @@
 // write workloads and the delete workloads end with an untimed Flush, so
 // reads find the data in tables and the report can say which tombstones
 // the flush dropped. "compact" runs DB.Compact over the whole key range.
+// deleterange deletes -deletes present keys with DB.DeleteRange in
+// disjoint random ranges of -range_size (default 1000) consecutive keys,
+// one op per call, then flushes and runs DB.Compact untimed; a second line
+// gives the keys covered, the Compact's time and the table bytes (Stats,
+// every level) it reclaimed.
 // multireadrandom and multireadmissing read -reads keys in DB.MultiGet
 // calls of -batch_size keys (default 32, db_bench's name): their per-op
 // figures are per key, a second line gives them per batch, and their

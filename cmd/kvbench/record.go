@@ -39,7 +39,10 @@ type record struct {
 	Batches   *batches           `json:"batches,omitempty"`
 	Reads     *reads             `json:"reads,omitempty"`
 	Deletes   *deletes           `json:"deletes,omitempty"`
-	Note      string             `json:"note,omitempty"`
+	// RangeDeletes is deleterange's calls and what the Compact after them
+	// reclaimed.
+	RangeDeletes *rangeDeletes `json:"range_deletes,omitempty"`
+	Note         string        `json:"note,omitempty"`
 }
 
 // batches describes a multiread workload's MultiGet calls; the record's

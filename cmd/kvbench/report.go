@@ -84,6 +84,11 @@ func (r *reporter) line(prefix string, rec *record) {
 		fmt.Fprintf(r.w, "%s%d MultiGets of %d keys: %s micros/batch, %s cpu us/batch, %s batches/sec\n", indent,
 			bt.Count, bt.Size, fixed(3, bt.MicrosPerBatch), fixed(3, bt.CPUMicrosPerBatch), fixed(0, bt.BatchesPerSec))
 	}
+	if rd := rec.RangeDeletes; rd != nil {
+		fmt.Fprintf(r.w, "%s%d DeleteRange calls of %d keys, %d keys covered; Compact after them (%.2f s): tables %s -> %s, %s reclaimed\n",
+			indent, rd.Calls, rd.KeysPerCall, rd.KeysCovered, rd.CompactSec, size(rd.TableBytesBefore), size(rd.TableBytesAfter),
+			size(rd.TableBytesBefore-rd.TableBytesAfter))
+	}
 	if r.cfg.histogram && rec.LatencyUs != nil {
 		unit := "latency us:"
 		if rec.Batches != nil {

@@ -34,6 +34,7 @@ var workloads = map[string]workload{
 	"readwhilewriting": {compare: true, found: true, run: (*bench).readWhileWriting},
 	"seekrandom":       {found: true, run: (*bench).seekRandom},
 	"scan":             {run: (*bench).scan},
+	"deleterange":      {run: (*bench).deleteRange},
 	"compact":          {run: (*bench).compact},
 	"stats":            {run: (*bench).stats},
 }

@@ -105,6 +105,26 @@ func TestReadAndDeleteFigures(t *testing.T) {
 	}
 }
 
+// deleterange removes exactly the keys its disjoint ranges cover (the scan
+// after it counts the rest), and the Compact after the calls shrinks the
+// tables: at tiny's -range_size 40, 7 calls cover 280 of the 400 keys.
+func TestDeleteRangeFigures(t *testing.T) {
+	lines := jsonRun(t, "-benchmarks", "fillrandom,deleterange,scan,readrandom")
+	dr := results(lines, "deleterange", true)[0]
+	if calls, covered := num(dr, "range_deletes", "calls"), num(dr, "range_deletes", "keys_covered"); calls != 7 || covered != 280 || num(dr, "ops") != 7 {
+		t.Fatalf("deleterange: %v calls, %v keys covered, %v ops; want 7, 280, 7", calls, covered, dr["ops"])
+	}
+	if left := num(results(lines, "scan", true)[0], "ops"); left != 400-280 {
+		t.Errorf("scan after deleterange visited %v keys, want %d", left, 400-280)
+	}
+	if rr := results(lines, "readrandom", true)[0]; num(rr, "found") >= num(rr, "ops") {
+		t.Errorf("readrandom after deleterange found %v of %v: the ranges hide nothing", rr["found"], rr["ops"])
+	}
+	if before, after := num(dr, "range_deletes", "table_bytes_before"), num(dr, "range_deletes", "table_bytes_after"); after >= before {
+		t.Errorf("Compact after deleterange: tables %v bytes before, %v after; want fewer", before, after)
+	}
+}
+
 func TestTextReport(t *testing.T) {
 	code, stdout, stderr := runArgs(t, append(append([]string{}, tiny...), "-histogram",
 		"-benchmarks", "fillrandom,readmissing,deleteabsent,stats")...)
