@@ -31,10 +31,16 @@ func (b *Batch) Put(key, value []byte) {
 	if b.checkSizes(key, value) {
 		return
 	}
-	b.grow(1 + 2*binary.MaxVarintLen32 + len(key) + len(value))
-	b.data = append(b.data, byte(base.KindSet))
-	b.data = appendBytes(b.data, key)
-	b.data = appendBytes(b.data, value)
+	b.addPair(base.KindSet, key, value)
+}
+
+// addPair appends an entry of two byte strings: a put's key and value, a
+// range deletion's start and end.
+func (b *Batch) addPair(kind base.Kind, first, second []byte) {
+	b.grow(1 + 2*binary.MaxVarintLen32 + len(first) + len(second))
+	b.data = append(b.data, byte(kind))
+	b.data = appendBytes(b.data, first)
+	b.data = appendBytes(b.data, second)
 	b.count++
 }
 
@@ -62,11 +68,7 @@ func (b *Batch) DeleteRange(start, end []byte) {
 	if b.checkRange(start, end) {
 		return
 	}
-	b.grow(1 + 2*binary.MaxVarintLen32 + len(start) + len(end))
-	b.data = append(b.data, byte(base.KindRangeDelete))
-	b.data = appendBytes(b.data, start)
-	b.data = appendBytes(b.data, end)
-	b.count++
+	b.addPair(base.KindRangeDelete, start, end)
 }
 
 // checkRange is checkSizes for a range deletion.

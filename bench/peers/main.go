@@ -380,6 +380,13 @@ func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, ke
 		return nil
 	}
 
+	// skip records a workload the engine cannot run, for want of iface.
+	skip := func(workload, iface, note string) {
+		logf("%s %s: engine does not implement %s, skipped", tag, workload, iface)
+		phases = append(phases, phaseResult{Type: "phase", Run: idx, Engine: r.engine,
+			Bits: r.opts.BitsPerKey, Workload: workload, Note: note})
+	}
+
 	if err := measure(wFill, func() (phaseOutcome, error) { return doFill(e, p, flush) }); err != nil {
 		return phases, sum, err
 	}
@@ -411,9 +418,7 @@ func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, ke
 		case wDelRange:
 			rd, ok := e.(RangeDeleter)
 			if !ok {
-				logf("%s delrange: engine does not implement RangeDeleter, skipped", tag)
-				phases = append(phases, phaseResult{Type: "phase", Run: idx, Engine: r.engine,
-					Bits: r.opts.BitsPerKey, Workload: w, Note: "skipped: no DeleteRange"})
+				skip(w, "RangeDeleter", "skipped: no DeleteRange")
 				continue
 			}
 			// The plan sorts every key, work the phase should not pay for.
@@ -428,9 +433,7 @@ func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, ke
 		case wScan:
 			s, ok := e.(Scanner)
 			if !ok {
-				logf("%s scan: engine does not implement Scanner, skipped", tag)
-				phases = append(phases, phaseResult{Type: "phase", Run: idx, Engine: r.engine,
-					Bits: r.opts.BitsPerKey, Workload: w, Note: "skipped: no Scan"})
+				skip(w, "Scanner", "skipped: no Scan")
 				continue
 			}
 			err = measure(w, func() (phaseOutcome, error) { return doScan(s, p) })
