@@ -131,6 +131,7 @@ func mainErr() error {
 		threads       = flag.Int("threads", 1, "goroutines that fill, readhit, readmiss, delmiss and mixed split their operations among")
 		rangeSize     = flag.Int("range_size", 1000, "present keys each delrange call deletes (delrange makes m/1000 calls, at least one)")
 		dist          = flag.String("dist", "uniform", "mixed's key choice: uniform, or zipfian (YCSB's, constant 0.99, over the n filled keys)")
+		fresh         = flag.Bool("fresh", false, "run each engine in a process of its own (this program again, with one engine), so every run starts at the same memory and peak-RSS compares like with like")
 	)
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -287,7 +288,13 @@ func mainErr() error {
 
 	var firstErr error
 	for i, r := range runs {
-		phases, summary, err := runOne(i+1, len(runs), r, p, pio, parent, *keep)
+		var phases []phaseResult
+		var summary runResult
+		if *fresh {
+			phases, summary, err = runFresh(i+1, r)
+		} else {
+			phases, summary, err = runOne(i+1, len(runs), r, p, pio, parent, *keep)
+		}
 		for _, ph := range phases {
 			out.phase(ph)
 		}

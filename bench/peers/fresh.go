@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+)
+
+// Runs in processes of their own (-fresh). The harness runs its engines
+// one after another in one process, so every run but the first starts at
+// the memory the earlier ones left (Go returns freed heap to the system
+// lazily): at 50M keys monban's second run started at 43 MiB, Pebble's
+// first at 21, and the peak-RSS column compared unlike things. With
+// -fresh each run is this program again, given that run's engine entry and
+// -json, and its records are the run's.
+
+// entry is r as an -engines entry that gives a child exactly r's options.
+func (r runSpec) entry() string {
+	return fmt.Sprintf("%s:bits=%d:cache=%dB:memtable=%dB", r.engine, r.opts.BitsPerKey, r.opts.CacheBytes, r.opts.MemtableBytes)
+}
+
+// childArgs are the flags this process was given, but for those the child
+// gets its own values of.
+func childArgs(r runSpec) []string {
+	var args []string
+	flag.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "engines", "fresh", "json", "bitsweep", "bits":
+			return
+		}
+		args = append(args, "-"+f.Name+"="+f.Value.String())
+	})
+	return append(args, "-engines="+r.entry(), "-json")
+}
+
+// runFresh runs r as run idx in a child process and returns the child's
+// phase and run records, renumbered as run idx. The child's progress goes
+// to this process's standard error.
+func runFresh(idx int, r runSpec) ([]phaseResult, runResult, error) {
+	cmd := exec.Command(os.Args[0], childArgs(r)...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	var phases []phaseResult
+	sum := runResult{Type: "run", Run: idx, Engine: r.engine, Bits: r.opts.BitsPerKey}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var rec struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(sc.Bytes(), &rec) != nil {
+			continue
+		}
+		switch rec.Type {
+		case "phase":
+			var p phaseResult
+			if jerr := json.Unmarshal(sc.Bytes(), &p); jerr == nil {
+				p.Run = idx
+				phases = append(phases, p)
+			}
+		case "run":
+			if jerr := json.Unmarshal(sc.Bytes(), &sum); jerr == nil {
+				sum.Run = idx
+			}
+		}
+	}
+	if err != nil {
+		return phases, sum, fmt.Errorf("run %d in a process of its own: %w", idx, err)
+	}
+	return phases, sum, nil
+}
