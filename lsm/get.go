@@ -69,8 +69,9 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 	// c stays nil, and no source's range tombstones are asked, in a DB that
 	// cannot hold any (DB.rangeDelsPossible, loaded after seq was taken).
 	var c *cover
+	var cv cover // on the stack: a Get allocates nothing for it
 	if d.rangeDelsPossible.Load() {
-		c = new(cover)
+		c = &cv
 	}
 	if v, res := d.getMemtables(rs, key, h, seq, tr, c); answered(res) {
 		return memtableValue(v, res)

@@ -49,7 +49,7 @@ type Options struct {
 	// MaxOpenFiles bounds the number of SSTables kept open, each with its
 	// file and index. A table's filter, once loaded, stays in memory for as
 	// long as the table is live, even after the table cache closes it
-	// (unless PinnedMetaLimit is set):
+	// (counted in PinnedMetaLimit while it is):
 	// Gets and the absent-key proofs of deletes and merges ask it first,
 	// without a lock, and a Get reopens the table only when the filter
 	// admits the key. A table the cache closed to make room leaves its

@@ -56,8 +56,9 @@
 //     the Go heap when large), on which the Reader, each copy of the
 //     filter kept beyond it (CacheLine.Ref) and each reader made by
 //     WithFile hold a reference; the last to release frees the memory at
-//     once, and the Reader's Close returns its bytes to the budget. When
-//     the TableCache closes a table to make room, the Reader leaves its
+//     once, and the budget gets its bytes back then (metaClaim), not at
+//     the Reader's Close. When the TableCache closes a table to make room,
+//     the Reader leaves its
 //     verified meta in the block cache, charged to its budget (meta.go),
 //     and a reopen that finds it there reads the table's tail (properties
 //     block and footer, one read of a few hundred bytes), compares it byte

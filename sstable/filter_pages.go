@@ -45,7 +45,7 @@ func newPagedFilter(h handle, p *Properties) (pagedFilter, error) {
 	return pagedFilter{block: h, shape: shape, crcs: p.FilterPageCRCs}, nil
 }
 
-// page returns a handle on filter page i, from the block cache or the
+// filterPage returns a handle on filter page i, from the block cache or the
 // file; with cachedOnly, it reads nothing and reports false on a miss.
 func (r *Reader) filterPage(i int, cachedOnly bool) (cache.Handle, bool, error) {
 	f := &r.pf
