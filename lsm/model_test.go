@@ -198,6 +198,8 @@ func TestDBMatchesModel(t *testing.T) {
 	opts := &Options{
 		FS: fs, MemtableSize: 2 << 10, BlockSize: 256, TargetFileSize: 4 << 10,
 		LBaseMaxBytes: 16 << 10, L0CompactionThreshold: 2, L0StopWritesThreshold: 8,
+		// Pinned, every table paged, or some of each.
+		PinnedMetaLimit: []int64{0, -1, 4 << 10}[rng.IntN(3)],
 	}
 	d, err := Open("/db", opts)
 	if err != nil {
