@@ -68,7 +68,7 @@ func (r *Reader) filterPage(i int, cachedOnly bool) (cache.Handle, bool, error) 
 		return cache.Handle{}, false, fmt.Errorf("sstable %s: filter page %d at %d: %w", r.name, i, off, err)
 	}
 	r.countMetaRead(n)
-	r.cache.Set(r.fileNum, off, &b)
+	r.cache.Set(r.fileNum, off, &b, cache.High)
 	return b, true, nil
 }
 

@@ -61,7 +61,7 @@ func (r *Reader) stashMeta() {
 		charge += int(m.n)
 	}
 	h := cache.NewValue(m, charge, m.release)
-	r.cache.Set(r.fileNum, metaOffset, &h)
+	r.cache.Set(r.fileNum, metaOffset, &h, cache.High)
 	h.Release()
 }
 

@@ -187,7 +187,7 @@ func (r *Reader) holdPart(c *indexCursor, p int) error {
 		var x index
 		if x, err = r.checkPartition(p, b.Block()); err == nil {
 			r.countMetaRead(h.length + blockTrailerLen)
-			r.cache.Set(r.fileNum, h.offset, &b)
+			r.cache.Set(r.fileNum, h.offset, &b, cache.High)
 			*c = indexCursor{p: p, x: x, h: b, held: true}
 			return nil
 		}

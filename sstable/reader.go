@@ -458,7 +458,7 @@ func (r *Reader) dataBlock(i int, h handle) (b cache.Handle, cacheHit bool, err 
 	}
 	r.stats.blocksRead.Add(1)
 	r.stats.bytesRead.Add(h.length + blockTrailerLen)
-	r.cache.Set(r.fileNum, h.offset, &b)
+	r.cache.Set(r.fileNum, h.offset, &b, cache.Low)
 	return b, false, nil
 }
 

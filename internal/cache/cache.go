@@ -70,16 +70,35 @@ func (c *Cache) Get(fileNum, offset uint64) (Handle, bool) {
 	return c.shard(key{fileNum, offset}).get(key{fileNum, offset})
 }
 
-// Set caches h's block under (fileNum, offset), replacing any previous
-// block. The cache takes a reference of its own: the caller still holds h
-// and releases it as before, but gives up the right to modify the block
-// (invariant 2). A block is Set at most once. A block whose charge exceeds
-// a shard's share of the capacity is not cached.
-func (c *Cache) Set(fileNum, offset uint64, h *Handle) {
+// Priority is how hard the cache holds on to a block (invariant 7).
+type Priority uint8
+
+const (
+	// Low is for blocks most reads touch once: data blocks.
+	Low Priority = iota
+	// High is for blocks many reads go through: a table's index
+	// partitions and filter pages, and the meta of closed tables.
+	High
+)
+
+// highPoolPercent is the share of each shard the High entries keep against
+// Low ones (RocksDB's high_pri_pool_ratio defaults to the same half). A
+// random read over a tree many times the cache's size brings in a data
+// block it will not read again and an index or filter page the next reads
+// need; with one CLOCK for both, each data block evicts a page the next
+// reads needed, whatever second chance the page is given.
+const highPoolPercent = 50
+
+// Set caches h's block under (fileNum, offset) at priority p, replacing
+// any previous block. The cache takes a reference of its own: the caller
+// still holds h and releases it as before, but gives up the right to modify
+// the block (invariant 2). A block is Set at most once. A block whose
+// charge exceeds a shard's share of the capacity is not cached.
+func (c *Cache) Set(fileNum, offset uint64, h *Handle, p Priority) {
 	if c == nil || c.capacity == 0 {
 		return
 	}
-	c.shard(key{fileNum, offset}).set(key{fileNum, offset}, h.v)
+	c.shard(key{fileNum, offset}).set(key{fileNum, offset}, h.v, p)
 }
 
 // Delete drops the block or value cached for (fileNum, offset), if any;

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fill returns a handle on a fresh block of n bytes from rng.
@@ -89,7 +90,7 @@ func TestModel(t *testing.T) {
 				case op < 8: // Set, keeping the handle sometimes
 					h := fill(rng, rng.IntN(3000))
 					refs[Handle{v: h.v, gen: h.gen}] = 0 // a new buffer generation, tracked until freed
-					c.Set(k.fileNum, k.offset, &h)
+					c.Set(k.fileNum, k.offset, &h, Priority(rng.IntN(2)))
 					model[k] = bytes.Clone(h.Block())
 					if rng.IntN(2) == 0 {
 						keep(h, model[k])
@@ -175,7 +176,7 @@ func TestClockSecondChance(t *testing.T) {
 	}
 	set := func(k key) {
 		h := Alloc(100)
-		c.Set(k.fileNum, k.offset, &h)
+		c.Set(k.fileNum, k.offset, &h, Low)
 		h.Release()
 	}
 	has := func(k key) bool {
@@ -199,20 +200,20 @@ func TestClockSecondChance(t *testing.T) {
 func TestNilAndZero(t *testing.T) {
 	var nilCache *Cache
 	h := Alloc(1)
-	nilCache.Set(1, 1, &h)
+	nilCache.Set(1, 1, &h, Low)
 	if _, ok := nilCache.Get(1, 1); ok {
 		t.Fatal("nil cache hit")
 	}
 	nilCache.EvictFile(1)
 	c := New(0)
-	c.Set(1, 1, &h)
+	c.Set(1, 1, &h, Low)
 	if _, ok := c.Get(1, 1); ok || c.Stats().Entries != 0 {
 		t.Fatal("zero-capacity cache cached")
 	}
 	h.Release() // the only reference: neither cache took one
 	big := New(16 * 1024)
 	h = Alloc(1 << 20) // larger than a shard: not cached
-	big.Set(1, 1, &h)
+	big.Set(1, 1, &h, Low)
 	h.Release()
 	if st := big.Stats(); st.Entries != 0 || st.Bytes != 0 {
 		t.Fatalf("oversized block cached: %+v", st)
@@ -227,7 +228,7 @@ func TestEvictedWhileHeld(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	h := fill(rng, 1000)
 	want := bytes.Clone(h.Block())
-	c.Set(7, 0, &h)
+	c.Set(7, 0, &h, Low)
 	h.Release()
 	got, ok := c.Get(7, 0)
 	if !ok {
@@ -236,7 +237,7 @@ func TestEvictedWhileHeld(t *testing.T) {
 	c.EvictFile(7)
 	for i := 0; i < 1000; i++ { // replacement and clock evictions of the same class
 		n := fill(rng, 1000)
-		c.Set(8, uint64(i%200), &n)
+		c.Set(8, uint64(i%200), &n, Low)
 		n.Release()
 	}
 	if !bytes.Equal(got.Block(), want) {
@@ -276,7 +277,7 @@ func TestMisuse(t *testing.T) {
 	mustPanic("over-release of a cached block", func() {
 		c := New(1 << 20)
 		h := Alloc(10)
-		c.Set(1, 1, &h)
+		c.Set(1, 1, &h, Low)
 		cp := h
 		h.Release()
 		// The reference left is the cache's: freeing it would hand the
@@ -286,8 +287,8 @@ func TestMisuse(t *testing.T) {
 	mustPanic("Set twice", func() {
 		c := New(1 << 20)
 		h := Alloc(10)
-		c.Set(1, 1, &h)
-		c.Set(1, 2, &h)
+		c.Set(1, 1, &h, Low)
+		c.Set(1, 2, &h, Low)
 	})
 	if invariants {
 		h := Alloc(10)
@@ -336,7 +337,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 	off := uint64(0)
 	step := func() {
 		h := Alloc(4000)
-		c.Set(1, off, &h)
+		c.Set(1, off, &h, Low)
 		h.Release()
 		off++
 		if g, ok := c.Get(1, off-1); ok {
@@ -396,7 +397,7 @@ func TestConcurrent(t *testing.T) {
 				case 1, 2, 3, 4, 5:
 					h := Alloc(sizeFor(k))
 					blockFor(k, h.Block())
-					c.Set(k.fileNum, k.offset, &h)
+					c.Set(k.fileNum, k.offset, &h, Priority(rng.IntN(2)))
 					h.Release()
 				case 6, 7, 8:
 					if len(holding) > 0 {
@@ -431,11 +432,100 @@ func TestConcurrent(t *testing.T) {
 	}
 }
 
+// TestHighOutlastsAStreamOfLow is invariant 7: index and filter pages
+// within the High pool stay cached while far more data blocks than the
+// cache holds pass through it once each, and are hit meanwhile only by
+// chance of the clock (here never), so no second chance protects them.
+func TestHighOutlastsAStreamOfLow(t *testing.T) {
+	const capacity = 1 << 20
+	c := New(capacity)
+	set := func(fileNum, off uint64, p Priority) {
+		h := Alloc(4000)
+		c.Set(fileNum, off, &h, p)
+		h.Release()
+	}
+	// Up to 40% of each shard, so every shard's High blocks are within its
+	// half whatever the hash does with the offsets.
+	perShard := map[*shard]int{}
+	var high []uint64
+	for off := uint64(0); len(high) < 2*len(c.shards); off += 4096 {
+		sh := c.shard(key{1, off})
+		if (perShard[sh]+1)*(4096+EntryOverhead) > int(sh.capacity)*40/100 {
+			continue
+		}
+		perShard[sh]++
+		set(1, off, High)
+		high = append(high, off)
+	}
+	for i := range uint64(10 * capacity / 4096) {
+		set(2, i*4096, Low)
+	}
+	for _, off := range high {
+		h, ok := c.Get(1, off)
+		if !ok {
+			t.Fatalf("High block at %d evicted by a stream of Low blocks", off)
+		}
+		h.Release()
+	}
+}
+
+// TestHighPastItsPool checks the other half of invariant 7: High blocks
+// beyond their pool are evicted as any other, so a cache that only ever
+// sees High blocks stays within capacity and keeps the newest.
+func TestHighPastItsPool(t *testing.T) {
+	const capacity = 256 << 10
+	c := New(capacity)
+	const n = 4 * capacity / 4096
+	for i := range uint64(n) {
+		h := Alloc(4000)
+		c.Set(1, i*4096, &h, High)
+		h.Release()
+		if st := c.Stats(); st.Bytes > capacity {
+			t.Fatalf("after %d High blocks: %d bytes cached, capacity %d", i+1, st.Bytes, capacity)
+		}
+	}
+	h, ok := c.Get(1, (n-1)*4096)
+	if !ok {
+		t.Fatal("the newest High block was not cached")
+	}
+	h.Release()
+
+	// A shard holding one High block, within its pool, must still make
+	// room for a block that needs more than the other half.
+	small := New(1 << 20)
+	sh := &small.shards[0]
+	var offs []uint64
+	for off := uint64(0); len(offs) < 2; off += 4096 {
+		if small.shard(key{1, off}) == sh {
+			offs = append(offs, off)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i, size := range []int64{sh.capacity * 40 / 100, sh.capacity * 70 / 100} {
+			h := Alloc(int(size) - 2*EntryOverhead)
+			small.Set(1, offs[i], &h, High)
+			h.Release()
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("Set of a block over half the shard, beside one High block, never returned")
+	}
+	if h, ok := small.Get(1, offs[1]); !ok {
+		t.Fatal("the large block was not cached")
+	} else {
+		h.Release()
+	}
+}
+
 func BenchmarkGetHit(b *testing.B) {
 	c := New(64 << 20)
 	for i := uint64(0); i < 1024; i++ {
 		h := Alloc(4096)
-		c.Set(1, i*4096, &h)
+		c.Set(1, i*4096, &h, Low)
 		h.Release()
 	}
 	b.ReportAllocs()
@@ -472,7 +562,7 @@ func BenchmarkSetEvict(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		h := Alloc(4096)
-		c.Set(1, uint64(i)*4096, &h)
+		c.Set(1, uint64(i)*4096, &h, Low)
 		h.Release()
 	}
 }

@@ -66,4 +66,9 @@
 //     then panics. In race builds a freed buffer is also overwritten with a
 //     poison byte, so a slice kept past its release reads garbage that
 //     tests notice, and the race detector reports the write.
+//  7. Eviction takes a Low block before a High one while the High blocks
+//     charge at most half of their shard (highPoolPercent): a stream of
+//     blocks read once cannot push out the index and filter pages every
+//     read needs. Past that half, or with no Low block left, High blocks
+//     are evicted as any other.
 package cache

@@ -15,6 +15,7 @@ type entry struct {
 	key                key
 	v                  *value
 	referenced         atomic.Bool
+	high               bool  // Set with High priority
 	next, prev         int32 // clock ring, or the free list
 	fileNext, filePrev int32 // per-file list, none-terminated
 }
@@ -41,9 +42,13 @@ type shard struct {
 	hand     int32 // next slot the clock looks at; none when empty
 	used     int64
 	capacity int64
-	hits     atomic.Uint64
-	misses   atomic.Uint64
-	_        [40]byte // keep neighbouring shards' hot fields off one cache line
+	// highUsed is the charge of the High entries; while it is within
+	// highCap the clock passes over them as long as a Low entry is left
+	// to evict.
+	highUsed, highCap int64
+	hits              atomic.Uint64
+	misses            atomic.Uint64
+	_                 [40]byte // keep neighbouring shards' hot fields off one cache line
 }
 
 func (s *shard) init(capacity int64) {
@@ -51,6 +56,7 @@ func (s *shard) init(capacity int64) {
 	s.files = make(map[uint64]int32)
 	s.free, s.hand = none, none
 	s.capacity = capacity
+	s.highCap = capacity * highPoolPercent / 100
 }
 
 func (s *shard) get(k key) (Handle, bool) {
@@ -76,7 +82,7 @@ func (s *shard) get(k key) (Handle, bool) {
 	return h, true
 }
 
-func (s *shard) set(k key, v *value) {
+func (s *shard) set(k key, v *value, p Priority) {
 	charge := v.chargeBytes()
 	if charge > s.capacity {
 		return
@@ -95,9 +101,12 @@ func (s *shard) set(k key, v *value) {
 	}
 	i := s.alloc()
 	e := &s.slots[i]
-	e.key, e.v = k, v // a free slot is zeroed: not referenced
+	e.key, e.v, e.high = k, v, p == High // a free slot is zeroed: not referenced
 	s.index[k] = i
 	s.used += charge
+	if e.high {
+		s.highUsed += charge
+	}
 	// Insert just behind the hand: a new block is the last the clock
 	// reaches, like the head of an LRU list.
 	if s.hand == none {
@@ -125,14 +134,20 @@ func (s *shard) alloc() int32 {
 	return int32(len(s.slots) - 1)
 }
 
-// evictOne advances the hand, giving referenced entries a second chance.
-// It terminates: each pass clears the bits it passes, so the second lap at
-// the latest finds an unreferenced entry. Requires s.hand != none.
+// evictOne advances the hand, giving referenced entries a second chance
+// and passing over High entries while they are within their pool and a
+// Low entry remains. It terminates: each lap clears the bits it passes, so
+// the second lap at the latest finds an unreferenced entry it may evict
+// (a Low one if any is left, else any). Requires s.hand != none.
 func (s *shard) evictOne() {
 	for {
 		e := &s.slots[s.hand]
 		if e.referenced.Load() {
 			e.referenced.Store(false)
+			s.hand = e.next
+			continue
+		}
+		if e.high && s.highUsed <= s.highCap && s.highUsed < s.used {
 			s.hand = e.next
 			continue
 		}
@@ -148,6 +163,9 @@ func (s *shard) remove(i int32) {
 	e := &s.slots[i]
 	delete(s.index, e.key)
 	s.used -= e.charge()
+	if e.high {
+		s.highUsed -= e.charge()
+	}
 	if e.next == i {
 		s.hand = none
 	} else {

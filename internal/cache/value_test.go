@@ -13,7 +13,7 @@ func TestValue(t *testing.T) {
 	}
 
 	h := newValue("a", 1000)
-	c.Set(1, 2, &h)
+	c.Set(1, 2, &h, Low)
 	h.Release()
 	if frees["a"] != 0 {
 		t.Fatal("a cached value was freed when its creator released it")
@@ -38,11 +38,11 @@ func TestValue(t *testing.T) {
 	// the shard's share is not cached at all.
 	for i := range 64 {
 		h := newValue(string(rune('A'+i%26))+string(rune('a'+i/26)), 3000)
-		c.Set(uint64(i), 0, &h)
+		c.Set(uint64(i), 0, &h, Low)
 		h.Release()
 	}
 	big := newValue("big", 8000)
-	c.Set(99, 0, &big)
+	c.Set(99, 0, &big, Low)
 	big.Release()
 	if frees["big"] != 1 {
 		t.Fatalf("a value larger than a shard was freed %d times, want 1 (not cached)", frees["big"])
