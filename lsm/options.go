@@ -74,16 +74,18 @@ type Options struct {
 	// leave (an upper level's filter is probed far more often per byte);
 	// one that does not is read paged: its index a 4 KiB partition at a
 	// time and its filter a 4 KiB page at a time, through the block cache,
-	// where they compete with data blocks (Stats.MetaPagedTables). A Get
+	// where they outrank data blocks in up to half of it
+	// (Stats.MetaPagedTables). A Get
 	// of a paged table then costs a block-cache lookup or a page read for
 	// its filter and for its index, where a pinned one costs neither, and
 	// the delete proofs ask a paged filter only about pages the cache
 	// holds. A pinned table's bytes count until their memory is freed: the
 	// filter kept for a table the table cache closed (MaxOpenFiles) counts
-	// until the table is deleted. Default 32 MiB (DefaultPinnedMetaLimit):
-	// every index and filter of about 10M such keys, so a DB that size
-	// reads as fast as with no limit, and a larger one stops growing its
-	// memory there. NoPinnedMetaLimit pins every open table's; a negative
+	// until the table is deleted. Default 16 MiB (DefaultPinnedMetaLimit):
+	// every index and filter of about 7M such keys, all of the upper
+	// levels' up to about 70M, so a DB of a few million keys reads as fast
+	// as with no limit and a larger one stops growing its memory there,
+	// paging its last level's tables first. NoPinnedMetaLimit pins every open table's; a negative
 	// limit pins none (the memory of the block cache and memtables alone,
 	// as Pebble's). Tables written before format version 2 are always
 	// pinned.
@@ -230,7 +232,7 @@ const (
 // NoPinnedMetaLimit the limit that pins every open table's index and
 // filter.
 const (
-	DefaultPinnedMetaLimit = 32 << 20
+	DefaultPinnedMetaLimit = 16 << 20
 	NoPinnedMetaLimit      = math.MaxInt64
 )
 
