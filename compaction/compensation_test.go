@@ -38,9 +38,9 @@ func TestRangeDelBytesCountsWhatLiesBelow(t *testing.T) {
 	// The spans [c, g) and [m, p) at L3; [e, g) abuts [c, e) at another
 	// seq, so [c, g) is one run.
 	tomb := withRangeDels(table(10, "c", "o", 1), "c", "e", "e", "g", "m", "p")
-	v.Levels[1] = []*manifest.FileMetadata{table(1, "a", "z", 1000)}     // above: no
+	v.Levels[1] = []*manifest.FileMetadata{table(1, "a", "z", 1000)}      // above: no
 	v.Levels[3] = []*manifest.FileMetadata{tomb, table(2, "q", "r", 500)} // its own level: no
-	v.Levels[4] = []*manifest.FileMetadata{table(3, "d", "f", 70)}       // inside [c, g) across the fragments: all
+	v.Levels[4] = []*manifest.FileMetadata{table(3, "d", "f", 70)}        // inside [c, g) across the fragments: all
 	v.Levels[5] = []*manifest.FileMetadata{table(4, "a", "d", 200), table(5, "g", "h", 300), table(6, "n", "o", 40)}
 	v.Levels[6] = []*manifest.FileMetadata{table(7, "b", "l", 900), table(8, "m", "q", 600)}
 	var asked []string
