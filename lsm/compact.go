@@ -322,10 +322,17 @@ func compactionKind(c *compaction.Compaction) int {
 	return 2
 }
 
+// logAndApply installs a flush's or compaction's edit, and weighs the
+// range tombstones of the version it makes (estimateRangeDels) before the
+// caller asks the picker what is due.
 func (d *DB) logAndApply(edit *manifest.VersionEdit) error {
 	d.manifestMu.Lock()
-	defer d.manifestMu.Unlock()
-	return d.vs.LogAndApply(edit)
+	err := d.vs.LogAndApply(edit)
+	d.manifestMu.Unlock()
+	if err == nil {
+		d.estimateRangeDels()
+	}
+	return err
 }
 
 // compactionInputs returns an iterator per input of c: one per L0 table

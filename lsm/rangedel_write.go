@@ -3,6 +3,7 @@ package lsm
 import (
 	"bytes"
 
+	"github.com/monbandb/monban/compaction"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/keyspan"
 	"github.com/monbandb/monban/internal/manifest"
@@ -130,4 +131,28 @@ func spansAtBottom(v *manifest.Version, level int, spans keyspan.Spans) bool {
 		}
 	}
 	return true
+}
+
+// estimateRangeDels weighs the range tombstones of the current version's
+// tables that have not been weighed (compaction.EstimateRangeDels), so
+// that the picker sees the bytes they would reclaim. It runs after a flush
+// or compaction and at Open, never on a write's path; a DB that never had
+// a range tombstone only loads an atomic per table.
+func (d *DB) estimateRangeDels() {
+	v := d.vs.Current()
+	defer v.Unref()
+	compaction.EstimateRangeDels(v, d.partialBytes)
+}
+
+// partialBytes is compaction.PartialBytes from f's index. A table that
+// cannot be read counts nothing: the read or compaction that meets it
+// reports the error.
+func (d *DB) partialBytes(f *manifest.FileMetadata, lo, hi []byte) uint64 {
+	r, release, err := d.table(f)
+	if err != nil {
+		return 0
+	}
+	defer release()
+	n, _ := r.EstimateBytes(lo, hi)
+	return n
 }
