@@ -72,19 +72,22 @@ func runs(spans keyspan.Spans) iter.Seq2[[]byte, []byte] {
 // EstimateRangeDels estimates RangeDelBytes for each table of v whose
 // range tombstones are known and that has not been estimated: those a
 // flush or compaction just wrote, and those a read has opened since Open.
-// The DB calls it after every flush and compaction installs a Version
-// and before it asks Pick, off the commit path, and Open reads no table
-// for it: a table never opened since Open weighs its size alone until
-// then.
-func EstimateRangeDels(v *manifest.Version, partial PartialBytes) {
+// It reports whether any estimate is above 0: the picker may then find
+// a level due. The DB calls it after every flush and compaction installs
+// a Version, off the commit path, and Open reads no table for it: a table
+// never opened since Open weighs its size alone until then.
+func EstimateRangeDels(v *manifest.Version, partial PartialBytes) (weighed bool) {
 	for level, files := range v.Levels {
 		for _, f := range files {
 			if f.RangeDelsEstimated() {
 				continue
 			}
 			if spans, known := f.RangeDels(); known {
-				f.SetRangeDelBytes(RangeDelBytes(v, level, spans, partial))
+				n := RangeDelBytes(v, level, spans, partial)
+				f.SetRangeDelBytes(n)
+				weighed = weighed || n > 0
 			}
 		}
 	}
+	return weighed
 }

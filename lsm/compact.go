@@ -153,6 +153,7 @@ func (d *DB) compactLocked(c *compaction.Compaction) error {
 	old := d.installReadState(d.rs.Load().mem, d.vs.Current())
 	d.mu.Unlock()
 	old.unref()
+	d.estimateRangeDels() // before the caller asks the picker what is due
 	d.mu.Lock()
 	return nil
 }
@@ -322,17 +323,10 @@ func compactionKind(c *compaction.Compaction) int {
 	return 2
 }
 
-// logAndApply installs a flush's or compaction's edit, and weighs the
-// range tombstones of the version it makes (estimateRangeDels) before the
-// caller asks the picker what is due.
 func (d *DB) logAndApply(edit *manifest.VersionEdit) error {
 	d.manifestMu.Lock()
-	err := d.vs.LogAndApply(edit)
-	d.manifestMu.Unlock()
-	if err == nil {
-		d.estimateRangeDels()
-	}
-	return err
+	defer d.manifestMu.Unlock()
+	return d.vs.LogAndApply(edit)
 }
 
 // compactionInputs returns an iterator per input of c: one per L0 table

@@ -135,13 +135,15 @@ func spansAtBottom(v *manifest.Version, level int, spans keyspan.Spans) bool {
 
 // estimateRangeDels weighs the range tombstones of the current version's
 // tables that have not been weighed (compaction.EstimateRangeDels), so
-// that the picker sees the bytes they would reclaim. It runs after a flush
-// or compaction and at Open, never on a write's path; a DB that never had
-// a range tombstone only loads an atomic per table.
-func (d *DB) estimateRangeDels() {
+// that the picker sees the bytes they would reclaim, and reports whether
+// any weighed something. It runs after a flush or compaction has
+// installed its read state, and at Open, never on a write's path and
+// without d.mu (a partly covered table's index may be read); a DB that
+// never had a range tombstone only loads an atomic per table.
+func (d *DB) estimateRangeDels() bool {
 	v := d.vs.Current()
 	defer v.Unref()
-	compaction.EstimateRangeDels(v, d.partialBytes)
+	return compaction.EstimateRangeDels(v, d.partialBytes)
 }
 
 // partialBytes is compaction.PartialBytes from f's index. A table that
