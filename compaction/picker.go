@@ -155,20 +155,36 @@ func (o Options) Targets(v *manifest.Version) (targets [manifest.NumLevels]int64
 // due at once. What compactions in inProgress are already taking out of
 // the level does not count: it is on its way down, and counting it would
 // start a second compaction for the same excess.
+//
+// Range tombstones weigh in by the bytes below that they cover
+// (compensation.go): added to a deeper level's bytes, and making L0 due
+// once they reach LBaseMaxBytes, as RocksDB makes L0 due by its
+// compensated bytes over max_bytes_for_level_base. Point tombstones weigh
+// only in the choice of a level's table (CompensatedSize): their weight
+// guesses an entry's size per tombstone rather than measuring the bytes
+// below, and scores built on it would make a level of deletes due for
+// data that may not be there.
 func (o Options) Score(v *manifest.Version, level int, inProgress []*Compaction) float64 {
 	leaving := 0
-	var leavingBytes uint64
+	var leavingBytes, leavingCover uint64
 	for _, p := range inProgress {
 		if p.Level == level && p.OutputLevel != level {
 			leaving += len(p.Inputs[0])
 			leavingBytes += sumSize(p.Inputs[0])
+			leavingCover += rangeDelBytes(p.Inputs[0])
 		}
 	}
+	cover := rangeDelBytes(v.Levels[level])
+	cover -= min(leavingCover, cover)
 	if level == 0 {
-		return o.l0Score(v, len(v.Levels[0])-leaving, v.LevelSize(0)-min(leavingBytes, v.LevelSize(0)), inProgress)
+		score := o.l0Score(v, len(v.Levels[0])-leaving, v.LevelSize(0)-min(leavingBytes, v.LevelSize(0)), inProgress)
+		if cover > 0 && o.LBaseMaxBytes > 0 {
+			score = max(score, float64(cover)/float64(o.LBaseMaxBytes))
+		}
+		return score
 	}
 	targets, _ := o.Targets(v)
-	size := v.LevelSize(level) - min(leavingBytes, v.LevelSize(level))
+	size := v.LevelSize(level) - min(leavingBytes, v.LevelSize(level)) + cover
 	if targets[level] == 0 {
 		if size > 0 {
 			return 100
@@ -227,6 +243,13 @@ func l0Count(v *manifest.Version, inProgress []*Compaction) float64 {
 func sumSize(files []*manifest.FileMetadata) (n uint64) {
 	for _, f := range files {
 		n += f.Size
+	}
+	return n
+}
+
+func rangeDelBytes(files []*manifest.FileMetadata) (n uint64) {
+	for _, f := range files {
+		n += f.RangeDelBytes()
 	}
 	return n
 }
@@ -385,7 +408,8 @@ func pickMinOverlap(v *manifest.Version, level int, ptr base.InternalKey, inProg
 		c.Inputs[1] = v.Overlaps(level+1, f.Smallest.UserKey, f.Largest.UserKey)
 		// Tombstones weigh: a table whose deletes would reclaim space
 		// below goes down sooner (CompensatedSize, as RocksDB and Pebble
-		// weigh them).
+		// weigh them), and range tombstones by the bytes below they cover,
+		// so a table deleting what it overlaps comes first.
 		ratio := float64(sumSize(c.Inputs[1])) / float64(max(f.CompensatedSize(), 1))
 		if ratio < bestRatio && !Conflicts(c, inProgress) {
 			best, bestRatio = c, ratio

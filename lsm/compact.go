@@ -153,6 +153,7 @@ func (d *DB) compactLocked(c *compaction.Compaction) error {
 	old := d.installReadState(d.rs.Load().mem, d.vs.Current())
 	d.mu.Unlock()
 	old.unref()
+	d.estimateRangeDels() // before the caller asks the picker what is due
 	d.mu.Lock()
 	return nil
 }

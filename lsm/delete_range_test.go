@@ -320,10 +320,13 @@ func TestDeleteRangeAboveTheBottom(t *testing.T) {
 	if err := d.Compact(); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.DeleteRange([]byte("k01000"), []byte("k02000")); err != nil {
+	// 200 keys: a range covering more than the levels' targets makes its
+	// level due by itself (compaction.RangeDelBytes) and goes straight to
+	// the bottom, which is not what this test is about.
+	if err := d.DeleteRange([]byte("k01000"), []byte("k01200")); err != nil {
 		t.Fatal(err)
 	}
-	m.deleteRange([]byte("k01000"), []byte("k02000"))
+	m.deleteRange([]byte("k01000"), []byte("k01200"))
 	// Writes elsewhere push the tombstone down through compactions that
 	// leave the last level be.
 	for round := range 6 {

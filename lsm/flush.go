@@ -242,7 +242,13 @@ func (d *DB) flushLoop() {
 		d.mu.Unlock()
 		old.unref()
 		d.removeFile(manifest.KindLog, oldLog)
+		// Weighed once the flushed memtable is out of the way of reads and
+		// writes, then asked of the picker again.
+		weighed := d.estimateRangeDels()
 		d.mu.Lock()
+		if weighed {
+			d.maybeScheduleCompaction()
+		}
 	}
 	d.mu.flushing = false
 	d.mu.flushCond.Broadcast()

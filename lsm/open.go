@@ -202,6 +202,7 @@ func (d *DB) recover() error {
 		d.removeFile(manifest.KindLog, n)
 	}
 	d.removeStrayTables(names)
+	d.estimateRangeDels()
 	d.mu.Lock()
 	d.maybeScheduleCompaction()
 	d.mu.Unlock()

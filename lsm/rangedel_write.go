@@ -3,6 +3,7 @@ package lsm
 import (
 	"bytes"
 
+	"github.com/monbandb/monban/compaction"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/keyspan"
 	"github.com/monbandb/monban/internal/manifest"
@@ -130,4 +131,30 @@ func spansAtBottom(v *manifest.Version, level int, spans keyspan.Spans) bool {
 		}
 	}
 	return true
+}
+
+// estimateRangeDels weighs the range tombstones of the current version's
+// tables that have not been weighed (compaction.EstimateRangeDels), so
+// that the picker sees the bytes they would reclaim, and reports whether
+// any weighed something. It runs after a flush or compaction has
+// installed its read state, and at Open, never on a write's path and
+// without d.mu (a partly covered table's index may be read); a DB that
+// never had a range tombstone only loads an atomic per table.
+func (d *DB) estimateRangeDels() bool {
+	v := d.vs.Current()
+	defer v.Unref()
+	return compaction.EstimateRangeDels(v, d.partialBytes)
+}
+
+// partialBytes is compaction.PartialBytes from f's index. A table that
+// cannot be read counts nothing: the read or compaction that meets it
+// reports the error.
+func (d *DB) partialBytes(f *manifest.FileMetadata, lo, hi []byte) uint64 {
+	r, release, err := d.table(f)
+	if err != nil {
+		return 0
+	}
+	defer release()
+	n, _ := r.EstimateBytes(lo, hi)
+	return n
 }

@@ -40,6 +40,17 @@ type LevelStats struct {
 	// flushes for L0, by compactions below).
 	TableBytesIn, TableBytesWritten uint64
 
+	// RangeDels counts the range-tombstone spans (fragments: two
+	// overlapping DeleteRanges make three) in the level's tables;
+	// RangeDelBytes the bytes of the levels below that they were
+	// estimated to cover, which the picker adds to the level's bytes in
+	// its score, so that a DeleteRange's space comes back without a
+	// manual compaction (docs/compaction.md, "Compensated sizes"). A
+	// table whose reader has not been opened since Open (past
+	// Options.MaxOpenFiles) is left out of both until one is.
+	RangeDels     int
+	RangeDelBytes uint64
+
 	// FilterBytes is the size of the Bloom filters of the level's open
 	// tables, which live in memory unless the table is paged
 	// (Options.PinnedMetaLimit; Stats.MetaPinnedBytes); FilterBitsPerKey their density, over
@@ -298,6 +309,11 @@ func (d *DB) Stats() Stats {
 			l.Files = rs.version.NumFiles(i)
 			l.Bytes = rs.version.LevelSize(i)
 			l.Score = d.compactionOptions().Score(rs.version, i, nil)
+			for _, f := range rs.version.Levels[i] {
+				spans, _ := f.RangeDels()
+				l.RangeDels += spans.Len()
+				l.RangeDelBytes += f.RangeDelBytes()
+			}
 			if i > 0 {
 				l.Target = targets[i]
 			}
@@ -412,6 +428,8 @@ func (s *LevelStats) add(o LevelStats) {
 	s.BytesRead += o.BytesRead
 	s.TableBytesIn += o.TableBytesIn
 	s.TableBytesWritten += o.TableBytesWritten
+	s.RangeDels += o.RangeDels
+	s.RangeDelBytes += o.RangeDelBytes
 	s.FilterBytes += o.FilterBytes
 	s.FilterEntries += o.FilterEntries
 }

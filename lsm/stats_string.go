@@ -39,6 +39,7 @@ func (s Stats) String() string {
 		s.Compactions.Move, s.Compactions.L0, s.Compactions.IntraL0, s.Compactions.Size, s.Compactions.Rewrite, s.Compactions.Rest, s.CompactionDrops,
 		s.CompactionBlocksRead, s.CompactionBytesRead, s.SpaceReclaimed)
 	fmt.Fprintf(&b, "compaction debt: %d bytes; running now: %d\n", s.CompactionDebt, s.CompactionsRunning)
+	fmt.Fprintf(&b, "range tombstones: %d spans in tables, covering an estimated %d bytes below them\n", s.Total.RangeDels, s.Total.RangeDelBytes)
 	fmt.Fprintf(&b, "writes:    WAL %d bytes; write amplification %.2f; %d slowdowns, %d stalls (%v)\n",
 		s.WALBytes, s.WriteAmplification(), s.Slowdowns, s.Stalls, s.StallTime)
 	fmt.Fprintf(&b, "off-heap:  %d bytes mapped (process); %d buffers never released\n", s.OffHeapMapped, s.OffHeapLeaked)

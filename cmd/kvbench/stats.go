@@ -67,13 +67,16 @@ type levelStatsLine struct {
 	BytesRead         uint64   `json:"bytes_read"`
 	TableBytesIn      uint64   `json:"table_bytes_in"`
 	TableBytesWritten uint64   `json:"table_bytes_written"`
+	RangeDels         int      `json:"range_dels"`      // spans in the level's tables
+	RangeDelBytes     uint64   `json:"range_del_bytes"` // estimated bytes below they cover
 }
 
 func newLevelStatsLine(level *int, l lsm.LevelStats) levelStatsLine {
 	out := levelStatsLine{Level: level, Tables: l.Files, Bytes: l.Bytes,
 		FilterProbes: l.FilterProbes, FilterNegatives: l.FilterNegatives, FalsePositives: l.FilterFalsePositives,
 		FPR: levelFPR(l), CacheHits: l.CacheHits, BlocksRead: l.BlocksRead, BytesRead: l.BytesRead,
-		TableBytesIn: l.TableBytesIn, TableBytesWritten: l.TableBytesWritten}
+		TableBytesIn: l.TableBytesIn, TableBytesWritten: l.TableBytesWritten,
+		RangeDels: l.RangeDels, RangeDelBytes: l.RangeDelBytes}
 	if l.Target > 0 {
 		out.Target = &l.Target
 	}
@@ -152,4 +155,8 @@ func (r *reporter) stats(b *bench, s lsm.Stats) {
 		s.Commits, s.WALSyncs, fixed(3, perOp(s.WALSyncs, int64(s.Commits))))
 	fmt.Fprintf(r.w, "  dropped at flush: %s; at compaction: %s; stalls %d (%v)\n",
 		drops(dropMap(s.FlushDrops)), drops(dropMap(s.CompactionDrops)), s.Stalls, s.StallTime.Round(time.Millisecond))
+	if s.Total.RangeDels > 0 {
+		fmt.Fprintf(r.w, "  range tombstones: %d spans in tables, covering an estimated %s below them\n",
+			s.Total.RangeDels, size(int64(s.Total.RangeDelBytes)))
+	}
 }

@@ -55,6 +55,11 @@ type FileMetadata struct {
 	// rangeDels (in-memory) are the table's range tombstones, recorded
 	// from its first reader as the filter is (rangedels.go).
 	rangeDels atomic.Pointer[keyspan.Spans]
+	// rangeDelBytes (in-memory) estimates the bytes of the tables below f
+	// that its range tombstones cover, once rangeDelsEstimated is set
+	// (rangedels.go, SetRangeDelBytes).
+	rangeDelBytes      atomic.Uint64
+	rangeDelsEstimated atomic.Bool
 }
 
 // heldFilter is a FileMetadata's filter and its one Release, which either
@@ -105,14 +110,17 @@ func (f *FileMetadata) releaseFilter() {
 }
 
 // CompensatedSize is the table's size inflated by its tombstones: each
-// tombstone is counted as the average entry size again, because compacting
-// it down removes that much data below (RocksDB weighs deletions the same
-// way). It is computed, not stored, so the rule can change freely.
+// point tombstone is counted as the average entry size again, because
+// compacting it down removes that much data below (RocksDB weighs
+// deletions the same way), and its range tombstones by the bytes below
+// they were estimated to cover (RangeDelBytes). It is computed, not
+// stored, so the rule can change freely.
 func (f *FileMetadata) CompensatedSize() uint64 {
+	n := f.Size + f.RangeDelBytes()
 	if f.NumEntries == 0 {
-		return f.Size
+		return n
 	}
-	return f.Size + f.NumDeletions*(f.Size/f.NumEntries)
+	return n + f.NumDeletions*(f.Size/f.NumEntries)
 }
 
 // ContainsUserKey reports whether ukey lies inside the table's user-key

@@ -36,3 +36,26 @@ func (f *FileMetadata) SetRangeDels(s keyspan.Spans) {
 	}
 	f.rangeDels.CompareAndSwap(nil, p)
 }
+
+// RangeDelBytes returns the estimate SetRangeDelBytes recorded of the
+// bytes below the table that its range tombstones cover: 0 until then.
+// The picker adds it to the table's size (CompensatedSize), so that a
+// tombstone over much data goes down, and the data with it, without
+// waiting for a manual compaction.
+func (f *FileMetadata) RangeDelBytes() uint64 { return f.rangeDelBytes.Load() }
+
+// RangeDelsEstimated reports whether SetRangeDelBytes was called.
+func (f *FileMetadata) RangeDelsEstimated() bool { return f.rangeDelsEstimated.Load() }
+
+// SetRangeDelBytes records the estimate of RangeDelBytes. It is made once
+// per metadata, against the Version the table was first estimated in, and
+// not redone as the levels below change, as Pebble's table stats are not:
+// data below moves further down, still below the table, or is dropped by
+// merges, so the estimate only errs toward pushing the tombstones down
+// sooner; a move takes the table to a level that held nothing of its
+// range, which counted nothing. Two goroutines estimating the same table
+// at once store values alike.
+func (f *FileMetadata) SetRangeDelBytes(n uint64) {
+	f.rangeDelBytes.Store(n)
+	f.rangeDelsEstimated.Store(true)
+}
