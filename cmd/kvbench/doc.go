@@ -33,8 +33,10 @@
 // deleterange deletes -deletes present keys with DB.DeleteRange in
 // disjoint random ranges of -range_size (default 1000) consecutive keys,
 // one op per call, then flushes and runs DB.Compact untimed; a second line
-// gives the keys covered, the Compact's time and the table bytes (Stats,
-// every level) it reclaimed.
+// gives the keys covered, the commits and WAL bytes the calls wrote, the
+// Compact's time, the table bytes (Stats, every level) it reclaimed, and
+// the DB directory's bytes when the run opened it, before the calls and
+// after the Compact (and a Close, which deletes the tables it replaced).
 // multireadrandom and multireadmissing read -reads keys in DB.MultiGet
 // calls of -batch_size keys (default 32, db_bench's name): their per-op
 // figures are per key, a second line gives them per batch, and their

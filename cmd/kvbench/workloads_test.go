@@ -123,6 +123,15 @@ func TestDeleteRangeFigures(t *testing.T) {
 	if before, after := num(dr, "range_deletes", "table_bytes_before"), num(dr, "range_deletes", "table_bytes_after"); after >= before {
 		t.Errorf("Compact after deleterange: tables %v bytes before, %v after; want fewer", before, after)
 	}
+	// A call is one commit of one WAL record: two 16-byte keys and a
+	// header, whatever the range holds.
+	if commits, wal := num(dr, "range_deletes", "commits"), num(dr, "range_deletes", "wal_bytes"); commits != 7 || wal < 7*2*16 || wal > 7*64 {
+		t.Errorf("deleterange: %v commits, %v WAL bytes; want 7 commits of one small record each", commits, wal)
+	}
+	open, before, after := num(dr, "range_deletes", "dir_bytes_at_open"), num(dr, "range_deletes", "dir_bytes_before"), num(dr, "range_deletes", "dir_bytes_after")
+	if open <= 0 || before <= open || after <= 0 || after >= before {
+		t.Errorf("deleterange: directory %v bytes at open, %v before the calls, %v after Compact; want it filled, then smaller", open, before, after)
+	}
 }
 
 func TestTextReport(t *testing.T) {
