@@ -124,6 +124,9 @@ func (r *reporter) detail(label string, rec *record) {
 	fmt.Fprintf(r.w, "%sdata blocks/op %s from file + %s from cache; per op %s table filter probes, %s negatives (reads avoided); %d false positives; %d memtable filter negatives; filters in memory %s\n",
 		label, fixed(4, rd.BlocksFromFilePerOp), fixed(4, rd.BlocksFromCachePerOp), fixed(3, perOp(rd.FilterProbes, rec.Ops)),
 		fixed(3, perOp(rd.FilterNegatives, rec.Ops)), rd.FalsePositives, rd.MemtableFilterNegatives, size(rd.FilterBytes))
+	if rd.RangeTombstones != nil {
+		fmt.Fprintf(r.w, "%srange tombstones: %s\n", indent, rd.RangeTombstones)
+	}
 	if rd.MetaFromFilePerOp != nil {
 		fmt.Fprintf(r.w, "%spaged tables (-pinned_meta_limit: their filters are read through the block cache, not held): index partitions and filter pages/op %s from file + %s from cache\n",
 			indent, fixed(4, rd.MetaFromFilePerOp), fixed(4, rd.MetaFromCachePerOp))
