@@ -28,10 +28,13 @@ type rangeDeletes struct {
 	// DirBytesAtOpen is the DB directory's bytes when the run opened it,
 	// before its first workload (for a fresh DB, before the fill wrote
 	// the keys); DirBytesBefore before the calls; DirBytesAfter after the
-	// Compact and a Close, which deletes the tables it replaced.
-	DirBytesAtOpen int64 `json:"dir_bytes_at_open"`
-	DirBytesBefore int64 `json:"dir_bytes_before"`
-	DirBytesAfter  int64 `json:"dir_bytes_after"`
+	// Compact and a Close, which deletes the tables it replaced;
+	// DirBytesReopened after the Open that follows, which starts a new
+	// manifest in place of the one that logged every flush and compaction.
+	DirBytesAtOpen   int64 `json:"dir_bytes_at_open"`
+	DirBytesBefore   int64 `json:"dir_bytes_before"`
+	DirBytesAfter    int64 `json:"dir_bytes_after"`
+	DirBytesReopened int64 `json:"dir_bytes_reopened"`
 }
 
 // rangeCalls is the number of deleterange calls: -deletes keys in calls of
@@ -89,9 +92,15 @@ func (b *bench) deleteRange(name string) (*record, error) {
 	if rd.DirBytesAfter, err = dirBytes(b.dir); err != nil {
 		return nil, err
 	}
+	if err := b.open(); err != nil {
+		return nil, err
+	}
+	if rd.DirBytesReopened, err = dirBytes(b.dir); err != nil {
+		return nil, err
+	}
 	rec := newRecord(b, name, r)
 	rec.RangeDeletes = rd
-	return rec, b.open()
+	return rec, nil
 }
 
 // tableBytes is the bytes of every level's tables.

@@ -35,8 +35,9 @@
 // one op per call, then flushes and runs DB.Compact untimed; a second line
 // gives the keys covered, the commits and WAL bytes the calls wrote, the
 // Compact's time, the table bytes (Stats, every level) it reclaimed, and
-// the DB directory's bytes when the run opened it, before the calls and
-// after the Compact (and a Close, which deletes the tables it replaced).
+// the DB directory's bytes when the run opened it, before the calls,
+// after the Compact (and a Close, which deletes the tables it replaced)
+// and after the DB is opened again (which starts a new manifest).
 // -range_tombstones N runs the point reads (readrandom, readmissing, the
 // multireads, readwhilewriting) beside N live range tombstones over no key
 // they read: short spans in the gaps just above present keys, spread evenly

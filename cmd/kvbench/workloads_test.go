@@ -131,8 +131,9 @@ func TestDeleteRangeFigures(t *testing.T) {
 		t.Errorf("deleterange: %v commits, %v WAL bytes; want 7 commits of one small record each", commits, wal)
 	}
 	open, before, after := num(dr, "range_deletes", "dir_bytes_at_open"), num(dr, "range_deletes", "dir_bytes_before"), num(dr, "range_deletes", "dir_bytes_after")
-	if open <= 0 || before <= open || after <= 0 || after >= before {
-		t.Errorf("deleterange: directory %v bytes at open, %v before the calls, %v after Compact; want it filled, then smaller", open, before, after)
+	reopened := num(dr, "range_deletes", "dir_bytes_reopened")
+	if open <= 0 || before <= open || after <= 0 || after >= before || reopened <= 0 || reopened >= before {
+		t.Errorf("deleterange: directory %v bytes at open, %v before the calls, %v after Compact, %v reopened; want it filled, then smaller", open, before, after, reopened)
 	}
 }
 
