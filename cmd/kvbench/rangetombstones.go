@@ -15,12 +15,13 @@ import (
 //
 // The fills write span j with their op j·num/N, so the tombstones go down
 // the tree with the keys written beside them, into many tables of several
-// levels (a fill's figures include its N DeleteRange calls). A compaction into the last level drops
-// those it carries (nothing below needs them), so before each read
-// workload opens its window (settled, untimed) the spans are looked up
-// with DB.Explain, and each one that no source holds any more is written
-// again, into the active memtable: the workload runs with all N live,
-// some in tables and the rest in the memtable, and says where.
+// levels (a fill's figures include its N DeleteRange calls). A compaction
+// into the last level drops those it carries (nothing below needs them),
+// so before each read workload opens its window (settled, untimed) the
+// spans are looked up with DB.Explain, and each one that no source holds
+// any more is written again, into the active memtable: the workload runs
+// with all N live, some in tables and the rest in the memtable, and says
+// where. The next workload's settle flushes those into an L0 table.
 
 // rangeTombstones is where a read workload's -range_tombstones were live
 // when it started: Memtable those it wrote into the active memtable (no
@@ -32,7 +33,7 @@ type rangeTombstones struct {
 	Levels   [lsm.NumLevels]int `json:"levels"`
 }
 
-// spread is the present key whose gap holds span j of n.
+// spread is the number of the present key whose gap holds span j.
 func (c *config) spread(j int) int { return (2*j + 1) * c.num / (2 * c.rangeTombstones) }
 
 // span returns range tombstone j's bounds: the gap just above its present
