@@ -27,8 +27,11 @@ type bench struct {
 	keys       keySpace
 	vals       *valueSource
 	filtersOff bool
-	rep        *reporter
-	stderr     io.Writer
+	// dirBytesAtOpen is the directory's bytes when runAll opened the DB,
+	// before its first workload (deleterange reports it).
+	dirBytesAtOpen int64
+	rep            *reporter
+	stderr         io.Writer
 }
 
 func (b *bench) options() *lsm.Options {
@@ -144,6 +147,9 @@ func (b *bench) runAll() (err error) {
 	}
 	if err := b.open(); err != nil {
 		return err
+	}
+	if b.dirBytesAtOpen, err = dirBytes(b.dir); err != nil {
+		return errors.Join(err, b.db.Close())
 	}
 	defer func() {
 		if b.db != nil {

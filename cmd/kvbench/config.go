@@ -29,6 +29,7 @@ type config struct {
 	repeat            int // runs of the whole sequence, each on a fresh DB
 	batchSize         int // keys per MultiGet in the multiread workloads
 	rangeSize         int // present keys per DB.DeleteRange call in deleterange
+	rangeTombstones   int // live range tombstones beside the point reads (rangetombstones.go)
 	seed              uint64
 	bloomBits         []int // kvbench's 0 means "no filter" (lsm's -1)
 	filterSizings     []lsm.FilterSizing
@@ -88,6 +89,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.repeat, "repeat", 1, "run the whole sequence this many times, each on a fresh DB, and report the median and min-max of the timings")
 	fs.IntVar(&c.batchSize, "batch_size", 32, "keys per MultiGet call in multireadrandom and multireadmissing")
 	fs.IntVar(&c.rangeSize, "range_size", 1000, "present keys per DB.DeleteRange call in deleterange, which deletes -deletes keys in disjoint random ranges of this many (at least one call)")
+	fs.IntVar(&c.rangeTombstones, "range_tombstones", 0, "live range tombstones over no key read, spread over the key space, beside readrandom, readmissing, the multireads and readwhilewriting: the fills write them among their keys, and each read workload first writes again, into the memtable, those compactions dropped")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of key order and value bytes; equal seeds give equal operations")
 	bits := fs.String("bloom_bits", "10", "Bloom bits per key for new tables, or a list (0,5,10,15,20): the DB is rebuilt per value; 0 writes no filter")
 	sizings := fs.String("filter_sizing", "uniform", "how the bits are spread over the tables, or a list: uniform (every table alike) or per_level (Monkey: the same memory, spread by level); the DB is rebuilt per sizing and bits value")
@@ -221,6 +223,8 @@ func (c *config) validate() error {
 		return usageError("-repeat must be in 1..1000")
 	case c.openFiles == 0 || c.openFiles < -1:
 		return usageError("-open_files must be -1 (every table) or at least 1")
+	case c.rangeTombstones < 0 || c.rangeTombstones > c.num:
+		return usageError("-range_tombstones must be in 0..-num (one per gap between present keys)")
 	case c.batchSize < 1 || c.batchSize > 1<<16:
 		return usageError("-batch_size must be in 1..65536")
 	case c.valueSize < 0 || c.valueSize > 1<<20:

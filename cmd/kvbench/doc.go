@@ -33,8 +33,23 @@
 // deleterange deletes -deletes present keys with DB.DeleteRange in
 // disjoint random ranges of -range_size (default 1000) consecutive keys,
 // one op per call, then flushes and runs DB.Compact untimed; a second line
-// gives the keys covered, the Compact's time and the table bytes (Stats,
-// every level) it reclaimed.
+// gives the keys covered, the commits and WAL bytes the calls wrote, the
+// Compact's time, the table bytes (Stats, every level) it reclaimed, and
+// the DB directory's bytes when the run opened it, before the calls,
+// after the Compact (and a Close, which deletes the tables it replaced)
+// and after the DB is opened again (which starts a new manifest).
+// -range_tombstones N runs the point reads (readrandom, readmissing, the
+// multireads, readwhilewriting) beside N live range tombstones over no key
+// they read: short spans in the gaps just above present keys, spread evenly
+// over the key space. The fills write them among their keys, so they go
+// down the tree into many tables; before each read workload opens its
+// window, DB.Explain finds which spans a table still holds (a compaction
+// into the last level drops those it carries) and the rest are written
+// again into the active memtable. Each read result says how many were
+// live, how many it wrote into the memtable and how many each level's
+// tables held; the next workload's flush makes those in the memtable an
+// L0 table of their own. The Explain calls read like Gets: with filters
+// ignored they bring blocks into the cache before the comparison run.
 // multireadrandom and multireadmissing read -reads keys in DB.MultiGet
 // calls of -batch_size keys (default 32, db_bench's name): their per-op
 // figures are per key, a second line gives them per batch, and their

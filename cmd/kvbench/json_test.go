@@ -34,7 +34,7 @@ func TestJSONKeysAndNulls(t *testing.T) {
 	dir := t.TempDir()
 	var lines []map[string]any
 	lines = append(lines, jsonRun(t, "-db", dir, "-benchmarks", strings.Join(workloadNames, ","),
-		"-bloom_bits", "0,10", "-repeat", "2", "-batch_size", "7")...)
+		"-bloom_bits", "0,10", "-repeat", "2", "-batch_size", "7", "-range_tombstones", "5")...)
 	lines = append(lines, jsonRun(t, "-db", dir+"/bloom-00", "-use_existing_db", "-benchmarks",
 		"stats,readrandom,readmissing,multireadrandom,multireadmissing,deleteabsent,deleterandom,readwhilewriting,seekrandom,scan",
 		"-reads", "0", "-deletes", "0", "-bloom_bits", "0")...)

@@ -31,6 +31,8 @@ func TestBadUsageExits2(t *testing.T) {
 		{"-threads", "0"},
 		{"-repeat", "0"},
 		{"-batch_size", "0"},
+		{"-range_tombstones", "-1"},
+		{"-num", "10", "-range_tombstones", "11"},
 		{"-open_files", "0"},
 		{"-open_files", "-2"},
 		{"-benchmarks", "readrandom,nope"},

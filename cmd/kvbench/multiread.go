@@ -22,7 +22,7 @@ func (b *bench) multiRead(name string, present bool) (*record, error) {
 	}
 	size := b.cfg.batchSize
 	n := (b.cfg.reads + size - 1) / size
-	w, err := b.startWindow()
+	w, err := b.startWindow(true)
 	if err != nil {
 		return nil, err
 	}

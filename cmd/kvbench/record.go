@@ -85,6 +85,9 @@ type reads struct {
 	// ExpectedFalsePositives is.
 	SameTree *sameTree   `json:"same_tree"`
 	Levels   []levelRead `json:"levels"`
+	// RangeTombstones is where the -range_tombstones were live when the
+	// workload started; absent without them.
+	RangeTombstones *rangeTombstones `json:"range_tombstones,omitempty"`
 
 	// blocks is the data blocks touched, from file and from cache.
 	blocks uint64

@@ -85,9 +85,10 @@ func (r *reporter) line(prefix string, rec *record) {
 			bt.Count, bt.Size, fixed(3, bt.MicrosPerBatch), fixed(3, bt.CPUMicrosPerBatch), fixed(0, bt.BatchesPerSec))
 	}
 	if rd := rec.RangeDeletes; rd != nil {
-		fmt.Fprintf(r.w, "%s%d DeleteRange calls of %d keys, %d keys covered; Compact after them (%.2f s): tables %s -> %s, %s reclaimed\n",
-			indent, rd.Calls, rd.KeysPerCall, rd.KeysCovered, rd.CompactSec, size(rd.TableBytesBefore), size(rd.TableBytesAfter),
-			size(rd.TableBytesBefore-rd.TableBytesAfter))
+		fmt.Fprintf(r.w, "%s%d DeleteRange calls of %d keys, %d keys covered; %d commits, %s of WAL; Compact after them (%.2f s): tables %s -> %s, %s reclaimed; directory %s at open, %s before the calls, %s after Compact and Close, %s reopened\n",
+			indent, rd.Calls, rd.KeysPerCall, rd.KeysCovered, rd.Commits, size(int64(rd.WALBytes)), rd.CompactSec,
+			size(rd.TableBytesBefore), size(rd.TableBytesAfter), size(rd.TableBytesBefore-rd.TableBytesAfter),
+			size(rd.DirBytesAtOpen), size(rd.DirBytesBefore), size(rd.DirBytesAfter), size(rd.DirBytesReopened))
 	}
 	if r.cfg.histogram && rec.LatencyUs != nil {
 		unit := "latency us:"
@@ -123,6 +124,9 @@ func (r *reporter) detail(label string, rec *record) {
 	fmt.Fprintf(r.w, "%sdata blocks/op %s from file + %s from cache; per op %s table filter probes, %s negatives (reads avoided); %d false positives; %d memtable filter negatives; filters in memory %s\n",
 		label, fixed(4, rd.BlocksFromFilePerOp), fixed(4, rd.BlocksFromCachePerOp), fixed(3, perOp(rd.FilterProbes, rec.Ops)),
 		fixed(3, perOp(rd.FilterNegatives, rec.Ops)), rd.FalsePositives, rd.MemtableFilterNegatives, size(rd.FilterBytes))
+	if rd.RangeTombstones != nil {
+		fmt.Fprintf(r.w, "%srange tombstones: %s\n", indent, rd.RangeTombstones)
+	}
 	if rd.MetaFromFilePerOp != nil {
 		fmt.Fprintf(r.w, "%spaged tables (-pinned_meta_limit: their filters are read through the block cache, not held): index partitions and filter pages/op %s from file + %s from cache\n",
 			indent, fixed(4, rd.MetaFromFilePerOp), fixed(4, rd.MetaFromCachePerOp))

@@ -228,5 +228,17 @@ func teach(dir string) (lessons []lesson, err error) {
 		defer mu.Unlock()
 		return slices.Clone(flushes)
 	}))
-	return lessons, t.err
+	add("range", "keys hidden by a range tombstone, newest source first", t.rangeDelete())
+	if t.err != nil {
+		return nil, t.err
+	}
+	// The merges of a range tombstone, on a DB of their own.
+	tmp, err := os.MkdirTemp("", "kvbench-teach-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, os.RemoveAll(tmp)) }()
+	compacted, err := rangeCompact(tmp)
+	add("range-compact", "merges drop what a range tombstone covers, then it", compacted)
+	return lessons, err
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/monbandb/monban/filter"
@@ -45,9 +47,17 @@ func (t *teacher) tree(memtables [][3]string) string {
 	t.check(err)
 	for _, tab := range tables {
 		fmt.Fprintf(&b, "%-27s %-10s  %7d  %10d\n", fmt.Sprintf("L%d %06d.sst", tab.Level, tab.FileNum),
-			fmt.Sprintf("%s..%s", tab.Smallest, tab.Largest), tab.Entries, tab.Tombstones)
+			fmt.Sprintf("%s..%s", quoted(tab.Smallest), quoted(tab.Largest)), tab.Entries, tab.Tombstones)
 	}
 	return b.String()
+}
+
+// quoted is k as Go would quote it, without the quotes: a range
+// tombstone cut at an output table's bound ends a table's key range at a
+// key such as "r075\x00".
+func quoted(k []byte) string {
+	q := strconv.Quote(string(k))
+	return q[1 : len(q)-1]
 }
 
 // firstFalsePositive asks the odd keys that no source holds, k001 first,
@@ -124,6 +134,59 @@ func (t *teacher) annihilate(flushes func() []lsm.FlushInfo) string {
 		}
 	}
 	return b.String()
+}
+
+// rangeDelete deletes k400…k499 with one range tombstone, [k400, k500),
+// into the empty active memtable, then puts k450 again: Gets of k440
+// (whose versions are in L0 and L6) and of k450 meet the tombstone first;
+// after a Flush, so does a Get of k442 (in L6), in the tombstone's L0
+// table.
+func (t *teacher) rangeDelete() string {
+	t.check(t.db.DeleteRange([]byte("k400"), []byte("k500")))
+	t.put(450, "v7")
+	s := t.explain("k440") + t.explain("k450")
+	t.check(t.db.Flush())
+	return s + "after a Flush, which writes the tombstone and k450 to L0:\n" + t.explain("k442")
+}
+
+// rangeCompact shows what merges do with a range tombstone, on a DB of
+// its own in dir (the lesson DB stays as the read-path chapter leaves it):
+// r000…r199 compacted into the last level, a snapshot taken, r050…r149
+// deleted by one range tombstone, and the range compacted. The snapshot
+// still reads the covered versions, so the compaction keeps them and the
+// tombstone, cut at each output table's bounds; once the snapshot is
+// released, a Compact drops them and the tombstone, at the bottom.
+func rangeCompact(dir string) (string, error) {
+	o := teachOptions(nil)
+	o.TargetFileSize, o.Compression = 4<<10, lsm.NoCompression
+	db, err := lsm.Open(dir, o)
+	if err != nil {
+		return "", err
+	}
+	t := &teacher{db: db}
+	var b strings.Builder
+	for i := range 200 {
+		t.check(db.Put(fmt.Appendf(nil, "r%03d", i), []byte(strings.Repeat("v", 40))))
+	}
+	t.check(db.Compact())
+	snap := db.NewSnapshot()
+	t.check(db.DeleteRange([]byte("r050"), []byte("r150")))
+	t.check(db.CompactRange([]byte("r050"), []byte("r150")))
+	b.WriteString("with a snapshot older than the tombstone:\n")
+	b.WriteString(t.tree(nil))
+	b.WriteString(t.explain("r100"))
+	v, err := snap.Get([]byte("r100"))
+	t.check(err)
+	fmt.Fprintf(&b, "the snapshot's Get(\"r100\"): %d bytes\n", len(v))
+	t.check(snap.Close())
+	before := db.Stats()
+	t.check(db.Compact())
+	after := db.Stats()
+	fmt.Fprintf(&b, "the snapshot released, Compact: %d versions dropped as shadowed\n",
+		after.CompactionDrops[0]-before.CompactionDrops[0])
+	b.WriteString(t.tree(nil))
+	b.WriteString(t.explain("r100"))
+	return b.String(), errors.Join(t.err, db.Close())
 }
 
 // fprLesson is the filter arithmetic of docs/read-path.md, "What a

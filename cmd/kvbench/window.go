@@ -16,17 +16,28 @@ import (
 // level shape and filters when it started.
 type window struct {
 	stats lsm.Stats
+	// tombstones is where the -range_tombstones were live, for a read
+	// workload; nil without them.
+	tombstones *rangeTombstones
 }
 
-// startWindow settles the DB and opens a window on it. DB.Tables opens
-// every table first: Stats' filter figures cover only the open tables.
-func (b *bench) startWindow() (window, error) {
+// startWindow settles the DB and opens a window on it; for a workload of
+// point reads (reads), after making the -range_tombstones live. DB.Tables
+// opens every table first: Stats' filter figures cover only the open
+// tables.
+func (b *bench) startWindow(reads bool) (w window, err error) {
 	if err := b.settle(); err != nil {
 		return window{}, err
 	}
-	_, err := b.db.Tables()
+	if reads {
+		if w.tombstones, err = b.placeRangeTombstones(); err != nil {
+			return window{}, err
+		}
+	}
+	_, err = b.db.Tables()
 	b.watch.reset()
-	return window{stats: b.db.Stats()}, err
+	w.stats = b.db.Stats()
+	return w, err
 }
 
 // settleInterval is how often settle looks whether compactions have

@@ -40,8 +40,9 @@ var workloads = map[string]workload{
 }
 
 // fill writes every present key once, in key order (order nil) or in the
-// given order of key indexes, then flushes (untimed) so the read workloads
-// that follow find the data in tables, where the Bloom filters are.
+// given order of key indexes, and among them the -range_tombstones; then
+// it flushes (untimed) so the read workloads that follow find the data in
+// tables, where the Bloom filters are.
 func (b *bench) fill(name string, order []uint32) (*record, error) {
 	kv := int64(b.keys.keySize + b.cfg.valueSize)
 	r, err := b.runOps(name, b.cfg.num, func(t *thread, i int) error {
@@ -50,7 +51,10 @@ func (b *bench) fill(name string, order []uint32) (*record, error) {
 			n = int(order[i])
 		}
 		t.bytes += kv
-		return b.db.Put(b.keys.key(t.key, b.keys.present(n)), b.vals.value(uint64(i)))
+		if err := b.db.Put(b.keys.key(t.key, b.keys.present(n)), b.vals.value(uint64(i))); err != nil {
+			return err
+		}
+		return b.fillTombstone(i)
 	})
 	return b.afterWrite(name, r, err)
 }
@@ -81,7 +85,7 @@ func (b *bench) read(name string, missing bool) (*record, error) {
 	if missing {
 		keyOf = b.keys.missing
 	}
-	w, err := b.startWindow()
+	w, err := b.startWindow(true)
 	if err != nil {
 		return nil, err
 	}
@@ -120,13 +124,14 @@ func (b *bench) readRecord(name string, r opsResult, w window, missing bool) (*r
 	d := statsDiff(w.stats, b.db.Stats())
 	rec := newRecord(b, name, r)
 	rec.Reads = readsFrom(d, r.ops, w, b.watch.counts(), missing && !b.filtersOff)
+	rec.Reads.RangeTombstones = w.tombstones
 	return rec, d, nil
 }
 
 // delete deletes -deletes random keys numbered by keyOf, then flushes
 // (untimed) so the report can say which tombstones the flush dropped.
 func (b *bench) delete(name string, keyOf func(int) uint64) (*record, error) {
-	w, err := b.startWindow()
+	w, err := b.startWindow(false)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +155,7 @@ func (b *bench) delete(name string, keyOf func(int) uint64) (*record, error) {
 // while one more goroutine overwrites random keys until they finish; the
 // figures are the readers'.
 func (b *bench) readWhileWriting(name string) (*record, error) {
-	w, err := b.startWindow()
+	w, err := b.startWindow(true)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/monbandb/monban/lsm"
 )
 
 // jsonRun runs kvbench with -json and decodes every stdout line, failing
@@ -123,16 +125,27 @@ func TestDeleteRangeFigures(t *testing.T) {
 	if before, after := num(dr, "range_deletes", "table_bytes_before"), num(dr, "range_deletes", "table_bytes_after"); after >= before {
 		t.Errorf("Compact after deleterange: tables %v bytes before, %v after; want fewer", before, after)
 	}
+	// A call is one commit of one WAL record: two 16-byte keys and a
+	// header, whatever the range holds.
+	if commits, wal := num(dr, "range_deletes", "commits"), num(dr, "range_deletes", "wal_bytes"); commits != 7 || wal < 7*2*16 || wal > 7*64 {
+		t.Errorf("deleterange: %v commits, %v WAL bytes; want 7 commits of one small record each", commits, wal)
+	}
+	open, before, after := num(dr, "range_deletes", "dir_bytes_at_open"), num(dr, "range_deletes", "dir_bytes_before"), num(dr, "range_deletes", "dir_bytes_after")
+	reopened := num(dr, "range_deletes", "dir_bytes_reopened")
+	if open <= 0 || before <= open || after <= 0 || after >= before || reopened <= 0 || reopened >= before {
+		t.Errorf("deleterange: directory %v bytes at open, %v before the calls, %v after Compact, %v reopened; want it filled, then smaller", open, before, after, reopened)
+	}
 }
 
 func TestTextReport(t *testing.T) {
-	code, stdout, stderr := runArgs(t, append(append([]string{}, tiny...), "-histogram",
+	code, stdout, stderr := runArgs(t, append(append([]string{}, tiny...), "-histogram", "-range_tombstones", "10",
 		"-benchmarks", "fillrandom,readmissing,deleteabsent,stats")...)
 	if code != 0 {
 		t.Fatalf("run = %d, stderr:\n%s", code, stderr)
 	}
 	for _, want := range []string{"Go:", "GOMAXPROCS", "fillrandom   :", "micros/op", "ops/sec;", "readmissing  :",
-		"filters on :", "filters off:", "saved      :", "deletes elided", "latency us: p50", "stats (bloom_bits 10"} {
+		"filters on :", "filters off:", "saved      :", "deletes elided", "latency us: p50", "stats (bloom_bits 10",
+		"Range dels:  10 range tombstones", "range tombstones: 10 live"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("report lacks %q:\n%s", want, stdout)
 		}
@@ -228,5 +241,64 @@ func TestCPUMicrosPerOp(t *testing.T) {
 	_, stdout, _ := runArgs(t, append(append([]string{}, tiny...), "-benchmarks", "readrandom")...)
 	if !regexp.MustCompile(`(?m)^readrandom   : +[0-9.]+ micros/op +[0-9.]+ cpu us/op `).MatchString(stdout) {
 		t.Errorf("no cpu us/op in:\n%s", stdout)
+	}
+}
+
+// -range_tombstones puts its spans in the DB and says where: the fill
+// writes them among its keys (some reach a table that keeps them), each
+// read workload starts with all of them live, and they hide no key it
+// reads. Afterwards every span still covers its start key in the DB.
+func TestRangeTombstones(t *testing.T) {
+	dir := t.TempDir()
+	lines := jsonRun(t, "-db", dir, "-range_tombstones", "20", "-benchmarks", "fillrandom,readrandom,readmissing,multireadrandom")
+	for _, name := range []string{"readrandom", "readmissing", "multireadrandom"} {
+		for _, filters := range []bool{true, false} {
+			r := results(lines, name, filters)[0]
+			rt, ok := r["reads"].(map[string]any)["range_tombstones"].(map[string]any)
+			if !ok {
+				t.Fatalf("%s (filters %v): no range_tombstones in %v", name, filters, r["reads"])
+			}
+			inTables := 0.0
+			for _, n := range rt["levels"].([]any) {
+				inTables += n.(float64)
+			}
+			if rt["live"] != 20.0 || num(rt, "memtable")+inTables != 20 {
+				t.Errorf("%s (filters %v): range tombstones %v, want 20 live, in the memtable or tables", name, filters, rt)
+			}
+			if name == "readrandom" && inTables == 0 {
+				t.Errorf("%s: no range tombstone in a table (%v): the fill wrote none among its keys", name, rt)
+			}
+			want := num(r, "ops")
+			if name == "readmissing" {
+				want = 0
+			}
+			if num(r, "found") != want {
+				t.Errorf("%s (filters %v) found %v of %v, want %v", name, filters, r["found"], r["ops"], want)
+			}
+		}
+	}
+	c := &config{num: 400, keySize: 16, rangeTombstones: 20}
+	db, err := lsm.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	b := &bench{cfg: c, db: db, keys: keySpace{num: c.num, keySize: c.keySize}}
+	for j := range c.rangeTombstones {
+		start, _ := b.span(j)
+		if tr, err := db.Explain(start); err != nil || tr.Result != lsm.ResultRangeDeleted {
+			t.Errorf("span %d: %v, %v; want covered by a range tombstone", j, tr, err)
+		}
+	}
+}
+
+// Without -range_tombstones nothing is written beside the reads, and the
+// report says nothing of them.
+func TestNoRangeTombstones(t *testing.T) {
+	lines := jsonRun(t, "-benchmarks", "fillrandom,readmissing")
+	for _, filters := range []bool{true, false} {
+		if rt, ok := results(lines, "readmissing", filters)[0]["reads"].(map[string]any)["range_tombstones"]; ok {
+			t.Errorf("readmissing (filters %v): range_tombstones %v without the flag", filters, rt)
+		}
 	}
 }
