@@ -3,6 +3,7 @@ package sstable
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -86,6 +87,21 @@ func TestPrefixModel(t *testing.T) {
 		if p.FilterSplit != split.Name {
 			t.Fatalf("seed %d: FilterSplit %q, want %q", seed, p.FilterSplit, split.Name)
 		}
+		// Sized for keys and prefixes: one entry per distinct user key and
+		// per run of keys with one prefix (each distinct prefix once, as
+		// the split is contiguous; the scattered one's runs repeat).
+		n := 0
+		for i, e := range es {
+			if i == 0 || !bytes.Equal(split.Prefix(e.key.UserKey), split.Prefix(es[i-1].key.UserKey)) {
+				n++
+			}
+			if i == 0 || !bytes.Equal(e.key.UserKey, es[i-1].key.UserKey) {
+				n++
+			}
+		}
+		if want := uint64(math.Ceil(float64(n) * bpk / 512)); p.FilterLines != want {
+			t.Fatalf("seed %d: %d filter lines for %d keys and prefix runs at %g bits/key, want %d", seed, p.FilterLines, n, bpk, want)
+		}
 		model := prefixesOf(es, split)
 		for _, paged := range []bool{false, true} {
 			var budget *MetaBudget
@@ -93,8 +109,8 @@ func TestPrefixModel(t *testing.T) {
 				budget = NewMetaBudget(0, nil)
 			}
 			r := openPaged(t, data, cache.New(1<<20), budget)
-			if r.Paged() != paged {
-				t.Fatalf("seed %d: paged %t, want %t", seed, r.Paged(), paged)
+			if r.Paged() != paged || r.Properties().FilterSplit != split.Name {
+				t.Fatalf("seed %d: paged %t, want %t; read FilterSplit %q", seed, r.Paged(), paged, r.Properties().FilterSplit)
 			}
 			for pre := range model {
 				if !r.MayContainPrefix(split, filter.PrefixHash([]byte(pre))) {
