@@ -56,7 +56,7 @@ func TestPrefixModel(t *testing.T) {
 		}
 		m, md := newMem()
 		l, models := NewLevel(m), []*prefixModel{md} // models[0] is the active memtable's
-		var added []base.InternalKey // to the active memtable
+		var added []base.InternalKey                 // to the active memtable
 		for op := range 600 {
 			switch r := rng.IntN(100); {
 			case r < 2 && len(models) < 5:
