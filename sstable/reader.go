@@ -506,7 +506,7 @@ func (r *Reader) MayContainPrefix(split *filter.Split, prefixHash uint64) bool {
 		return true
 	}
 	r.stats.prefixProbes.Add(1)
-	may := true
+	var may bool
 	if r.paged {
 		may, _ = r.pagedMayContain(prefixHash, false)
 	} else {
