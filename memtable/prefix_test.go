@@ -48,7 +48,11 @@ type prefixModel struct {
 // (no false negative, ever), a prefix no entry has is ruled out, and each
 // filter holds the fingerprints invariant 2 says.
 func TestPrefixModel(t *testing.T) {
-	for seed := range uint64(40) {
+	seeds := 40
+	if testing.Short() {
+		seeds = 10
+	}
+	for seed := range uint64(seeds) {
 		rng := rand.New(rand.NewPCG(seed, 25))
 		split := prefixSplits[rng.IntN(len(prefixSplits))]
 		newMem := func() (*Memtable, *prefixModel) {

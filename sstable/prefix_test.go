@@ -75,7 +75,7 @@ func prefixesOf(es []entry, s *filter.Split) map[string]bool {
 // "maybe" to everything.
 func TestPrefixModel(t *testing.T) {
 	seeds := 60
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		seeds = 15
 	}
 	for seed := range uint64(seeds) {
@@ -135,7 +135,8 @@ func TestPrefixModel(t *testing.T) {
 			if s := r.Stats(); s.PrefixProbes != uint64(len(model)+absent) || s.PrefixNegatives != uint64(no) {
 				t.Fatalf("seed %d: stats %d probes, %d negatives; want %d, %d", seed, s.PrefixProbes, s.PrefixNegatives, len(model)+absent, no)
 			}
-			for _, e := range es { // whole keys are still all there
+			for i := 0; i < len(es); i += len(es)/500 + 1 { // whole keys are still there
+				e := es[i]
 				if _, _, found, err := r.Get(e.key.UserKey, filter.Hash(e.key.UserKey), base.MaxSeqNum, nil); !found || err != nil {
 					t.Fatalf("seed %d: Get(%q): found %t, %v", seed, e.key.UserKey, found, err)
 				}
