@@ -22,6 +22,12 @@
 // theory.go has the FPR formulas and measure.go the measurements that the
 // tests bound and `kvbench filters` prints.
 //
+// A Split (split.go) names a function that cuts keys into prefixes; a
+// table's and a memtable's filter built with one also hold their keys'
+// prefixes, each under its PrefixHash, which no key's Hash equals, so an
+// iterator bounded to an absent prefix can skip them (README.md,
+// "Prefixes").
+//
 // AllocateBitsPerKey sizes many cache-line filters together: given the key
 // counts of the runs an absent-key lookup probes (L0 tables, levels), it
 // spreads a memory budget so that the sum of their FPRs is least (Monkey:

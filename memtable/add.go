@@ -19,7 +19,9 @@ func (m *Memtable) Add(seq base.SeqNum, kind base.Kind, key, value []byte) error
 // Write path:
 //  1. validate the entry;
 //  2. grow the filter if one more fingerprint would pass maxLoad;
-//  3. insert the fingerprint (one per entry: invariant 2);
+//  3. insert the fingerprint (one per entry: invariant 2), and with a
+//     Split the prefix's unless the last Add inserted it (steps 2 and 3
+//     again);
 //  4. copy key and value into the arena and insert the entry in the tree.
 //
 // All under the write lock, so a reader never sees a fingerprint without
@@ -42,6 +44,11 @@ func (m *Memtable) AddHash(seq base.SeqNum, kind base.Kind, key, value []byte, h
 	if err := m.insertFingerprint(hash); err != nil {
 		return err
 	}
+	prefixAdded, err := m.insertPrefix(key)
+	if err != nil {
+		m.filter.DeleteHash(hash)
+		return err
+	}
 	kv := m.arena.alloc(len(key) + len(value))
 	copy(kv, key)
 	copy(kv[len(key):], value)
@@ -52,6 +59,10 @@ func (m *Memtable) AddHash(seq base.SeqNum, kind base.Kind, key, value []byte, h
 		// bytes of the rejected copy are lost until the memtable goes.
 		m.tree.ReplaceOrInsert(old)
 		m.filter.DeleteHash(hash)
+		if prefixAdded {
+			m.filter.DeleteHash(m.lastPrefix)
+			m.hasLastPrefix = false
+		}
 		return fmt.Errorf("%w: duplicate of %v", ErrInvalidEntry, e.internalKey())
 	}
 	m.entries++
@@ -72,4 +83,25 @@ func (m *Memtable) insertFingerprint(hash uint64) error {
 		return fmt.Errorf("memtable: filter insert at %d entries: %w", m.filter.Len(), err)
 	}
 	return nil
+}
+
+// insertPrefix inserts the PrefixHash of key's prefix under the
+// memtable's Split, unless there is none or the last Add's prefix had the
+// same hash: then its fingerprint is in the filter already (a filter holds
+// hashes, so a hash is all it needs to be equal), which spares one
+// fingerprint per entry when keys of one prefix arrive together. It
+// reports whether it inserted. Called with mu held for writing.
+func (m *Memtable) insertPrefix(key []byte) (bool, error) {
+	if m.split == nil {
+		return false, nil
+	}
+	h := filter.PrefixHash(m.split.Prefix(key))
+	if m.hasLastPrefix && h == m.lastPrefix {
+		return false, nil
+	}
+	if err := m.insertFingerprint(h); err != nil {
+		return false, err
+	}
+	m.lastPrefix, m.hasLastPrefix = h, true
+	return true, nil
 }

@@ -68,16 +68,25 @@ func cpuClock(b *testing.B) func() {
 	}
 }
 
-func BenchmarkAdd(b *testing.B) {
+func BenchmarkAdd(b *testing.B) { benchAdd(b, Options{}) }
+
+// BenchmarkAddSplit is BenchmarkAdd with a split in the filter: the
+// keys' first 8 bytes, random, so every Add inserts a prefix too (the
+// worst case: no two consecutive Adds share one).
+func BenchmarkAddSplit(b *testing.B) {
+	benchAdd(b, Options{Split: &filter.Split{Name: "first8", Len: func(k []byte) int { return min(len(k), 8) }}})
+}
+
+func benchAdd(b *testing.B, opts Options) {
 	value := make([]byte, benchValueLen)
 	key := make([]byte, 0, benchKeyLen)
-	m := New(Options{})
+	m := New(opts)
 	b.SetBytes(benchKeyLen + benchValueLen)
 	b.ReportAllocs()
 	defer cpuClock(b)()
 	for i := 0; b.Loop(); i++ {
 		if i%(1<<19) == 0 { // start over at ~64 MiB, as a flush would
-			m = New(Options{})
+			m = New(opts)
 		}
 		key = benchKey(key, uint64(i))
 		if err := m.Add(base.SeqNum(i+1), base.KindSet, key, value); err != nil {

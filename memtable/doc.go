@@ -20,7 +20,7 @@
 // # Concurrency and lifetime
 //
 // A Memtable is safe for any number of readers (Get, MayContainHash,
-// NewIter, Len, ApproximateSize) concurrent with writers (Add,
+// MayContainPrefix, NewIter, Len, ApproximateSize) concurrent with writers (Add,
 // Freeze); writers are serialized by a sync.RWMutex that also makes every
 // filter insert atomic for readers. Iterators hold no lock: they read a
 // snapshot no writer modifies. Values returned by Get and iterators alias
@@ -34,10 +34,12 @@
 //  1. Entries are ordered by base.Compare; no two entries have the same
 //     internal key (an exact duplicate Add is rejected).
 //  2. The filter holds exactly one fingerprint per entry (per version, not
-//     per user key): a key with three versions counts three, so the level's
-//     subtraction of a flushed memtable's filter stays exact. A user's
-//     delete is an Add of a tombstone and never removes a fingerprint: the
-//     tombstone must stay findable.
+//     per user key): a key with three versions counts three. With
+//     Options.Split it also holds the prefix of every entry, one
+//     fingerprint per run of consecutive Adds with one prefix. The level
+//     subtracts a flushed memtable's whole filter, so its subtraction stays
+//     exact. A user's delete is an Add of a tombstone and never removes a
+//     fingerprint: the tombstone must stay findable.
 //  3. Every filter has FingerprintBits = qbits + rbits, so any two merge.
 //     A filter grows before an insert or merge would pass maxLoad; users
 //     never see filter.ErrFull.

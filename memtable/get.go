@@ -68,6 +68,23 @@ func (m *Memtable) MayContainHash(h uint64) bool {
 	return m.filter.ContainsHash(h)
 }
 
+// MayContainPrefix reports whether the memtable may hold a user key k
+// whose prefix under split is p (k[:split.Len(k)] = p); prefixHash is
+// filter.PrefixHash(p). false is certain. A memtable made without a Split
+// of split's Name (Options.Split) answers true.
+func (m *Memtable) MayContainPrefix(split *filter.Split, prefixHash uint64) bool {
+	if !m.holdsPrefixes(split) {
+		return true
+	}
+	defer m.runlock(m.rlock())
+	return m.filter.ContainsHash(prefixHash)
+}
+
+// holdsPrefixes reports whether m's filter holds split's prefixes.
+func (m *Memtable) holdsPrefixes(split *filter.Split) bool {
+	return m.split != nil && split.HasName(m.split.Name)
+}
+
 // MayContainHashes is MayContainHash for a batch of hashes: maybe[i]
 // reports whether the filter admits hashes[i]. It takes the read lock once
 // for the batch, not once per hash, and holds it for all the probes

@@ -55,8 +55,14 @@ func (r Result) String() string {
 // Options configure a memtable.
 type Options struct {
 	// ExpectedEntries sizes the first filter so that it need not grow
-	// while the memtable fills. 0 picks a small filter; it grows as needed.
+	// while the memtable fills (for two fingerprints per entry with a
+	// Split). 0 picks a small filter; it grows as needed.
 	ExpectedEntries int
+	// Split, if not nil, puts each entry's prefix in the filter beside its
+	// key (filter.PrefixHash; invariant 2), so that MayContainPrefix can
+	// rule the memtable out for a prefix. A Split with an empty Name is
+	// never matched: MayContainPrefix then answers true.
+	Split *filter.Split
 	// DisableFilter makes Get skip the filter probe and always search the
 	// tree. It exists to measure what the filter saves (BenchmarkGetAbsent,
 	// kvbench); the filter is still maintained, so MayContainHash and the
@@ -93,15 +99,25 @@ type Memtable struct {
 	noFilter bool
 	// rangeDels are the range tombstones (rangedel.go), apart from tree.
 	rangeDels keyspan.Set
+	// split is Options.Split; lastPrefix is the PrefixHash of the last
+	// Add's prefix, already in the filter when hasLastPrefix.
+	split         *filter.Split
+	lastPrefix    uint64
+	hasLastPrefix bool
 }
 
 // New returns an empty memtable.
 func New(opts Options) *Memtable {
+	expected := opts.ExpectedEntries
+	if opts.Split != nil {
+		expected *= 2 // a prefix per entry at most
+	}
 	m := &Memtable{
 		tree:     btree.NewG(btreeDegree, less),
-		filter:   newFilter(opts.ExpectedEntries),
+		filter:   newFilter(expected),
 		noFilter: opts.DisableFilter,
 		arena:    arena{offHeap: opts.OffHeap},
+		split:    opts.Split,
 	}
 	if opts.OffHeap {
 		m.arena.held = new(heldChunks)

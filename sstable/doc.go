@@ -1,8 +1,9 @@
 // Package sstable reads and writes monban's immutable sorted tables: the
 // files an LSM level is made of. A table holds internal entries (user key,
 // sequence number, kind, value) in internal-key order, a cache-line Bloom
-// filter over its user keys, an index of its data blocks, and its
-// properties.
+// filter over its user keys (and, written with a filter.Split, their
+// prefixes: Reader.MayContainPrefix), an index of its data blocks, and
+// its properties.
 //
 // Reading the source, in data-flow order: writer.go (Add: entries into
 // blocks), block.go (prefix compression and restart points),
@@ -21,9 +22,9 @@
 // # Lifetime and concurrency
 //
 // A Writer is used by one goroutine; Finish or Abort closes its file. A
-// Reader is safe for concurrent Get, NewIter, MayContainHash and Stats; its
-// Close must not race with them (TableCache guarantees this with reference
-// counts). An Iter is used by one goroutine, and its Key and Value are valid
+// Reader is safe for concurrent Get, NewIter, MayContainHash,
+// MayContainPrefix and Stats; its Close must not race with them
+// (TableCache guarantees this with reference counts). An Iter is used by one goroutine, and its Key and Value are valid
 // until it moves or closes (invariant 6). Get's returned value is a fresh
 // copy, the caller's to keep.
 //
@@ -125,7 +126,9 @@
 //	             cut at 4 KiB
 //	top-level index: key = last key of partition p, value = offset uvarint |
 //	             length uvarint | first data block uvarint; restart interval 1
-//	filter block: filter.CacheLineBuilder's encoding, never compressed
+//	filter block: filter.CacheLineBuilder's encoding, never compressed; of
+//	             the user keys, and of their prefixes (filter.PrefixHash)
+//	             when the filter.prefix_split property names a split
 //	range-deletion block: keyspan.Encode's, never compressed; located by
 //	             the rangedel.block property (rangedel.go)
 //	properties block: key = property name, value = uvarint / key / string

@@ -33,6 +33,8 @@ func FuzzBlock(f *testing.F) {
 	f.Add(p.encode())
 	p.TableID = 0x8a1c2b3d4e5f6071
 	f.Add(p.encode())
+	p.FilterLayout, p.FilterSplit = FilterLayoutCacheLine, "user-id"
+	f.Add(p.encode())
 	f.Add([]byte{})
 	f.Add([]byte{0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {

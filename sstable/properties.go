@@ -34,6 +34,11 @@ type Properties struct {
 	// tables of format version 1 have none of them.
 	FilterLines, FilterProbes uint64
 	FilterPageCRCs            []byte
+	// FilterSplit is the Name of the filter.Split whose prefixes the
+	// filter also holds (WriterOptions.Split), "" when it holds whole keys
+	// only (written without a split, or before the property existed): such
+	// a table is never ruled out for a prefix (Reader.MayContainPrefix).
+	FilterSplit string
 	// RawKeyBytes and RawValueBytes sum the encoded internal keys and the
 	// values as added; DataBytes, IndexBytes and FilterBytes are the stored
 	// sizes of those blocks including trailers.
@@ -65,6 +70,7 @@ const (
 	propFilterLines   = "filter.lines"
 	propFilterMillis  = "filter.millibits_per_key"
 	propFilterCRCs    = "filter.page_crcs"
+	propFilterSplit   = "filter.prefix_split"
 	propFilterProbes  = "filter.probes"
 	propIndexBytes    = "index.bytes"
 	propKeyLargest    = "key.largest"
@@ -90,8 +96,8 @@ const maxFilterBitsPerKey = 1 << 16
 // encode writes the properties as a block of name → value entries (the
 // block format, restart interval 1). Numbers are uvarints, keys are encoded
 // internal keys, the layout is its string. A zero TableID or OlderVersions
-// is not written, so it reads back the same from old and new tables; nor is
-// the filter's density without a filter.
+// is not written, so it reads back the same from old and new tables; nor
+// are the filter's density and split without a filter, nor an empty split.
 func (p *Properties) encode() []byte {
 	b := blockBuilder{restartInterval: 1}
 	u := func(name string, v uint64) { b.add([]byte(name), binary.AppendUvarint(nil, v)) }
@@ -108,6 +114,9 @@ func (p *Properties) encode() []byte {
 		u(propFilterLines, p.FilterLines)
 		u(propFilterMillis, uint64(math.Round(max(p.FilterBitsPerKey, 0)*1000)))
 		b.add([]byte(propFilterCRCs), p.FilterPageCRCs)
+		if p.FilterSplit != "" {
+			b.add([]byte(propFilterSplit), []byte(p.FilterSplit))
+		}
 		u(propFilterProbes, p.FilterProbes)
 	}
 	u(propIndexBytes, p.IndexBytes)
@@ -148,6 +157,9 @@ func decodeProperties(block []byte) (Properties, error) {
 			continue
 		case propFilterCRCs:
 			p.FilterPageCRCs = append([]byte(nil), v...)
+			continue
+		case propFilterSplit:
+			p.FilterSplit = string(v)
 			continue
 		case propRangeDelBlock:
 			h, ok := decodeHandle(v)

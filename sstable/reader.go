@@ -491,6 +491,33 @@ func (r *Reader) MayContainHash(h uint64) bool {
 	return r.filter.MayContainHash(h)
 }
 
+// MayContainPrefix reports whether the table may hold a user key k whose
+// prefix under split is p (k[:split.Len(k)] = p); prefixHash is
+// filter.PrefixHash(p), computed once by the caller for all tables. false
+// is certain. A table whose filter does not hold split's prefixes answers
+// true: one without a filter, one built with no split or with a Split of
+// another Name (Properties.FilterSplit), or one read with
+// ReaderOptions.IgnoreFilter. A paged table reads the page of the prefix's
+// line when the block cache lacks it; a page it fails to read answers
+// true, leaving the error to the index or data-block read that follows.
+// Counted in ReadStats.PrefixProbes and PrefixNegatives.
+func (r *Reader) MayContainPrefix(split *filter.Split, prefixHash uint64) bool {
+	if !r.useFilter || !split.HasName(r.props.FilterSplit) {
+		return true
+	}
+	r.stats.prefixProbes.Add(1)
+	var may bool
+	if r.paged {
+		may, _ = r.pagedMayContain(prefixHash, false)
+	} else {
+		may = r.filter.MayContainHash(prefixHash)
+	}
+	if !may {
+		r.stats.prefixNegatives.Add(1)
+	}
+	return may
+}
+
 // mayContain is the filter's answer for a Get: a paged table's reads the
 // page of h's line if the block cache lacks it.
 func (r *Reader) mayContain(h uint64) (bool, error) {

@@ -17,6 +17,8 @@ import (
 //     avoided.
 //   - FilterFalsePositives: probes answered "maybe" for a user key of which
 //     the table holds no version at all (each cost one data-block read).
+//   - PrefixProbes, PrefixNegatives: MayContainPrefix calls that consulted
+//     the filter (it holds the split's prefixes), and those answered "no".
 //   - CacheHits: data blocks found in the block cache (Get and iterators).
 //   - BlocksRead, BytesRead: data blocks read from the file by Get and
 //     iterators, bytes including block trailers.
@@ -27,6 +29,7 @@ import (
 //     and read from the file on the read path.
 type ReadStats struct {
 	FilterProbes, FilterNegatives, FilterFalsePositives uint64
+	PrefixProbes, PrefixNegatives                       uint64
 	CacheHits, BlocksRead, BytesRead                    uint64
 	OpenBlocksRead, OpenBytesRead                       uint64
 	MetaCacheHits, MetaBlocksRead, MetaBytesRead        uint64
@@ -37,6 +40,8 @@ func (s *ReadStats) Add(o ReadStats) {
 	s.FilterProbes += o.FilterProbes
 	s.FilterNegatives += o.FilterNegatives
 	s.FilterFalsePositives += o.FilterFalsePositives
+	s.PrefixProbes += o.PrefixProbes
+	s.PrefixNegatives += o.PrefixNegatives
 	s.CacheHits += o.CacheHits
 	s.BlocksRead += o.BlocksRead
 	s.BytesRead += o.BytesRead
@@ -49,6 +54,7 @@ func (s *ReadStats) Add(o ReadStats) {
 
 type readCounters struct {
 	filterProbes, filterNegatives, filterFalsePositives atomic.Uint64
+	prefixProbes, prefixNegatives                       atomic.Uint64
 	cacheHits, blocksRead, bytesRead                    atomic.Uint64
 	openBlocksRead, openBytesRead                       atomic.Uint64
 	metaCacheHits, metaBlocksRead, metaBytesRead        atomic.Uint64
@@ -58,7 +64,8 @@ func (c *readCounters) snapshot() ReadStats {
 	return ReadStats{
 		FilterProbes: c.filterProbes.Load(), FilterNegatives: c.filterNegatives.Load(),
 		FilterFalsePositives: c.filterFalsePositives.Load(),
-		CacheHits:            c.cacheHits.Load(), BlocksRead: c.blocksRead.Load(), BytesRead: c.bytesRead.Load(),
+		PrefixProbes:         c.prefixProbes.Load(), PrefixNegatives: c.prefixNegatives.Load(),
+		CacheHits: c.cacheHits.Load(), BlocksRead: c.blocksRead.Load(), BytesRead: c.bytesRead.Load(),
 		OpenBlocksRead: c.openBlocksRead.Load(), OpenBytesRead: c.openBytesRead.Load(),
 		MetaCacheHits: c.metaCacheHits.Load(), MetaBlocksRead: c.metaBlocksRead.Load(), MetaBytesRead: c.metaBytesRead.Load(),
 	}

@@ -25,6 +25,13 @@ type WriterOptions struct {
 	// 64-byte lines for n keys, so a fraction of a bit counts; 0 or less
 	// writes no filter block.
 	BloomBitsPerKey float64
+	// Split, if not nil and the table has a filter block, adds each
+	// distinct prefix of the table's user keys to the filter
+	// (filter.PrefixHash), sized for keys and prefixes together, and
+	// records Split.Name in the properties (Properties.FilterSplit), so
+	// that Reader.MayContainPrefix can rule the table out for a prefix.
+	// Its Name must not be empty.
+	Split *filter.Split
 	// Compression enables snappy per data block, kept only where it saves at
 	// least 1/8 of the block.
 	Compression bool
@@ -70,6 +77,9 @@ type Writer struct {
 	props     Properties
 	finished  bool
 	rangeDels keyspan.Spans // SetRangeDels; written by Finish
+	// lastPrefix is the length of the last Add's prefix under
+	// WriterOptions.Split: lastKey[:lastPrefix].
+	lastPrefix int
 }
 
 // NewWriter starts a table on f, which the Writer owns from now on.
@@ -85,6 +95,9 @@ func NewWriter(f vfs.File, opts WriterOptions) *Writer {
 	}
 	if opts.BloomBitsPerKey > 0 {
 		w.filter = filter.NewCacheLineBuilder(opts.BloomBitsPerKey)
+		if opts.Split != nil && opts.Split.Name == "" {
+			w.err = fmt.Errorf("sstable: a split needs a name")
+		}
 	}
 	return w
 }
@@ -107,7 +120,7 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 		return fmt.Errorf("sstable: add %v after %v: %w", key, decodedOrRaw(w.lastKey), ErrOutOfOrder)
 	}
 	if w.filter != nil {
-		w.filter.AddHash(filter.Hash(key.UserKey))
+		w.addToFilter(key.UserKey)
 	}
 	p := &w.props
 	if p.NumEntries == 0 {
@@ -131,6 +144,23 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 		w.flushDataBlock()
 	}
 	return w.err
+}
+
+// addToFilter adds ukey to the filter, and with a split its prefix first
+// when it differs from the last key's. Consecutive keys share prefixes,
+// so this adds each distinct prefix of the table once (contract 2 of
+// filter.Split makes them contiguous; a Len that breaks it only adds a
+// prefix more than once). The prefix goes first so that the versions of
+// one key are consecutive hashes, which the builder counts once.
+func (w *Writer) addToFilter(ukey []byte) {
+	if s := w.opts.Split; s != nil {
+		n := s.Len(ukey)
+		if w.props.NumEntries == 0 || !bytes.Equal(ukey[:n], w.lastKey[:w.lastPrefix]) {
+			w.filter.AddHash(filter.PrefixHash(ukey[:n]))
+		}
+		w.lastPrefix = n
+	}
+	w.filter.AddHash(filter.Hash(ukey))
 }
 
 func decodedOrRaw(enc []byte) any {

@@ -30,6 +30,9 @@ func (w *Writer) Finish() (Properties, error) {
 	ft.version = formatVersion
 	if w.filter != nil {
 		p.FilterLayout = FilterLayoutCacheLine
+		if w.opts.Split != nil {
+			p.FilterSplit = w.opts.Split.Name
+		}
 		// As the builder clamps it, to the thousandth the property keeps.
 		p.FilterBitsPerKey = math.Round(min(w.opts.BloomBitsPerKey, filter.MaxCacheLineBitsPerKey)*1000) / 1000
 		enc := w.filter.Finish(nil)
