@@ -49,5 +49,5 @@ func Compact(spans Spans, snapshots []base.SeqNum, bottom bool) Spans {
 			out = appendSpan(out, Span{Start: sp.Start, End: sp.End, Seqs: kept})
 		}
 	}
-	return Spans{spans: out}
+	return newSpans(out)
 }

@@ -77,7 +77,7 @@ func Decode(b []byte) (Spans, error) {
 		d.fail("%d bytes after the last span", len(d.rest))
 		return Spans{}, d.err
 	}
-	return Spans{spans: spans}, nil
+	return newSpans(spans), nil
 }
 
 // decoder consumes rest from the front. The first failure sticks in err;

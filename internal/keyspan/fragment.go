@@ -54,5 +54,5 @@ func Fragment(ts []Tombstone) Spans {
 		slices.SortFunc(seqs, func(a, b base.SeqNum) int { return cmp.Compare(b, a) })
 		out = appendSpan(out, Span{Start: lo, End: hi, Seqs: slices.Compact(seqs)})
 	}
-	return Spans{spans: out}
+	return newSpans(out)
 }

@@ -16,11 +16,26 @@ import (
 // if none. A forward iterator over point keys seeks once, then steps the
 // index forward as its keys pass each End.
 func (s Spans) Seek(key []byte) int {
-	i, found := slices.BinarySearchFunc(s.spans, key, func(sp Span, k []byte) int { return bytes.Compare(sp.End, k) })
-	if found {
-		i++ // End is exclusive: the span ending at key does not contain it
+	if len(s.spans) == 0 {
+		return 0
 	}
-	return i
+	// Every End lies between the first Start and the last End, so all
+	// carry the shared prefix: a key without it lies wholly before or
+	// after every End.
+	if !bytes.HasPrefix(key, s.shared) {
+		if bytes.Compare(key, s.shared) < 0 {
+			return 0
+		}
+		return len(s.spans)
+	}
+	// Ends below a are below key, ends above it above key; only those
+	// equal to it need the whole key compared, usually none.
+	a := abbreviate(key[len(s.shared):])
+	lo, _ := slices.BinarySearch(s.ends, a)
+	for lo < len(s.spans) && s.ends[lo] == a && bytes.Compare(s.spans[lo].End, key) <= 0 {
+		lo++
+	}
+	return lo
 }
 
 // SeekLE returns the index of the last span with Start <= key: the span

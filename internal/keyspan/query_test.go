@@ -2,6 +2,7 @@ package keyspan
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -133,4 +134,55 @@ func TestIteratorSkipsCovered(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSeekLongKeys: Seek searches ends abbreviated to eight bytes past
+// the prefix every bound shares, and compares whole keys where those tie.
+// Here the bounds share a 9-byte prefix, differ only past 8 more bytes or
+// are prefixes of one another, and the probes fall between, on and beyond
+// them, so the ties and the keys outside the shared prefix are all met.
+func TestSeekLongKeys(t *testing.T) {
+	const stem = "user0042:" + "12345678"
+	bounds := [][]byte{[]byte(stem), []byte(stem + "a"), []byte(stem + "a\x00"), []byte(stem + "ab"),
+		[]byte(stem + "b"), []byte("user0042:12345679"), []byte("user0042:2")}
+	probes := append(slices.Clone(bounds), []byte("user0042:"), []byte("user0041"), []byte("user0043"),
+		[]byte(stem[:len(stem)-1]), []byte(stem+"\x00"), []byte(stem+"aa"), []byte(stem+"zz"), []byte{}, []byte("\xff"))
+	seeded(t, func(t *testing.T, rng *rand.Rand) {
+		for range 2000 {
+			ts := make([]Tombstone, 1+rng.IntN(6))
+			for i := range ts {
+				a, b := rng.IntN(len(bounds)), rng.IntN(len(bounds))
+				ts[i] = Tombstone{Start: bounds[min(a, b)], End: bounds[max(a, b)], Seq: base.SeqNum(1 + rng.IntN(9))}
+			}
+			s := Fragment(ts)
+			for _, k := range probes {
+				want := slices.IndexFunc(s.spans, func(sp Span) bool { return bytes.Compare(sp.End, k) > 0 })
+				if want < 0 {
+					want = s.Len()
+				}
+				if got := s.Seek(k); got != want {
+					t.Fatalf("%v: Seek(%q) = %d, want %d", s.spans, k, got, want)
+				}
+			}
+		}
+	})
+}
+
+// BenchmarkSeek is a Get's search of a memtable's tombstones: 1,000 short
+// spans spread over 16-byte decimal keys, as kvbench -range_tombstones
+// writes them, probed at random keys.
+func BenchmarkSeek(b *testing.B) {
+	ts := make([]Tombstone, 1000)
+	for i := range ts {
+		k := fmt.Sprintf("%016d", i*2000)
+		ts[i] = Tombstone{Start: []byte(k + "a"), End: []byte(k + "b"), Seq: base.SeqNum(i + 1)}
+	}
+	s := Fragment(ts)
+	keys := make([][]byte, 4096)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "%016d", rand.IntN(2_000_000))
+	}
+	for i := 0; b.Loop(); i++ {
+		s.Seek(keys[i%len(keys)])
+	}
 }

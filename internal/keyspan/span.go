@@ -3,6 +3,7 @@ package keyspan
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"iter"
 	"slices"
@@ -56,6 +57,43 @@ func (s Span) String() string {
 // of a Spans value share them freely. The zero value is empty.
 type Spans struct {
 	spans []Span
+	// shared is the prefix every key in [first Start, last End] has (the
+	// longest common prefix of those two bounds), and ends[i] the eight
+	// bytes of spans[i].End after it, big-endian, zero-padded: Seek
+	// searches these integers and compares whole keys only where they tie,
+	// which a Get pays on every source that holds tombstones.
+	shared []byte
+	ends   []uint64
+}
+
+// newSpans returns spans, sorted and fragmented (invariants 1-4), with the
+// abbreviated ends Seek searches.
+func newSpans(spans []Span) Spans {
+	if len(spans) == 0 {
+		return Spans{}
+	}
+	first, last := spans[0].Start, spans[len(spans)-1].End
+	n := 0
+	for n < len(first) && n < len(last) && first[n] == last[n] {
+		n++
+	}
+	s := Spans{spans: spans, shared: first[:n:n], ends: make([]uint64, len(spans))}
+	for i := range spans {
+		s.ends[i] = abbreviate(spans[i].End[n:])
+	}
+	return s
+}
+
+// abbreviate is the first eight bytes of b as a big-endian integer, zero
+// bytes standing in for those b lacks: a < b implies abbreviate(a) <=
+// abbreviate(b), and abbreviate(a) < abbreviate(b) implies a < b.
+func abbreviate(b []byte) uint64 {
+	if len(b) >= 8 {
+		return binary.BigEndian.Uint64(b)
+	}
+	var buf [8]byte
+	copy(buf[:], b)
+	return binary.BigEndian.Uint64(buf[:])
 }
 
 // Len returns the number of spans.

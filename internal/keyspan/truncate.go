@@ -33,5 +33,5 @@ func Truncate(spans Spans, lo, hi []byte) Spans {
 	if last := &out[len(out)-1]; hi != nil && bytes.Compare(last.End, hi) > 0 {
 		last.End = hi
 	}
-	return Spans{spans: out}
+	return newSpans(out)
 }
