@@ -81,11 +81,12 @@ type Options struct {
 	// the delete proofs ask a paged filter only about pages the cache
 	// holds. A pinned table's bytes count until their memory is freed: the
 	// filter kept for a table the table cache closed (MaxOpenFiles) counts
-	// until the table is deleted. Default 16 MiB (DefaultPinnedMetaLimit):
-	// every index and filter of about 7M such keys, all of the upper
-	// levels' up to about 70M, so a DB of a few million keys reads as fast
-	// as with no limit and a larger one stops growing its memory there,
-	// paging its last level's tables first. NoPinnedMetaLimit pins every open table's; a negative
+	// until the table is deleted. Default 32 MiB (DefaultPinnedMetaLimit):
+	// every index and filter of about 10M such keys, so a DB that size
+	// reads as fast as with no limit, and a larger one stops growing its
+	// memory there, paging its last level's tables first. Pinned bytes
+	// add to the peak RSS one for one; a smaller limit trades reads for
+	// them (docs/design.md, "Pinned or paged", has the figures). NoPinnedMetaLimit pins every open table's; a negative
 	// limit pins none (the memory of the block cache and memtables alone,
 	// as Pebble's). Tables written before format version 2 are always
 	// pinned.
@@ -232,7 +233,7 @@ const (
 // NoPinnedMetaLimit the limit that pins every open table's index and
 // filter.
 const (
-	DefaultPinnedMetaLimit = 16 << 20
+	DefaultPinnedMetaLimit = 32 << 20
 	NoPinnedMetaLimit      = math.MaxInt64
 )
 
