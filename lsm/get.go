@@ -71,6 +71,7 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 	var c *cover
 	var cv cover // on the stack: a Get allocates nothing for it
 	if d.rangeDelsPossible.Load() {
+		cv.eager, cv.key, cv.readSeq = tr != nil, key, seq
 		c = &cv
 	}
 	if v, res := d.getMemtables(rs, key, h, seq, tr, c); answered(res) {
@@ -115,9 +116,14 @@ func (d *DB) getMemtables(rs *readState, key []byte, h uint64, seq base.SeqNum, 
 	// them all out at once — but not their range tombstones, which no
 	// filter holds; otherwise each one, newest first.
 	if imms := rs.mem.Immutables(); len(imms) > 0 {
-		if !d.opts.IgnoreFilters && !rs.mem.CombinedFilter().ContainsHash(h) && (c == nil || !anyRangeDels(imms)) {
+		if !d.opts.IgnoreFilters && !rs.mem.CombinedFilter().ContainsHash(h) && (c == nil || !c.eager || !anyRangeDels(imms)) {
 			d.stats.immutableFilterNegatives.Add(1)
 			tr.combined(len(imms), VerdictAbsent)
+			if c != nil {
+				for _, m := range imms {
+					c.put(m.RangeDels())
+				}
+			}
 		} else {
 			tr.combined(len(imms), maybeUnless(d.opts.IgnoreFilters))
 			for i, m := range imms {
@@ -131,16 +137,21 @@ func (d *DB) getMemtables(rs *readState, key []byte, h uint64, seq base.SeqNum, 
 	return nil, memtable.Absent
 }
 
-// getMemtable asks one memtable: its range tombstones over key, then its
-// filter and tree.
+// getMemtable asks one memtable: its filter and tree, then, if it holds a
+// version, the range tombstones of it and of the newer sources over key.
 func (d *DB) getMemtable(m *memtable.Memtable, src Source, key []byte, h uint64, seq base.SeqNum, tr *Trace, c *cover) ([]byte, memtable.Result) {
-	if c != nil {
-		c.raise(m.RangeDels(), key, seq)
-	}
 	v, res, found := m.GetVersion(key, h, seq)
 	d.stats.countMemtable(res)
 	tr.memtable(src, m, key, seq, res, !d.opts.IgnoreFilters)
-	if c != nil && c.covers(answered(res), found) {
+	if c == nil {
+		return v, res
+	}
+	c.put(m.RangeDels())
+	if !answered(res) && !c.eager {
+		return v, res // nothing to judge: the search waits (rangedel_read.go)
+	}
+	c.settle(key, seq)
+	if c.covers(answered(res), found) {
 		tr.rangeDeleted(src, 0, c)
 		return nil, memtable.Deleted
 	}
@@ -161,9 +172,11 @@ func memtableValue(v []byte, res memtable.Result) ([]byte, error) {
 
 // getFromTable looks key up in one table, step 3 or 4's sub-steps: a. key
 // range (here, from the manifest), b. Bloom filter, c. index, d. data
-// block (sstable/get.go); the table's range tombstones over key raise c
-// first. found means the search ends here: err is ErrNotFound for a
-// tombstone, point or range.
+// block (sstable/get.go). Before it reads the table, the range tombstones
+// of the sources passed so far are searched: one over key ends the walk
+// here (rule 2 of rangedel_read.go), and the table's own are searched
+// with them for the version it holds (rule 1). found means the search
+// ends here: err is ErrNotFound for a tombstone, point or range.
 func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uint64, seq base.SeqNum, tr *Trace, c *cover) ([]byte, bool, error) {
 	// a. Key range, before the table is even opened. It covers the table's
 	// range tombstones too (rangedel_write.go).
@@ -171,39 +184,58 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 		tr.outOfRange(level, f.FileNum)
 		return nil, false, nil
 	}
+	src := Source{Kind: SourceTable, Level: level, FileNum: f.FileNum}
+	// b. The filter the table's metadata holds once a reader of it was
+	// open (and, with it, the table's range tombstones): a "no" needs no
+	// reader at all — no table-cache lookup, and no disk even when the
+	// cache has closed the table since.
+	fl := d.knownFilter(f)
+	if fl != nil && !fl.MayContainHash(h) {
+		t := sstable.GetTrace{InRange: true, FilterConsulted: true, BlockIndex: -1, Outcome: sstable.OutcomeFilterNegative}
+		d.stats.levels[level].count(&t)
+		tr.table(level, f.FileNum, &t)
+		if c != nil {
+			spans, err := d.tableRangeDels(f)
+			if err != nil {
+				return nil, true, err
+			}
+			c.put(spans)
+			if c.eager && c.covers(false, 0) {
+				tr.rangeDeleted(src, tableStep(level), c)
+				return nil, true, ErrNotFound
+			}
+		}
+		return nil, false, nil
+	}
 	if c != nil {
+		c.settle(key, seq)
+		if c.covers(false, 0) {
+			tr.rangeDeleted(src, tableStep(level), c)
+			return nil, true, ErrNotFound
+		}
 		spans, err := d.tableRangeDels(f)
 		if err != nil {
 			return nil, true, err
 		}
 		c.raise(spans, key, seq)
 	}
-	v, found, version, err := d.findInTable(level, f, key, h, seq, tr)
+	v, found, version, err := d.findInTable(level, f, fl, key, h, seq, tr)
 	switch {
 	case err != nil && err != ErrNotFound:
 		return nil, true, err
 	case c != nil && c.covers(found, version):
-		tr.rangeDeleted(Source{Kind: SourceTable, Level: level, FileNum: f.FileNum}, tableStep(level), c)
+		tr.rangeDeleted(src, tableStep(level), c)
 		return nil, true, ErrNotFound
 	}
 	return v, found, err
 }
 
-// findInTable is getFromTable's sub-steps b to d: the point version of key
-// the table holds, and its sequence number.
-func (d *DB) findInTable(level int, f *manifest.FileMetadata, key []byte, h uint64, seq base.SeqNum, tr *Trace) ([]byte, bool, base.SeqNum, error) {
-	// b. The filter the table's metadata holds once a reader of it was
-	// open: a "no" needs no reader at all — no table-cache lookup, and no
-	// disk even when the cache has closed the table since.
+// findInTable is getFromTable's sub-steps c and d, and b when the
+// table's metadata holds no filter (fl nil): the point version of key the
+// table holds, and its sequence number.
+func (d *DB) findInTable(level int, f *manifest.FileMetadata, fl *filter.CacheLine, key []byte, h uint64, seq base.SeqNum, tr *Trace) ([]byte, bool, base.SeqNum, error) {
 	var t sstable.GetTrace
-	fl := d.knownFilter(f)
 	asked := fl != nil
-	if asked && !fl.MayContainHash(h) {
-		t = sstable.GetTrace{InRange: true, FilterConsulted: true, BlockIndex: -1, Outcome: sstable.OutcomeFilterNegative}
-		d.stats.levels[level].count(&t)
-		tr.table(level, f.FileNum, &t)
-		return nil, false, 0, nil
-	}
 	r, release, err := d.table(f)
 	if err != nil {
 		return nil, true, 0, err

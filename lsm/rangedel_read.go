@@ -23,14 +23,70 @@ import (
 //     tombstones down with the keys they cover, and a table's key range
 //     covers its tombstones), so nothing below can be newer than cover.
 //
+// Searching every source's tombstones as the walk passes it would cost a
+// lookup that meets none a search per source (a quarter of a missing
+// key's Get beside 1,000 tombstones). So the searches wait (cover.put)
+// until they can change what the lookup costs or answers: before the
+// first read of a table that is not answered from memory (a filter in
+// memory said maybe, or there is none), where rule 2 may spare the read,
+// and when a source holds a version, which rule 1 judges. A key no
+// source holds is not found whatever covers it, and a key the filters
+// rule out everywhere searches nothing. Rule 2 still stops the walk
+// before any read a tombstone makes useless; only in-memory filter probes
+// happen past the source that holds the tombstone.
+//
+// Explain searches as it passes each source instead (cover.eager), so
+// that its trace shows the tombstone over a key where it lies, and stops
+// where rule 2 allows first, even for a key no source holds: its steps
+// then end before the in-memory filter probes a Get makes past that
+// source. Its answer is the Get's.
+//
 // A source without range tombstones costs one atomic load (a memtable's
 // Set, a table's FileMetadata.RangeDels) and a length test.
 
 // cover is the newest range tombstone over the key a read has met so far:
-// its seq (0: none) and the fragment it was met in, for Explain.
+// its seq (0: none) and the fragment it was met in, for Explain; and the
+// tombstones of the sources passed since the last search, not yet
+// searched.
 type cover struct {
 	seq        base.SeqNum
 	start, end []byte
+	// pending holds the first few deferred sources' tombstones in place
+	// (a cover lives on its Get's stack), more the rest.
+	pending [4]keyspan.Spans
+	n       int
+	more    []keyspan.Spans
+	// eager searches each source as it is passed (Explain), for key at
+	// readSeq.
+	eager   bool
+	key     []byte
+	readSeq base.SeqNum
+}
+
+// put defers the search of one passed source's tombstones, or makes it
+// at once when c is eager.
+func (c *cover) put(spans keyspan.Spans) {
+	switch {
+	case spans.Len() == 0:
+	case c.eager:
+		c.raise(spans, c.key, c.readSeq)
+	case c.n < len(c.pending):
+		c.pending[c.n] = spans
+		c.n++
+	default:
+		c.more = append(c.more, spans)
+	}
+}
+
+// settle searches the deferred tombstones for key at seq, raising c.
+func (c *cover) settle(key []byte, seq base.SeqNum) {
+	for i := range c.n {
+		c.raise(c.pending[i], key, seq)
+	}
+	for _, spans := range c.more {
+		c.raise(spans, key, seq)
+	}
+	c.n, c.more = 0, c.more[:0]
 }
 
 // raise sets c to the newest tombstone of spans visible at seq over key,
