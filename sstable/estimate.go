@@ -4,12 +4,17 @@ import "bytes"
 
 // EstimateBytes returns the bytes of the data blocks that may hold user
 // keys in [lo, hi): from the first block whose last key is at or above lo
-// through the first whose last key is at or above hi (or the last block).
-// It reads the index only — a paged table's at most two partitions,
-// through the block cache — and no data block, so it is right to a block
-// at each end. The engine weighs a range tombstone by the bytes below it
-// that it covers (compaction.RangeDelBytes), and asks this of the tables
-// the tombstone covers in part.
+// up to, not including, the first whose last key is at or above hi (or
+// through the last block, when hi is past them all). The two ends are
+// blocks the range may cover a little or a lot of; counting one and not
+// the other errs by at most a block either way, where counting both erred
+// by up to two blocks one way: a tombstone over a handful of keys weighed
+// a whole block below it, and a thousand such made levels due that held
+// nothing to reclaim. It reads the index only — a paged table's at most
+// two partitions, through the block cache — and no data block. The
+// engine weighs a range tombstone by the bytes below it that it covers
+// (compaction.RangeDelBytes), and asks this of the tables the tombstone
+// covers in part.
 func (r *Reader) EstimateBytes(lo, hi []byte) (uint64, error) {
 	n := r.ix.numBlocks()
 	if n == 0 || bytes.Compare(lo, hi) >= 0 {
@@ -27,11 +32,11 @@ func (r *Reader) EstimateBytes(lo, hi []byte) (uint64, error) {
 		return 0, err
 	}
 	if last == n {
-		last = n - 1
-		if err := r.holdPart(&c, r.ix.partOf(last)); err != nil {
+		if err := r.holdPart(&c, r.ix.partOf(n-1)); err != nil {
 			return 0, err
 		}
+		h := r.blockHandle(&c, n-1)
+		return h.offset + h.length + blockTrailerLen - start, nil
 	}
-	h := r.blockHandle(&c, last)
-	return h.offset + h.length + blockTrailerLen - start, nil
+	return r.blockHandle(&c, last).offset - start, nil
 }

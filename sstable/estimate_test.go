@@ -48,6 +48,12 @@ func TestEstimateBytesFollowsTheKeys(t *testing.T) {
 				t.Errorf("paged %t: EstimateBytes(%q, %q) = %d of %d data bytes, want %.0f", paged, tc[0], tc[1], got, all, want)
 			}
 		}
+		// A range between two neighbouring keys lies in one block, or
+		// starts the next, and weighs none of it: tombstones over a
+		// handful of keys must not weigh a block each.
+		if got, err := r.EstimateBytes([]byte("key010005\x00"), []byte("key010005\x01")); err != nil || got != 0 {
+			t.Errorf("paged %t: EstimateBytes between two keys = %d, %v; want 0", paged, got, err)
+		}
 		r.Close()
 	}
 }
