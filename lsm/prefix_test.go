@@ -290,7 +290,7 @@ func TestPrefixAbsentSkipsTables(t *testing.T) {
 
 // dataBlockLookups sums the data blocks the DB's open tables have looked
 // up in the block cache or read from their files, by Gets and iterators.
-func dataBlockLookups(t *testing.T, d *DB) uint64 {
+func dataBlockLookups(t testing.TB, d *DB) uint64 {
 	t.Helper()
 	rs := d.loadReadState()
 	defer rs.unref()
