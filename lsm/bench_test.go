@@ -383,3 +383,35 @@ func BenchmarkMultiGet(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPrefixMiss iterates over absent prefixes: benchKey's first 8
+// bytes, under a Split that cuts there, of odd indexes, which lie inside
+// a table's range on every level. With the filters each such table is
+// skipped unread; with them ignored each costs an index search and a data
+// block (data-blocks/op counts lookups, from the cache or the file).
+func BenchmarkPrefixMiss(b *testing.B) {
+	for _, ignore := range []bool{false, true} {
+		name := "filters"
+		if ignore {
+			name = "ignore-filters"
+		}
+		b.Run(name, func(b *testing.B) {
+			d := benchDB(b, &Options{Split: fixedSplit("first8", 8), IgnoreFilters: ignore})
+			rng := rand.New(rand.NewPCG(1, 2))
+			var k []byte
+			blocks := dataBlockLookups(b, d)
+			defer cpuClock(b)()
+			for b.Loop() {
+				k = benchKey(k, 2*rng.Uint64N(benchKeys)+1)
+				it := d.NewIter(&IterOptions{Prefix: k[:8]})
+				if it.First() {
+					b.Fatalf("prefix %x: found %x", k[:8], it.Key())
+				}
+				if err := it.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(dataBlockLookups(b, d)-blocks)/float64(b.N), "data-blocks/op")
+		})
+	}
+}

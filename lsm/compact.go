@@ -336,7 +336,7 @@ func (d *DB) compactionInputs(c *compaction.Compaction) []base.InternalIterator 
 	var inputs []base.InternalIterator
 	add := func(files []*manifest.FileMetadata) {
 		l := new(levelIter)
-		l.init(compactionTables{d}, files, nil, nil)
+		l.init(compactionTables{d}, files, nil, nil, nil)
 		inputs = append(inputs, l)
 	}
 	for i, level := range [2]int{c.Level, c.OutputLevel} {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/vfs"
 )
 
@@ -294,6 +295,8 @@ func TestInvalidOptions(t *testing.T) {
 		{LevelMultiplier: 1},
 		{BloomBitsPerKey: 65},
 		{L0CompactionThreshold: 10, L0StopWritesThreshold: 5},
+		{Split: &filter.Split{Len: func(k []byte) int { return len(k) }}},
+		{Split: &filter.Split{Name: "nolen"}},
 	} {
 		o.FS = vfs.NewMem()
 		if d, err := Open("/db", &o); !errors.Is(err, ErrInvalidOptions) {

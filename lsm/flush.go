@@ -150,7 +150,8 @@ func (d *DB) rotateMemtable() error {
 // newMemtable returns an empty memtable whose filter is sized for
 // expected entries.
 func (d *DB) newMemtable(expected int) *memtable.Memtable {
-	return memtable.New(memtable.Options{ExpectedEntries: expected, DisableFilter: d.opts.IgnoreFilters, OffHeap: true})
+	return memtable.New(memtable.Options{ExpectedEntries: expected, DisableFilter: d.opts.IgnoreFilters, OffHeap: true,
+		Split: d.opts.Split})
 }
 
 // createWAL creates WAL num and makes its name durable: a synced record

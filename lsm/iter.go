@@ -5,6 +5,7 @@ import (
 	"iter"
 	"sync"
 
+	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/keyspan"
 	"github.com/monbandb/monban/internal/merge"
@@ -12,8 +13,16 @@ import (
 
 // IterOptions bounds an iterator to the user keys in [LowerBound,
 // UpperBound); nil bounds are open.
+//
+// Prefix, if not nil, bounds it further to the keys k whose prefix under
+// Options.Split is Prefix (Split.Prefix(k) equal to it; a key that merely
+// starts with Prefix's bytes but has a longer prefix is not one), and
+// lets it leave out every memtable and table whose filter rules the
+// prefix out (iter_prefix.go). A DB opened without a Split gives an
+// iterator whose Err wraps ErrInvalidOptions.
 type IterOptions struct {
 	LowerBound, UpperBound []byte
+	Prefix                 []byte
 }
 
 // Iter iterates over a consistent view of the DB: the state at the
@@ -24,10 +33,14 @@ type IterOptions struct {
 // it). Close it: an open Iter keeps the tables of its view from being
 // deleted.
 type Iter struct {
-	rs      *readState
-	seq     base.SeqNum
-	lower   []byte
-	upper   []byte
+	rs    *readState
+	seq   base.SeqNum
+	lower []byte
+	upper []byte
+	// prefix is IterOptions.Prefix and split Options.Split, both nil for
+	// an iterator bounded by LowerBound and UpperBound alone.
+	prefix  []byte
+	split   *filter.Split
 	parts   *iterParts // nil once closed
 	merged  *merge.Iter
 	forward bool
@@ -61,9 +74,24 @@ func (d *DB) newIter(rs *readState, seq base.SeqNum, o *IterOptions) *Iter {
 	if o != nil {
 		opts = *o
 	}
+	lower, upper, err := d.prefixBounds(&opts)
+	if err != nil {
+		rs.unref()
+		return &Iter{err: err, closed: true}
+	}
 	p := iterPartsPool.Get().(*iterParts)
-	it := &Iter{rs: rs, seq: seq, lower: opts.LowerBound, upper: opts.UpperBound, parts: p, merged: &p.merged,
+	it := &Iter{rs: rs, seq: seq, lower: lower, upper: upper, parts: p, merged: &p.merged,
 		savedKey: p.savedKey[:0], savedValue: p.savedValue[:0]}
+	var probe *prefixProbe // nil: every source is read
+	if opts.Prefix != nil {
+		it.prefix, it.split = opts.Prefix, d.opts.Split
+		// Under IgnoreFilters a memtable's filter is empty, not absent:
+		// asking it would skip every memtable.
+		if !d.opts.IgnoreFilters {
+			p.probe = prefixProbe{split: d.opts.Split, hash: filter.PrefixHash(opts.Prefix), stats: &d.stats}
+			probe = &p.probe
+		}
+	}
 	// An L0 table is a level of its own: L0 tables overlap.
 	l0 := rs.version.Levels[0]
 	n := len(l0)
@@ -76,19 +104,19 @@ func (d *DB) newIter(rs *readState, seq base.SeqNum, o *IterOptions) *Iter {
 		p.levels = make([]levelIter, n)
 	}
 	p.levels = p.levels[:n]
-	sources := append(p.sources[:0], rs.mem.Active().NewIter())
+	sources := probe.appendMemtable(p.sources[:0], rs.mem.Active())
 	for _, m := range rs.mem.Immutables() {
-		sources = append(sources, m.NewIter())
+		sources = probe.appendMemtable(sources, m)
 	}
 	n = 0
 	for i := range l0 {
-		p.levels[n].init(d, l0[i:i+1], it.lower, it.upper)
+		p.levels[n].init(d, l0[i:i+1], it.lower, it.upper, probe)
 		sources = append(sources, &p.levels[n])
 		n++
 	}
 	for level := 1; level < NumLevels; level++ {
 		if files := rs.version.Levels[level]; len(files) > 0 {
-			p.levels[n].init(d, files, it.lower, it.upper)
+			p.levels[n].init(d, files, it.lower, it.upper, probe)
 			sources = append(sources, &p.levels[n])
 			n++
 		}
@@ -112,6 +140,7 @@ type iterParts struct {
 	sources              []base.InternalIterator
 	levels               []levelIter
 	savedKey, savedValue []byte
+	probe                prefixProbe
 }
 
 var iterPartsPool = sync.Pool{New: func() any { return new(iterParts) }}
@@ -124,8 +153,9 @@ func (p *iterParts) release(it *Iter) {
 	clear(p.sources)
 	p.sources = p.sources[:0]
 	for i := range p.levels {
-		p.levels[i].init(nil, nil, nil, nil)
+		p.levels[i].init(nil, nil, nil, nil, nil)
 	}
+	p.probe = prefixProbe{}
 	p.merged.Init(nil)
 	iterPartsPool.Put(p)
 }
@@ -253,6 +283,11 @@ func (it *Iter) findNext(skip []byte, skipping bool) bool {
 		if skipping && bytes.Compare(k.UserKey, skip) <= 0 {
 			continue
 		}
+		if c := it.prefixOrder(k.UserKey); c > 0 {
+			break // Split is monotone: every key on has a greater prefix
+		} else if c < 0 {
+			continue
+		}
 		if k.Kind() == base.KindDelete || it.rangeDeleted(k) {
 			it.savedKey = append(it.savedKey[:0], k.UserKey...)
 			skip, skipping = it.savedKey, true
@@ -281,6 +316,12 @@ func (it *Iter) findPrev() bool {
 		}
 		if it.lower != nil && bytes.Compare(k.UserKey, it.lower) < 0 {
 			break
+		}
+		// Not live here, or k would be savedKey, whose prefix is Prefix.
+		if c := it.prefixOrder(k.UserKey); c < 0 {
+			break // Split is monotone: every key before has a smaller prefix
+		} else if c > 0 {
+			continue
 		}
 		if k.Kind() == base.KindDelete || it.rangeDeleted(k) {
 			live = false

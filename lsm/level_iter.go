@@ -19,6 +19,9 @@ type levelIter struct {
 	tables       tableOpener
 	files        []*manifest.FileMetadata
 	lower, upper []byte
+	// probe, when not nil, is asked about each table before it is read
+	// (iter_prefix.go); a table it rules out is read as empty.
+	probe *prefixProbe
 
 	idx     int           // index in files of the open table; -1 none
 	iter    *sstable.Iter // &table while a table is open, else nil
@@ -38,33 +41,40 @@ type tableOpener interface {
 
 // init makes l an unpositioned iterator over files, keeping its table
 // iterator's buffers. REQUIRES: l is new or closed.
-func (l *levelIter) init(tables tableOpener, files []*manifest.FileMetadata, lower, upper []byte) {
-	*l = levelIter{tables: tables, files: files, lower: lower, upper: upper, idx: -1, table: l.table}
+func (l *levelIter) init(tables tableOpener, files []*manifest.FileMetadata, lower, upper []byte, probe *prefixProbe) {
+	*l = levelIter{tables: tables, files: files, lower: lower, upper: upper, probe: probe, idx: -1, table: l.table}
 }
 
-// open makes files[i] the current table; false if i is out of range or the
-// table cannot be opened (err is set then).
-func (l *levelIter) open(i int) bool {
+// open makes files[i] the current table or, if the probe rules it out,
+// the first table from i on in direction dir (+1 or -1) that the probe
+// does not: a table ruled out is read as empty, its index and data
+// untouched. false if no table is left within the bounds or a table
+// cannot be opened (err is set then).
+func (l *levelIter) open(i, dir int) bool {
 	if i == l.idx && l.iter != nil {
 		return true
 	}
 	l.closeTable()
-	if i < 0 || i >= len(l.files) {
-		return false
+	for ; i >= 0 && i < len(l.files); i += dir {
+		f := l.files[i]
+		if l.upper != nil && bytes.Compare(f.Smallest.UserKey, l.upper) >= 0 ||
+			l.lower != nil && bytes.Compare(f.Largest.UserKey, l.lower) < 0 {
+			return false
+		}
+		r, release, err := l.tables.table(f)
+		if err != nil {
+			l.err = err
+			return false
+		}
+		if l.probe != nil && !l.probe.admits(r) {
+			release()
+			continue
+		}
+		l.table.Init(r, l.lower, l.upper)
+		l.idx, l.iter, l.release = i, &l.table, release
+		return true
 	}
-	f := l.files[i]
-	if l.upper != nil && bytes.Compare(f.Smallest.UserKey, l.upper) >= 0 ||
-		l.lower != nil && bytes.Compare(f.Largest.UserKey, l.lower) < 0 {
-		return false
-	}
-	r, release, err := l.tables.table(f)
-	if err != nil {
-		l.err = err
-		return false
-	}
-	l.table.Init(r, l.lower, l.upper)
-	l.idx, l.iter, l.release = i, &l.table, release
-	return true
+	return false
 }
 
 func (l *levelIter) closeTable() {
@@ -89,7 +99,7 @@ func (l *levelIter) settle(ok bool, dir int) bool {
 			}
 		}
 		next := l.idx + dir
-		if l.idx < 0 || !l.open(next) {
+		if l.idx < 0 || !l.open(next, dir) {
 			l.closeTable()
 			return false
 		}
@@ -109,7 +119,7 @@ func (l *levelIter) SeekGE(key base.InternalKey) bool {
 		key = base.SeekKey(l.lower, base.MaxSeqNum)
 	}
 	i := sort.Search(len(l.files), func(i int) bool { return base.Compare(l.files[i].Largest, key) >= 0 })
-	if !l.open(i) {
+	if !l.open(i, +1) {
 		return false
 	}
 	return l.settle(l.iter.SeekGE(key), +1)
@@ -122,7 +132,7 @@ func (l *levelIter) SeekLT(key base.InternalKey) bool {
 		key = base.SeekKey(l.upper, base.MaxSeqNum)
 	}
 	i := sort.Search(len(l.files), func(i int) bool { return base.Compare(l.files[i].Smallest, key) >= 0 }) - 1
-	if !l.open(i) {
+	if !l.open(i, -1) {
 		return false
 	}
 	return l.settle(l.iter.SeekLT(key), -1)
@@ -132,7 +142,7 @@ func (l *levelIter) First() bool {
 	if l.lower != nil {
 		return l.SeekGE(base.SeekKey(l.lower, base.MaxSeqNum))
 	}
-	if !l.open(0) {
+	if !l.open(0, +1) {
 		return false
 	}
 	return l.settle(l.iter.First(), +1)
@@ -142,7 +152,7 @@ func (l *levelIter) Last() bool {
 	if l.upper != nil {
 		return l.SeekLT(base.SeekKey(l.upper, base.MaxSeqNum))
 	}
-	if !l.open(len(l.files) - 1) {
+	if !l.open(len(l.files)-1, -1) {
 		return false
 	}
 	return l.settle(l.iter.Last(), -1)

@@ -97,14 +97,21 @@ func checkAgainst(t *testing.T, seed uint64, step int, rng *rand.Rand, r reader,
 	if !slices.Equal(got, want) {
 		t.Fatalf("seed %d step %d: iterated [%q,%q):\n got %q\nwant %q", seed, step, lo, hi, got, want)
 	}
-	// A random walk of seeks and steps in both directions.
+	walkAgainst(t, rng, it, want, func() string { return modelKey(rng, keySpace) },
+		fmt.Sprintf("seed %d step %d: walk in [%q,%q)", seed, step, lo, hi))
+}
+
+// walkAgainst takes it on a random walk of seeks (to keys drawn by key)
+// and steps in both directions, and checks each position against all, the
+// keys it must yield in order; where names the walk in a failure.
+func walkAgainst(t *testing.T, rng *rand.Rand, it *Iter, all []string, key func() string, where string) {
+	t.Helper()
 	pos := -1
-	all := want
 	var walk []string
 	for range 30 {
 		switch rng.IntN(4) {
 		case 0:
-			k := modelKey(rng, keySpace)
+			k := key()
 			walk = append(walk, "SeekGE "+k)
 			it.SeekGE([]byte(k))
 			pos, _ = slices.BinarySearch(all, k)
@@ -112,7 +119,7 @@ func checkAgainst(t *testing.T, seed uint64, step int, rng *rand.Rand, r reader,
 				pos = -1
 			}
 		case 1:
-			k := modelKey(rng, keySpace)
+			k := key()
 			walk = append(walk, "SeekLT "+k)
 			it.SeekLT([]byte(k))
 			pos, _ = slices.BinarySearch(all, k)
@@ -139,7 +146,7 @@ func checkAgainst(t *testing.T, seed uint64, step int, rng *rand.Rand, r reader,
 			if it.Valid() {
 				got = string(it.Key())
 			}
-			t.Fatalf("seed %d step %d: walk in [%q,%q): after %q iterator at %q (valid %v, err %v), model index %d of %q", seed, step, lo, hi, walk, got, it.Valid(), it.Err(), pos, all)
+			t.Fatalf("%s: after %q iterator at %q (valid %v, err %v), model index %d of %q", where, walk, got, it.Valid(), it.Err(), pos, all)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 
+	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/vfs"
 )
 
@@ -30,6 +31,18 @@ type Options struct {
 	// entry of the tree, unevenly, for fewer false positives per read of a
 	// missing key (see its doc).
 	FilterSizing FilterSizing
+
+	// Split, if not nil, cuts keys into prefixes (filter.Split, whose
+	// contract it must keep: Len deterministic and monotone in the key
+	// order), and every memtable and table written from then on holds
+	// each key's prefix in its filter beside the key, so that an iterator
+	// bounded to a prefix (IterOptions.Prefix) leaves out the memtables
+	// and tables whose filter rules the prefix out. A table records the
+	// Split's Name, and only a table of the same Name is ever skipped: a
+	// DB reopened with another Split, or none, reads the tables built
+	// otherwise as "maybe" until compactions rewrite them. Nil (the
+	// default): no prefix filtering, and IterOptions.Prefix is refused.
+	Split *filter.Split
 
 	// BlockSize is the target size of an SSTable data block before
 	// compression. Default 4096.
@@ -282,7 +295,9 @@ func setDefault[T int | int64](p *T, def T) {
 }
 
 // ErrInvalidOptions is wrapped by Open's error for options that cannot work
-// (a negative size, a level multiplier below 2, thresholds out of order).
+// (a negative size, a level multiplier below 2, thresholds out of order),
+// and by an Iter's Err for IterOptions that cannot (a Prefix without
+// Options.Split).
 var ErrInvalidOptions = errors.New("monban: invalid options")
 
 // validate checks options after defaults are applied.
@@ -305,6 +320,8 @@ func (o *Options) validate() error {
 		return fmt.Errorf("%w: Compression %d is none of NoCompression, SnappyCompression", ErrInvalidOptions, o.Compression)
 	case o.FilterSizing != FilterSizingUniform && o.FilterSizing != FilterSizingPerLevel:
 		return fmt.Errorf("%w: FilterSizing %d is neither FilterSizingUniform nor FilterSizingPerLevel", ErrInvalidOptions, o.FilterSizing)
+	case o.Split != nil && (o.Split.Name == "" || o.Split.Len == nil):
+		return fmt.Errorf("%w: Split needs a Name and a Len", ErrInvalidOptions)
 	case o.BloomBitsPerKey > 64:
 		return fmt.Errorf("%w: BloomBitsPerKey %d above 64", ErrInvalidOptions, o.BloomBitsPerKey)
 	case o.LevelMultiplier < 2:

@@ -99,6 +99,13 @@ type Stats struct {
 	// allowed and the tree did not satisfy.
 	MemtableFalsePositives uint64
 
+	// PrefixProbes counts the memtables and tables whose filter an
+	// iterator bounded to a prefix asked (IterOptions.Prefix; none under
+	// Options.IgnoreFilters); PrefixSkips those it left out because the
+	// filter ruled the prefix out: a memtable not merged, a table whose
+	// index and data blocks were not read.
+	PrefixProbes, PrefixSkips uint64
+
 	// DeletesElided counts Deletes that the filters proved unnecessary and
 	// that wrote nothing; WALBytesSaved the WAL bytes they did not write.
 	DeletesElided, WALBytesSaved uint64
@@ -251,6 +258,7 @@ type dbStats struct {
 	levels [NumLevels]levelCounters
 
 	memtableFilterNegatives, immutableFilterNegatives, memtableFalsePositives atomic.Uint64
+	prefixProbes, prefixSkips                                                 atomic.Uint64
 	deletesElided, walBytesSaved                                              atomic.Uint64
 	deleteProofProbes, mergeProofProbes                                       atomic.Uint64
 	walBytes, flushes                                                         atomic.Uint64
@@ -339,6 +347,7 @@ func (d *DB) Stats() Stats {
 	s.MemtableFilterNegatives = d.stats.memtableFilterNegatives.Load()
 	s.ImmutableFilterNegatives = d.stats.immutableFilterNegatives.Load()
 	s.MemtableFalsePositives = d.stats.memtableFalsePositives.Load()
+	s.PrefixProbes, s.PrefixSkips = d.stats.prefixProbes.Load(), d.stats.prefixSkips.Load()
 	s.DeletesElided, s.WALBytesSaved = d.stats.deletesElided.Load(), d.stats.walBytesSaved.Load()
 	s.DeleteProofProbes, s.MergeProofProbes = d.stats.deleteProofProbes.Load(), d.stats.mergeProofProbes.Load()
 	s.DeleteProofsSkipped = d.proofs.skippedProofs()

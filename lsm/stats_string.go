@@ -32,6 +32,9 @@ func (s Stats) String() string {
 	w.Flush()
 	fmt.Fprintf(&b, "memtables: %d queued for flush; filter negatives %d (own) + %d (combined immutables); false positives %d\n",
 		s.MemtablesQueued, s.MemtableFilterNegatives, s.ImmutableFilterNegatives, s.MemtableFalsePositives)
+	if s.PrefixProbes > 0 {
+		fmt.Fprintf(&b, "prefix iterators: %d filters asked, %d memtables and tables skipped\n", s.PrefixProbes, s.PrefixSkips)
+	}
 	fmt.Fprintf(&b, "deletes:   %d elided (%d WAL bytes saved), %d not proved (proofs kept failing); proof probes %d by deletes, %d by merges\n",
 		s.DeletesElided, s.WALBytesSaved, s.DeleteProofsSkipped, s.DeleteProofProbes, s.MergeProofProbes)
 	fmt.Fprintf(&b, "flushes:   %d; dropped %s\n", s.Flushes, s.FlushDrops)
