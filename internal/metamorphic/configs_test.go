@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/lsm"
 )
 
@@ -57,7 +58,14 @@ var fixedConfigs = []config{
 		MemtableSize: 4 << 10, LBaseMaxBytes: 8 << 10, LevelMultiplier: 2,
 		TargetFileSize: 1 << 10, L0CompactionThreshold: 2, MaxConcurrentCompactions: 4,
 	}},
+	// Prefixes in every filter beside the keys: no Get, proof or bound
+	// iterator may answer otherwise (prefix iterators are the lsm model
+	// test's, TestPrefixIterMatchesModel).
+	{"split", lsm.Options{MemtableSize: smallMem, Split: firstByte}},
 }
+
+// firstByte is a Split whose prefixes are keys' first bytes.
+var firstByte = &filter.Split{Name: "first-byte", Len: func(k []byte) int { return min(len(k), 1) }}
 
 // configs returns the fixed configurations and one drawn from seed, which
 // combines the options at random.
