@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/lsm"
 )
 
@@ -34,7 +35,12 @@ type optionSet struct {
 	MaxCompactions        int   `json:",omitempty"`
 	PerLevelFilters       bool  `json:",omitempty"`
 	PinnedMetaLimit       int64 `json:",omitempty"`
+	// Split puts each key's first byte in the filters as a prefix
+	// (lsm.Options.Split): no answer may change.
+	Split bool `json:",omitempty"`
 }
+
+var firstByte = &filter.Split{Name: "first-byte", Len: func(k []byte) int { return min(len(k), 1) }}
 
 func (o optionSet) lsm() *lsm.Options {
 	return &lsm.Options{
@@ -54,6 +60,7 @@ func (o optionSet) lsm() *lsm.Options {
 		MaxConcurrentCompactions:  o.MaxCompactions,
 		FilterSizing:              map[bool]lsm.FilterSizing{false: lsm.FilterSizingUniform, true: lsm.FilterSizingPerLevel}[o.PerLevelFilters],
 		PinnedMetaLimit:           o.PinnedMetaLimit,
+		Split:                     map[bool]*filter.Split{true: firstByte}[o.Split],
 	}
 }
 
@@ -132,5 +139,6 @@ func randomSet(rng *rand.Rand) optionSet {
 	o.L0CompactionThreshold = 1 + rng.IntN(4)
 	o.L0SlowdownThreshold = o.L0CompactionThreshold + rng.IntN(5)
 	o.L0StopThreshold = o.L0SlowdownThreshold + rng.IntN(5)
+	o.Split = rng.IntN(2) == 0
 	return o
 }
