@@ -76,6 +76,11 @@ func TestCrashRecovery(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				opts.PinnedMetaLimit = -1
 			}
+			// Prefixes in the filters half the time: recovery's flushes
+			// and the reads after it must not answer otherwise.
+			if rng.IntN(2) == 0 {
+				opts.Split = fixedSplit("first", 1)
+			}
 			// maybe is the state after the one write that failed, which may
 			// or may not have reached the disk.
 			var maybe model
@@ -102,7 +107,7 @@ func TestCrashRecovery(t *testing.T) {
 			st.crashes++
 
 			reopen := crashOptions(mem, memtableSize)
-			reopen.PinnedMetaLimit = opts.PinnedMetaLimit
+			reopen.PinnedMetaLimit, reopen.Split = opts.PinnedMetaLimit, opts.Split
 			d, err := Open("/db", reopen)
 			if err != nil {
 				t.Fatalf("seed %d epoch %d: reopen after crash: %v", seed, epoch, err)

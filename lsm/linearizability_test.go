@@ -44,6 +44,8 @@ func TestLinearizable(t *testing.T) {
 		// Every table paged: index partitions and filter pages shared by
 		// concurrent reads through the block cache.
 		{"Paged", Options{PinnedMetaLimit: -1}},
+		// Prefixes in every filter beside the keys.
+		{"Split", Options{Split: fixedSplit("first", 1)}},
 	}
 	total := stressDuration(t, 3*time.Second)
 	seeds := stressSeeds(t)
