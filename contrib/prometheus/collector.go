@@ -89,6 +89,11 @@ func NewCollector(db *lsm.DB) *Collector {
 		func(l lsm.LevelStats) float64 { return u(l.TableBytesIn) })
 	level("level_table_written_bytes_total", "Bytes of tables written into the level (by flushes for L0, by compactions below).", counter,
 		func(l lsm.LevelStats) float64 { return u(l.TableBytesWritten) })
+	// Range tombstones the level's tables hold, and what they cover below.
+	level("level_range_tombstones", "Range-tombstone fragments in the level's tables (of the tables whose tombstones are known).", gauge,
+		func(l lsm.LevelStats) float64 { return float64(l.RangeDels) })
+	level("level_range_tombstone_covered_bytes", "Estimated bytes of the levels below that the level's range tombstones cover: what compacting them down would reclaim.", gauge,
+		func(l lsm.LevelStats) float64 { return u(l.RangeDelBytes) })
 
 	// Memtables.
 	global("memtable_filter_negatives_total", "Memtable probes that a memtable's own quotient filter answered \"absent\".", counter,
@@ -99,6 +104,11 @@ func NewCollector(db *lsm.DB) *Collector {
 		func(s *lsm.Stats) float64 { return u(s.MemtableFalsePositives) })
 	global("memtables_queued", "Immutable memtables waiting for flush.", gauge,
 		func(s *lsm.Stats) float64 { return float64(s.MemtablesQueued) })
+	// Prefix iterators.
+	global("prefix_probes_total", "Memtable and table filters a prefix iterator asked before reading the source.", counter,
+		func(s *lsm.Stats) float64 { return u(s.PrefixProbes) })
+	global("prefix_skips_total", "Sources a prefix iterator left out because their filter ruled the prefix out.", counter,
+		func(s *lsm.Stats) float64 { return u(s.PrefixSkips) })
 	// Deletes.
 	global("deletes_elided_total", "Deletes that the filters proved unnecessary and that wrote nothing.", counter,
 		func(s *lsm.Stats) float64 { return u(s.DeletesElided) })

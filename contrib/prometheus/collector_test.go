@@ -9,17 +9,20 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/lsm"
 )
 
-// perScrape is the number of metrics one Collect sends: ten families by
-// level, the unlabelled ones, three drop reasons twice, six compaction
+// perScrape is the number of metrics one Collect sends: twelve families
+// by level, the unlabelled ones, three drop reasons twice, six compaction
 // kinds.
 func perScrape(c *Collector) int { return len(c.levels)*lsm.NumLevels + len(c.global) + 2*3 + 6 }
 
 func openDB(t *testing.T) *lsm.DB {
 	t.Helper()
-	db, err := lsm.Open(t.TempDir(), &lsm.Options{MemtableSize: 64 << 10})
+	// Keys' first four bytes are their prefix, for prefix iterators.
+	split := &filter.Split{Name: "first4", Len: func(k []byte) int { return min(len(k), 4) }}
+	db, err := lsm.Open(t.TempDir(), &lsm.Options{MemtableSize: 64 << 10, Split: split})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,8 +77,20 @@ func TestAfterWork(t *testing.T) {
 		}
 	}
 
+	// An iterator over a prefix no key has, which every filter rules out,
+	// and one over the prefix every key has, which none does.
+	for _, prefix := range []string{"none", "key-"} {
+		it := db.NewIter(&lsm.IterOptions{Prefix: []byte(prefix)})
+		if it.First() != (prefix == "key-") {
+			t.Fatalf("prefix %s: First %v", prefix, it.Valid())
+		}
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	s := db.Stats()
-	if s.Flushes == 0 || s.Total.Files == 0 || s.Total.FilterProbes == 0 || s.DeletesElided == 0 {
+	if s.Flushes == 0 || s.Total.Files == 0 || s.Total.FilterProbes == 0 || s.DeletesElided == 0 || s.PrefixSkips == 0 || s.PrefixSkips == s.PrefixProbes {
 		t.Fatalf("the workload did too little to test with:\n%v", s)
 	}
 	// Gets and Deletes are done; a flush or compaction may still run.
@@ -102,6 +117,8 @@ monban_background_error 0
 		`monban_level_cache_hits_total{level="0"}`:             float64(l0.CacheHits),
 		`monban_memtable_filter_negatives_total`:               float64(s.MemtableFilterNegatives),
 		`monban_wal_bytes_saved_total`:                         float64(s.WALBytesSaved),
+		`monban_prefix_probes_total`:                           float64(s.PrefixProbes),
+		`monban_prefix_skips_total`:                            float64(s.PrefixSkips),
 	} {
 		if got[name] != v {
 			t.Errorf("%s = %v, Stats says %v", name, got[name], v)
