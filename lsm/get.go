@@ -71,7 +71,7 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 	var c *cover
 	var cv cover // on the stack: a Get allocates nothing for it
 	if d.rangeDelsPossible.Load() {
-		cv.eager, cv.key, cv.readSeq = tr != nil, key, seq
+		cv.key, cv.readSeq, cv.eager = key, seq, tr != nil
 		c = &cv
 	}
 	if v, res := d.getMemtables(rs, key, h, seq, tr, c); answered(res) {
@@ -150,7 +150,7 @@ func (d *DB) getMemtable(m *memtable.Memtable, src Source, key []byte, h uint64,
 	if !answered(res) && !c.eager {
 		return v, res // nothing to judge: the search waits (rangedel_read.go)
 	}
-	c.settle(key, seq)
+	c.settle()
 	if c.covers(answered(res), found) {
 		tr.rangeDeleted(src, 0, c)
 		return nil, memtable.Deleted
@@ -208,7 +208,7 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 		return nil, false, nil
 	}
 	if c != nil {
-		c.settle(key, seq)
+		c.settle()
 		if c.covers(false, 0) {
 			tr.rangeDeleted(src, tableStep(level), c)
 			return nil, true, ErrNotFound
@@ -217,7 +217,7 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 		if err != nil {
 			return nil, true, err
 		}
-		c.raise(spans, key, seq)
+		c.raise(spans)
 	}
 	v, found, version, err := d.findInTable(level, f, fl, key, h, seq, tr)
 	switch {

@@ -23,9 +23,9 @@ import (
 //     tombstones down with the keys they cover, and a table's key range
 //     covers its tombstones), so nothing below can be newer than cover.
 //
-// Searching every source's tombstones as the walk passes it would cost a
-// lookup that meets none a search per source (a quarter of a missing
-// key's Get beside 1,000 tombstones). So the searches wait (cover.put)
+// Searching every source's tombstones as the walk passes it would cost
+// every lookup a search per source that holds any, though most lookups
+// meet none. So the searches wait (cover.put)
 // until they can change what the lookup costs or answers: before the
 // first read of a table that is not answered from memory (a filter in
 // memory said maybe, or there is none), where rule 2 may spare the read,
@@ -44,11 +44,13 @@ import (
 // A source without range tombstones costs one atomic load (a memtable's
 // Set, a table's FileMetadata.RangeDels) and a length test.
 
-// cover is the newest range tombstone over the key a read has met so far:
-// its seq (0: none) and the fragment it was met in, for Explain; and the
-// tombstones of the sources passed since the last search, not yet
-// searched.
+// cover is the newest range tombstone over key, visible at readSeq, that
+// a read has met so far: its seq (0: none) and the fragment it was met
+// in, for Explain; and the tombstones of the sources passed since the
+// last search, not yet searched.
 type cover struct {
+	key        []byte
+	readSeq    base.SeqNum
 	seq        base.SeqNum
 	start, end []byte
 	// pending holds the first few deferred sources' tombstones in place
@@ -56,11 +58,8 @@ type cover struct {
 	pending [4]keyspan.Spans
 	n       int
 	more    []keyspan.Spans
-	// eager searches each source as it is passed (Explain), for key at
-	// readSeq.
-	eager   bool
-	key     []byte
-	readSeq base.SeqNum
+	// eager searches each source as it is passed (Explain).
+	eager bool
 }
 
 // put defers the search of one passed source's tombstones, or makes it
@@ -69,7 +68,7 @@ func (c *cover) put(spans keyspan.Spans) {
 	switch {
 	case spans.Len() == 0:
 	case c.eager:
-		c.raise(spans, c.key, c.readSeq)
+		c.raise(spans)
 	case c.n < len(c.pending):
 		c.pending[c.n] = spans
 		c.n++
@@ -78,29 +77,29 @@ func (c *cover) put(spans keyspan.Spans) {
 	}
 }
 
-// settle searches the deferred tombstones for key at seq, raising c.
-func (c *cover) settle(key []byte, seq base.SeqNum) {
+// settle searches the deferred tombstones, raising c.
+func (c *cover) settle() {
 	for i := range c.n {
-		c.raise(c.pending[i], key, seq)
+		c.raise(c.pending[i])
 	}
 	for _, spans := range c.more {
-		c.raise(spans, key, seq)
+		c.raise(spans)
 	}
 	c.n, c.more = 0, c.more[:0]
 }
 
-// raise sets c to the newest tombstone of spans visible at seq over key,
-// if that is newer.
-func (c *cover) raise(spans keyspan.Spans, key []byte, seq base.SeqNum) {
+// raise sets c to the newest tombstone of spans visible at c.readSeq over
+// c.key, if that is newer.
+func (c *cover) raise(spans keyspan.Spans) {
 	if spans.Len() == 0 {
 		return
 	}
-	i := spans.Seek(key)
-	if i == spans.Len() || !spans.At(i).Contains(key) {
+	i := spans.Seek(c.key)
+	if i == spans.Len() || !spans.At(i).Contains(c.key) {
 		return
 	}
 	sp := spans.At(i)
-	if t, ok := sp.Visible(seq); ok && t > c.seq {
+	if t, ok := sp.Visible(c.readSeq); ok && t > c.seq {
 		c.seq, c.start, c.end = t, sp.Start, sp.End
 	}
 }

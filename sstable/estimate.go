@@ -7,10 +7,9 @@ import "bytes"
 // up to, not including, the first whose last key is at or above hi (or
 // through the last block, when hi is past them all). The two ends are
 // blocks the range may cover a little or a lot of; counting one and not
-// the other errs by at most a block either way, where counting both erred
-// by up to two blocks one way: a tombstone over a handful of keys weighed
-// a whole block below it, and a thousand such made levels due that held
-// nothing to reclaim. It reads the index only — a paged table's at most
+// the other errs by at most a block either way, where counting both would
+// err by up to two blocks one way and weigh a tombstone between two keys
+// a whole block. It reads the index only — a paged table's at most
 // two partitions, through the block cache — and no data block. The
 // engine weighs a range tombstone by the bytes below it that it covers
 // (compaction.RangeDelBytes), and asks this of the tables the tombstone
