@@ -506,12 +506,7 @@ func (r *Reader) MayContainPrefix(split *filter.Split, prefixHash uint64) bool {
 		return true
 	}
 	r.stats.prefixProbes.Add(1)
-	var may bool
-	if r.paged {
-		may, _ = r.pagedMayContain(prefixHash, false)
-	} else {
-		may = r.filter.MayContainHash(prefixHash)
-	}
+	may, _ := r.mayContain(prefixHash) // a failed page read answers true
 	if !may {
 		r.stats.prefixNegatives.Add(1)
 	}
