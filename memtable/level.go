@@ -58,21 +58,6 @@ func (l *Level) MayContainHash(h uint64) bool {
 	return l.combined != nil && l.combined.ContainsHash(h)
 }
 
-// MayContainPrefix is MayContainHash for a prefix under split
-// (Memtable.MayContainPrefix): the active memtable, then the combined
-// filter, which holds split's prefixes only if every immutable's does.
-func (l *Level) MayContainPrefix(split *filter.Split, prefixHash uint64) bool {
-	if l.active.MayContainPrefix(split, prefixHash) {
-		return true
-	}
-	for _, m := range l.imm {
-		if !m.holdsPrefixes(split) {
-			return true
-		}
-	}
-	return l.combined != nil && l.combined.ContainsHash(prefixHash)
-}
-
 // Rotate freezes the active memtable, which becomes the newest immutable,
 // and makes next the active one. combined' = clone(combined) merged with
 // the frozen memtable's filter, grown first if it would pass maxLoad. The
