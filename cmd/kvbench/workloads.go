@@ -13,7 +13,7 @@ import (
 )
 
 // workload is one -benchmarks entry. compare marks the workloads whose
-// point lookups or deletes ask the filters: they run a second time with
+// point lookups, deletes or prefix iterators ask the filters: they run a second time with
 // Options.IgnoreFilters on a copy of the same DB. found marks those whose
 // result line says how many keys were found.
 type workload struct {
@@ -34,6 +34,8 @@ var workloads = map[string]workload{
 	"readwhilewriting": {compare: true, found: true, run: (*bench).readWhileWriting},
 	"seekrandom":       {found: true, run: (*bench).seekRandom},
 	"scan":             {run: (*bench).scan},
+	"prefixmissing":    {compare: true, found: true, run: func(b *bench, name string) (*record, error) { return b.prefixScan(name, true) }},
+	"prefixrandom":     {compare: true, run: func(b *bench, name string) (*record, error) { return b.prefixScan(name, false) }},
 	"deleterange":      {run: (*bench).deleteRange},
 	"compact":          {run: (*bench).compact},
 	"stats":            {run: (*bench).stats},
