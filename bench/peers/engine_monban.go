@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/lsm"
 )
 
@@ -69,6 +70,10 @@ func (e *monbanEngine) Open(dir string, o Options) error {
 			CompactionBegin: func(lsm.CompactionInfo) { e.running.Add(1) },
 			CompactionEnd:   func(lsm.CompactionInfo) { e.running.Add(-1) },
 		},
+	}
+	if o.PrefixLen > 0 {
+		n := o.PrefixLen
+		opts.Split = &filter.Split{Name: fmt.Sprintf("peers.first%d", n), Len: func(k []byte) int { return min(len(k), n) }}
 	}
 	if o.BitsPerKey == 0 {
 		opts.BloomBitsPerKey = -1 // monban: negative writes no filters; 0 means its default
@@ -216,6 +221,24 @@ func (e *monbanEngine) Scan(start []byte, n int) (int, error) {
 	}
 	return seen, it.Close()
 }
+
+// ScanPrefix iterates with IterOptions.Prefix, which leaves out every
+// memtable and table whose filter rules the prefix out (Options.Split).
+func (e *monbanEngine) ScanPrefix(prefix []byte) (int, error) {
+	it := e.db.NewIter(&lsm.IterOptions{Prefix: prefix})
+	seen := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		_ = it.Value()
+		seen++
+	}
+	if err := it.Err(); err != nil {
+		it.Close()
+		return seen, err
+	}
+	return seen, it.Close()
+}
+
+func (e *monbanEngine) PrefixHow() string { return "IterOptions.Prefix, Options.Split" }
 
 // DeleteRange is lsm.DB.DeleteRange: one range tombstone, one WAL record.
 func (e *monbanEngine) DeleteRange(start, end []byte) error { return e.db.DeleteRange(start, end) }
