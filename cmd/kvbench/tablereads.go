@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 
 	"github.com/monbandb/monban/lsm"
@@ -17,6 +18,7 @@ import (
 type tableReads struct {
 	vfs.FS
 	reads, bytes atomic.Uint64
+	files        sync.Map // a table's file name ("000009.sst") -> *atomic.Uint64, its reads
 }
 
 func (f *tableReads) Open(name string) (vfs.File, error) {
@@ -24,17 +26,28 @@ func (f *tableReads) Open(name string) (vfs.File, error) {
 	if err != nil || filepath.Ext(name) != ".sst" {
 		return file, err
 	}
-	return &countedFile{File: file, counts: f}, nil
+	n, _ := f.files.LoadOrStore(filepath.Base(name), new(atomic.Uint64))
+	return &countedFile{File: file, all: f, file: n.(*atomic.Uint64)}, nil
+}
+
+// fileReads returns the reads of table file name ("000009.sst") so far.
+func (f *tableReads) fileReads(name string) uint64 {
+	if n, ok := f.files.Load(name); ok {
+		return n.(*atomic.Uint64).Load()
+	}
+	return 0
 }
 
 type countedFile struct {
 	vfs.File
-	counts *tableReads
+	all  *tableReads
+	file *atomic.Uint64
 }
 
 func (f *countedFile) ReadAt(p []byte, off int64) (int, error) {
-	f.counts.reads.Add(1)
-	f.counts.bytes.Add(uint64(len(p)))
+	f.all.reads.Add(1)
+	f.all.bytes.Add(uint64(len(p)))
+	f.file.Add(1)
 	return f.File.ReadAt(p, off)
 }
 
