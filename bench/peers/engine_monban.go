@@ -17,6 +17,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -210,24 +211,21 @@ func (e *monbanEngine) Describe() string {
 
 func (e *monbanEngine) Scan(start []byte, n int) (int, error) {
 	it := e.db.NewIter(nil)
-	seen := 0
-	for ok := it.SeekGE(start); ok && seen < n; ok = it.Next() {
-		_ = it.Value()
-		seen++
-	}
-	if err := it.Err(); err != nil {
-		it.Close()
-		return seen, err
-	}
-	return seen, it.Close()
+	return visit(it, it.SeekGE(start), n)
 }
 
 // ScanPrefix iterates with IterOptions.Prefix, which leaves out every
 // memtable and table whose filter rules the prefix out (Options.Split).
 func (e *monbanEngine) ScanPrefix(prefix []byte) (int, error) {
 	it := e.db.NewIter(&lsm.IterOptions{Prefix: prefix})
+	return visit(it, it.First(), math.MaxInt)
+}
+
+// visit touches the value of up to n entries of it, from its position (ok:
+// valid) on, closes it and returns how many it visited.
+func visit(it *lsm.Iter, ok bool, n int) (int, error) {
 	seen := 0
-	for ok := it.First(); ok; ok = it.Next() {
+	for ; ok && seen < n; ok = it.Next() {
 		_ = it.Value()
 		seen++
 	}

@@ -441,12 +441,11 @@ func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, ke
 				err = reopen()
 			}
 		case wPrefixMiss:
-			s, ok := e.(PrefixScanner)
-			if !ok {
+			if s, ok := e.(PrefixScanner); ok {
+				err = measure(w, func() (phaseOutcome, error) { return doPrefixMiss(s, p) })
+			} else {
 				skip(w, "PrefixScanner", "skipped: no prefix iterator")
-				continue
 			}
-			err = measure(w, func() (phaseOutcome, error) { return doPrefixMiss(s, p) })
 		case wScan:
 			s, ok := e.(Scanner)
 			if !ok {

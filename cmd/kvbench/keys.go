@@ -31,6 +31,14 @@ func (k keySpace) present(i int) uint64 {
 // into the run of missing keys just above its own.
 func (k keySpace) missing(i int) uint64 { return k.present(i) + k.group }
 
+// numbers returns present, or missing if missing.
+func (k keySpace) numbers(missing bool) func(int) uint64 {
+	if missing {
+		return k.missing
+	}
+	return k.present
+}
+
 // prefixes returns the number of prefixes holding written keys; prefix j
 // holds written keys j·group … and the missing keys above them.
 func (k keySpace) prefixes() int { return int((uint64(k.num) + k.group - 1) / k.group) }

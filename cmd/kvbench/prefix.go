@@ -70,10 +70,7 @@ func digits(n uint64) int { return len(strconv.FormatUint(n, 10)) }
 // one iterator: NewIter, First, Next to the prefix's end, Close; found
 // counts the keys the iterators returned.
 func (b *bench) prefixScan(name string, missing bool) (*record, error) {
-	keyOf := b.keys.present
-	if missing {
-		keyOf = b.keys.missing
-	}
+	keyOf := b.keys.numbers(missing)
 	w, err := b.startWindow(false)
 	if err != nil {
 		return nil, err

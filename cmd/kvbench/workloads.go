@@ -83,10 +83,7 @@ func (b *bench) afterWrite(name string, r opsResult, err error) (*record, error)
 
 // read Gets -reads random keys, present or missing ones.
 func (b *bench) read(name string, missing bool) (*record, error) {
-	keyOf := b.keys.present
-	if missing {
-		keyOf = b.keys.missing
-	}
+	keyOf := b.keys.numbers(missing)
 	w, err := b.startWindow(true)
 	if err != nil {
 		return nil, err
