@@ -138,10 +138,11 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	}
 	var err error
 	if c.benchmarks, err = parseBenchmarks(*benchmarks); err == nil {
-		c.usePrefixes(fs)
-		if c.bloomBits, err = parseIntList(*bits); err == nil {
-			if c.filterSizings, err = parseSizings(*sizings); err == nil {
-				err = c.validate()
+		if err = c.usePrefixes(fs); err == nil {
+			if c.bloomBits, err = parseIntList(*bits); err == nil {
+				if c.filterSizings, err = parseSizings(*sizings); err == nil {
+					err = c.validate()
+				}
 			}
 		}
 	}
@@ -242,8 +243,6 @@ func (c *config) validate() error {
 		return usageError("-compression_ratio must be in (0, 1]")
 	case c.keySize > 1<<10:
 		return usageError("-key_size must be at most 1024")
-	case c.prefixSize != 0 && (c.prefixSize < max(1, c.keySize-maxPrefixDigits) || c.prefixSize > c.keySize):
-		return usageError("-prefix_size must be in %d..%d: leave at most %d digits of -key_size %d after the prefix", max(1, c.keySize-maxPrefixDigits), c.keySize, maxPrefixDigits, c.keySize)
 	case c.keySize < digits(c.keys().missing(c.num-1)):
 		return usageError("-key_size %d cannot hold key %d of -num %d: need %d digits", c.keySize, c.keys().missing(c.num-1), c.num, digits(c.keys().missing(c.num-1)))
 	case c.useExisting && c.db == "":

@@ -27,16 +27,22 @@ const maxPrefixDigits = 9
 
 func isPrefixWorkload(name string) bool { return strings.HasPrefix(name, "prefix") }
 
-// usePrefixes leaves -prefix_size 0 unless it was given or a prefix
+// usePrefixes sets -prefix_size to 0 unless it was given or a prefix
 // workload runs: a Split adds each table's prefixes to its filter, which
 // the other workloads do not ask for and would pay for in filter memory
-// or false positives.
-func (c *config) usePrefixes(fs *flag.FlagSet) {
+// or false positives. A -prefix_size in use must leave the keys a prefix
+// and at most maxPrefixDigits digits after it.
+func (c *config) usePrefixes(fs *flag.FlagSet) error {
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "prefix_size" })
 	if !given && !slices.ContainsFunc(c.benchmarks, isPrefixWorkload) {
 		c.prefixSize = 0
+		return nil
 	}
+	if lo := max(1, c.keySize-maxPrefixDigits); c.prefixSize < lo || c.prefixSize > c.keySize {
+		return usageError("-prefix_size must be in %d..%d: leave at most %d digits of -key_size %d after the prefix", lo, c.keySize, maxPrefixDigits, c.keySize)
+	}
+	return nil
 }
 
 // keys is the run's key space: runs of 10^(key_size-prefix_size) numbers
