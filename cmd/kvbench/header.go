@@ -92,12 +92,16 @@ func (r *reporter) header(dir string) {
 	}
 	p("Date", "%s", r.head.Date)
 	p("Go", "%s", r.head.machine())
-	p("Keys", "%d bytes each (zero-padded decimal; written keys even-numbered, missing keys odd, same range)", c.keySize)
+	if g := c.keys().group; g > 1 {
+		p("Keys", "%d bytes each (zero-padded decimal; written keys in the even runs of %d numbers, missing keys in the odd runs, same range)", c.keySize, g)
+	} else {
+		p("Keys", "%d bytes each (zero-padded decimal; written keys even-numbered, missing keys odd, same range)", c.keySize)
+	}
 	p("Values", "%d bytes each (incompressible)", c.valueSize)
 	p("Entries", "%d", c.num)
 	p("Ops", "%d per read workload, %d per delete workload, on %d thread(s); seed %d", c.reads, c.deletes, c.threads, c.seed)
 	if s := c.split(); s != nil {
-		p("Prefixes", "a key's first %d bytes (Options.Split %s): written keys %d to a prefix, between prefixes holding none", c.prefixSize, s.Name, c.keys().group)
+		p("Prefixes", "a key's first %d bytes (Options.Split %s): a run of numbers is one prefix", c.prefixSize, s.Name)
 	}
 	if c.rangeTombstones > 0 {
 		p("Range dels", "%d range tombstones live beside the point reads, over no key read: written among the fill's keys, and before each read workload into the memtable where compactions dropped them", c.rangeTombstones)

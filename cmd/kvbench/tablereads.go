@@ -54,11 +54,14 @@ func (f *countedFile) ReadAt(p []byte, off int64) (int, error) {
 // scanReads sets rd's data-block figures, which readsFrom took from
 // Stats' Get counters, to the table reads over the window w less the
 // paged index and filter blocks d counts: the data blocks read from files.
-// From the cache is n/a: no counter sees those.
+// From the cache is n/a: no counter sees those. The level rows go: their
+// probes and blocks are Gets', none here, and Stats does not split
+// iterators' reads or prefix probes by level.
 func (b *bench) scanReads(rd *reads, d lsm.Stats, w window, ops int64) {
 	blocks := b.files.reads.Load() - w.tableReads - d.MetaBlocksRead
 	rd.BlocksFromFilePerOp, rd.BlocksFromCachePerOp = perOp(blocks, ops), nil
 	rd.BytesReadPerOp = perOp(b.files.bytes.Load()-w.tableBytes-d.MetaBytesRead, ops)
 	rd.blocks = blocks
+	rd.Levels = []levelRead{}
 	rd.Prefixes = &prefixReads{Probes: d.PrefixProbes, Skips: d.PrefixSkips}
 }
