@@ -13,9 +13,9 @@ import (
 )
 
 // workload is one -benchmarks entry. compare marks the workloads whose
-// point lookups, deletes or prefix iterators ask the filters: they run a second time with
-// Options.IgnoreFilters on a copy of the same DB. found marks those whose
-// result line says how many keys were found.
+// point lookups, deletes or prefix iterators ask the filters: they run a
+// second time with Options.IgnoreFilters on a copy of the same DB. found
+// marks those whose result line says how many keys were found.
 type workload struct {
 	compare, found bool
 	run            func(b *bench, name string) (*record, error)
