@@ -63,6 +63,10 @@
 // file system (tablereads.go) less the paged index and filter blocks
 // Stats counts: data blocks from file; blocks from the cache are n/a.
 // With -cache_size 0 every block an iterator touches is a file read.
+// Index blocks: pinned (the default), a table's index is in memory and an
+// iterator reads none; with -pinned_meta_limit the paged tables' index
+// partitions and filter pages per op are the line readmissing prints,
+// from Stats, which counts iterators' there.
 // multireadrandom and multireadmissing read -reads keys in DB.MultiGet
 // calls of -batch_size keys (default 32, db_bench's name): their per-op
 // figures are per key, a second line gives them per batch, and their
