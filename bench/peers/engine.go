@@ -69,12 +69,20 @@ type Options struct {
 	// returns: monban Options.Sync, Pebble pebble.Sync, goleveldb
 	// WriteOptions{Sync: true}.
 	Sync bool
+	// PrefixLen, if not 0, cuts keys after that many bytes into prefixes
+	// for the engine's prefix filters: monban Options.Split, Pebble
+	// Comparer.Split (whose filters then hold prefixes instead of keys);
+	// goleveldb has none. Set when prefixmiss runs.
+	PrefixLen int
 }
 
 func (o Options) String() string {
 	s := fmt.Sprintf("bits=%d cache=%s memtable=%s", o.BitsPerKey, fmtSize(o.CacheBytes), fmtSize(o.MemtableBytes))
 	if o.Sync {
 		s += " sync"
+	}
+	if o.PrefixLen > 0 {
+		s += fmt.Sprintf(" prefix=%d", o.PrefixLen)
 	}
 	return s
 }

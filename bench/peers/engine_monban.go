@@ -17,10 +17,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sync/atomic"
 	"time"
 
+	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/lsm"
 )
 
@@ -69,6 +71,10 @@ func (e *monbanEngine) Open(dir string, o Options) error {
 			CompactionBegin: func(lsm.CompactionInfo) { e.running.Add(1) },
 			CompactionEnd:   func(lsm.CompactionInfo) { e.running.Add(-1) },
 		},
+	}
+	if o.PrefixLen > 0 {
+		n := o.PrefixLen
+		opts.Split = &filter.Split{Name: fmt.Sprintf("peers.first%d", n), Len: func(k []byte) int { return min(len(k), n) }}
 	}
 	if o.BitsPerKey == 0 {
 		opts.BloomBitsPerKey = -1 // monban: negative writes no filters; 0 means its default
@@ -205,8 +211,21 @@ func (e *monbanEngine) Describe() string {
 
 func (e *monbanEngine) Scan(start []byte, n int) (int, error) {
 	it := e.db.NewIter(nil)
+	return visit(it, it.SeekGE(start), n)
+}
+
+// ScanPrefix iterates with IterOptions.Prefix, which leaves out every
+// memtable and table whose filter rules the prefix out (Options.Split).
+func (e *monbanEngine) ScanPrefix(prefix []byte) (int, error) {
+	it := e.db.NewIter(&lsm.IterOptions{Prefix: prefix})
+	return visit(it, it.First(), math.MaxInt)
+}
+
+// visit touches the value of up to n entries of it, from its position (ok:
+// valid) on, closes it and returns how many it visited.
+func visit(it *lsm.Iter, ok bool, n int) (int, error) {
 	seen := 0
-	for ok := it.SeekGE(start); ok && seen < n; ok = it.Next() {
+	for ; ok && seen < n; ok = it.Next() {
 		_ = it.Value()
 		seen++
 	}
@@ -216,6 +235,8 @@ func (e *monbanEngine) Scan(start []byte, n int) (int, error) {
 	}
 	return seen, it.Close()
 }
+
+func (e *monbanEngine) PrefixHow() string { return "IterOptions.Prefix, Options.Split" }
 
 // DeleteRange is lsm.DB.DeleteRange: one range tombstone, one WAL record.
 func (e *monbanEngine) DeleteRange(start, end []byte) error { return e.db.DeleteRange(start, end) }

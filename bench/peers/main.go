@@ -120,7 +120,7 @@ func mainErr() error {
 		memtableFlag  = flag.String("memtable", "4MiB", "memtable size (0 = engine default)")
 		dirFlag       = flag.String("dir", "", "parent directory for the per-run databases (default: a temp dir, removed at the end)")
 		keep          = flag.Bool("keep", false, "keep each run's database directory instead of removing it after the run")
-		workloadsFlag = flag.String("workloads", strings.Join(allWorkloads, ","), "comma-separated workloads, run in this order after fill (fill always runs first); also mixed (50% reads, 50% updates of present keys, by -dist), delrange (m/1000 DeleteRange calls of -range_size present keys) and open (close and reopen: open time, reads, RSS after)")
+		workloadsFlag = flag.String("workloads", strings.Join(allWorkloads, ","), "comma-separated workloads, run in this order after fill (fill always runs first); also mixed (50% reads, 50% updates of present keys, by -dist), delrange (m/1000 DeleteRange calls of -range_size present keys), open (close and reopen: open time, reads, RSS after) and prefixmiss (m iterators over 8-byte prefixes no key has; gives every engine prefix filters from the fill on)")
 		scans         = flag.Int("scans", 1000, "number of scans in the scan workload")
 		scanLen       = flag.Int("scanlen", 1000, "entries per scan")
 		valSize       = flag.Int("valsize", 100, "value size in bytes (keys are 16 bytes)")
@@ -196,6 +196,9 @@ func mainErr() error {
 			return fmt.Errorf("unknown engine %q (registered: %s)", name, strings.Join(engineNames(), ","))
 		}
 		base := Options{BitsPerKey: *bits, CacheBytes: cacheBytes, MemtableBytes: memtableBytes, Sync: *syncFlag}
+		if slices.Contains(workloads, wPrefixMiss) {
+			base.PrefixLen = prefixLen
+		}
 		bitsFixed := false
 		if kvs != "" {
 			for _, kv := range strings.Split(kvs, ":") {
@@ -436,6 +439,12 @@ func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, ke
 			err = measure(w, func() (phaseOutcome, error) { return doDelRange(rd, e, p, plan, flush) })
 			if err == nil {
 				err = reopen()
+			}
+		case wPrefixMiss:
+			if s, ok := e.(PrefixScanner); ok {
+				err = measure(w, func() (phaseOutcome, error) { return doPrefixMiss(s, p) })
+			} else {
+				skip(w, "PrefixScanner", "skipped: no prefix iterator")
 			}
 		case wScan:
 			s, ok := e.(Scanner)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/monbandb/monban/lsm"
+	"github.com/monbandb/monban/vfs"
 )
 
 // bench is one DB under test: the one built with one -filter_sizing and
@@ -24,6 +25,7 @@ type bench struct {
 	dir        string
 	db         *lsm.DB
 	watch      *levelWatch // the tables db writes per level (window.go)
+	files      *tableReads // db's file system (tablereads.go)
 	keys       keySpace
 	vals       *valueSource
 	filtersOff bool
@@ -61,6 +63,8 @@ func (b *bench) options() *lsm.Options {
 		Sync:              b.cfg.sync,
 		KeepAbsentDeletes: b.cfg.keepAbsentDeletes,
 		IgnoreFilters:     b.filtersOff,
+		Split:             b.cfg.split(),
+		FS:                b.files,
 		TargetFileSize:    b.cfg.targetFileSize,
 
 		TargetFileSizeMultiplier: b.cfg.fileSizeMult,
@@ -78,6 +82,7 @@ func (b *bench) options() *lsm.Options {
 // "maybe" and elides nothing.
 func (b *bench) open() (err error) {
 	b.watch = &levelWatch{}
+	b.files = &tableReads{FS: vfs.Default}
 	if b.db, err = lsm.Open(b.dir, b.options()); err != nil {
 		return err
 	}
@@ -116,7 +121,7 @@ func runBenchmarks(ctx context.Context, c *config, stdout, stderr io.Writer) (er
 			}
 			for repeat := 1; repeat <= c.repeat; repeat++ {
 				b := &bench{ctx: ctx, cfg: c, bits: bits, sizing: sizing, repeat: repeat, dir: dir,
-					keys: keySpace{num: c.num, keySize: c.keySize}, vals: newValueSource(c.valueSize, c.compressionRatio, c.seed),
+					keys: c.keys(), vals: newValueSource(c.valueSize, c.compressionRatio, c.seed),
 					rep: rep, stderr: stderr}
 				rep.startRepeat(repeat)
 				if err := b.runAll(); err != nil {

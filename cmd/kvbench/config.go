@@ -50,6 +50,11 @@ type config struct {
 	pinnedMeta      int64
 	levelBase       int64
 
+	// prefixSize is the bytes of a key that form its prefix (prefix.go), 0
+	// when the run uses no prefixes: neither -prefix_size nor a prefix
+	// workload given.
+	prefixSize int
+
 	defaulted bool // no flags at all: the embedded default run
 }
 
@@ -61,7 +66,7 @@ const defaultBenchmarks = "fillrandom,readrandom,readmissing,deleteabsent,delete
 // workloadNames lists every -benchmarks value, in the order -h shows them.
 var workloadNames = []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readmissing",
 	"multireadrandom", "multireadmissing", "deleteabsent", "deleterandom", "readwhilewriting",
-	"seekrandom", "scan", "deleterange", "compact", "stats"}
+	"seekrandom", "scan", "prefixmissing", "prefixrandom", "deleterange", "compact", "stats"}
 
 // errUsage marks a command line that cannot run: the caller prints usage
 // and exits with status 2, as package flag does.
@@ -79,7 +84,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	benchmarks := fs.String("benchmarks", defaultBenchmarks, "comma-separated workloads, run in order: "+strings.Join(workloadNames, ", "))
 	fs.IntVar(&c.num, "num", 1_000_000, "number of keys written by the fill benchmarks (present keys are 0, 2, 4, … 2·(num-1))")
-	fs.IntVar(&c.reads, "reads", 200_000, "operations per read workload (readrandom, readmissing, readwhilewriting, seekrandom; keys for the multiread workloads)")
+	fs.IntVar(&c.reads, "reads", 200_000, "operations per read workload (readrandom, readmissing, readwhilewriting, seekrandom; keys for the multiread workloads; iterators for prefixmissing and prefixrandom)")
 	fs.IntVar(&c.deletes, "deletes", -1, "operations per delete workload; -1: same as -reads")
 	fs.IntVar(&c.keySize, "key_size", 16, "key size in bytes (zero-padded decimal)")
 	fs.IntVar(&c.valueSize, "value_size", 100, "value size in bytes")
@@ -90,6 +95,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.batchSize, "batch_size", 32, "keys per MultiGet call in multireadrandom and multireadmissing")
 	fs.IntVar(&c.rangeSize, "range_size", 1000, "present keys per DB.DeleteRange call in deleterange, which deletes -deletes keys in disjoint random ranges of this many (at least one call)")
 	fs.IntVar(&c.rangeTombstones, "range_tombstones", 0, "live range tombstones over no key read, spread over the key space, beside readrandom, readmissing, the multireads and readwhilewriting: the fills write them among their keys, and each read workload first writes again, into the memtable, those compactions dropped")
+	fs.IntVar(&c.prefixSize, "prefix_size", 15, "bytes of a key that form its prefix (lsm.Options.Split, a fixed-length split), for prefixmissing and prefixrandom: written keys come in runs of 10^(key_size-prefix_size) numbers, one prefix each, between prefixes holding no key; the default leaves one digit, 10 keys a prefix. Unused unless set or a prefix workload runs; -use_existing_db needs the value the DB was filled with")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of key order and value bytes; equal seeds give equal operations")
 	bits := fs.String("bloom_bits", "10", "Bloom bits per key for new tables, or a list (0,5,10,15,20): the DB is rebuilt per value; 0 writes no filter")
 	sizings := fs.String("filter_sizing", "uniform", "how the bits are spread over the tables, or a list: uniform (every table alike) or per_level (Monkey: the same memory, spread by level); the DB is rebuilt per sizing and bits value")
@@ -132,9 +138,11 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	}
 	var err error
 	if c.benchmarks, err = parseBenchmarks(*benchmarks); err == nil {
-		if c.bloomBits, err = parseIntList(*bits); err == nil {
-			if c.filterSizings, err = parseSizings(*sizings); err == nil {
-				err = c.validate()
+		if err = c.usePrefixes(fs); err == nil {
+			if c.bloomBits, err = parseIntList(*bits); err == nil {
+				if c.filterSizings, err = parseSizings(*sizings); err == nil {
+					err = c.validate()
+				}
 			}
 		}
 	}
@@ -235,8 +243,8 @@ func (c *config) validate() error {
 		return usageError("-compression_ratio must be in (0, 1]")
 	case c.keySize > 1<<10:
 		return usageError("-key_size must be at most 1024")
-	case c.keySize < len(strconv.Itoa(2*c.num)):
-		return usageError("-key_size %d cannot hold key %d of -num %d: need %d digits", c.keySize, 2*c.num-1, c.num, len(strconv.Itoa(2*c.num)))
+	case c.keySize < digits(c.keys().missing(c.num-1)):
+		return usageError("-key_size %d cannot hold key %d of -num %d: need %d digits", c.keySize, c.keys().missing(c.num-1), c.num, digits(c.keys().missing(c.num-1)))
 	case c.useExisting && c.db == "":
 		return usageError("-use_existing_db needs -db")
 	case c.useExisting && c.settings() > 1:

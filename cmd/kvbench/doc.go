@@ -17,7 +17,7 @@
 // -benchmarks names them, run in order on one DB: fillseq, fillrandom,
 // overwrite, readrandom, readmissing, multireadrandom, multireadmissing,
 // deleteabsent, deleterandom, readwhilewriting, seekrandom, scan,
-// deleterange, compact, stats. Written keys are the even numbers 0, 2, … 2·(num-1) in
+// prefixmissing, prefixrandom, deleterange, compact, stats. Written keys are the even numbers 0, 2, … 2·(num-1) in
 // zero-padded decimal; the missing keys of readmissing, multireadmissing
 // and deleteabsent are the odd numbers between them, so they fall inside
 // every table's key range and nothing but a filter can turn them away
@@ -50,6 +50,23 @@
 // tables held; the next workload's flush makes those in the memtable an
 // L0 table of their own. The Explain calls read like Gets: with filters
 // ignored they bring blocks into the cache before the comparison run.
+// prefixmissing and prefixrandom run -reads iterators bounded to one
+// prefix (lsm.IterOptions.Prefix), over a prefix holding no key or over
+// one holding written keys, read to its end; an op is one iterator. A run
+// with them (or with -prefix_size) opens the DB with Options.Split
+// cutting keys after -prefix_size bytes (default 15 of the 16) and lays
+// the keys out by prefix: the written keys fill the prefixes of even runs
+// of 10^(key_size-prefix_size) numbers, ten keys each by default, and the
+// missing keys, of every workload, those of the odd runs between them.
+// lsm.Stats counts the data blocks Gets read, not those iterators read,
+// so these workloads count the reads of table files through the DB's
+// file system (tablereads.go) less the paged index and filter blocks
+// Stats counts: data blocks from file; blocks from the cache are n/a.
+// With -cache_size 0 every block an iterator touches is a file read.
+// Index blocks: pinned (the default), a table's index is in memory and an
+// iterator reads none; with -pinned_meta_limit the paged tables' index
+// partitions and filter pages per op are the line readmissing prints,
+// from Stats, which counts iterators' there.
 // multireadrandom and multireadmissing read -reads keys in DB.MultiGet
 // calls of -batch_size keys (default 32, db_bench's name): their per-op
 // figures are per key, a second line gives them per batch, and their
@@ -74,16 +91,16 @@
 //
 // Every read and delete workload that asks the filters (readrandom,
 // readmissing, the multireads, deleteabsent, deleterandom,
-// readwhilewriting) runs twice on the same data: the DB is closed, its
-// directory copied, the copy opened with lsm.Options.IgnoreFilters and the
-// workload run there with the same seeds; then the original is reopened
+// readwhilewriting, the prefix workloads) runs twice on the same data:
+// the DB is closed, its directory copied, the copy opened with
+// lsm.Options.IgnoreFilters and the workload run there with the same seeds; then the original is reopened
 // and the workload runs with filters on. Both runs start alike (cold block
 // cache, WAL replayed, the same tables, copied from a settled DB), so the
 // saving printed is measured, never computed. The counters come from lsm.Stats,
 // differenced across each run.
 //
-// readmissing and multireadmissing print, beside the data blocks they
-// read per lookup, those the filters promised: Stats.ExpectedFalsePositives
+// readmissing, multireadmissing and prefixmissing print, beside the data
+// blocks they read per lookup, those the filters promised: Stats.ExpectedFalsePositives
 // at the start, the sum of the theory FPR of each filter a missing key
 // probes (every L0 table, one table per deeper level). Read over promised
 // near 1 says the filters keep their promise. Below 1 is usual: a level
@@ -119,7 +136,8 @@
 // it, to show what the cache-line layout costs (docs/design.md, "The
 // filters and their three jobs"). kvbench imports filter for this
 // arithmetic and for the filters subcommand, internal/cpuclock for cpu
-// us/op, and lsm for everything else.
+// us/op, vfs for the file system that counts table reads, and lsm for
+// everything else.
 //
 // # Output
 //

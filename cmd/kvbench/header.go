@@ -31,6 +31,7 @@ type header struct {
 	// RangeTombstones is -range_tombstones: live range tombstones beside
 	// the point reads.
 	RangeTombstones int    `json:"range_tombstones"`
+	PrefixSize      int    `json:"prefix_size"` // 0: the run uses no prefixes
 	Seed            uint64 `json:"seed"`
 	BloomBits       []int  `json:"bloom_bits"`
 	// FilterSizing lists the -filter_sizing values: "uniform", "per_level".
@@ -51,7 +52,7 @@ func newHeader(c *config, dir string) header {
 	return header{Type: "header", Date: time.Now().Format(time.DateTime), GoVersion: runtime.Version(),
 		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Benchmarks: c.benchmarks, Num: c.num, Reads: c.reads, Deletes: c.deletes, KeySize: c.keySize,
-		ValueSize: c.valueSize, Threads: c.threads, Repeat: c.repeat, BatchSize: c.batchSize, RangeTombstones: c.rangeTombstones, Seed: c.seed,
+		ValueSize: c.valueSize, Threads: c.threads, Repeat: c.repeat, BatchSize: c.batchSize, RangeTombstones: c.rangeTombstones, PrefixSize: c.prefixSize, Seed: c.seed,
 		BloomBits: c.bloomBits, FilterSizing: sizingNames(c.filterSizings), CacheSize: c.cacheSize, OpenFiles: c.openFiles,
 		Memtable: c.writeBufferSize, TargetFile: c.targetFileSize, FileMult: c.fileSizeMult, LevelBase: c.levelBase, Sync: c.sync, KeepAbsent: c.keepAbsentDeletes, Compare: c.compare, DB: dir}
 }
@@ -91,10 +92,17 @@ func (r *reporter) header(dir string) {
 	}
 	p("Date", "%s", r.head.Date)
 	p("Go", "%s", r.head.machine())
-	p("Keys", "%d bytes each (zero-padded decimal; written keys even-numbered, missing keys odd, same range)", c.keySize)
+	if g := c.keys().group; g > 1 {
+		p("Keys", "%d bytes each (zero-padded decimal; written keys in the even runs of %d numbers, missing keys in the odd runs, same range)", c.keySize, g)
+	} else {
+		p("Keys", "%d bytes each (zero-padded decimal; written keys even-numbered, missing keys odd, same range)", c.keySize)
+	}
 	p("Values", "%d bytes each (incompressible)", c.valueSize)
 	p("Entries", "%d", c.num)
 	p("Ops", "%d per read workload, %d per delete workload, on %d thread(s); seed %d", c.reads, c.deletes, c.threads, c.seed)
+	if s := c.split(); s != nil {
+		p("Prefixes", "a key's first %d bytes (Options.Split %s): a run of numbers is one prefix", c.prefixSize, s.Name)
+	}
 	if c.rangeTombstones > 0 {
 		p("Range dels", "%d range tombstones live beside the point reads, over no key read: written among the fill's keys, and before each read workload into the memtable where compactions dropped them", c.rangeTombstones)
 	}

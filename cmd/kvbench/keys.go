@@ -5,20 +5,46 @@ import (
 )
 
 // keySpace maps key numbers to keys. Key n is n in decimal, zero-padded to
-// keySize bytes, so keys sort as their numbers do. The fills write the even
-// numbers 0, 2, … 2·(num-1); the odd numbers between them are the missing
-// keys: they fall inside every table's key range, so nothing but a filter
-// can rule them out without reading a data block.
+// keySize bytes, so keys sort as their numbers do. The written keys and
+// the missing keys interleave in runs of group numbers: runs 0, 2, 4, …
+// hold the written keys, the odd runs between them the missing ones, so
+// missing keys fall inside every table's key range and nothing but a
+// filter can rule them out without reading a data block. Without
+// prefixes group is 1: the fills write the even numbers 0, 2, …
+// 2·(num-1) and the odd numbers are missing. With -prefix_size p, group
+// is 10^(keySize-p), the numbers that share a p-byte prefix: a run is
+// one prefix, every written key's prefix holds group written keys (the
+// last fewer) and every missing key's prefix holds none.
 type keySpace struct {
 	num     int
 	keySize int
+	group   uint64
 }
 
 // present returns the number of the i-th written key.
-func (k keySpace) present(i int) uint64 { return 2 * uint64(i) }
+func (k keySpace) present(i int) uint64 {
+	n := uint64(i)
+	return 2*(n/k.group)*k.group + n%k.group
+}
 
-// missing returns the number of the i-th absent key, just above present(i).
-func (k keySpace) missing(i int) uint64 { return 2*uint64(i) + 1 }
+// missing returns the number of the i-th absent key: present(i) moved
+// into the run of missing keys just above its own.
+func (k keySpace) missing(i int) uint64 { return k.present(i) + k.group }
+
+// numbers returns present, or missing if missing.
+func (k keySpace) numbers(missing bool) func(int) uint64 {
+	if missing {
+		return k.missing
+	}
+	return k.present
+}
+
+// prefixes returns the number of prefixes holding written keys; prefix j
+// holds written keys j·group … and the missing keys above them.
+func (k keySpace) prefixes() int { return int((uint64(k.num) + k.group - 1) / k.group) }
+
+// inPrefix returns the written keys prefix j holds.
+func (k keySpace) inPrefix(j int) int { return int(min(k.group, uint64(k.num)-uint64(j)*k.group)) }
 
 // key writes key n into dst (len keySize) without allocating.
 func (k keySpace) key(dst []byte, n uint64) []byte {

@@ -40,6 +40,10 @@ func TestBadUsageExits2(t *testing.T) {
 		{"-bloom_bits", "5,x"},
 		{"-bloom_bits", "-3"},
 		{"-key_size", "3", "-num", "1000"},
+		{"-prefix_size", "0"},
+		{"-prefix_size", "17"},
+		{"-benchmarks", "prefixmissing", "-prefix_size", "6"},
+		{"-benchmarks", "prefixrandom", "-key_size", "8", "-num", "100"},
 		{"-value_size", "-1"},
 		{"-use_existing_db"},
 		{"-use_existing_db", "-db", dir, "-benchmarks", "fillseq"},
@@ -107,7 +111,7 @@ func TestRefusesForeignDirectory(t *testing.T) {
 }
 
 func TestKeySpace(t *testing.T) {
-	k := keySpace{num: 50, keySize: 6}
+	k := (&config{num: 50, keySize: 6}).keys()
 	buf := make([]byte, 6)
 	if got := string(k.key(buf, k.missing(21))); got != "000043" {
 		t.Fatalf("missing(21) = %q", got)
@@ -119,6 +123,30 @@ func TestKeySpace(t *testing.T) {
 			t.Fatalf("keys out of order at %d: %q %q %q", i, prev, p, m)
 		}
 		prev = m
+	}
+}
+
+// With -prefix_size 5 of 6-byte keys a prefix is ten numbers: the written
+// keys fill the prefixes of even tens (the last one half) and the missing
+// keys those of odd tens.
+func TestKeySpacePrefixes(t *testing.T) {
+	k := (&config{num: 25, keySize: 6, prefixSize: 5}).keys()
+	key := func(n uint64) string { return string(k.key(make([]byte, 6), n)) }
+	if got, want := k.prefixes(), 3; got != want {
+		t.Fatalf("prefixes() = %d, want %d", got, want)
+	}
+	written := map[string]int{}
+	for i := range k.num {
+		written[key(k.present(i))[:5]]++
+	}
+	for j := range k.prefixes() {
+		p, m := key(k.present(j * int(k.group)))[:5], key(k.missing(j * int(k.group)))[:5]
+		if written[p] != k.inPrefix(j) || written[m] != 0 {
+			t.Errorf("prefix %d: %q holds %d written keys, want %d; missing %q holds %d", j, p, written[p], k.inPrefix(j), m, written[m])
+		}
+	}
+	if got := []int{k.inPrefix(0), k.inPrefix(2)}; got[0] != 10 || got[1] != 5 {
+		t.Errorf("inPrefix(0), inPrefix(2) = %v, want [10 5]", got)
 	}
 }
 

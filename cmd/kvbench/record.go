@@ -88,9 +88,21 @@ type reads struct {
 	// RangeTombstones is where the -range_tombstones were live when the
 	// workload started; absent without them.
 	RangeTombstones *rangeTombstones `json:"range_tombstones,omitempty"`
+	// Prefixes is what the prefix filters did for the iterators of a
+	// prefix workload; absent for the others.
+	Prefixes *prefixReads `json:"prefixes,omitempty"`
 
 	// blocks is the data blocks touched, from file and from cache.
 	blocks uint64
+}
+
+// prefixReads counts, over a workload, the memtables and tables whose
+// filter an iterator bounded to a prefix asked (Stats.PrefixProbes; none
+// with filters ignored) and those it left out (PrefixSkips): their index
+// and data blocks not read.
+type prefixReads struct {
+	Probes uint64 `json:"probes"`
+	Skips  uint64 `json:"skips"`
 }
 
 // levelRead is one level's line of the level table. Tables is the count at

@@ -121,9 +121,14 @@ func (r *reporter) detail(label string, rec *record) {
 		return
 	}
 	rd := rec.Reads
-	fmt.Fprintf(r.w, "%sdata blocks/op %s from file + %s from cache; per op %s table filter probes, %s negatives (reads avoided); %d false positives; %d memtable filter negatives; filters in memory %s\n",
-		label, fixed(4, rd.BlocksFromFilePerOp), fixed(4, rd.BlocksFromCachePerOp), fixed(3, perOp(rd.FilterProbes, rec.Ops)),
-		fixed(3, perOp(rd.FilterNegatives, rec.Ops)), rd.FalsePositives, rd.MemtableFilterNegatives, size(rd.FilterBytes))
+	if p := rd.Prefixes; p != nil {
+		fmt.Fprintf(r.w, "%sdata blocks/op %s from file (iterators' cache hits: not counted); per op %s prefix filter probes (memtables and tables), %s skips (index and data not read); filters in memory %s\n",
+			label, fixed(4, rd.BlocksFromFilePerOp), fixed(3, perOp(p.Probes, rec.Ops)), fixed(3, perOp(p.Skips, rec.Ops)), size(rd.FilterBytes))
+	} else {
+		fmt.Fprintf(r.w, "%sdata blocks/op %s from file + %s from cache; per op %s table filter probes, %s negatives (reads avoided); %d false positives; %d memtable filter negatives; filters in memory %s\n",
+			label, fixed(4, rd.BlocksFromFilePerOp), fixed(4, rd.BlocksFromCachePerOp), fixed(3, perOp(rd.FilterProbes, rec.Ops)),
+			fixed(3, perOp(rd.FilterNegatives, rec.Ops)), rd.FalsePositives, rd.MemtableFilterNegatives, size(rd.FilterBytes))
+	}
 	if rd.RangeTombstones != nil {
 		fmt.Fprintf(r.w, "%srange tombstones: %s\n", indent, rd.RangeTombstones)
 	}
@@ -138,8 +143,12 @@ func (r *reporter) detail(label string, rec *record) {
 		if b := blocksPerOp(rec); b != nil && *p > 0 {
 			kept = ptr(*b / *p)
 		}
-		fmt.Fprintf(r.w, "%sthe filters promised %s data blocks/op (Stats.ExpectedFalsePositives); read %s: %s the promise\n",
-			indent, fixed(4, p), fixed(4, blocksPerOp(rec)), times(kept))
+		read := "read"
+		if rd.Prefixes != nil {
+			read = "read from file"
+		}
+		fmt.Fprintf(r.w, "%sthe filters promised %s data blocks/op (Stats.ExpectedFalsePositives); %s %s: %s the promise\n",
+			indent, fixed(4, p), read, fixed(4, blocksPerOp(rec)), times(kept))
 		if st := rd.SameTree; st != nil && st.Uniform > 0 {
 			fmt.Fprintf(r.w, "%son this tree, its probes and its filter memory (%s bits/key): uniform sizing promises %s data blocks/op, these filters %s (%s), the best sizing %s (%s)\n",
 				indent, fixed(2, &st.BitsPerKey), fixed(4, &st.Uniform), fixed(4, &st.Filters), times(ptr(st.Filters/st.Uniform)),

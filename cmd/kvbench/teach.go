@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -238,7 +239,12 @@ func teach(dir string) (lessons []lesson, err error) {
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, os.RemoveAll(tmp)) }()
-	compacted, err := rangeCompact(tmp)
+	compacted, err := rangeCompact(filepath.Join(tmp, "range"))
+	if err != nil {
+		return nil, err
+	}
 	add("range-compact", "merges drop what a range tombstone covers, then it", compacted)
+	prefixed, err := prefixLesson(filepath.Join(tmp, "prefix"))
+	add("prefix", "an iterator over a prefix skips the tables whose filter rules it out", prefixed)
 	return lessons, err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/lsm"
+	"github.com/monbandb/monban/vfs"
 )
 
 // teacher runs the lesson's operations; the first error sticks and ends
@@ -247,4 +249,71 @@ func rate(p float64) string {
 		return fmt.Sprintf("%.3f%%", 100*p)
 	}
 	return fmt.Sprintf("%.4f%%", 100*p)
+}
+
+// prefixLesson shows an iterator bounded to a prefix, on a DB of its own
+// in dir whose Split cuts keys after 3 bytes: users u00, u02, … u98, four
+// keys each (u00a … u00d), compacted into the last level, and u10e and
+// u90e flushed to L0 above them. With no block cache, every data block an
+// iterator touches is a read of its table's file, counted per table
+// (tableReads; the indexes and filters were read when the tables opened).
+// An absent prefix, u51, is asked of the memtable and of the two tables
+// whose ranges hold it, and every filter says no: no block is read. The
+// same keys as a range, [u51, u52), read a block in both tables, as no
+// filter answers a range. A present prefix, u50, reads its block in L6
+// and none in L0, whose filter rules u50 out.
+func prefixLesson(dir string) (string, error) {
+	o := teachOptions(nil)
+	o.TargetFileSize, o.Compression, o.BlockCacheSize = 4<<10, lsm.NoCompression, -1
+	o.Split = &filter.Split{Name: "teach.first3", Len: func(k []byte) int { return min(len(k), 3) }}
+	files := &tableReads{FS: vfs.Default}
+	o.FS = files
+	db, err := lsm.Open(dir, o)
+	if err != nil {
+		return "", err
+	}
+	t := &teacher{db: db}
+	for u := 0; u < 100; u += 2 {
+		for _, k := range "abcd" {
+			t.check(db.Put(fmt.Appendf(nil, "u%02d%c", u, k), []byte(strings.Repeat("v", 40))))
+		}
+	}
+	t.check(db.Compact())
+	t.check(db.Put([]byte("u10e"), []byte("v")))
+	t.check(db.Put([]byte("u90e"), []byte("v")))
+	t.check(db.Flush())
+	var b strings.Builder
+	b.WriteString(t.tree(nil))
+	for _, it := range []struct {
+		what string
+		opts lsm.IterOptions
+	}{
+		{`Prefix "u51"`, lsm.IterOptions{Prefix: []byte("u51")}},
+		{`LowerBound "u51", UpperBound "u52"`, lsm.IterOptions{LowerBound: []byte("u51"), UpperBound: []byte("u52")}},
+		{`Prefix "u50"`, lsm.IterOptions{Prefix: []byte("u50")}},
+	} {
+		tables, err := db.Tables()
+		t.check(err)
+		before := make([]uint64, len(tables))
+		for i, tab := range tables {
+			before[i] = files.fileReads(fmt.Sprintf("%06d.sst", tab.FileNum))
+		}
+		s := db.Stats()
+		iter := db.NewIter(&it.opts)
+		var keys []string
+		for ok := iter.First(); ok; ok = iter.Next() {
+			keys = append(keys, string(iter.Key()))
+		}
+		t.check(errors.Join(iter.Err(), iter.Close()))
+		after := db.Stats()
+		fmt.Fprintf(&b, "\niterator, %s: %s\n", it.what, strings.Join(append([]string{plural(len(keys), "key", "keys")}, keys...), " "))
+		fmt.Fprintf(&b, "  filters asked %d, ruled the prefix out %d (Stats.PrefixProbes, PrefixSkips)\n",
+			after.PrefixProbes-s.PrefixProbes, after.PrefixSkips-s.PrefixSkips)
+		for i, tab := range tables {
+			if n := files.fileReads(fmt.Sprintf("%06d.sst", tab.FileNum)) - before[i]; n > 0 || bytes.Compare(tab.Smallest, []byte("u52")) < 0 && bytes.Compare(tab.Largest, []byte("u50")) >= 0 {
+				fmt.Fprintf(&b, "  L%d %06d.sst: %s\n", tab.Level, tab.FileNum, plural(int(n), "data block read", "data blocks read"))
+			}
+		}
+	}
+	return b.String(), errors.Join(t.err, db.Close())
 }

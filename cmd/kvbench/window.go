@@ -19,6 +19,9 @@ type window struct {
 	// tombstones is where the -range_tombstones were live, for a read
 	// workload; nil without them.
 	tombstones *rangeTombstones
+	// tableReads and tableBytes are the table-file reads and their bytes
+	// so far (tableReads), for the iterator workloads' data blocks.
+	tableReads, tableBytes uint64
 }
 
 // startWindow settles the DB and opens a window on it; for a workload of
@@ -37,6 +40,7 @@ func (b *bench) startWindow(reads bool) (w window, err error) {
 	_, err = b.db.Tables()
 	b.watch.reset()
 	w.stats = b.db.Stats()
+	w.tableReads, w.tableBytes = b.files.reads.Load(), b.files.bytes.Load()
 	return w, err
 }
 
@@ -145,6 +149,8 @@ func statsDiff(a, b lsm.Stats) lsm.Stats {
 		t.TableBytesWritten += l.TableBytesWritten
 	}
 	d.MemtableFilterNegatives -= a.MemtableFilterNegatives
+	d.PrefixProbes -= a.PrefixProbes
+	d.PrefixSkips -= a.PrefixSkips
 	d.MetaCacheHits -= a.MetaCacheHits
 	d.MetaBlocksRead -= a.MetaBlocksRead
 	d.MetaBytesRead -= a.MetaBytesRead

@@ -13,9 +13,9 @@ import (
 )
 
 // workload is one -benchmarks entry. compare marks the workloads whose
-// point lookups or deletes ask the filters: they run a second time with
-// Options.IgnoreFilters on a copy of the same DB. found marks those whose
-// result line says how many keys were found.
+// point lookups, deletes or prefix iterators ask the filters: they run a
+// second time with Options.IgnoreFilters on a copy of the same DB. found
+// marks those whose result line says how many keys were found.
 type workload struct {
 	compare, found bool
 	run            func(b *bench, name string) (*record, error)
@@ -34,6 +34,8 @@ var workloads = map[string]workload{
 	"readwhilewriting": {compare: true, found: true, run: (*bench).readWhileWriting},
 	"seekrandom":       {found: true, run: (*bench).seekRandom},
 	"scan":             {run: (*bench).scan},
+	"prefixmissing":    {compare: true, found: true, run: func(b *bench, name string) (*record, error) { return b.prefixScan(name, true) }},
+	"prefixrandom":     {compare: true, run: func(b *bench, name string) (*record, error) { return b.prefixScan(name, false) }},
 	"deleterange":      {run: (*bench).deleteRange},
 	"compact":          {run: (*bench).compact},
 	"stats":            {run: (*bench).stats},
@@ -81,10 +83,7 @@ func (b *bench) afterWrite(name string, r opsResult, err error) (*record, error)
 
 // read Gets -reads random keys, present or missing ones.
 func (b *bench) read(name string, missing bool) (*record, error) {
-	keyOf := b.keys.present
-	if missing {
-		keyOf = b.keys.missing
-	}
+	keyOf := b.keys.numbers(missing)
 	w, err := b.startWindow(true)
 	if err != nil {
 		return nil, err

@@ -283,7 +283,7 @@ func TestRangeTombstones(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	b := &bench{cfg: c, db: db, keys: keySpace{num: c.num, keySize: c.keySize}}
+	b := &bench{cfg: c, db: db, keys: c.keys()}
 	for j := range c.rangeTombstones {
 		start, _ := b.span(j)
 		if tr, err := db.Explain(start); err != nil || tr.Result != lsm.ResultRangeDeleted {

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/lsm"
+)
+
+// The prefix workloads run iterators bounded to one prefix
+// (lsm.IterOptions.Prefix): prefixmissing over prefixes that hold no key,
+// prefixrandom over prefixes that hold written keys, each iterated to its
+// end. A run that uses prefixes lays its keys out in runs of one prefix
+// each (keySpace) and opens the DB with Options.Split cutting keys after
+// -prefix_size bytes, so every table's filter holds its keys' prefixes
+// and an iterator over an absent prefix leaves out the tables whose
+// filter rules it out, without reading their index or data.
+
+// maxPrefixDigits is the most digits -prefix_size may leave after the
+// prefix: a prefix of 10^9 keys is already more than any -num.
+const maxPrefixDigits = 9
+
+func isPrefixWorkload(name string) bool { return strings.HasPrefix(name, "prefix") }
+
+// usePrefixes sets -prefix_size to 0 unless it was given or a prefix
+// workload runs: a Split adds each table's prefixes to its filter, which
+// the other workloads do not ask for and would pay for in filter memory
+// or false positives. A -prefix_size in use must leave the keys a prefix
+// and at most maxPrefixDigits digits after it.
+func (c *config) usePrefixes(fs *flag.FlagSet) error {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "prefix_size" })
+	if !given && !slices.ContainsFunc(c.benchmarks, isPrefixWorkload) {
+		c.prefixSize = 0
+		return nil
+	}
+	if lo := max(1, c.keySize-maxPrefixDigits); c.prefixSize < lo || c.prefixSize > c.keySize {
+		return usageError("-prefix_size must be in %d..%d: leave at most %d digits of -key_size %d after the prefix", lo, c.keySize, maxPrefixDigits, c.keySize)
+	}
+	return nil
+}
+
+// keys is the run's key space: runs of 10^(key_size-prefix_size) numbers
+// with prefixes, of one number without.
+func (c *config) keys() keySpace {
+	k := keySpace{num: c.num, keySize: c.keySize, group: 1}
+	if c.prefixSize > 0 {
+		for range c.keySize - c.prefixSize {
+			k.group *= 10
+		}
+	}
+	return k
+}
+
+// split is the Options.Split of a run with prefixes, nil without: a key's
+// first -prefix_size bytes. Its Name carries the size, which a table
+// records (property filter.prefix_split), so that a DB reopened with
+// another -prefix_size never skips a table built with this one.
+func (c *config) split() *filter.Split {
+	if c.prefixSize == 0 {
+		return nil
+	}
+	n := c.prefixSize
+	return &filter.Split{Name: "kvbench.fixed" + strconv.Itoa(n), Len: func(k []byte) int { return min(len(k), n) }}
+}
+
+func digits(n uint64) int { return len(strconv.FormatUint(n, 10)) }
+
+// prefixScan runs -reads iterators, each bounded to a random prefix: one
+// that holds no key (missing) or one that holds written keys. An op is
+// one iterator: NewIter, First, Next to the prefix's end, Close; found
+// counts the keys the iterators returned.
+func (b *bench) prefixScan(name string, missing bool) (*record, error) {
+	keyOf := b.keys.numbers(missing)
+	w, err := b.startWindow(false)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.runOps(name, b.cfg.reads, func(t *thread, i int) error {
+		j := t.rng.IntN(b.keys.prefixes())
+		prefix := b.keys.key(t.key, keyOf(j*int(b.keys.group)))[:b.cfg.prefixSize]
+		it := b.db.NewIter(&lsm.IterOptions{Prefix: prefix})
+		for ok := it.First(); ok; ok = it.Next() {
+			t.found++
+			t.bytes += int64(len(it.Key()) + len(it.Value()))
+		}
+		return errors.Join(it.Err(), it.Close())
+	})
+	if err != nil {
+		return nil, err
+	}
+	rec, d, err := b.readRecord(name, r, w, missing)
+	if err != nil {
+		return nil, err
+	}
+	b.scanReads(rec.Reads, d, w, r.ops)
+	if !missing {
+		rec.Note = fmt.Sprintf("%s keys per prefix", fixed(2, perOp(uint64(r.found), r.ops)))
+	}
+	return rec, nil
+}
