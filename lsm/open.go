@@ -396,6 +396,7 @@ func (d *DB) closeResources() error {
 	if d.tables != nil {
 		errs = append(errs, d.tables.Close())
 	}
+	d.cache.Close()
 	if d.vs != nil {
 		errs = append(errs, d.vs.Close())
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/monbandb/monban/compaction"
 	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/internal/cache"
 	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/internal/offheap"
 	"github.com/monbandb/monban/memtable"
@@ -172,7 +173,8 @@ type Stats struct {
 
 	// OffHeapMapped is the bytes mapped outside the Go heap now, for the
 	// open tables' index and filter blocks, those of closed tables the
-	// block cache keeps, and memtable arenas (internal/offheap);
+	// block cache keeps, memtable arenas (internal/offheap), and the block
+	// buffers of the block cache and of reads in flight (internal/cache);
 	// OffHeapLeaked counts the buffers the collector had to free because
 	// their holder never released them, a bug. Both count every DB in the
 	// process.
@@ -365,7 +367,7 @@ func (d *DB) Stats() Stats {
 	s.Slowdowns = d.stats.slowdowns.Load()
 	s.Stalls, s.StallTime = d.stats.stalls.Load(), time.Duration(d.stats.stallNanos.Load())
 	oh := offheap.Stats()
-	s.OffHeapMapped, s.OffHeapLeaked = oh.Mapped, oh.Leaked
+	s.OffHeapMapped, s.OffHeapLeaked = oh.Mapped, oh.Leaked+cache.Leaked()
 	s.MetaPinnedBytes, s.MetaPagedTables = d.metaBudget.Pinned(), d.metaBudget.PagedTables()
 	s.MetaCacheHits, s.MetaBlocksRead, s.MetaBytesRead = d.metaBudget.MetaReads()
 	return s

@@ -59,11 +59,14 @@ func TestChurnKeepsMappedMemoryBounded(t *testing.T) {
 
 func churn(t *testing.T, fs vfs.FS, es []entry, size uint64, capacity, perTable int64) {
 	const tables, open, gets = 30, 2, 3000
-	tc := NewTableCache(fs, "db", open, ReaderOptions{Cache: cache.New(capacity)})
-	before := offheap.Stats()
-	// The open tables, the one a Get holds, slack for page rounding, and
-	// what the block cache holds.
-	bound := (open+2)*perTable + capacity
+	bc := cache.New(capacity)
+	tc := NewTableCache(fs, "db", open, ReaderOptions{Cache: bc})
+	before := offheapNow()
+	// The open tables, the one a Get holds, slack for page rounding, what
+	// the block cache holds, and the unused part of the chunks its buffers
+	// are carved from: one for each size class read (data blocks, filter
+	// pages, index partitions, a table's tail).
+	bound := (open+2)*perTable + capacity + 4*offheap.ChunkSize
 	rng := newRand(30)
 	var peak int64
 	for i := range gets {
@@ -78,7 +81,7 @@ func churn(t *testing.T, fs vfs.FS, es []entry, size uint64, capacity, perTable 
 			t.Fatalf("Get %d: table %d, key %s: found %t, %v", i, n, uk, found, err)
 		}
 		release()
-		peak = max(peak, offheap.Stats().Mapped-before.Mapped)
+		peak = max(peak, offheapNow().Mapped-before.Mapped)
 	}
 	if peak > bound {
 		t.Fatalf("block cache %d: %d Gets over %d tables with %d open mapped up to %d bytes, more than %d (%d open tables of %d bytes of index and filter, 2 more, and the block cache)",
@@ -87,7 +90,8 @@ func churn(t *testing.T, fs vfs.FS, es []entry, size uint64, capacity, perTable 
 	if err := tc.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if after := offheap.Stats(); after.Mapped != before.Mapped || after.Leaked != before.Leaked {
+	bc.Close()
+	if after := offheapNow(); after.Mapped != before.Mapped || after.Leaked != before.Leaked {
 		t.Fatalf("block cache %d: after Close %+d bytes mapped, %+d Buffers leaked; want both unchanged",
 			capacity, after.Mapped-before.Mapped, after.Leaked-before.Leaked)
 	}
@@ -110,8 +114,9 @@ func TestConcurrentChurn(t *testing.T) {
 	for n := uint64(1); n <= tables; n++ {
 		refs[n] = writeTableFile(t, fs, "db", n, es)
 	}
-	before := offheap.Stats()
-	tc := NewTableCache(fs, "db", 2, ReaderOptions{Cache: cache.New(1 << 20)})
+	before := offheapNow()
+	bc := cache.New(1 << 20)
+	tc := NewTableCache(fs, "db", 2, ReaderOptions{Cache: bc})
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Add(1)
@@ -144,7 +149,8 @@ func TestConcurrentChurn(t *testing.T) {
 	if err := tc.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if after := offheap.Stats(); after.Mapped != before.Mapped || after.Leaked != before.Leaked {
+	bc.Close()
+	if after := offheapNow(); after.Mapped != before.Mapped || after.Leaked != before.Leaked {
 		t.Fatalf("after Close: %+d bytes mapped, %+d Buffers leaked; want both unchanged",
 			after.Mapped-before.Mapped, after.Leaked-before.Leaked)
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/cache"
-	"github.com/monbandb/monban/internal/offheap"
 	"github.com/monbandb/monban/vfs"
 )
 
@@ -29,7 +28,7 @@ func TestReopenReadsTailOnly(t *testing.T) {
 	}
 	bc := cache.New(8 << 20)
 	tc := NewTableCache(fs, "db", 1, ReaderOptions{Cache: bc})
-	before := offheap.Stats()
+	before := offheapNow()
 	var tailLen uint64
 	get := func(n uint64) ReadStats {
 		t.Helper()
@@ -83,7 +82,8 @@ func TestReopenReadsTailOnly(t *testing.T) {
 	if err := tc.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if after := offheap.Stats(); after.Mapped != before.Mapped || after.Leaked != before.Leaked {
+	bc.Close()
+	if after := offheapNow(); after.Mapped != before.Mapped || after.Leaked != before.Leaked {
 		t.Fatalf("after Close: %+d bytes mapped, %+d Buffers leaked; want both unchanged",
 			after.Mapped-before.Mapped, after.Leaked-before.Leaked)
 	}

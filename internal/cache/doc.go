@@ -26,17 +26,19 @@
 // A block is read through a Handle: Get returns one on a hit, Alloc one on
 // a fresh buffer for the reader to fill. Each handle is a reference, and
 // so is the cache's own while the block is cached. The last reference to
-// go returns the buffer to a pool of its size class (sixteen per power of
-// two), from which the next Alloc of that class takes it: in steady state
-// a cache miss evicts one block and reuses its buffer, and reads allocate
-// nothing. Buffers are Go memory: a pool may drop them at a garbage
-// collection, and a handle that is never released merely leaves its buffer
-// to the collector.
+// go returns the buffer to its size class (sixteen per power of two), from
+// which the next Alloc of that class takes it: in steady state a cache miss
+// evicts one block and reuses its buffer, and reads allocate nothing.
+// Buffers live outside the Go heap, carved from mappings of internal/offheap
+// (buffers.go), so a cache of N bytes costs N bytes of memory rather than
+// the 2N the collector lets a heap of N live bytes grow to; a handle that
+// is never released is a bug the collector still catches: its buffer goes
+// back when its value is collected, and Leaked counts it.
 //
 // Lifetime and concurrency: a Cache and Handle.Release are safe for
 // concurrent use by any number of goroutines; one Handle value is used by
-// one goroutine at a time. A Cache has no Close; it is garbage once
-// unreferenced.
+// one goroutine at a time. Its owner Closes a Cache when done with it, so
+// that its blocks' memory goes back at once.
 //
 // # Invariants
 //
@@ -49,7 +51,7 @@
 //  3. Get returns exactly the block last Set for that key, or a miss.
 //  4. Capacity 0 (or a nil *Cache) caches nothing: Set is a no-op and Get
 //     always misses. Alloc and Release work without any Cache.
-//  5. A buffer goes back to its pool only when its last reference is
+//  5. A buffer goes back to its class only when its last reference is
 //     released: eviction, EvictFile and replacement drop only the cache's
 //     reference, so a block read under a handle stays valid until that
 //     handle's Release, however long it is held. Its users keep this by

@@ -3,7 +3,7 @@ package cache
 import (
 	"fmt"
 	"math/bits"
-	"sync"
+	"runtime"
 	"sync/atomic"
 )
 
@@ -11,7 +11,7 @@ import (
 // live Handle, plus the cache's own while the block is cached.
 type value struct {
 	buf  []byte       // len: the block; cap: its size class
-	refs atomic.Int32 // 0 only while the buffer sits in its pool
+	refs atomic.Int32 // 0 only while the buffer is free
 	// gen counts the times the buffer was freed; a Handle remembers the
 	// generation it was made in, so a copy used after the buffer was freed
 	// is detected, whether or not it was reused since (invariant 6).
@@ -19,7 +19,11 @@ type value struct {
 	// cached is set while a shard holds the cache's reference: the count
 	// must not reach zero then, whoever releases too often.
 	cached atomic.Bool
-	class  int8 // index in pools; -1 for a buffer too large to pool
+	// chunk is where buf was carved from (nil for a buffer too large for
+	// every class, left to the collector), and net the safety net that
+	// gives buf back to it if the value is collected while allocated.
+	chunk *bufChunk
+	net   runtime.Cleanup
 	// obj, charge and free are set for a value of the cache's user
 	// (NewValue) instead of a buffer: buf is nil, and free is called
 	// once, by the last reference.
@@ -38,7 +42,7 @@ type Handle struct {
 	gen uint32
 }
 
-// Size classes of the pooled buffers: sixteen per power of two from 64
+// Size classes of the buffers: sixteen per power of two from 64
 // bytes to 64 MiB (the sstable package's largest block), so a buffer
 // wastes at most 1/16 of its size (a block cut at 4096 bytes plus one
 // entry takes 4352); larger buffers are allocated exactly and left to the
@@ -50,11 +54,6 @@ const (
 	maxClassBits = 26
 	numClasses   = (maxClassBits - minClassBits) << stepBits
 )
-
-// pools are shared by every Cache, and used with none at all, so a Reader
-// without a cache recycles its buffers too. A pool may drop buffers at any
-// garbage collection; a read that finds its class empty allocates.
-var pools [numClasses]sync.Pool // of *value
 
 // sizeClass returns the smallest class holding n bytes, or -1 when n is
 // larger than every class.
@@ -74,21 +73,15 @@ func classSize(c int) int {
 	return (steps + 1 + c%steps) << (c/steps + minClassBits - stepBits)
 }
 
-// Alloc returns a handle on a buffer of n bytes, from the pools when one
-// is free. Its bytes are undefined; the caller may write them until it
-// shares the block (Set, or another reader seeing it).
+// Alloc returns a handle on a buffer of n bytes, outside the Go heap
+// (buffers.go). Its bytes are undefined; the caller may write them until
+// it shares the block (Set, or another reader seeing it).
 func Alloc(n int) Handle {
-	c := sizeClass(n)
 	var v *value
-	if c >= 0 {
-		v, _ = pools[c].Get().(*value)
-	}
-	if v == nil {
-		size := n
-		if c >= 0 {
-			size = classSize(c)
-		}
-		v = &value{buf: make([]byte, size), class: int8(c)}
+	if c := sizeClass(n); c >= 0 {
+		v = allocBuffer(c)
+	} else {
+		v = &value{buf: make([]byte, n)}
 	}
 	v.buf = v.buf[:n]
 	v.refs.Store(1)
@@ -103,7 +96,7 @@ func Alloc(n int) Handle {
 // filter, which live outside the heap, within the cache's budget once the
 // table is closed.
 func NewValue(obj any, charge int, free func()) Handle {
-	v := &value{class: -1, obj: obj, charge: int64(charge), free: free}
+	v := &value{obj: obj, charge: int64(charge), free: free}
 	v.refs.Store(1)
 	return Handle{v: v}
 }
@@ -138,7 +131,7 @@ func (h *Handle) Truncate(n int) {
 
 // Release drops h's reference and clears h, so releasing the same variable
 // twice is harmless; releasing the zero Handle does nothing. The last
-// reference returns the buffer to its pool.
+// reference returns the buffer to its class.
 func (h *Handle) Release() {
 	v := h.v
 	if v == nil {
@@ -174,8 +167,8 @@ func (v *value) unref() {
 		}
 	}
 	v.gen.Add(1)
-	if v.class >= 0 {
-		pools[v.class].Put(v)
+	if v.chunk != nil {
+		freeBuffer(v)
 	}
 }
 

@@ -84,15 +84,15 @@ func (s *shard) get(k key) (Handle, bool) {
 
 func (s *shard) set(k key, v *value, p Priority) {
 	charge := v.chargeBytes()
-	if charge > s.capacity {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if charge > s.capacity { // also every block once the cache is closed
 		return
 	}
 	if !v.cached.CompareAndSwap(false, true) {
 		panic("cache: block Set twice")
 	}
 	v.refs.Add(1) // the cache's reference; the caller holds one already
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if old, ok := s.index[k]; ok {
 		s.remove(old)
 	}
@@ -205,5 +205,15 @@ func (s *shard) delete(k key) {
 	if i, ok := s.index[k]; ok {
 		s.remove(i)
 	}
+	s.mu.Unlock()
+}
+
+// close drops every entry, and makes the shard cache nothing more.
+func (s *shard) close() {
+	s.mu.Lock()
+	for s.hand != none {
+		s.remove(s.hand)
+	}
+	s.capacity, s.highCap = 0, 0
 	s.mu.Unlock()
 }
