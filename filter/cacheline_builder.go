@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sync"
 )
 
 // CacheLineBuilder collects the hashes of one SSTable's keys and finishes
@@ -25,7 +26,28 @@ type CacheLineBuilder struct {
 // any setting is the same encoding, and the probe count follows the same
 // rule as at integer settings.
 func NewCacheLineBuilder(bitsPerKey float64) *CacheLineBuilder {
-	return &CacheLineBuilder{bitsPerKey: clampBitsPerKey(bitsPerKey)}
+	b := &CacheLineBuilder{bitsPerKey: clampBitsPerKey(bitsPerKey)}
+	if p, ok := hashSlices.Get().(*[]uint64); ok {
+		b.hashes = (*p)[:0]
+	}
+	return b
+}
+
+// hashSlices keeps the hash slices of released builders. A compaction
+// writes one table after another, each with a builder whose slice grows
+// to 8 bytes per key: grown afresh for each, they were most of the bytes a
+// 50M-key fill allocated, and the collections they caused let the heap
+// grow with them.
+var hashSlices sync.Pool // of *[]uint64
+
+// Release gives the builder's memory to the next builder. The builder must
+// not be used afterwards.
+func (b *CacheLineBuilder) Release() {
+	if b.hashes != nil {
+		h := b.hashes[:0]
+		hashSlices.Put(&h)
+		b.hashes = nil
+	}
 }
 
 // AddKey adds a key; it is AddHash(Hash(key)).

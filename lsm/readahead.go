@@ -3,6 +3,7 @@ package lsm
 import (
 	"io"
 
+	"github.com/monbandb/monban/internal/offheap"
 	"github.com/monbandb/monban/vfs"
 )
 
@@ -14,15 +15,19 @@ import (
 // so the window is held small: when every input table had one, 256 KiB
 // windows were 5.9 MB of a 1M-key fill's peak heap, and the process's
 // peak RSS fell from 50 to 45 MB with 64 KiB.
-const compactionReadahead = 64 << 10
+const compactionReadahead = offheap.ChunkSize // 64 KiB, the size offheap keeps spare
 
 // readaheadFile serves ReadAt from a window it refills with large reads.
 // It is for one goroutine reading forward (a compaction input); a read
-// that misses the window just moves it.
+// that misses the window just moves it. The window lives outside the heap
+// (a ChunkSize mapping, which offheap keeps spare for the next input), so
+// a compaction's windows do not count twice in the heap the collector
+// lets grow; Close releases it.
 type readaheadFile struct {
 	vfs.File
-	buf    []byte
-	bufOff int64 // file offset of buf[0]
+	mem    *offheap.Buffer // the window's memory, once a read needs it
+	buf    []byte          // the window: mem's bytes read so far
+	bufOff int64           // file offset of buf[0]
 	size   int64
 }
 
@@ -58,10 +63,10 @@ func (r *readaheadFile) fill(off int64) error {
 		return nil
 	}
 	n := min(int64(compactionReadahead), r.size-off)
-	if int64(cap(r.buf)) < n {
-		r.buf = make([]byte, compactionReadahead)
+	if r.mem == nil {
+		r.mem = offheap.New(compactionReadahead)
 	}
-	r.buf = r.buf[:n]
+	r.buf = r.mem.Bytes()[:n]
 	m, err := r.File.ReadAt(r.buf, off)
 	r.buf, r.bufOff = r.buf[:m], off
 	if m == int(n) {
@@ -71,4 +76,11 @@ func (r *readaheadFile) fill(off int64) error {
 		err = io.ErrUnexpectedEOF
 	}
 	return err
+}
+
+// Close closes the file and releases the window.
+func (r *readaheadFile) Close() error {
+	r.mem.Release()
+	r.mem, r.buf = nil, nil
+	return r.File.Close()
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/golang/snappy"
 	"github.com/monbandb/monban/filter"
@@ -87,7 +88,7 @@ func NewWriter(f vfs.File, opts WriterOptions) *Writer {
 	opts = opts.withDefaults()
 	w := &Writer{
 		f:     f,
-		bw:    bufio.NewWriterSize(f, 256<<10),
+		bw:    newWriteBuffer(f),
 		opts:  opts,
 		data:  blockBuilder{restartInterval: opts.BlockRestartInterval},
 		index: blockBuilder{restartInterval: 1}, // every index key whole: binary-searchable in place
@@ -100,6 +101,31 @@ func NewWriter(f vfs.File, opts WriterOptions) *Writer {
 		}
 	}
 	return w
+}
+
+// writeBuffers keeps the write buffers of finished Writers for the next:
+// a compaction writes one table after another, and 256 KiB allocated for
+// each was a good part of what a fill allocated.
+var writeBuffers sync.Pool // of *bufio.Writer
+
+func newWriteBuffer(f vfs.File) *bufio.Writer {
+	if bw, ok := writeBuffers.Get().(*bufio.Writer); ok {
+		bw.Reset(f)
+		return bw
+	}
+	return bufio.NewWriterSize(f, 256<<10)
+}
+
+// release gives the Writer's buffers to the next Writer, once it has
+// finished or been abandoned.
+func (w *Writer) release() {
+	w.bw.Reset(nil)
+	writeBuffers.Put(w.bw)
+	w.bw = nil
+	if w.filter != nil {
+		w.filter.Release()
+		w.filter = nil
+	}
 }
 
 // Add appends an entry. key must be strictly greater than the previous key

@@ -16,6 +16,7 @@ func (w *Writer) Finish() (Properties, error) {
 		return Properties{}, ErrClosed
 	}
 	w.finished = true
+	defer w.release()
 	if w.err != nil {
 		return Properties{}, errors.Join(w.err, w.f.Close())
 	}
@@ -92,5 +93,6 @@ func (w *Writer) Abort() error {
 		return ErrClosed
 	}
 	w.finished = true
+	w.release()
 	return w.f.Close()
 }
