@@ -1,0 +1,64 @@
+// Package raft keeps hashicorp/raft's state in monban: Store is raft's
+// LogStore, StableStore and MonotonicLogStore in one DB, and FSM a
+// replicated key-value state machine whose snapshots are DB checkpoints.
+//
+// It lives in its own module (github.com/monbandb/monban/contrib/raft) so
+// that the engine's module never depends on raft. It is built and tested
+// against hashicorp/raft v1.7.2.
+//
+// # Basics
+//
+//	store, err := monbanraft.Open(filepath.Join(dir, "raft"), nil)
+//	fsm, err := monbanraft.OpenFSM(filepath.Join(dir, "fsm"), nil)
+//	r, err := raft.NewRaft(conf, fsm, store, store, snaps, transport)
+//	f := r.Apply(monbanraft.PutCommand(key, value), time.Second)
+//	v, err := fsm.Get(key)
+//
+// # Store invariants
+//
+//  1. Durability: StoreLogs, DeleteRange, Set and SetUint64 each commit
+//     one lsm batch with one fsync of the WAL before they return nil; a
+//     crash keeps all of the batch or none of it.
+//  2. Contiguity: the log is every index from FirstIndex to LastIndex,
+//     both 0 when it is empty. StoreLogs appends only LastIndex+1 onwards
+//     (from any index ≥ 1 on an empty log) and DeleteRange removes only a
+//     prefix or a suffix, so no write can make a gap; hence IsMonotonic.
+//  3. FirstIndex and LastIndex are read from memory: Open finds them with
+//     one iterator seek to each end of the log's keys, and every write
+//     updates them after its commit, under the write lock.
+//  4. Errors raft tests by identity keep it: GetLog of an absent index
+//     returns raft.ErrLogNotFound unwrapped, Get and GetUint64 of an
+//     absent key ErrKeyNotFound, whose text is "not found". A closed
+//     Store returns lsm.ErrClosed from every method.
+//
+// # Keys
+//
+//	'l' index (8 bytes, big-endian)   one log entry, encoded as below
+//	's' key                           a StableStore value; SetUint64's is 8 bytes big-endian
+//
+// Big-endian indexes sort as the numbers do, so the first and last
+// entries are the ends of the 'l' range, and a DeleteRange of entries
+// [a, b] is one range tombstone ['l' a, 'l' b+1).
+//
+// # Log entry format
+//
+// The value of a log key, version 1:
+//
+//	byte     version, 1
+//	uvarint  Term
+//	byte     Type (raft.LogType)
+//	varint   AppendedAt, seconds since 1970-01-01 UTC (zig-zag)
+//	uvarint  AppendedAt, nanoseconds within the second, < 10⁹
+//	uvarint  len(Data), then Data
+//	uvarint  len(Extensions), then Extensions
+//
+// and nothing after. Index is the key. AppendedAt keeps its instant, not
+// its location (it decodes in UTC); the zero time stays zero. Empty Data
+// or Extensions decode as nil. For example Term 2, LogCommand, AppendedAt
+// 1970-01-01T00:00:01.5Z, Data "hi", no Extensions:
+//
+//	01 02 00 02 80 ca b5 ee 01 02 68 69 00
+//
+// The engine checksums every record and block below this; a value that
+// does not decode is an error wrapping lsm.ErrCorruption, never a panic.
+package raft

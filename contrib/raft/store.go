@@ -1,0 +1,140 @@
+package raft
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	hraft "github.com/hashicorp/raft"
+	"github.com/monbandb/monban/lsm"
+)
+
+// Key prefixes of the Store's DB (doc.go, "Keys"). Each is one byte, and
+// the byte after it bounds its keys from above.
+const (
+	logPrefix    = 'l'
+	stablePrefix = 's'
+)
+
+var (
+	// ErrKeyNotFound is returned by Get and GetUint64 for a key never Set.
+	// Its message is raft's contract, not only its text: raft compares
+	// err.Error() with "not found" to tell a new node from a failing store
+	// (raft-boltdb and raft's InmemStore return the same).
+	ErrKeyNotFound = errors.New("not found")
+
+	// ErrNotContiguous is returned by StoreLogs for entries that would
+	// leave a gap or go back: the first must follow LastIndex (any index
+	// from 1 on an empty log), each next one its predecessor. Nothing of
+	// the batch is stored.
+	ErrNotContiguous = errors.New("monban raft: log entries not contiguous")
+
+	// ErrHole is returned by DeleteRange for a range strictly inside the
+	// log, neither a prefix nor a suffix: raft never asks for one, and the
+	// log would no longer be contiguous.
+	ErrHole = errors.New("monban raft: DeleteRange would leave a hole in the log")
+)
+
+// Store is a raft.LogStore, raft.StableStore and raft.MonotonicLogStore
+// in one monban DB. It is safe for concurrent use.
+type Store struct {
+	db *lsm.DB
+
+	// writeMu orders StoreLogs and DeleteRange, so that the contiguity
+	// check, the commit and the update of first and last are one step.
+	// Reads take no lock.
+	writeMu sync.Mutex
+	batch   lsm.Batch // reused under writeMu
+	buf     []byte    // the encoding of one entry, reused under writeMu
+
+	// first and last are the log's bounds, 0 and 0 when it is empty
+	// (invariant 2). They change after a commit, so a reader may see
+	// the bounds from before a write that has just committed, never
+	// bounds ahead of the DB.
+	first, last atomic.Uint64
+	closed      atomic.Bool
+}
+
+var (
+	_ hraft.LogStore          = (*Store)(nil)
+	_ hraft.StableStore       = (*Store)(nil)
+	_ hraft.MonotonicLogStore = (*Store)(nil)
+)
+
+// Open opens (creating it if needed) the monban DB in dir as a Store.
+// opts are lsm.Open's, nil for the defaults; whatever opts.Sync says,
+// every write of the Store is synced.
+func Open(dir string, opts *lsm.Options) (*Store, error) {
+	db, err := lsm.Open(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{db: db}
+	if err := s.loadBounds(); err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	return s, nil
+}
+
+// loadBounds finds the first and last log keys: an iterator bounded to
+// the log prefix, at each end.
+func (s *Store) loadBounds() error {
+	it := s.db.NewIter(&lsm.IterOptions{LowerBound: []byte{logPrefix}, UpperBound: []byte{logPrefix + 1}})
+	var first, last uint64
+	var err error
+	if it.First() {
+		first, err = indexOf(it.Key())
+		if err == nil && it.Last() {
+			last, err = indexOf(it.Key())
+		}
+	}
+	if err := errors.Join(err, it.Close()); err != nil {
+		return fmt.Errorf("monban raft: finding the log's bounds: %w", err)
+	}
+	s.first.Store(first)
+	s.last.Store(last)
+	return nil
+}
+
+// Close closes the DB. Every method called after it returns lsm.ErrClosed.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return lsm.ErrClosed
+	}
+	return s.db.Close()
+}
+
+func (s *Store) checkOpen() error {
+	if s.closed.Load() {
+		return lsm.ErrClosed
+	}
+	return nil
+}
+
+// IsMonotonic reports true: StoreLogs refuses gaps (ErrNotContiguous), so
+// raft must delete the whole log after restoring a snapshot rather than
+// leave a gap behind it.
+func (s *Store) IsMonotonic() bool { return true }
+
+// logKey returns the key of index: the prefix, then the index big-endian,
+// so that keys sort as indexes do.
+func logKey(index uint64) []byte {
+	k := make([]byte, 9)
+	k[0] = logPrefix
+	binary.BigEndian.PutUint64(k[1:], index)
+	return k
+}
+
+// indexOf is logKey's inverse.
+func indexOf(key []byte) (uint64, error) {
+	if len(key) != 9 || key[0] != logPrefix {
+		return 0, fmt.Errorf("%w: log key %x is not 9 bytes", errBadLog, key)
+	}
+	return binary.BigEndian.Uint64(key[1:]), nil
+}
+
+func stableKey(key []byte) []byte {
+	return append([]byte{stablePrefix}, key...)
+}
