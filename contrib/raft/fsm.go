@@ -66,7 +66,8 @@ func OpenFSM(root string, opts *lsm.Options) (*FSM, error) {
 		f.opts.FS = vfs.Default
 	}
 	f.fs = f.opts.FS
-	if err := f.fs.MkdirAll(root); err != nil {
+	// The parent synced too: root's own entry must survive a crash.
+	if err := errors.Join(f.fs.MkdirAll(root), f.fs.SyncDir(filepath.Dir(root))); err != nil {
 		return nil, fmt.Errorf("monban raft: fsm: %w", err)
 	}
 	lock, err := f.fs.Lock(filepath.Join(root, lockName))
@@ -103,6 +104,11 @@ func (f *FSM) open() error {
 	db, err := lsm.Open(filepath.Join(f.root, dataDir(live)), &f.opts)
 	if err != nil {
 		return fmt.Errorf("monban raft: fsm: %w", err)
+	}
+	// lsm.Open syncs what it writes inside the DB's directory, not the
+	// directory's entry in root, which a new DB has just made.
+	if err := f.fs.SyncDir(f.root); err != nil {
+		return errors.Join(fmt.Errorf("monban raft: fsm: %w", err), db.Close())
 	}
 	applied, err := readApplied(db)
 	if err != nil {
