@@ -1,0 +1,297 @@
+package raft
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	hraft "github.com/hashicorp/raft"
+)
+
+// long reports whether the long forms of the cluster tests run
+// (MONBAN_RAFT_LONG=1): more nodes, entries and rounds.
+func long() bool { return os.Getenv("MONBAN_RAFT_LONG") == "1" }
+
+// waitTimeout bounds every wait for the cluster: elections and catching
+// up take milliseconds, but a shared 2-core machine under -race can stall
+// a goroutine for seconds.
+const waitTimeout = 30 * time.Second
+
+// node is one server of an in-process cluster: its directories survive
+// stop and start, as a machine's disk survives a crash of its process.
+type node struct {
+	id    hraft.ServerID
+	dir   string
+	store *Store
+	fsm   *FSM
+	trans *hraft.InmemTransport
+	raft  *hraft.Raft
+}
+
+type cluster struct {
+	t     *testing.T
+	nodes []*node
+	conf  func(*hraft.Config)
+}
+
+// newCluster starts n bootstrapped nodes on raft's in-memory transport,
+// each with a Store and an FSM in its own directory. conf, if not nil,
+// adjusts each node's configuration.
+func newCluster(t *testing.T, n int, conf func(*hraft.Config)) *cluster {
+	c := &cluster{t: t, conf: conf}
+	root := t.TempDir()
+	for i := range n {
+		c.nodes = append(c.nodes, &node{id: hraft.ServerID(fmt.Sprintf("n%d", i)), dir: filepath.Join(root, fmt.Sprintf("n%d", i))})
+	}
+	var servers []hraft.Server
+	for _, nd := range c.nodes {
+		servers = append(servers, hraft.Server{ID: nd.id, Address: hraft.ServerAddress(nd.id)})
+	}
+	for i, nd := range c.nodes {
+		c.start(i)
+		if err := nd.raft.BootstrapCluster(hraft.Configuration{Servers: servers}).Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for i, nd := range c.nodes {
+			if nd.raft != nil {
+				c.stop(i)
+			}
+		}
+	})
+	return c
+}
+
+// start opens node i from its directories and joins it to the running
+// nodes' transports.
+func (c *cluster) start(i int) {
+	t, nd := c.t, c.nodes[i]
+	var err error
+	if nd.store, err = Open(filepath.Join(nd.dir, "log"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if nd.fsm, err = OpenFSM(filepath.Join(nd.dir, "fsm"), nil); err != nil {
+		t.Fatal(err)
+	}
+	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Off})
+	snaps, err := hraft.NewFileSnapshotStoreWithLogger(filepath.Join(nd.dir, "snapshots"), 2, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, nd.trans = hraft.NewInmemTransport(hraft.ServerAddress(nd.id))
+	for _, peer := range c.nodes {
+		if peer != nd && peer.raft != nil {
+			nd.trans.Connect(hraft.ServerAddress(peer.id), peer.trans)
+			peer.trans.Connect(hraft.ServerAddress(nd.id), nd.trans)
+		}
+	}
+	conf := hraft.DefaultConfig()
+	conf.LocalID = nd.id
+	conf.HeartbeatTimeout = 100 * time.Millisecond
+	conf.ElectionTimeout = 100 * time.Millisecond
+	conf.LeaderLeaseTimeout = 100 * time.Millisecond
+	conf.CommitTimeout = 5 * time.Millisecond
+	conf.Logger = logger
+	if c.conf != nil {
+		c.conf(conf)
+	}
+	if nd.raft, err = hraft.NewRaft(conf, nd.fsm, nd.store, nd.store, snaps, nd.trans); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stop shuts node i down and closes its stores: a crash of its process,
+// less the loss of unsynced writes (the machine-crash tests cover those).
+func (c *cluster) stop(i int) {
+	nd := c.nodes[i]
+	if err := nd.raft.Shutdown().Error(); err != nil {
+		c.t.Fatal(err)
+	}
+	for _, peer := range c.nodes {
+		if peer != nd && peer.raft != nil {
+			peer.trans.Disconnect(hraft.ServerAddress(nd.id))
+		}
+	}
+	nd.trans.Close()
+	if err := errors.Join(nd.store.Close(), nd.fsm.Close()); err != nil {
+		c.t.Fatal(err)
+	}
+	nd.raft = nil
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for %s", waitTimeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// leader waits for a running node to lead and returns its number.
+func (c *cluster) leader() int {
+	c.t.Helper()
+	l := -1
+	waitFor(c.t, "a leader", func() bool {
+		for i, nd := range c.nodes {
+			if nd.raft != nil && nd.raft.State() == hraft.Leader {
+				l = i
+				return true
+			}
+		}
+		return false
+	})
+	return l
+}
+
+// apply commits cmd through whichever node leads, retrying across
+// leader changes, and returns the response.
+func (c *cluster) apply(cmd []byte) {
+	c.t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		f := c.nodes[c.leader()].raft.Apply(cmd, 5*time.Second)
+		err := f.Error()
+		if err == nil {
+			if r := f.Response(); r != nil {
+				c.t.Fatalf("response %v", r)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("apply: %v", err)
+		}
+	}
+}
+
+// converge waits for every running node's FSM to hold want.
+func (c *cluster) converge(want map[string]string) {
+	c.t.Helper()
+	for _, nd := range c.nodes {
+		if nd.raft == nil {
+			continue
+		}
+		waitFor(c.t, fmt.Sprintf("%s to hold the %d keys written", nd.id, len(want)), func() bool {
+			return maps.Equal(state(c.t, nd.fsm), want)
+		})
+	}
+}
+
+// checkLogsMatch checks raft's log matching property on the stores: where
+// two running nodes both hold an index, they hold the same entry.
+func (c *cluster) checkLogsMatch() {
+	c.t.Helper()
+	ref := c.nodes[c.leader()]
+	first, _ := ref.store.FirstIndex()
+	last, _ := ref.store.LastIndex()
+	for _, nd := range c.nodes {
+		if nd == ref || nd.raft == nil {
+			continue
+		}
+		f, _ := nd.store.FirstIndex()
+		l, _ := nd.store.LastIndex()
+		for i := max(first, f); i <= min(last, l); i++ {
+			var a, b hraft.Log
+			if err := errors.Join(ref.store.GetLog(i, &a), nd.store.GetLog(i, &b)); err != nil {
+				c.t.Fatalf("index %d: %v", i, err)
+			}
+			if a.Term != b.Term || a.Type != b.Type || string(a.Data) != string(b.Data) {
+				c.t.Fatalf("index %d: %s holds term %d %q, %s term %d %q", i, ref.id, a.Term, a.Data, nd.id, b.Term, b.Data)
+			}
+		}
+	}
+}
+
+// TestClusterLeaderRestart crashes the leader, writes through the new
+// one, restarts the old leader from its directories, and checks that
+// every node ends with every write and that their logs agree.
+func TestClusterLeaderRestart(t *testing.T) {
+	n, rounds, perRound := 3, 2, 30
+	if long() {
+		n, rounds, perRound = 5, 10, 200
+	}
+	c := newCluster(t, n, nil)
+	want := map[string]string{}
+	put := func(k, v string) {
+		c.apply(PutCommand([]byte(k), []byte(v)))
+		want[k] = v
+	}
+	for r := range rounds {
+		for i := range perRound {
+			put(fmt.Sprintf("r%d-k%d", r, i%(perRound/2)), fmt.Sprintf("round %d write %d", r, i))
+		}
+		c.apply(DeleteCommand([]byte(fmt.Sprintf("r%d-k0", r))))
+		delete(want, fmt.Sprintf("r%d-k0", r))
+		old := c.leader()
+		lastBefore, _ := c.nodes[old].store.LastIndex()
+		c.stop(old)
+		for i := range perRound / 2 {
+			put(fmt.Sprintf("r%d-after-%d", r, i), "written while the old leader was down")
+		}
+		c.start(old)
+		if last, _ := c.nodes[old].store.LastIndex(); last < lastBefore {
+			t.Fatalf("round %d: %s reopened with last index %d, had %d", r, c.nodes[old].id, last, lastBefore)
+		}
+		c.converge(want)
+		c.checkLogsMatch()
+	}
+}
+
+// TestClusterSnapshotCatchUp stops a follower, writes until the leader
+// has truncated its log past the follower's last entry, and restarts the
+// follower: it can only catch up from a snapshot, which its FSM restores.
+func TestClusterSnapshotCatchUp(t *testing.T) {
+	writes := 200
+	if long() {
+		writes = 3000
+	}
+	c := newCluster(t, 3, func(conf *hraft.Config) {
+		conf.TrailingLogs = 16
+		conf.SnapshotThreshold = 64
+		conf.SnapshotInterval = 50 * time.Millisecond
+	})
+	want := map[string]string{}
+	c.apply(PutCommand([]byte("first"), []byte("before the follower stopped")))
+	want["first"] = "before the follower stopped"
+	l := c.leader()
+	f := (l + 1) % 3
+	c.converge(want)
+	behind, _ := c.nodes[f].store.LastIndex()
+	c.stop(f)
+	liveBefore := c.nodes[f].fsm.live
+	for i := range writes {
+		k := fmt.Sprintf("k%d", i%50)
+		c.apply(PutCommand([]byte(k), []byte(fmt.Sprint(i))))
+		want[k] = fmt.Sprint(i)
+	}
+	l = c.leader()
+	waitFor(t, "the leader to truncate its log past the stopped follower", func() bool {
+		if err := c.nodes[l].raft.Snapshot().Error(); err != nil && !errors.Is(err, hraft.ErrNothingNewToSnapshot) {
+			t.Fatal(err)
+		}
+		first, _ := c.nodes[l].store.FirstIndex()
+		return first > behind+1
+	})
+	c.start(f)
+	// One write after the follower is back, so that its log holds
+	// something: installing the snapshot emptied it.
+	c.apply(PutCommand([]byte("last"), []byte("after the follower restarted")))
+	want["last"] = "after the follower restarted"
+	c.converge(want)
+	nd := c.nodes[f]
+	if first, _ := nd.store.FirstIndex(); first <= behind+1 {
+		t.Fatalf("%s's log starts at %d, it had up to %d: no snapshot replaced it", nd.id, first, behind)
+	}
+	if nd.fsm.live == liveBefore {
+		t.Fatalf("%s's FSM is still data-%06d: it restored no snapshot", nd.id, liveBefore)
+	}
+	c.checkLogsMatch()
+}
