@@ -61,4 +61,52 @@
 //
 // The engine checksums every record and block below this; a value that
 // does not decode is an error wrapping lsm.ErrCorruption, never a panic.
+//
+// # FSM invariants
+//
+//  1. The state is what the entries up to AppliedIndex made it, and each
+//     ApplyBatch commits its commands and the new applied index in one lsm
+//     batch: a crash keeps whole batches, a prefix of them. Batches are
+//     not synced; raft's log is, and raft replays it.
+//  2. Entries at or below AppliedIndex change nothing, so a replay of the
+//     log over a state that already holds part of it is harmless.
+//  3. Exactly one DB directory is live, the one LIVE names; OpenFSM
+//     removes every other (a restore staged or superseded, a snapshot not
+//     released). Restore switches by renaming a synced LIVE.tmp over
+//     LIVE, after the new directory is whole and synced (restore.go).
+//
+// # Commands
+//
+// The data of a LogCommand entry the FSM applies:
+//
+//	byte     1 put, 2 delete
+//	uvarint  len(key), then key
+//	bytes    a put's value: the rest of the data (a delete has none)
+//
+// PutCommand and DeleteCommand build them. Anything else earns the entry
+// an ErrBadCommand response and changes nothing. Entries of other types
+// (configuration, barrier, no-op) advance the applied index only.
+//
+// # FSM directory
+//
+//	LOCK             held while an FSM has the directory open
+//	LIVE             "data-<n>\n": the live DB's directory, n of six digits or more
+//	data-<n>/        a monban DB: 'd' key → value, and "a" → the applied index (8 bytes big-endian)
+//	snapshot-<m>/    a checkpoint being streamed to raft; gone at Release
+//
+// # Snapshot stream
+//
+// What Persist writes to raft's SnapshotSink and Restore reads back: the
+// files of a checkpoint of the DB (lsm.DB.Checkpoint) but its LOCK, names
+// sorted:
+//
+//	8 bytes  magic "monbanS\x01" (the last byte the format's version)
+//	per file:
+//	  uvarint  len(name), 1 to 255, then name: one path element
+//	  uvarint  size, then size bytes
+//	uvarint  0, the end of the files
+//	4 bytes  CRC-32C (Castagnoli), big-endian, of every byte before it
+//
+// and nothing after. Restore refuses a stream whose checksum, names or
+// end are wrong before anything of it is live.
 package raft

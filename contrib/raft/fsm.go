@@ -128,7 +128,7 @@ func (f *FSM) readLive() (uint64, error) {
 		return 0, err
 	}
 	var n uint64
-	if _, err := fmt.Sscanf(string(p), "data-%06d\n", &n); err != nil || string(p) != dataDir(n)+"\n" {
+	if _, err := fmt.Sscanf(string(p), "data-%d\n", &n); err != nil || string(p) != dataDir(n)+"\n" {
 		return 0, fmt.Errorf("monban raft: fsm %s: %w: LIVE holds %q", f.root, lsm.ErrCorruption, p)
 	}
 	return n, nil

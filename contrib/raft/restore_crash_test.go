@@ -80,4 +80,3 @@ func TestRestoreCrashAtEveryStep(t *testing.T) {
 	}
 	t.Logf("crashes: %d left the old state, %d the new", outcomes[0], outcomes[1])
 }
-
