@@ -43,11 +43,11 @@ func openBenchStore(b *testing.B, open func(string) (logStore, error)) logStore 
 
 func benchLogs(n, valueSize int) []*hraft.Log {
 	logs := make([]*hraft.Log, n)
-	value := make([]byte, valueSize)
-	for i := range value {
-		value[i] = byte(rand.Uint32()) // random: nothing compresses
-	}
 	for i := range logs {
+		value := make([]byte, valueSize)
+		for j := range value {
+			value[j] = byte(rand.Uint32()) // random, each its own: nothing compresses
+		}
 		logs[i] = &hraft.Log{Term: 1, Type: hraft.LogCommand, Data: value, AppendedAt: time.Now()}
 	}
 	return logs

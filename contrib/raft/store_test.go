@@ -328,3 +328,62 @@ func TestAcknowledgedWritesSurviveCrash(t *testing.T) {
 		t.Fatalf("term after the crash: %d, %v", v, err)
 	}
 }
+
+// A truncated head costs one range tombstone to write; its space comes
+// back when compaction merges the tombstone with the entries it covers.
+func TestTruncationGivesSpaceBack(t *testing.T) {
+	s := openStore(t, t.TempDir(), &lsm.Options{MemtableSize: 1 << 20})
+	logs := benchLogsForTest(20000, 1024)
+	for i := 0; i < len(logs); i += 500 {
+		store(t, s, logs[i:i+500])
+	}
+	if err := errors.Join(s.db.Flush(), s.db.Compact()); err != nil {
+		t.Fatal(err)
+	}
+	before := s.db.Stats().Total.Bytes
+	walBefore := s.db.Stats().WALBytes
+	if err := s.DeleteRange(1, 19900); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.db.Stats().WALBytes - walBefore; n > 100 {
+		t.Fatalf("truncating 19,900 entries wrote %d WAL bytes: more than one range tombstone", n)
+	}
+	if err := errors.Join(s.db.Flush(), s.db.Compact()); err != nil {
+		t.Fatal(err)
+	}
+	after := s.db.Stats().Total.Bytes
+	// 100 entries of 1 KiB are left: 0.5% of what there was; allow 2%.
+	if after > before/50 {
+		t.Fatalf("tables hold %d bytes after truncating 99.5%% of %d and compacting", after, before)
+	}
+	t.Logf("table bytes: %d before the truncation, %d after it and a compaction", before, after)
+	checkLogRange(t, s, 19901, 20000)
+}
+
+// benchLogsForTest returns n contiguous entries from index 1, each with a
+// value of size random bytes of its own (which snappy cannot shrink).
+func benchLogsForTest(n, size int) []*hraft.Log {
+	logs := benchLogs(n, size)
+	for i, l := range logs {
+		l.Index = uint64(i + 1)
+	}
+	return logs
+}
+
+func checkLogRange(t *testing.T, s *Store, first, last uint64) {
+	t.Helper()
+	f, _ := s.FirstIndex()
+	l, _ := s.LastIndex()
+	if f != first || l != last {
+		t.Fatalf("bounds [%d, %d], want [%d, %d]", f, l, first, last)
+	}
+	var e hraft.Log
+	for _, i := range []uint64{first, last} {
+		if err := s.GetLog(i, &e); err != nil {
+			t.Fatalf("GetLog(%d): %v", i, err)
+		}
+	}
+	if err := s.GetLog(first-1, &e); err != hraft.ErrLogNotFound {
+		t.Fatalf("GetLog(%d): %v", first-1, err)
+	}
+}
