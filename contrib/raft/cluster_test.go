@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -292,6 +293,107 @@ func TestClusterSnapshotCatchUp(t *testing.T) {
 	}
 	if nd.fsm.live == liveBefore {
 		t.Fatalf("%s's FSM is still data-%06d: it restored no snapshot", nd.id, liveBefore)
+	}
+	c.checkLogsMatch()
+}
+
+// isolate cuts node i off from every other node, both ways; heal joins
+// it again.
+func (c *cluster) isolate(i int) {
+	nd := c.nodes[i]
+	nd.trans.DisconnectAll()
+	for _, peer := range c.nodes {
+		if peer != nd && peer.raft != nil {
+			peer.trans.Disconnect(hraft.ServerAddress(nd.id))
+		}
+	}
+}
+
+func (c *cluster) heal(i int) {
+	nd := c.nodes[i]
+	for _, peer := range c.nodes {
+		if peer != nd && peer.raft != nil {
+			nd.trans.Connect(hraft.ServerAddress(peer.id), peer.trans)
+			peer.trans.Connect(hraft.ServerAddress(nd.id), nd.trans)
+		}
+	}
+}
+
+// TestClusterPartitionedLeader isolates the leader, lets it append
+// entries no one else will have while the majority elects another leader
+// and commits, then heals the partition: the old leader must drop its
+// uncommitted suffix (DeleteRange of a suffix, then StoreLogs over it)
+// and end with exactly the majority's writes.
+func TestClusterPartitionedLeader(t *testing.T) {
+	n := 3
+	if long() {
+		n = 5
+	}
+	c := newCluster(t, n, nil)
+	want := map[string]string{}
+	for i := range 20 {
+		k := fmt.Sprintf("k%d", i)
+		c.apply(PutCommand([]byte(k), []byte("before the partition")))
+		want[k] = "before the partition"
+	}
+	c.converge(want)
+	old := c.leader()
+	c.isolate(old)
+	// Appended to the old leader's log only: they never commit.
+	var lost []hraft.ApplyFuture
+	for i := range 5 {
+		lost = append(lost, c.nodes[old].raft.Apply(PutCommand([]byte(fmt.Sprintf("lost%d", i)), []byte("x")), 100*time.Millisecond))
+	}
+	for _, f := range lost {
+		if err := f.Error(); err == nil {
+			t.Fatal("an isolated leader committed an entry")
+		}
+	}
+	// The indexes of the lost entries in the old leader's log.
+	var lostAt []uint64
+	last, _ := c.nodes[old].store.LastIndex()
+	for i := last; i > 0 && len(lostAt) < len(lost); i-- {
+		var e hraft.Log
+		if err := c.nodes[old].store.GetLog(i, &e); err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(e.Data, []byte("lost")) {
+			lostAt = append(lostAt, i)
+		}
+	}
+	if len(lostAt) != len(lost) {
+		t.Fatalf("the isolated leader's log holds %d of its %d entries", len(lostAt), len(lost))
+	}
+	var newLeader int
+	waitFor(t, "a leader among the majority", func() bool {
+		for i, nd := range c.nodes {
+			if i != old && nd.raft.State() == hraft.Leader {
+				newLeader = i
+				return true
+			}
+		}
+		return false
+	})
+	for i := range 20 {
+		k := fmt.Sprintf("k%d", i)
+		f := c.nodes[newLeader].raft.Apply(PutCommand([]byte(k), []byte("during the partition")), 5*time.Second)
+		if err := f.Error(); err != nil {
+			t.Fatal(err)
+		}
+		want[k] = "during the partition"
+	}
+	c.heal(old)
+	c.converge(want)
+	// Where the lost entries were, the old leader's log now holds the new
+	// leader's: raft deleted the suffix and stored over it.
+	for _, i := range lostAt {
+		var e hraft.Log
+		if err := c.nodes[old].store.GetLog(i, &e); err != nil {
+			t.Fatalf("index %d: %v", i, err)
+		}
+		if bytes.Contains(e.Data, []byte("lost")) {
+			t.Fatalf("index %d still holds the isolated leader's entry %q", i, e.Data)
+		}
 	}
 	c.checkLogsMatch()
 }
