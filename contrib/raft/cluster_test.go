@@ -29,6 +29,12 @@ type node struct {
 	id    hraft.ServerID
 	dir   string
 	store *Store
+	// logs is what raft is given as its LogStore: the store, or a
+	// verifier around it, whose Close closes the store too.
+	logs interface {
+		hraft.LogStore
+		Close() error
+	}
 	fsm   *FSM
 	trans *hraft.InmemTransport
 	raft  *hraft.Raft
@@ -38,13 +44,26 @@ type cluster struct {
 	t     *testing.T
 	nodes []*node
 	conf  func(*hraft.Config)
+	// wrap, if not nil, wraps each node's Store in the LogStore raft uses.
+	wrap func(*node) interface {
+		hraft.LogStore
+		Close() error
+	}
 }
 
 // newCluster starts n bootstrapped nodes on raft's in-memory transport,
 // each with a Store and an FSM in its own directory. conf, if not nil,
 // adjusts each node's configuration.
 func newCluster(t *testing.T, n int, conf func(*hraft.Config)) *cluster {
-	c := &cluster{t: t, conf: conf}
+	return newClusterWith(t, n, conf, nil)
+}
+
+// newClusterWith is newCluster with each node's Store wrapped by wrap.
+func newClusterWith(t *testing.T, n int, conf func(*hraft.Config), wrap func(*node) interface {
+	hraft.LogStore
+	Close() error
+}) *cluster {
+	c := &cluster{t: t, conf: conf, wrap: wrap}
 	root := t.TempDir()
 	for i := range n {
 		c.nodes = append(c.nodes, &node{id: hraft.ServerID(fmt.Sprintf("n%d", i)), dir: filepath.Join(root, fmt.Sprintf("n%d", i))})
@@ -77,6 +96,10 @@ func (c *cluster) start(i int) {
 	if nd.store, err = Open(filepath.Join(nd.dir, "log"), nil); err != nil {
 		t.Fatal(err)
 	}
+	nd.logs = nd.store
+	if c.wrap != nil {
+		nd.logs = c.wrap(nd)
+	}
 	if nd.fsm, err = OpenFSM(filepath.Join(nd.dir, "fsm"), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +125,7 @@ func (c *cluster) start(i int) {
 	if c.conf != nil {
 		c.conf(conf)
 	}
-	if nd.raft, err = hraft.NewRaft(conf, nd.fsm, nd.store, nd.store, snaps, nd.trans); err != nil {
+	if nd.raft, err = hraft.NewRaft(conf, nd.fsm, nd.logs, nd.store, snaps, nd.trans); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -120,7 +143,7 @@ func (c *cluster) stop(i int) {
 		}
 	}
 	nd.trans.Close()
-	if err := errors.Join(nd.store.Close(), nd.fsm.Close()); err != nil {
+	if err := errors.Join(nd.logs.Close(), nd.fsm.Close()); err != nil {
 		c.t.Fatal(err)
 	}
 	nd.raft = nil
