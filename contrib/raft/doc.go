@@ -25,7 +25,7 @@
 //     prefix or a suffix, so no write can make a gap; hence IsMonotonic.
 //  3. FirstIndex and LastIndex are read from memory: Open finds them with
 //     one iterator seek to each end of the log's keys, and every write
-//     updates them after its commit, under the write lock.
+//     replaces the pair, together, after its commit, under the write lock.
 //  4. Errors raft tests by identity keep it: GetLog of an absent index
 //     returns raft.ErrLogNotFound unwrapped, Get and GetUint64 of an
 //     absent key ErrKeyNotFound, whose text is "not found". A closed

@@ -14,7 +14,7 @@ func (s *Store) FirstIndex() (uint64, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
-	return s.first.Load(), nil
+	return s.bounds.Load().first, nil
 }
 
 // LastIndex returns the index of the last entry, 0 if the log is empty.
@@ -22,7 +22,7 @@ func (s *Store) LastIndex() (uint64, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
-	return s.last.Load(), nil
+	return s.bounds.Load().last, nil
 }
 
 // GetLog reads the entry at index into l. An index outside the log returns
@@ -59,7 +59,8 @@ func (s *Store) StoreLogs(logs []*hraft.Log) error {
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	first, last := s.first.Load(), s.last.Load()
+	b := *s.bounds.Load()
+	first, last := b.first, b.last
 	want := last + 1
 	if last == 0 {
 		want = max(logs[0].Index, 1) // an empty log starts anywhere from 1
@@ -77,9 +78,9 @@ func (s *Store) StoreLogs(logs []*hraft.Log) error {
 		return fmt.Errorf("monban raft: storing logs %d-%d: %w", logs[0].Index, want-1, err)
 	}
 	if first == 0 {
-		s.first.Store(logs[0].Index)
+		first = logs[0].Index
 	}
-	s.last.Store(want - 1)
+	s.bounds.Store(&logBounds{first, want - 1})
 	return nil
 }
 
@@ -103,7 +104,8 @@ func (s *Store) DeleteRange(from, to uint64) error {
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	first, last := s.first.Load(), s.last.Load()
+	b := *s.bounds.Load()
+	first, last := b.first, b.last
 	if from > to || last == 0 || to < first || from > last {
 		return nil
 	}
@@ -131,7 +133,6 @@ func (s *Store) DeleteRange(from, to uint64) error {
 	if err := s.db.Write(&s.batch, lsm.Sync); err != nil {
 		return fmt.Errorf("monban raft: deleting logs %d-%d: %w", from, to, err)
 	}
-	s.first.Store(newFirst)
-	s.last.Store(newLast)
+	s.bounds.Store(&logBounds{newFirst, newLast})
 	return nil
 }

@@ -49,12 +49,13 @@ type Store struct {
 	batch   lsm.Batch // reused under writeMu
 	buf     []byte    // the encoding of one entry, reused under writeMu
 
-	// first and last are the log's bounds, 0 and 0 when it is empty
-	// (invariant 2). They change after a commit, so a reader may see
-	// the bounds from before a write that has just committed, never
-	// bounds ahead of the DB.
-	first, last atomic.Uint64
-	closed      atomic.Bool
+	// bounds are the log's first and last index, both 0 when it is empty
+	// (invariant 2), replaced together so that no reader sees the first
+	// of one write with the last of another. They change after a commit:
+	// a reader may see the bounds from before a write that has just
+	// committed, never bounds ahead of the DB.
+	bounds atomic.Pointer[logBounds]
+	closed atomic.Bool
 }
 
 var (
@@ -93,10 +94,11 @@ func (s *Store) loadBounds() error {
 	if err := errors.Join(err, it.Close()); err != nil {
 		return fmt.Errorf("monban raft: finding the log's bounds: %w", err)
 	}
-	s.first.Store(first)
-	s.last.Store(last)
+	s.bounds.Store(&logBounds{first, last})
 	return nil
 }
+
+type logBounds struct{ first, last uint64 }
 
 // Close closes the DB. Every method called after it returns lsm.ErrClosed.
 func (s *Store) Close() error {
