@@ -260,3 +260,18 @@ func crc32Of(p []byte) []byte {
 	w.Write(crc.Sum(nil))
 	return w.Bytes()
 }
+
+// One FSM per root and one Store per directory: a second open would
+// remove the first's staged restores and snapshots under it.
+func TestSecondOpenRefused(t *testing.T) {
+	root := t.TempDir()
+	openFSM(t, root, nil)
+	if f, err := OpenFSM(root, nil); !errors.Is(err, vfs.ErrLocked) {
+		t.Fatalf("a second OpenFSM of one root: %v, %v; want ErrLocked", f, err)
+	}
+	dir := t.TempDir()
+	openStore(t, dir, nil)
+	if s, err := Open(dir, nil); !errors.Is(err, lsm.ErrLocked) {
+		t.Fatalf("a second Open of one directory: %v, %v; want ErrLocked", s, err)
+	}
+}
