@@ -67,7 +67,10 @@
 //  1. The state is what the entries up to AppliedIndex made it, and each
 //     ApplyBatch commits its commands and the new applied index in one lsm
 //     batch: a crash keeps whole batches, a prefix of them. Batches are
-//     not synced; raft's log is, and raft replays it.
+//     not synced; raft's log is, and raft replays it. Snapshot syncs, so
+//     the state on disk is never behind a snapshot raft keeps, and raft's
+//     NoSnapshotRestoreOnStart is safe: a restart keeps the state, with
+//     no Restore, and raft replays the entries after its snapshot.
 //  2. Entries at or below AppliedIndex change nothing, so a replay of the
 //     log over a state that already holds part of it is harmless.
 //  3. Exactly one DB directory is live, the one LIVE names; OpenFSM
