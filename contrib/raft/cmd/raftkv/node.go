@@ -54,6 +54,9 @@ func startNode(c config) (*node, error) {
 	conf := raft.DefaultConfig()
 	conf.LocalID = raft.ServerID(c.httpAddr)
 	conf.Logger = logger
+	// The FSM's state survives a restart (monbanraft.FSM.Snapshot syncs
+	// it): no need to replace it with the last snapshot first.
+	conf.NoSnapshotRestoreOnStart = true
 	if n.raft, err = raft.NewRaft(conf, n.fsm, n.store, n.store, snaps, n.transport); err != nil {
 		return nil, errors.Join(err, n.close())
 	}
