@@ -66,8 +66,7 @@ func OpenFSM(root string, opts *lsm.Options) (*FSM, error) {
 		f.opts.FS = vfs.Default
 	}
 	f.fs = f.opts.FS
-	// The parent synced too: root's own entry must survive a crash.
-	if err := errors.Join(f.fs.MkdirAll(root), f.fs.SyncDir(filepath.Dir(root))); err != nil {
+	if err := mkdirDurable(f.fs, root); err != nil {
 		return nil, fmt.Errorf("monban raft: fsm: %w", err)
 	}
 	lock, err := f.fs.Lock(filepath.Join(root, lockName))
@@ -101,14 +100,13 @@ func (f *FSM) open() error {
 	if err := f.removeAllBut(dataDir(live)); err != nil {
 		return err
 	}
-	db, err := lsm.Open(filepath.Join(f.root, dataDir(live)), &f.opts)
-	if err != nil {
+	dir := filepath.Join(f.root, dataDir(live))
+	if err := mkdirDurable(f.fs, dir); err != nil {
 		return fmt.Errorf("monban raft: fsm: %w", err)
 	}
-	// lsm.Open syncs what it writes inside the DB's directory, not the
-	// directory's entry in root, which a new DB has just made.
-	if err := f.fs.SyncDir(f.root); err != nil {
-		return errors.Join(fmt.Errorf("monban raft: fsm: %w", err), db.Close())
+	db, err := lsm.Open(dir, &f.opts)
+	if err != nil {
+		return fmt.Errorf("monban raft: fsm: %w", err)
 	}
 	applied, err := readApplied(db)
 	if err != nil {

@@ -4,11 +4,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 
 	hraft "github.com/hashicorp/raft"
 	"github.com/monbandb/monban/lsm"
+	"github.com/monbandb/monban/vfs"
 )
 
 // Key prefixes of the Store's DB (doc.go, "Keys"). Each is one byte, and
@@ -68,6 +70,13 @@ var (
 // opts are lsm.Open's, nil for the defaults; whatever opts.Sync says,
 // every write of the Store is synced.
 func Open(dir string, opts *lsm.Options) (*Store, error) {
+	fsys := vfs.Default
+	if opts != nil && opts.FS != nil {
+		fsys = opts.FS
+	}
+	if err := mkdirDurable(fsys, dir); err != nil {
+		return nil, fmt.Errorf("monban raft: %w", err)
+	}
 	db, err := lsm.Open(dir, opts)
 	if err != nil {
 		return nil, err
@@ -139,4 +148,30 @@ func indexOf(key []byte) (uint64, error) {
 
 func stableKey(key []byte) []byte {
 	return append([]byte{stablePrefix}, key...)
+}
+
+// mkdirDurable creates dir and its missing parents, and syncs the parent
+// of each directory it created, so that the path survives a machine
+// crash: lsm.Open creates a missing directory but does not sync its
+// parent, and a DB whose directory entry is lost is lost whole.
+func mkdirDurable(fsys vfs.FS, dir string) error {
+	var created []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := fsys.List(d); err == nil {
+			break
+		}
+		created = append(created, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := fsys.MkdirAll(dir); err != nil {
+		return err
+	}
+	for _, d := range created {
+		if err := fsys.SyncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
