@@ -125,11 +125,13 @@ func startTCPCluster(b *testing.B, open func(string) (raftStore, error)) []*hraf
 		conf := hraft.DefaultConfig()
 		conf.LocalID = servers[i].ID
 		conf.Logger = logger
-		r, err := hraft.NewRaft(conf, fsm, store, store, hraft.NewInmemSnapshotStore(), tr)
-		if err != nil {
+		snaps := hraft.NewInmemSnapshotStore()
+		// Into the stores before the node runs, as cluster_test.go does.
+		if err := hraft.BootstrapCluster(conf, store, store, snaps, tr, hraft.Configuration{Servers: servers}); err != nil {
 			b.Fatal(err)
 		}
-		if err := r.BootstrapCluster(hraft.Configuration{Servers: servers}).Error(); err != nil {
+		r, err := hraft.NewRaft(conf, fsm, store, store, snaps, tr)
+		if err != nil {
 			b.Fatal(err)
 		}
 		nodes = append(nodes, r)

@@ -38,12 +38,17 @@ type node struct {
 	fsm   *FSM
 	trans *hraft.InmemTransport
 	raft  *hraft.Raft
+	// bootstrapped is set once the node's stores hold the bootstrap
+	// configuration.
+	bootstrapped bool
 }
 
 type cluster struct {
 	t     *testing.T
 	nodes []*node
 	conf  func(*hraft.Config)
+	// servers is the configuration every node is bootstrapped with.
+	servers []hraft.Server
 	// wrap, if not nil, wraps each node's Store in the LogStore raft uses.
 	wrap func(*node) interface {
 		hraft.LogStore
@@ -68,15 +73,11 @@ func newClusterWith(t *testing.T, n int, conf func(*hraft.Config), wrap func(*no
 	for i := range n {
 		c.nodes = append(c.nodes, &node{id: hraft.ServerID(fmt.Sprintf("n%d", i)), dir: filepath.Join(root, fmt.Sprintf("n%d", i))})
 	}
-	var servers []hraft.Server
 	for _, nd := range c.nodes {
-		servers = append(servers, hraft.Server{ID: nd.id, Address: hraft.ServerAddress(nd.id)})
+		c.servers = append(c.servers, hraft.Server{ID: nd.id, Address: hraft.ServerAddress(nd.id)})
 	}
-	for i, nd := range c.nodes {
+	for i := range c.nodes {
 		c.start(i)
-		if err := nd.raft.BootstrapCluster(hraft.Configuration{Servers: servers}).Error(); err != nil {
-			t.Fatal(err)
-		}
 	}
 	t.Cleanup(func() {
 		for i, nd := range c.nodes {
@@ -124,6 +125,14 @@ func (c *cluster) start(i int) {
 	conf.Logger = logger
 	if c.conf != nil {
 		c.conf(conf)
+	}
+	if !nd.bootstrapped {
+		// Into the stores, before the node runs: bootstrapping a running
+		// node races with a peer's vote request, which gives it state.
+		if err := hraft.BootstrapCluster(conf, nd.logs, nd.store, snaps, nd.trans, hraft.Configuration{Servers: c.servers}); err != nil {
+			t.Fatal(err)
+		}
+		nd.bootstrapped = true
 	}
 	if nd.raft, err = hraft.NewRaft(conf, nd.fsm, nd.logs, nd.store, snaps, nd.trans); err != nil {
 		t.Fatal(err)
