@@ -47,9 +47,9 @@ func (s *Store) StoreLog(l *hraft.Log) error {
 }
 
 // StoreLogs stores logs, which must continue the log without a gap
-// (ErrNotContiguous), in one batch committed with one fsync: when it
+// (ErrNotContiguous), in one batch committed with one fsync: once it
 // returns nil every entry survives a machine crash, and a crash before
-// leaves none of them.
+// that keeps all of them or none.
 func (s *Store) StoreLogs(logs []*hraft.Log) error {
 	if err := s.checkOpen(); err != nil {
 		return err
