@@ -405,3 +405,64 @@ func TestNewDirectorySurvivesCrash(t *testing.T) {
 	checkLog(t, openStore(t, "a/b/log", &lsm.Options{FS: crashed}), 1, 5, 1, nil)
 	checkState(t, openFSM(t, "a/c/fsm", &lsm.Options{FS: crashed}), 1, map[string]string{"k": "v"})
 }
+
+// Readers racing a writer that appends, truncates the head and drops the
+// suffix always see the bounds of one write, never the first of one with
+// the last of another: an empty log, or first ≤ last. Under -race it also
+// checks that the reads need no lock.
+func TestConcurrentReadersSeeWholeBounds(t *testing.T) {
+	s := openStore(t, t.TempDir(), nil)
+	done := make(chan struct{})
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				b := s.bounds.Load() // what FirstIndex and LastIndex read
+				if (b.first == 0) != (b.last == 0) || b.first > b.last {
+					errs <- fmt.Errorf("bounds [%d, %d]", b.first, b.last)
+					return
+				}
+				var l hraft.Log
+				if err := s.GetLog(b.last, &l); err != nil && err != hraft.ErrLogNotFound {
+					errs <- err // ErrLogNotFound: deleted since, or an empty log
+					return
+				}
+			}
+		}()
+	}
+	next := uint64(1)
+	for round := range 200 {
+		store(t, s, entries(next, next+9, 1))
+		next += 10
+		switch round % 3 {
+		case 0:
+			first, _ := s.FirstIndex()
+			if err := s.DeleteRange(first, first+4); err != nil {
+				t.Fatal(err)
+			}
+		case 1:
+			if err := s.DeleteRange(next-3, next-1); err != nil {
+				t.Fatal(err)
+			}
+			next -= 3
+		case 2:
+			if round%30 == 2 {
+				if err := s.DeleteRange(0, next); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	close(done)
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
