@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/hashicorp/raft"
 	monbanraft "github.com/monbandb/monban/contrib/raft"
@@ -17,15 +18,26 @@ const maxValue = 1 << 20
 // handler is the node's HTTP API:
 //
 //	GET    /kv/{key}              the value on this node (it may lag the leader)
+//	GET    /kv/{key}?consistent   the value after a raft barrier, on the leader
 //	PUT    /kv/{key}              body: the value; committed through the leader
 //	DELETE /kv/{key}              committed through the leader
 //	POST   /join?id=ID&addr=ADDR  adds a voter: its HTTP address as ID, its raft address
 //	GET    /status                this node's raft state, leader, log and applied index
 //
-// A write or join sent to a follower is redirected (307) to the leader.
+// A write, join or consistent read sent to a follower is redirected (307)
+// to the leader.
 func (n *node) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /kv/{key}", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Has("consistent") {
+			// A barrier commits through a majority and returns once every
+			// entry before it is applied here: the read that follows sees
+			// every write acknowledged before the request.
+			if err := n.raft.Barrier(10 * time.Second).Error(); err != nil {
+				n.reply(w, r, err)
+				return
+			}
+		}
 		v, err := n.fsm.Get([]byte(r.PathValue("key")))
 		switch {
 		case errors.Is(err, lsm.ErrNotFound):

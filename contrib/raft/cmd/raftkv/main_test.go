@@ -107,6 +107,10 @@ func TestCluster(t *testing.T) {
 	if code, body := do(t, "PUT", "http://"+nodes[2].cfg.httpAddr+"/kv/hello", "world"); code != http.StatusNoContent {
 		t.Fatalf("PUT through a follower: %d %s", code, body)
 	}
+	// A consistent read through a follower sees the write at once.
+	if code, body := do(t, "GET", "http://"+nodes[1].cfg.httpAddr+"/kv/hello?consistent", ""); code != http.StatusOK || body != "world" {
+		t.Fatalf("consistent GET through a follower: %d %q", code, body)
+	}
 	for _, n := range nodes {
 		eventually(t, n, "hello", http.StatusOK, "world")
 	}
