@@ -26,6 +26,11 @@
 //  3. FirstIndex and LastIndex are read from memory: Open finds them with
 //     one iterator seek to each end of the log's keys, and every write
 //     replaces the pair, together, after its commit, under the write lock.
+//     Open's seek starts from the first index recorded under "mfirst",
+//     which every write that changes the first index records in its own
+//     batch: it is at most the first entry's index while there is one, so
+//     the seek lands on it without stepping over the entries a head
+//     truncation's range tombstone still covers.
 //  4. Errors raft tests by identity keep it: GetLog of an absent index
 //     returns raft.ErrLogNotFound unwrapped, Get and GetUint64 of an
 //     absent key ErrKeyNotFound, whose text is "not found". A closed
@@ -34,6 +39,7 @@
 // # Keys
 //
 //	'l' index (8 bytes, big-endian)   one log entry, encoded as below
+//	"mfirst"                          where Open looks for the first entry: an index, 8 bytes big-endian
 //	's' key                           a StableStore value; SetUint64's is 8 bytes big-endian
 //
 // Big-endian indexes sort as the numbers do, so the first and last

@@ -74,6 +74,9 @@ func (s *Store) StoreLogs(logs []*hraft.Log) error {
 		s.batch.Put(logKey(l.Index), s.buf)
 		want++
 	}
+	if first == 0 {
+		s.batch.Put([]byte(firstKey), logKey(logs[0].Index)[1:])
+	}
 	if err := s.db.Write(&s.batch, lsm.Sync); err != nil {
 		return fmt.Errorf("monban raft: storing logs %d-%d: %w", logs[0].Index, want-1, err)
 	}
@@ -130,6 +133,15 @@ func (s *Store) DeleteRange(from, to uint64) error {
 	}
 	s.batch.Reset()
 	s.batch.DeleteRange(logKey(from), hi)
+	if newFirst != first {
+		hint := newFirst
+		if newFirst == 0 {
+			// The log is empty: there is nothing at or above last+1 to
+			// find, and the next append records its own first index.
+			hint = last + 1
+		}
+		s.batch.Put([]byte(firstKey), logKey(hint)[1:])
+	}
 	if err := s.db.Write(&s.batch, lsm.Sync); err != nil {
 		return fmt.Errorf("monban raft: deleting logs %d-%d: %w", from, to, err)
 	}

@@ -18,6 +18,13 @@ import (
 const (
 	logPrefix    = 'l'
 	stablePrefix = 's'
+	// firstKey holds the log's first index, 8 bytes big-endian, written
+	// with every write that changes it (a head truncation, the first
+	// append to an empty log): a lower bound of the first entry, which
+	// Open seeks to. Found by First instead, the first entry costs a step
+	// over every entry a head truncation's range tombstone covers, until
+	// compaction drops them.
+	firstKey = "mfirst"
 )
 
 var (
@@ -89,12 +96,18 @@ func Open(dir string, opts *lsm.Options) (*Store, error) {
 }
 
 // loadBounds finds the first and last log keys: an iterator bounded to
-// the log prefix, at each end.
+// the log prefix, sought to the recorded first index, then at its end.
 func (s *Store) loadBounds() error {
+	from := uint64(0) // a DB without firstKey: from the prefix's start
+	if v, err := s.db.Get([]byte(firstKey)); err == nil && len(v) == 8 {
+		from = binary.BigEndian.Uint64(v)
+	} else if err != nil && !errors.Is(err, lsm.ErrNotFound) {
+		return fmt.Errorf("monban raft: reading the log's first index: %w", err)
+	}
 	it := s.db.NewIter(&lsm.IterOptions{LowerBound: []byte{logPrefix}, UpperBound: []byte{logPrefix + 1}})
 	var first, last uint64
 	var err error
-	if it.First() {
+	if it.SeekGE(logKey(from)) {
 		first, err = indexOf(it.Key())
 		if err == nil && it.Last() {
 			last, err = indexOf(it.Key())

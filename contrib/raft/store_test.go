@@ -466,3 +466,71 @@ func TestConcurrentReadersSeeWholeBounds(t *testing.T) {
 		}
 	}
 }
+
+// Open after a long head truncation reads a few blocks, not the entries
+// the range tombstone covers: until compaction drops them an iterator
+// steps over each, so Open seeks from the first index the Store recorded
+// with the truncation.
+func TestOpenAfterTruncationSkipsDeletedEntries(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, &lsm.Options{MemtableSize: 1 << 20})
+	logs := benchLogsForTest(20000, 1024)
+	for i := 0; i < len(logs); i += 500 {
+		store(t, s, logs[i:i+500])
+	}
+	if err := errors.Join(s.DeleteRange(1, 19900), s.db.Flush(), s.Close()); err != nil {
+		t.Fatal(err)
+	}
+	counting := vfs.NewFault(vfs.Default) // counts, injects nothing
+	s = openStore(t, dir, &lsm.Options{FS: counting})
+	checkLogRange(t, s, 19901, 20000)
+	// Opening the tables (footers, indexes, filters), the two ends of
+	// the log, checkLogRange's reads: tens of reads, where stepping over
+	// 19,900 entries of 1 KiB reads thousands of blocks.
+	if n := counting.Count(vfs.OpRead); n > 500 {
+		t.Fatalf("Open and three reads made %d file reads: Open stepped over the deleted entries", n)
+	}
+	t.Logf("%d file reads", counting.Count(vfs.OpRead))
+}
+
+// The first index Open seeks from stays a lower bound of the first entry
+// through every kind of write, across reopens: head truncation, deleting
+// everything, starting again below and above where the log was.
+func TestFirstIndexAcrossReopens(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, nil)
+	reopen := func() {
+		t.Helper()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s = openStore(t, dir, nil)
+	}
+	store(t, s, entries(100, 120, 1))
+	reopen()
+	checkLog(t, s, 100, 120, 1, nil)
+	if err := s.DeleteRange(100, 110); err != nil {
+		t.Fatal(err)
+	}
+	reopen()
+	checkLog(t, s, 111, 120, 1, nil)
+	if err := s.DeleteRange(115, 120); err != nil { // a suffix: first unchanged
+		t.Fatal(err)
+	}
+	reopen()
+	checkLog(t, s, 111, 114, 1, nil)
+	if err := s.DeleteRange(0, math.MaxUint64); err != nil {
+		t.Fatal(err)
+	}
+	reopen()
+	checkLog(t, s, 0, 0, 0, nil)
+	store(t, s, entries(50, 55, 2)) // below where the log was
+	reopen()
+	checkLog(t, s, 50, 55, 2, nil)
+	if err := s.DeleteRange(50, 55); err != nil {
+		t.Fatal(err)
+	}
+	store(t, s, entries(7000, 7001, 3)) // above
+	reopen()
+	checkLog(t, s, 7000, 7001, 3, nil)
+}
