@@ -1,0 +1,148 @@
+package raft
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	hraft "github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	raftwal "github.com/hashicorp/raft-wal"
+)
+
+// logStore is what the benchmarks drive: a raft.LogStore that closes.
+type logStore interface {
+	hraft.LogStore
+	io.Closer
+}
+
+// benchStores opens each store the benchmarks compare in a directory of
+// its own, every one of them syncing each StoreLogs: monban's Store
+// always; raft-boltdb by default (bbolt syncs each commit); raft-wal by
+// default.
+var benchStores = []struct {
+	name string
+	open func(dir string) (logStore, error)
+}{
+	{"monban", func(dir string) (logStore, error) { return Open(dir, nil) }},
+	{"boltdb", func(dir string) (logStore, error) { return raftboltdb.NewBoltStore(filepath.Join(dir, "raft.db")) }},
+	{"wal", func(dir string) (logStore, error) { return raftwal.Open(dir) }},
+}
+
+func openBenchStore(b *testing.B, open func(string) (logStore, error)) logStore {
+	s, err := open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+func benchLogs(n, valueSize int) []*hraft.Log {
+	logs := make([]*hraft.Log, n)
+	for i := range logs {
+		value := make([]byte, valueSize)
+		for j := range value {
+			value[j] = byte(rand.Uint32()) // random, each its own: nothing compresses
+		}
+		logs[i] = &hraft.Log{Term: 1, Type: hraft.LogCommand, Data: value, AppendedAt: time.Now()}
+	}
+	return logs
+}
+
+// BenchmarkStoreLogs appends batches of entries as raft does, one
+// StoreLogs per batch, each durable when it returns.
+func BenchmarkStoreLogs(b *testing.B) {
+	for _, st := range benchStores {
+		for _, batch := range []int{1, 16, 64} {
+			for _, size := range []int{128, 1024} {
+				b.Run(fmt.Sprintf("%s/batch=%d/value=%d", st.name, batch, size), func(b *testing.B) {
+					s := openBenchStore(b, st.open)
+					logs := benchLogs(batch, size)
+					next := uint64(1)
+					b.SetBytes(int64(batch * size))
+					b.ResetTimer()
+					for range b.N {
+						for _, l := range logs {
+							l.Index = next
+							next++
+						}
+						if err := s.StoreLogs(logs); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "entries/s")
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkGetLog reads entries at random from a log of 10,000 entries of
+// 128 bytes.
+func BenchmarkGetLog(b *testing.B) {
+	const n = 10000
+	for _, st := range benchStores {
+		b.Run(st.name, func(b *testing.B) {
+			s := openBenchStore(b, st.open)
+			logs := benchLogs(n, 128)
+			for i, l := range logs {
+				l.Index = uint64(i + 1)
+			}
+			for i := 0; i < n; i += 100 {
+				if err := s.StoreLogs(logs[i : i+100]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var l hraft.Log
+			b.ResetTimer()
+			for range b.N {
+				if err := s.GetLog(1+rand.Uint64N(n), &l); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAppendAfterTruncate is BenchmarkStoreLogs at batch 16, 128 B,
+// on a log that held 10⁶ entries of which all but the last 1,000 were
+// deleted, as raft's compaction after a snapshot deletes them: what a
+// long-lived log's appends cost, against a fresh log's.
+func BenchmarkAppendAfterTruncate(b *testing.B) {
+	const total, kept, batch = 1_000_000, 1000, 16
+	for _, st := range benchStores {
+		b.Run(st.name, func(b *testing.B) {
+			s := openBenchStore(b, st.open)
+			logs := benchLogs(1000, 128)
+			next := uint64(1)
+			for next <= total {
+				for _, l := range logs {
+					l.Index = next
+					next++
+				}
+				if err := s.StoreLogs(logs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := s.DeleteRange(1, total-kept); err != nil {
+				b.Fatal(err)
+			}
+			logs = logs[:batch]
+			b.ResetTimer()
+			for range b.N {
+				for _, l := range logs {
+					l.Index = next
+					next++
+				}
+				if err := s.StoreLogs(logs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "entries/s")
+		})
+	}
+}

@@ -1,0 +1,99 @@
+package raft
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/monbandb/monban/lsm"
+)
+
+// Restore replaces the state with the snapshot rc streams, atomically:
+// a crash at any step leaves, at the next OpenFSM, the old state or the
+// new one, whole. The steps:
+//
+//  1. Stage: write the stream's files into data-<live+1>, each synced,
+//     and check its checksum; sync the directory and root.
+//  2. Open the staged DB: it must be one.
+//  3. Commit: write LIVE.tmp naming data-<live+1>, sync it, rename it
+//     over LIVE, sync root. The rename is the one step that switches.
+//  4. Swap the DBs under the write lock; close the old one.
+//  5. Remove data-<live>.
+//
+// A crash before 3's rename leaves LIVE naming the old DB, and OpenFSM
+// removes the staged directory; after it, LIVE names the new one, and
+// OpenFSM removes the old. An error before the rename leaves the old
+// state live and open, as if Restore had not been called.
+func (f *FSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	f.mu.RLock()
+	closed, next := f.closed, f.live+1
+	f.mu.RUnlock()
+	if closed {
+		return lsm.ErrClosed
+	}
+	dir := filepath.Join(f.root, dataDir(next))
+	db, err := f.stage(dir, rc)
+	renamed := false
+	if err == nil {
+		renamed, err = f.writeLive(next)
+	}
+	if !renamed {
+		if db != nil {
+			err = errors.Join(err, db.Close())
+		}
+		return errors.Join(err, removeAll(f.fs, dir))
+	}
+	// Committed, or perhaps (err != nil) committed: either way both
+	// directories are whole, and the new one is what LIVE names now.
+	// Keep the old one on an error, for LIVE may name it after a crash;
+	// OpenFSM removes whichever LIVE does not name.
+	commitErr := err
+	applied, err := readApplied(db)
+	if err != nil {
+		// LIVE names a DB whose applied index does not read: the old
+		// state is no longer the one a restart finds, so this FSM must
+		// not go on with it either.
+		f.mu.Lock()
+		f.closed = true
+		old := f.db
+		f.mu.Unlock()
+		return errors.Join(err, db.Close(), old.Close(), f.lock.Close())
+	}
+	f.mu.Lock()
+	old, oldDir := f.db, filepath.Join(f.root, dataDir(f.live))
+	f.db, f.live = db, next
+	f.applied.Store(applied)
+	f.mu.Unlock()
+	if err := old.Close(); err != nil {
+		return errors.Join(commitErr, fmt.Errorf("monban raft: fsm restore: closing the old DB: %w", err))
+	}
+	if commitErr != nil {
+		return commitErr
+	}
+	return removeAll(f.fs, oldDir)
+}
+
+// stage is Restore's steps 1 and 2: it returns the staged DB, open.
+func (f *FSM) stage(dir string, r io.Reader) (*lsm.DB, error) {
+	if err := removeAll(f.fs, dir); err != nil && !isNotExist(err) {
+		return nil, fmt.Errorf("monban raft: fsm restore: %w", err)
+	}
+	if err := f.fs.MkdirAll(dir); err != nil {
+		return nil, fmt.Errorf("monban raft: fsm restore: %w", err)
+	}
+	if err := readSnapshot(f.fs, dir, r); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(f.fs.SyncDir(dir), f.fs.SyncDir(f.root)); err != nil {
+		return nil, fmt.Errorf("monban raft: fsm restore: %w", err)
+	}
+	opts := f.opts
+	opts.ErrorIfNotExists = true
+	db, err := lsm.Open(dir, &opts)
+	if err != nil {
+		return nil, fmt.Errorf("monban raft: fsm restore: the snapshot is no DB: %w", err)
+	}
+	return db, nil
+}

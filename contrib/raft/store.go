@@ -1,0 +1,190 @@
+package raft
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	hraft "github.com/hashicorp/raft"
+	"github.com/monbandb/monban/lsm"
+	"github.com/monbandb/monban/vfs"
+)
+
+// Key prefixes of the Store's DB (doc.go, "Keys"). Each is one byte, and
+// the byte after it bounds its keys from above.
+const (
+	logPrefix    = 'l'
+	stablePrefix = 's'
+	// firstKey holds the log's first index, 8 bytes big-endian, written
+	// with every write that changes it (a head truncation, the first
+	// append to an empty log): a lower bound of the first entry, which
+	// Open seeks to. Found by First instead, the first entry costs a step
+	// over every entry a head truncation's range tombstone covers, until
+	// compaction drops them.
+	firstKey = "mfirst"
+)
+
+var (
+	// ErrKeyNotFound is returned by Get and GetUint64 for a key never Set.
+	// Its message is raft's contract, not only its text: raft compares
+	// err.Error() with "not found" to tell a new node from a failing store
+	// (raft-boltdb and raft's InmemStore return the same).
+	ErrKeyNotFound = errors.New("not found")
+
+	// ErrNotContiguous is returned by StoreLogs for entries that would
+	// leave a gap or go back: the first must follow LastIndex (any index
+	// from 1 on an empty log), each next one its predecessor. Nothing of
+	// the batch is stored.
+	ErrNotContiguous = errors.New("monban raft: log entries not contiguous")
+
+	// ErrHole is returned by DeleteRange for a range strictly inside the
+	// log, neither a prefix nor a suffix: raft never asks for one, and the
+	// log would no longer be contiguous.
+	ErrHole = errors.New("monban raft: DeleteRange would leave a hole in the log")
+)
+
+// Store is a raft.LogStore, raft.StableStore and raft.MonotonicLogStore
+// in one monban DB. It is safe for concurrent use.
+type Store struct {
+	db *lsm.DB
+
+	// writeMu orders StoreLogs and DeleteRange, so that the contiguity
+	// check, the commit and the update of first and last are one step.
+	// Reads take no lock.
+	writeMu sync.Mutex
+	batch   lsm.Batch // reused under writeMu
+	buf     []byte    // the encoding of one entry, reused under writeMu
+
+	// bounds are the log's first and last index, both 0 when it is empty
+	// (invariant 2), replaced together so that no reader sees the first
+	// of one write with the last of another. They change after a commit:
+	// a reader may see the bounds from before a write that has just
+	// committed, never bounds ahead of the DB.
+	bounds atomic.Pointer[logBounds]
+	closed atomic.Bool
+}
+
+var (
+	_ hraft.LogStore          = (*Store)(nil)
+	_ hraft.StableStore       = (*Store)(nil)
+	_ hraft.MonotonicLogStore = (*Store)(nil)
+)
+
+// Open opens (creating it if needed) the monban DB in dir as a Store.
+// opts are lsm.Open's, nil for the defaults; whatever opts.Sync says,
+// every write of the Store is synced.
+func Open(dir string, opts *lsm.Options) (*Store, error) {
+	fsys := vfs.Default
+	if opts != nil && opts.FS != nil {
+		fsys = opts.FS
+	}
+	if err := mkdirDurable(fsys, dir); err != nil {
+		return nil, fmt.Errorf("monban raft: %w", err)
+	}
+	db, err := lsm.Open(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{db: db}
+	if err := s.loadBounds(); err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	return s, nil
+}
+
+// loadBounds finds the first and last log keys: an iterator bounded to
+// the log prefix, sought to the recorded first index, then at its end.
+func (s *Store) loadBounds() error {
+	from := uint64(0) // a DB without firstKey: from the prefix's start
+	if v, err := s.db.Get([]byte(firstKey)); err == nil && len(v) == 8 {
+		from = binary.BigEndian.Uint64(v)
+	} else if err != nil && !errors.Is(err, lsm.ErrNotFound) {
+		return fmt.Errorf("monban raft: reading the log's first index: %w", err)
+	}
+	it := s.db.NewIter(&lsm.IterOptions{LowerBound: []byte{logPrefix}, UpperBound: []byte{logPrefix + 1}})
+	var first, last uint64
+	var err error
+	if it.SeekGE(logKey(from)) {
+		first, err = indexOf(it.Key())
+		if err == nil && it.Last() {
+			last, err = indexOf(it.Key())
+		}
+	}
+	if err := errors.Join(err, it.Close()); err != nil {
+		return fmt.Errorf("monban raft: finding the log's bounds: %w", err)
+	}
+	s.bounds.Store(&logBounds{first, last})
+	return nil
+}
+
+type logBounds struct{ first, last uint64 }
+
+// Close closes the DB. Every method called after it returns lsm.ErrClosed.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return lsm.ErrClosed
+	}
+	return s.db.Close()
+}
+
+func (s *Store) checkOpen() error {
+	if s.closed.Load() {
+		return lsm.ErrClosed
+	}
+	return nil
+}
+
+// IsMonotonic reports true: StoreLogs refuses gaps (ErrNotContiguous), so
+// raft must delete the whole log after restoring a snapshot rather than
+// leave a gap behind it.
+func (s *Store) IsMonotonic() bool { return true }
+
+// logKey returns the key of index: the prefix, then the index big-endian,
+// so that keys sort as indexes do.
+func logKey(index uint64) []byte {
+	k := make([]byte, 9)
+	k[0] = logPrefix
+	binary.BigEndian.PutUint64(k[1:], index)
+	return k
+}
+
+// indexOf is logKey's inverse.
+func indexOf(key []byte) (uint64, error) {
+	if len(key) != 9 || key[0] != logPrefix {
+		return 0, fmt.Errorf("%w: log key %x is not 9 bytes", errBadLog, key)
+	}
+	return binary.BigEndian.Uint64(key[1:]), nil
+}
+
+func stableKey(key []byte) []byte {
+	return append([]byte{stablePrefix}, key...)
+}
+
+// mkdirDurable creates dir and its missing parents, and syncs the parent
+// of each directory it created, so that the path survives a machine
+// crash: lsm.Open creates a missing directory but does not sync its
+// parent, and a DB whose directory entry is lost is lost whole.
+func mkdirDurable(fsys vfs.FS, dir string) error {
+	var created []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := fsys.List(d); err == nil {
+			break
+		}
+		created = append(created, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := fsys.MkdirAll(dir); err != nil {
+		return err
+	}
+	for _, d := range created {
+		if err := fsys.SyncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
