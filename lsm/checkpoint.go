@@ -41,7 +41,7 @@ func (d *DB) Checkpoint(dir string) error {
 		return ErrClosed
 	}
 	defer rs.unref()
-	if err := d.fs.MkdirAll(dir); err != nil {
+	if err := mkdirDurable(d.fs, dir); err != nil {
 		return fmt.Errorf("monban: checkpoint: %w", err)
 	}
 	// The lock file a DB directory has, so that the checkpoint opens read

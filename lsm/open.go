@@ -13,6 +13,7 @@ import (
 	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/memtable"
 	"github.com/monbandb/monban/sstable"
+	"github.com/monbandb/monban/vfs"
 	"github.com/monbandb/monban/wal"
 )
 
@@ -49,7 +50,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	d.mu.flushCond.L = &d.mu
 	d.mu.logNums = make(map[*memtable.Memtable]uint64)
 	if !d.opts.ReadOnly && !d.opts.ErrorIfNotExists {
-		if err := d.fs.MkdirAll(dir); err != nil {
+		if err := mkdirDurable(d.fs, dir); err != nil {
 			return nil, fmt.Errorf("monban: %w", err)
 		}
 	}
@@ -105,6 +106,32 @@ func (d *DB) explainRefusal(names []string, err error) error {
 func checkDir(dir string) error {
 	if dir == "" {
 		return fmt.Errorf("monban: a DB needs a directory name, and the one given is empty: %w", fs.ErrInvalid)
+	}
+	return nil
+}
+
+// mkdirDurable makes dir and its missing parents, and syncs the parent of
+// each it made: a directory is a name in its parent, and until the parent
+// is synced a crash may take the new directory with everything written in
+// it since, synced or not.
+func mkdirDurable(fsys vfs.FS, dir string) error {
+	var made []string
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		if _, err := fsys.List(p); !errors.Is(err, fs.ErrNotExist) {
+			break // there, or MkdirAll will say what is wrong with it
+		}
+		made = append(made, p)
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	if err := fsys.MkdirAll(dir); err != nil {
+		return err
+	}
+	for _, p := range made {
+		if err := fsys.SyncDir(filepath.Dir(p)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
