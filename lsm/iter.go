@@ -141,6 +141,7 @@ type iterParts struct {
 	levels               []levelIter
 	savedKey, savedValue []byte
 	probe                prefixProbe
+	stretch              deletedStretch // skipDeleted's, kept here so that passing it allocates nothing
 }
 
 var iterPartsPool = sync.Pool{New: func() any { return new(iterParts) }}
@@ -260,11 +261,61 @@ func (it *Iter) Prev() bool {
 // rangeDeleted reports whether a range tombstone visible to the iterator
 // deletes the version k: its seq is below the newest one over its key.
 func (it *Iter) rangeDeleted(k base.InternalKey) bool {
-	if it.rangeDels.Len() == 0 {
-		return false
+	_, _, ok := it.deletedBy(k)
+	return ok
+}
+
+// deletedBy returns the fragment end and the seq of the visible range
+// tombstone that deletes the version k, if one does: every version older
+// than seq of every key from k.UserKey to end is deleted as well.
+func (it *Iter) deletedBy(k base.InternalKey) (end []byte, seq base.SeqNum, ok bool) {
+	i := it.rangeDels.Seek(k.UserKey)
+	if i == it.rangeDels.Len() {
+		return nil, 0, false
 	}
-	t, ok := it.rangeDels.Covering(k.UserKey, it.seq)
-	return ok && k.Seq() < t
+	sp := it.rangeDels.At(i)
+	if !sp.Contains(k.UserKey) {
+		return nil, 0, false
+	}
+	if t, vis := sp.Visible(it.seq); vis && k.Seq() < t {
+		return sp.End, t, true
+	}
+	return nil, 0, false
+}
+
+// deletedStretch is the merged iterator's Skipper past a range
+// tombstone's fragment: a level holding nothing as new as the tombstone
+// from its position up to the fragment's end is sought to the end, in one
+// seek, where stepping would visit every deleted entry (contrib/raft saw
+// 0.7 s to find the first entry of a log truncated by 10^6). Memtables,
+// whose entries may be of any age, are stepped.
+type deletedStretch struct {
+	sources []base.InternalIterator
+	end     []byte
+	seq     base.SeqNum // the tombstone's
+	readSeq base.SeqNum // the iterator's
+}
+
+func (d *deletedStretch) SkipTo(i int) (base.InternalKey, bool) {
+	l, ok := d.sources[i].(*levelIter)
+	if !ok {
+		return base.InternalKey{}, false
+	}
+	to := l.olderUntil(d.seq, d.end)
+	if to == nil {
+		return base.InternalKey{}, false
+	}
+	return base.SeekKey(to, d.readSeq), true
+}
+
+// skipDeleted seeks past a deleted stretch the sources that can be
+// (deletedStretch), and reports whether any moved.
+func (it *Iter) skipDeleted(end []byte, seq base.SeqNum) bool {
+	p := it.parts
+	p.stretch = deletedStretch{sources: p.sources, end: end, seq: seq, readSeq: it.seq}
+	moved := it.merged.Skip(&p.stretch)
+	p.stretch = deletedStretch{}
+	return moved
 }
 
 // findNext moves forward from the merged iterator's position to the first
@@ -272,7 +323,8 @@ func (it *Iter) rangeDeleted(k base.InternalKey) bool {
 // are invisible, a tombstone hides the older versions of its key, and with
 // skipping every key <= skip has been seen already.
 func (it *Iter) findNext(skip []byte, skipping bool) bool {
-	for ; it.merged.Valid(); it.merged.Next() {
+	skipped := false
+	for ok := it.merged.Valid(); ok; ok = it.next(&skipped) {
 		k := it.merged.Key()
 		if k.Seq() > it.seq {
 			continue
@@ -288,9 +340,15 @@ func (it *Iter) findNext(skip []byte, skipping bool) bool {
 		} else if c < 0 {
 			continue
 		}
-		if k.Kind() == base.KindDelete || it.rangeDeleted(k) {
+		if k.Kind() == base.KindDelete {
 			it.savedKey = append(it.savedKey[:0], k.UserKey...)
 			skip, skipping = it.savedKey, true
+			continue
+		}
+		if end, seq, deleted := it.deletedBy(k); deleted {
+			it.savedKey = append(it.savedKey[:0], k.UserKey...)
+			skip, skipping = it.savedKey, true
+			skipped = it.skipDeleted(end, seq)
 			continue
 		}
 		it.valid = true
@@ -299,6 +357,16 @@ func (it *Iter) findNext(skip []byte, skipping bool) bool {
 	it.setErr(it.merged.Error())
 	it.valid = false
 	return false
+}
+
+// next moves the merged iterator on for findNext: to the next entry, or
+// nowhere if a skip (skipDeleted) left it on the next entry to look at.
+func (it *Iter) next(skipped *bool) bool {
+	if *skipped {
+		*skipped = false
+		return it.merged.Valid()
+	}
+	return it.merged.Next()
 }
 
 // findPrev moves backward to the previous visible, live key. The merged

@@ -77,6 +77,29 @@ func (l *levelIter) open(i, dir int) bool {
 	return false
 }
 
+// olderUntil returns how far the level may be sought past entries older
+// than seq, up to end: end if every table from the open one up to end
+// holds only older entries (by its LargestSeq), else the first key of the
+// first that may not, or nil if that is the open table.
+func (l *levelIter) olderUntil(seq base.SeqNum, end []byte) []byte {
+	if l.iter == nil {
+		return nil
+	}
+	for j := l.idx; j < len(l.files); j++ {
+		f := l.files[j]
+		if bytes.Compare(f.Smallest.UserKey, end) >= 0 {
+			break
+		}
+		if f.LargestSeq >= seq {
+			if j == l.idx {
+				return nil
+			}
+			return f.Smallest.UserKey
+		}
+	}
+	return end
+}
+
 func (l *levelIter) closeTable() {
 	if l.iter != nil {
 		if err := l.iter.Close(); err != nil && l.err == nil {

@@ -82,6 +82,43 @@ func (m *Iter) position(forward bool, move func(int, base.InternalIterator) bool
 	return m.Valid()
 }
 
+// A Skipper names the key a source may be sought to (Skip), or false.
+type Skipper interface {
+	SkipTo(source int) (base.InternalKey, bool)
+}
+
+// Skip moves sources forward past entries their caller knows are hidden
+// (by a range tombstone, in lsm's iterator): each positioned source that
+// to names a key for is sought to it, unless it is there or past it
+// already. It reports whether any source moved, and so whether the current
+// entry may be another. REQUIRES: forward direction.
+func (m *Iter) Skip(to Skipper) (moved bool) {
+	if !m.forward {
+		return false
+	}
+	kept := m.heap[:0] // filtered in place: kept never overtakes the loop
+	for _, i := range m.heap {
+		s := m.sources[i]
+		if key, ok := to.SkipTo(i); ok && base.Compare(s.Key(), key) < 0 {
+			moved = true
+			if !s.SeekGE(key) {
+				if err := s.Error(); err != nil {
+					m.err = err
+					m.heap = m.heap[:0]
+					return true
+				}
+				continue
+			}
+		}
+		kept = append(kept, i)
+	}
+	m.heap = kept
+	for i := len(m.heap)/2 - 1; i >= 0; i-- {
+		m.down(i)
+	}
+	return moved
+}
+
 // Next moves to the next entry in key order.
 func (m *Iter) Next() bool {
 	if !m.Valid() {
