@@ -1,0 +1,219 @@
+package filter
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+)
+
+// An Elias–Fano sequence stores m sorted distinct codes below r in
+// l low bits each plus a unary bitvector of their high parts, about
+// 2 + l bits per code when r ≈ m·2^l (docs/format.md, "Grafite range
+// filter"):
+//
+//	low    ⌈m·l/64⌉ u64 LE words: code i's low l bits at bit i·l,
+//	       least significant first, straddling words where they must
+//	high   ⌈(m+nb)/64⌉ u64 LE words: nb = ⌊(r−1)/2^l⌋ + 1 buckets; code i,
+//	       of high part c>>l, is a 1 at bit (c>>l) + i, and bucket j ends
+//	       with a 0, the j-th zero; bits from m+nb on are 0
+//	sample (⌊(nb−1)/efSampleRate⌋ + 1) u32 LE: the position of zero
+//	       j·efSampleRate in high, for j = 0, 1, …
+//
+// A successor search needs only select0 (where bucket j starts), so only
+// zeros are sampled: the codes of a bucket follow its start, and the
+// next nonempty bucket is a scan for the next 1. One sample per 256
+// zeros costs 32/256 bits per bucket, and a select0 reads about 256
+// zeros and as many ones, eight words.
+const efSampleRate = 256
+
+type eliasFano struct {
+	low, high, sample []byte
+	m                 int
+	l                 uint
+	nbits             uint64 // m + nb
+}
+
+// appendEliasFano appends the sequence of codes, sorted, distinct and
+// below r, to dst.
+func appendEliasFano(dst []byte, codes []uint64, l uint, r uint64) []byte {
+	m := uint64(len(codes))
+	nb := (r-1)>>l + 1
+	low := make([]uint64, (m*uint64(l)+63)/64)
+	high := make([]uint64, (m+nb+63)/64)
+	for i, c := range codes {
+		if l > 0 {
+			v, at := c&(1<<l-1), uint64(i)*uint64(l)
+			low[at/64] |= v << (at % 64)
+			if at%64+uint64(l) > 64 {
+				low[at/64+1] |= v >> (64 - at%64)
+			}
+		}
+		p := c>>l + uint64(i)
+		high[p/64] |= 1 << (p % 64)
+	}
+	for _, w := range low {
+		dst = binary.LittleEndian.AppendUint64(dst, w)
+	}
+	for _, w := range high {
+		dst = binary.LittleEndian.AppendUint64(dst, w)
+	}
+	zeros := uint64(0)
+	for p := range m + nb {
+		if high[p/64]>>(p%64)&1 == 0 {
+			if zeros%efSampleRate == 0 {
+				dst = binary.LittleEndian.AppendUint32(dst, uint32(p))
+			}
+			zeros++
+		}
+	}
+	return dst
+}
+
+// openEliasFano checks that data is exactly a sequence of m codes below r
+// with l low bits and returns it, aliasing data. It verifies the high
+// bitvector's structure (m ones, nothing past its end, a final zero) and
+// every sample, which together keep every search inside data. It does
+// not check that the codes are sorted: an unsorted sequence, which only
+// corrupt bytes that passed the block checksum can make, answers wrongly
+// but never reads out of bounds.
+func openEliasFano(data []byte, m int, l uint, r uint64) (eliasFano, error) {
+	nb := (r-1)>>l + 1
+	if nb > 1<<31 || uint64(m) > 1<<31 {
+		return eliasFano{}, fmt.Errorf("%w: grafite filter of %d codes in %d buckets", ErrCorrupt, m, nb)
+	}
+	ef := eliasFano{m: m, l: l, nbits: uint64(m) + nb}
+	lowLen := 8 * ((uint64(m)*uint64(l) + 63) / 64)
+	highLen := 8 * ((ef.nbits + 63) / 64)
+	sampleLen := 4 * ((nb-1)/efSampleRate + 1)
+	if uint64(len(data)) != lowLen+highLen+sampleLen {
+		return eliasFano{}, fmt.Errorf("%w: grafite filter of %d codes and %d buckets needs %d bytes after its header, has %d",
+			ErrCorrupt, m, nb, lowLen+highLen+sampleLen, len(data))
+	}
+	ef.low = data[:lowLen:lowLen]
+	ef.high = data[lowLen : lowLen+highLen : lowLen+highLen]
+	ef.sample = data[lowLen+highLen:]
+	if err := ef.check(nb); err != nil {
+		return eliasFano{}, err
+	}
+	return ef, nil
+}
+
+// check verifies the high bitvector and the samples in one pass.
+func (ef *eliasFano) check(nb uint64) error {
+	words := uint64(len(ef.high) / 8)
+	ones, zeros, next := 0, uint64(0), uint64(0) // next: the zero the next sample names
+	for w := range words {
+		word := ef.word(w)
+		valid := ^uint64(0)
+		if w == words-1 && ef.nbits%64 != 0 {
+			valid = 1<<(ef.nbits%64) - 1
+		}
+		if word&^valid != 0 {
+			return fmt.Errorf("%w: grafite filter has bits set past its %d-bit high part", ErrCorrupt, ef.nbits)
+		}
+		ones += bits.OnesCount64(word)
+		z := ^word & valid
+		c := uint64(bits.OnesCount64(z))
+		for ; next < zeros+c; next += efSampleRate {
+			if pos := w*64 + selectInWord(z, int(next-zeros)); uint64(ef.sampleAt(next/efSampleRate)) != pos {
+				return fmt.Errorf("%w: grafite filter sample %d is %d, zero %d is at %d",
+					ErrCorrupt, next/efSampleRate, ef.sampleAt(next/efSampleRate), next, pos)
+			}
+		}
+		zeros += c
+	}
+	if ones != ef.m || zeros != nb || !ef.isZero(ef.nbits-1) {
+		return fmt.Errorf("%w: grafite filter high part of %d ones and %d zeros (want %d and %d, ending in a zero)",
+			ErrCorrupt, ones, zeros, ef.m, nb)
+	}
+	return nil
+}
+
+func (ef *eliasFano) word(w uint64) uint64 { return binary.LittleEndian.Uint64(ef.high[8*w:]) }
+
+func (ef *eliasFano) sampleAt(j uint64) uint32 { return binary.LittleEndian.Uint32(ef.sample[4*j:]) }
+
+func (ef *eliasFano) isZero(p uint64) bool { return ef.word(p/64)>>(p%64)&1 == 0 }
+
+func (ef *eliasFano) size() int { return len(ef.low) + len(ef.high) + len(ef.sample) }
+
+// lowAt returns the low l bits of code i.
+func (ef *eliasFano) lowAt(i uint64) uint64 {
+	if ef.l == 0 {
+		return 0
+	}
+	at := i * uint64(ef.l)
+	w, s := at/64, at%64
+	v := binary.LittleEndian.Uint64(ef.low[8*w:]) >> s
+	if s+uint64(ef.l) > 64 {
+		v |= binary.LittleEndian.Uint64(ef.low[8*(w+1):]) << (64 - s)
+	}
+	return v & (1<<ef.l - 1)
+}
+
+// anyIn reports whether a code lies in [lo, hi], lo ≤ hi < r: whether
+// the least code ≥ lo exists and is ≤ hi.
+func (ef *eliasFano) anyIn(lo, hi uint64) bool {
+	b := lo >> ef.l
+	p := uint64(0) // where bucket b starts
+	if b > 0 {
+		p = ef.select0(b-1) + 1
+	}
+	i := p - b // codes before bucket b: the ones before p
+	for ; p < ef.nbits && !ef.isZero(p); p, i = p+1, i+1 {
+		if c := b<<ef.l | ef.lowAt(i); c >= lo {
+			return c <= hi
+		}
+	}
+	// Every code of bucket b is below lo; the next code, if any, lies in
+	// a later bucket: its high part is its position less its index.
+	p = ef.nextOne(p + 1)
+	if p >= ef.nbits {
+		return false
+	}
+	return (p-i)<<ef.l|ef.lowAt(i) <= hi
+}
+
+// select0 returns the position of zero k of the high part, k < nb.
+func (ef *eliasFano) select0(k uint64) uint64 {
+	pos := uint64(ef.sampleAt(k / efSampleRate))
+	rem := int(k % efSampleRate)
+	w := pos / 64
+	z := ^ef.word(w) &^ (1<<(pos%64) - 1)
+	for {
+		c := bits.OnesCount64(z)
+		if rem < c {
+			return w*64 + selectInWord(z, rem)
+		}
+		rem -= c
+		w++
+		z = ^ef.word(w)
+	}
+}
+
+// nextOne returns the position of the first 1 at p or after, nbits if
+// there is none.
+func (ef *eliasFano) nextOne(p uint64) uint64 {
+	words := uint64(len(ef.high) / 8)
+	w := p / 64
+	if w >= words {
+		return ef.nbits
+	}
+	x := ef.word(w) &^ (1<<(p%64) - 1)
+	for x == 0 {
+		if w++; w >= words {
+			return ef.nbits
+		}
+		x = ef.word(w)
+	}
+	return w*64 + uint64(bits.TrailingZeros64(x))
+}
+
+// selectInWord returns the position of set bit k (from 0) of x, which has
+// more than k set bits.
+func selectInWord(x uint64, k int) uint64 {
+	for range k {
+		x &= x - 1
+	}
+	return uint64(bits.TrailingZeros64(x))
+}
