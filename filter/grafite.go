@@ -76,6 +76,35 @@ const (
 	grafiteMaxPieces     = 16
 )
 
+// GrafiteOptions are the parameters of the range filters an engine
+// builds for its tables; the zero value builds none.
+type GrafiteOptions struct {
+	// BitsPerKey is B, in [GrafiteMinBitsPerKey, GrafiteMaxBitsPerKey];
+	// 0 builds no range filter.
+	BitsPerKey int
+	// RangeLen is L, the length of the ranges the filter is tuned for
+	// (ranges of up to L points cost one or two searches); 0 selects
+	// DefaultGrafiteRangeLen.
+	RangeLen uint64
+}
+
+// DefaultGrafiteRangeLen is the range length GrafiteOptions.RangeLen 0
+// selects.
+const DefaultGrafiteRangeLen = 32
+
+// Builder returns a builder of o's parameters seeded with seed, nil when
+// o builds no filter.
+func (o GrafiteOptions) Builder(seed uint64) *GrafiteBuilder {
+	if o.BitsPerKey <= 0 {
+		return nil
+	}
+	rangeLen := o.RangeLen
+	if rangeLen == 0 {
+		rangeLen = DefaultGrafiteRangeLen
+	}
+	return NewGrafiteBuilder(o.BitsPerKey, rangeLen, seed)
+}
+
 // GrafiteBuilder collects the values of a Grafite. It is not safe for
 // concurrent use.
 type GrafiteBuilder struct {
@@ -99,13 +128,20 @@ func NewGrafiteBuilder(bitsPerKey int, rangeLen, seed uint64) *GrafiteBuilder {
 	}
 }
 
-// Add adds the value x, in any order; duplicates count once.
-func (b *GrafiteBuilder) Add(x uint64) { b.xs = append(b.xs, x) }
+// Add adds the value x, in any order; duplicates count once. A value
+// equal to the last one added is dropped at once, so the versions of a
+// key added in order cost nothing.
+func (b *GrafiteBuilder) Add(x uint64) {
+	if n := len(b.xs); n == 0 || b.xs[n-1] != x {
+		b.xs = append(b.xs, x)
+	}
+}
 
 // AddKey adds GrafitePoint(key).
 func (b *GrafiteBuilder) AddKey(key []byte) { b.Add(GrafitePoint(key)) }
 
-// Len returns the number of values added, duplicates included.
+// Len returns the number of values added, less those dropped for
+// equalling the one before.
 func (b *GrafiteBuilder) Len() int { return len(b.xs) }
 
 // Finish appends the encoded filter to dst and returns it, and empties
@@ -245,6 +281,9 @@ func (g *Grafite) mayContainPiece(s, e uint64) bool {
 
 // RangeLen returns L, the range length the filter was tuned for.
 func (g Grafite) RangeLen() uint64 { return g.rangeLen }
+
+// Codes returns the number of distinct codes the filter stores.
+func (g Grafite) Codes() int { return g.ef.m }
 
 // BitsPerCode returns the filter's size in bits per stored code, header
 // included; 0 for an empty or zero filter.
