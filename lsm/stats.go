@@ -105,6 +105,11 @@ type Stats struct {
 	// filter ruled the prefix out: a memtable not merged, a table whose
 	// index and data blocks were not read.
 	PrefixProbes, PrefixSkips uint64
+	// RangeProbes counts the tables whose range filter an iterator with
+	// both bounds set asked (Options.RangeFilter; none under
+	// Options.IgnoreFilters); RangeSkips those whose filter ruled the
+	// bounds out, so that their index and data blocks were not read.
+	RangeProbes, RangeSkips uint64
 
 	// DeletesElided counts Deletes that the filters proved unnecessary and
 	// that wrote nothing; WALBytesSaved the WAL bytes they did not write.
@@ -259,6 +264,7 @@ type dbStats struct {
 
 	memtableFilterNegatives, immutableFilterNegatives, memtableFalsePositives atomic.Uint64
 	prefixProbes, prefixSkips                                                 atomic.Uint64
+	rangeProbes, rangeSkips                                                   atomic.Uint64
 	deletesElided, walBytesSaved                                              atomic.Uint64
 	deleteProofProbes, mergeProofProbes                                       atomic.Uint64
 	walBytes, flushes                                                         atomic.Uint64
@@ -348,6 +354,7 @@ func (d *DB) Stats() Stats {
 	s.ImmutableFilterNegatives = d.stats.immutableFilterNegatives.Load()
 	s.MemtableFalsePositives = d.stats.memtableFalsePositives.Load()
 	s.PrefixProbes, s.PrefixSkips = d.stats.prefixProbes.Load(), d.stats.prefixSkips.Load()
+	s.RangeProbes, s.RangeSkips = d.stats.rangeProbes.Load(), d.stats.rangeSkips.Load()
 	s.DeletesElided, s.WALBytesSaved = d.stats.deletesElided.Load(), d.stats.walBytesSaved.Load()
 	s.DeleteProofProbes, s.MergeProofProbes = d.stats.deleteProofProbes.Load(), d.stats.mergeProofProbes.Load()
 	s.DeleteProofsSkipped = d.proofs.skippedProofs()
