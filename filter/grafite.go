@@ -14,10 +14,12 @@ import (
 // with no false negatives and, for a range of ℓ ≤ L values at B bits per
 // key, a false-positive rate of at most ℓ/2^(B−2) on any data.
 //
-// How: n values x are hashed to codes h(x) = (q(⌊x/L⌋) + x) mod r in a
-// universe of r = n·2^(B−2) codes, q a hash of the block number ⌊x/L⌋
-// into [0, r). Inside one block of L values h is x plus a constant mod r,
-// so it keeps order and adjacency: the codes of [lo, hi] within a block
+// How: n values x are hashed to codes h(x) = (q(⌊x/L⌋) + x mod L) mod r
+// in a universe of r = n·2^(B−2) codes, q a hash of the block number
+// ⌊x/L⌋ into [0, r). (The paper adds x rather than x mod L; the two differ
+// by ⌊x/L⌋·L mod r, a constant per block that a random q absorbs, and
+// x mod L spares a division.) Inside one block of L values h is x plus a
+// constant mod r, so it keeps order and adjacency: the codes of [lo, hi] within a block
 // form one interval mod r, and "is a code stored in it?" is a successor
 // search in the sorted codes. Distinct blocks land at independent
 // offsets, so a range holding no value meets another block's code with
@@ -47,7 +49,10 @@ type Grafite struct {
 	rangeLen uint64 // L
 	r        uint64
 	seed     uint64
-	ok       bool // false only in the zero value
+	// shift is log2 L when L is a power of two, which spares the query a
+	// division; -1 otherwise.
+	shift int
+	ok    bool // false only in the zero value
 }
 
 // Version 1 of the Grafite encoding (docs/format.md, "Grafite range
@@ -147,7 +152,9 @@ func (b *GrafiteBuilder) Len() int { return len(b.xs) }
 // Finish appends the encoded filter to dst and returns it, and empties
 // the builder for another filter of the same parameters.
 func (b *GrafiteBuilder) Finish(dst []byte) []byte {
-	slices.Sort(b.xs)
+	if !slices.IsSorted(b.xs) { // a table's keys come sorted
+		slices.Sort(b.xs)
+	}
 	xs := slices.Compact(b.xs)
 	n := uint64(max(len(xs), 1))
 	// r = n·2^l with l = B−2 low bits, lowered where n is so large that r
@@ -156,13 +163,12 @@ func (b *GrafiteBuilder) Finish(dst []byte) []byte {
 	for l > 0 && n > grafiteMaxUniverse>>l {
 		l--
 	}
-	g := Grafite{rangeLen: b.rangeLen, r: n << l, seed: b.seed}
+	g := Grafite{rangeLen: b.rangeLen, r: n << l, seed: b.seed, shift: log2Exact(b.rangeLen)}
 	codes := make([]uint64, len(xs))
 	for i, x := range xs {
 		codes[i] = g.code(x)
 	}
-	slices.Sort(codes)
-	codes = slices.Compact(codes)
+	codes = sortCodes(codes, l, g.r)
 
 	dst = append(dst, grafiteTag...)
 	dst = append(dst, grafiteVersion, byte(l))
@@ -206,13 +212,31 @@ func OpenGrafite(data []byte) (Grafite, error) {
 	if err != nil {
 		return Grafite{}, err
 	}
-	g.ef, g.ok = ef, true
+	g.ef, g.shift, g.ok = ef, log2Exact(g.rangeLen), true
 	return g, nil
 }
 
-// code is h(x) = (q(⌊x/L⌋) + x) mod r.
+// log2Exact returns log2 x for a power of two x, -1 for any other x.
+func log2Exact(x uint64) int {
+	if x&(x-1) != 0 {
+		return -1
+	}
+	return bits.TrailingZeros64(x)
+}
+
+// code is h(x) = (q(⌊x/L⌋) + x mod L) mod r.
 func (g *Grafite) code(x uint64) uint64 {
-	c := g.q(x/g.rangeLen) + x%g.r // < 2^63: both terms are below r ≤ 2^62
+	var block, off uint64
+	if g.shift >= 0 {
+		block, off = x>>g.shift, x&(g.rangeLen-1)
+	} else {
+		block = x / g.rangeLen
+		off = x - block*g.rangeLen
+	}
+	if off >= g.r { // only where L > r
+		off %= g.r
+	}
+	c := g.q(block) + off // both below r ≤ 2^62
 	if c >= g.r {
 		c -= g.r
 	}

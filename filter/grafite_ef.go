@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"slices"
 )
 
 // An Elias–Fano sequence stores m sorted distinct codes below r in
@@ -33,6 +34,36 @@ type eliasFano struct {
 	nbits             uint64 // m + nb
 }
 
+// sortCodes returns codes below r sorted and without duplicates, in
+// linear time: a counting sort by high part (c >> l, about one code per
+// bucket), then an insertion sort inside each bucket. A comparison sort
+// of n random codes cost most of a table's filter build.
+func sortCodes(codes []uint64, l uint, r uint64) []uint64 {
+	nb := (r-1)>>l + 1
+	start := make([]uint32, nb+1) // start[j]: the first slot of bucket j
+	for _, c := range codes {
+		start[c>>l+1]++
+	}
+	for j := range nb {
+		start[j+1] += start[j]
+	}
+	out := make([]uint64, len(codes))
+	for _, c := range codes {
+		out[start[c>>l]] = c
+		start[c>>l]++ // ends as bucket j's end: the next one's start
+	}
+	lo := uint32(0)
+	for _, hi := range start[:nb] {
+		for i := lo + 1; i < hi; i++ {
+			for j := i; j > lo && out[j] < out[j-1]; j-- {
+				out[j], out[j-1] = out[j-1], out[j]
+			}
+		}
+		lo = hi
+	}
+	return slices.Compact(out)
+}
+
 // appendEliasFano appends the sequence of codes, sorted, distinct and
 // below r, to dst.
 func appendEliasFano(dst []byte, codes []uint64, l uint, r uint64) []byte {
@@ -54,18 +85,15 @@ func appendEliasFano(dst []byte, codes []uint64, l uint, r uint64) []byte {
 	for _, w := range low {
 		dst = binary.LittleEndian.AppendUint64(dst, w)
 	}
+	hs := len(dst)
 	for _, w := range high {
 		dst = binary.LittleEndian.AppendUint64(dst, w)
 	}
-	zeros := uint64(0)
-	for p := range m + nb {
-		if high[p/64]>>(p%64)&1 == 0 {
-			if zeros%efSampleRate == 0 {
-				dst = binary.LittleEndian.AppendUint32(dst, uint32(p))
-			}
-			zeros++
-		}
-	}
+	ef := eliasFano{high: dst[hs:], nbits: m + nb}
+	ef.scan(func(_, pos uint64) bool {
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(pos))
+		return true
+	})
 	return dst
 }
 
@@ -92,41 +120,48 @@ func openEliasFano(data []byte, m int, l uint, r uint64) (eliasFano, error) {
 	ef.low = data[:lowLen:lowLen]
 	ef.high = data[lowLen : lowLen+highLen : lowLen+highLen]
 	ef.sample = data[lowLen+highLen:]
-	if err := ef.check(nb); err != nil {
-		return eliasFano{}, err
+	if last := ef.word(highLen/8 - 1); ef.nbits%64 != 0 && last>>(ef.nbits%64) != 0 {
+		return eliasFano{}, fmt.Errorf("%w: grafite filter has bits set past its %d-bit high part", ErrCorrupt, ef.nbits)
+	}
+	var bad error
+	ones, zeros := ef.scan(func(j, pos uint64) bool {
+		if got := ef.sampleAt(j); uint64(got) != pos {
+			bad = fmt.Errorf("%w: grafite filter sample %d is %d, zero %d is at %d", ErrCorrupt, j, got, j*efSampleRate, pos)
+		}
+		return bad == nil
+	})
+	if bad != nil {
+		return eliasFano{}, bad
+	}
+	if ones != uint64(m) || zeros != nb || !ef.isZero(ef.nbits-1) {
+		return eliasFano{}, fmt.Errorf("%w: grafite filter high part of %d ones and %d zeros (want %d and %d, ending in a zero)",
+			ErrCorrupt, ones, zeros, m, nb)
 	}
 	return ef, nil
 }
 
-// check verifies the high bitvector and the samples in one pass.
-func (ef *eliasFano) check(nb uint64) error {
-	words := uint64(len(ef.high) / 8)
-	ones, zeros, next := 0, uint64(0), uint64(0) // next: the zero the next sample names
-	for w := range words {
-		word := ef.word(w)
+// scan counts the ones and zeros of the high part's first nbits bits,
+// calling sampled with j and the position of zero j·efSampleRate for
+// each j in order until it returns false: what the samples must hold.
+func (ef *eliasFano) scan(sampled func(j, pos uint64) bool) (ones, zeros uint64) {
+	next := uint64(0) // the zero the next sample names
+	for w := range uint64(len(ef.high) / 8) {
 		valid := ^uint64(0)
-		if w == words-1 && ef.nbits%64 != 0 {
-			valid = 1<<(ef.nbits%64) - 1
+		if rest := ef.nbits - 64*w; rest < 64 {
+			valid = 1<<rest - 1
 		}
-		if word&^valid != 0 {
-			return fmt.Errorf("%w: grafite filter has bits set past its %d-bit high part", ErrCorrupt, ef.nbits)
-		}
-		ones += bits.OnesCount64(word)
+		word := ef.word(w) & valid
 		z := ^word & valid
 		c := uint64(bits.OnesCount64(z))
 		for ; next < zeros+c; next += efSampleRate {
-			if pos := w*64 + selectInWord(z, int(next-zeros)); uint64(ef.sampleAt(next/efSampleRate)) != pos {
-				return fmt.Errorf("%w: grafite filter sample %d is %d, zero %d is at %d",
-					ErrCorrupt, next/efSampleRate, ef.sampleAt(next/efSampleRate), next, pos)
+			if !sampled(next/efSampleRate, 64*w+selectInWord(z, int(next-zeros))) {
+				return ones, zeros
 			}
 		}
+		ones += uint64(bits.OnesCount64(word))
 		zeros += c
 	}
-	if ones != ef.m || zeros != nb || !ef.isZero(ef.nbits-1) {
-		return fmt.Errorf("%w: grafite filter high part of %d ones and %d zeros (want %d and %d, ending in a zero)",
-			ErrCorrupt, ones, zeros, ef.m, nb)
-	}
-	return nil
+	return ones, zeros
 }
 
 func (ef *eliasFano) word(w uint64) uint64 { return binary.LittleEndian.Uint64(ef.high[8*w:]) }
@@ -210,10 +245,16 @@ func (ef *eliasFano) nextOne(p uint64) uint64 {
 }
 
 // selectInWord returns the position of set bit k (from 0) of x, which has
-// more than k set bits.
+// more than k set bits: the byte that holds it by popcounts, then the bit.
 func selectInWord(x uint64, k int) uint64 {
+	pos := uint64(0)
+	for c := bits.OnesCount8(uint8(x)); k >= c; c = bits.OnesCount8(uint8(x)) {
+		k -= c
+		x >>= 8
+		pos += 8
+	}
 	for range k {
 		x &= x - 1
 	}
-	return uint64(bits.TrailingZeros64(x))
+	return pos + uint64(bits.TrailingZeros8(uint8(x)))
 }

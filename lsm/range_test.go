@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/internal/cpuclock"
 	"github.com/monbandb/monban/vfs"
 )
 
@@ -323,5 +325,105 @@ func TestRangeFilterOptions(t *testing.T) {
 		if !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("RangeFilter.BitsPerKey %d: %v, want ErrInvalidOptions", bits, err)
 		}
+	}
+}
+
+// rangeBenchDB opens a DB in a temporary directory holding the integer
+// keys 64·i for i < benchKeys (values of 100 bytes), written in a random
+// order, flushed and compacted.
+func rangeBenchDB(b *testing.B, opts *Options) *DB {
+	b.Helper()
+	d, err := Open(b.TempDir(), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { d.Close() })
+	fillRangeBench(b, d, benchKeys)
+	if err := d.Compact(); err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+// fillRangeBench writes the integer keys 64·i for i < n in a random
+// order (a bijective mix of i), in batches of 100.
+func fillRangeBench(b *testing.B, d *DB, n uint64) {
+	val := make([]byte, 100)
+	var batch Batch
+	perm := rand.New(rand.NewPCG(3, 4)).Perm(int(n))
+	for _, i := range perm {
+		batch.Put([]byte(intKey(64*uint64(i))), val)
+		if batch.Len() == 100 {
+			if err := d.Write(&batch); err != nil {
+				b.Fatal(err)
+			}
+			batch.Reset()
+		}
+	}
+	if err := d.Write(&batch); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkRangeMiss iterates over empty ranges of 32 adjacent integers
+// ([64·i + 16, 64·i + 48), between two keys, inside a table's key range),
+// with range filters of 16 bits per key and without: data blocks looked
+// up per scan, and the scan's CPU.
+func BenchmarkRangeMiss(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		rf   filter.GrafiteOptions
+	}{{"range-filter-16", filter.GrafiteOptions{BitsPerKey: 16, RangeLen: 32}}, {"no-range-filter", filter.GrafiteOptions{}}} {
+		b.Run(c.name, func(b *testing.B) {
+			d := rangeBenchDB(b, &Options{RangeFilter: c.rf})
+			rng := rand.New(rand.NewPCG(1, 2))
+			blocks, before := dataBlockLookups(b, d), d.Stats()
+			defer cpuClock(b)()
+			for b.Loop() {
+				lo := 64*rng.Uint64N(benchKeys) + 16
+				it := d.NewIter(&IterOptions{LowerBound: []byte(intKey(lo)), UpperBound: []byte(intKey(lo + 32))})
+				if it.First() {
+					b.Fatalf("[%d, %d): found %x", lo, lo+32, it.Key())
+				}
+				if err := it.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			after := d.Stats()
+			b.ReportMetric(float64(dataBlockLookups(b, d)-blocks)/float64(b.N), "data-blocks/op")
+			b.ReportMetric(float64(after.RangeSkips-before.RangeSkips)/float64(b.N), "range-skips/op")
+		})
+	}
+}
+
+// BenchmarkRangeFill writes 100,000 integer keys, flushes and compacts
+// them, with range filters of 16 bits per key and without: the process's
+// CPU per key, background flushes and compactions included, which is
+// where the filters are built.
+func BenchmarkRangeFill(b *testing.B) {
+	const n = 100_000
+	for _, c := range []struct {
+		name string
+		rf   filter.GrafiteOptions
+	}{{"range-filter-16", filter.GrafiteOptions{BitsPerKey: 16, RangeLen: 32}}, {"no-range-filter", filter.GrafiteOptions{}}} {
+		b.Run(c.name, func(b *testing.B) {
+			var cpu time.Duration
+			for b.Loop() {
+				start := cpuclock.Process()
+				d, err := Open(b.TempDir(), &Options{RangeFilter: c.rf})
+				if err != nil {
+					b.Fatal(err)
+				}
+				fillRangeBench(b, d, n)
+				if err := d.Compact(); err != nil {
+					b.Fatal(err)
+				}
+				if err := d.Close(); err != nil {
+					b.Fatal(err)
+				}
+				cpu += cpuclock.Process() - start
+			}
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*n), "cpu-ns/put")
+		})
 	}
 }
