@@ -164,11 +164,10 @@ func (b *GrafiteBuilder) Finish(dst []byte) []byte {
 		l--
 	}
 	g := Grafite{rangeLen: b.rangeLen, r: n << l, seed: b.seed, shift: log2Exact(b.rangeLen)}
-	codes := make([]uint64, len(xs))
-	for i, x := range xs {
-		codes[i] = g.code(x)
+	for i, x := range xs { // the codes take the points' place
+		xs[i] = g.code(x)
 	}
-	codes = sortCodes(codes, l, g.r)
+	codes := sortCodes(xs, l, g.r)
 
 	dst = append(dst, grafiteTag...)
 	dst = append(dst, grafiteVersion, byte(l))

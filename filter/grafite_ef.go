@@ -69,27 +69,30 @@ func sortCodes(codes []uint64, l uint, r uint64) []uint64 {
 func appendEliasFano(dst []byte, codes []uint64, l uint, r uint64) []byte {
 	m := uint64(len(codes))
 	nb := (r-1)>>l + 1
-	low := make([]uint64, (m*uint64(l)+63)/64)
-	high := make([]uint64, (m+nb+63)/64)
+	lowLen, highLen := int(8*((m*uint64(l)+63)/64)), int(8*((m+nb+63)/64))
+	// One allocation of the final size, bits set in place: a table's
+	// filter is built once, and copies and regrowth were most of its cost.
+	start := len(dst)
+	dst = slices.Grow(dst, lowLen+highLen+int(4*((nb-1)/efSampleRate+1)))
+	dst = dst[:start+lowLen+highLen]
+	low, high := dst[start:start+lowLen], dst[start+lowLen:]
+	clear(low)
+	clear(high)
+	or := func(b []byte, w, v uint64) {
+		binary.LittleEndian.PutUint64(b[8*w:], binary.LittleEndian.Uint64(b[8*w:])|v)
+	}
 	for i, c := range codes {
 		if l > 0 {
 			v, at := c&(1<<l-1), uint64(i)*uint64(l)
-			low[at/64] |= v << (at % 64)
+			or(low, at/64, v<<(at%64))
 			if at%64+uint64(l) > 64 {
-				low[at/64+1] |= v >> (64 - at%64)
+				or(low, at/64+1, v>>(64-at%64))
 			}
 		}
 		p := c>>l + uint64(i)
-		high[p/64] |= 1 << (p % 64)
+		or(high, p/64, 1<<(p%64))
 	}
-	for _, w := range low {
-		dst = binary.LittleEndian.AppendUint64(dst, w)
-	}
-	hs := len(dst)
-	for _, w := range high {
-		dst = binary.LittleEndian.AppendUint64(dst, w)
-	}
-	ef := eliasFano{high: dst[hs:], nbits: m + nb}
+	ef := eliasFano{high: high, nbits: m + nb}
 	ef.scan(func(_, pos uint64) bool {
 		dst = binary.LittleEndian.AppendUint32(dst, uint32(pos))
 		return true
