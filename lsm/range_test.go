@@ -286,6 +286,15 @@ func TestRangeEmptySkipsTables(t *testing.T) {
 		probes, skips, blocks = probes+st.RangeProbes, skips+st.RangeSkips, blocks+b
 	}
 	t.Logf("100 empty ranges: %d range filters asked, %d tables skipped, %d data blocks", probes, skips, blocks)
+	// 16 bits a key, and the 32-byte header and the block trailer a table.
+	st := d.Stats()
+	tables := 0
+	for _, n := range levelFiles(st) {
+		tables += n
+	}
+	if got := st.Total.RangeFilterBytes; got < 10000*2 || got > 10200*2+uint64(100*tables) {
+		t.Errorf("range filters of %d bytes in %d tables for 10,200 entries at 16 bits per key", got, tables)
+	}
 	if probes < 100 || skips < probes-2 || blocks > 2 {
 		t.Errorf("empty ranges: %d of %d tables skipped, %d data blocks read; want all but a false positive or two", skips, probes, blocks)
 	}

@@ -62,6 +62,10 @@ type LevelStats struct {
 	// FilterEntries, the entries of the tables they count.
 	FilterBytes, FilterEntries  uint64
 	FilterBitsPerKey, TheoryFPR float64
+	// RangeFilterBytes is the size of the range filters
+	// (Options.RangeFilter) of the level's open tables, which live in
+	// memory pinned or paged.
+	RangeFilterBytes uint64
 }
 
 // FPR returns the measured false-positive rate of the level's filters:
@@ -399,6 +403,7 @@ func (d *DB) levelFilters(v *manifest.Version, level int, l *LevelStats) (expect
 		n := float64(p.NumEntries)
 		tables++
 		l.FilterBytes += p.FilterBytes
+		l.RangeFilterBytes += p.RangeFilterBytes
 		entries += n
 		bitEntries += bits * n
 		fpSum += fp
@@ -448,4 +453,5 @@ func (s *LevelStats) add(o LevelStats) {
 	s.RangeDelBytes += o.RangeDelBytes
 	s.FilterBytes += o.FilterBytes
 	s.FilterEntries += o.FilterEntries
+	s.RangeFilterBytes += o.RangeFilterBytes
 }

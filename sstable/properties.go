@@ -63,6 +63,10 @@ type Properties struct {
 	// none, as every table written before the block existed.
 	RangeFilterBits, RangeFilterLen uint64
 	rangeFilterBlock                handle
+	// RangeFilterBytes is the range-filter block's size including its
+	// trailer, what a Reader holds of it in memory; 0 without one. It is
+	// the block's handle's, not a property of its own.
+	RangeFilterBytes uint64
 }
 
 // Property names, in the sorted order they are written.
@@ -259,6 +263,9 @@ func decodeProperties(block []byte) (Properties, error) {
 		p.RangeFilterBits > filter.GrafiteMaxBitsPerKey {
 		return p, fmt.Errorf("range filter block %v, %d bits per key, range length %d: %w",
 			p.rangeFilterBlock, p.RangeFilterBits, p.RangeFilterLen, base.ErrCorruption)
+	}
+	if p.rangeFilterBlock != (handle{}) {
+		p.RangeFilterBytes = p.rangeFilterBlock.length + blockTrailerLen
 	}
 	if p.NumEntries > 0 && (!seen[propKeySmallest] || !seen[propKeyLargest]) {
 		return p, fmt.Errorf("non-empty table without key range: %w", base.ErrCorruption)

@@ -41,6 +41,7 @@ func (w *Writer) writeRangeFilter() {
 		p.RangeFilterLen = filter.DefaultGrafiteRangeLen
 	}
 	p.rangeFilterBlock = w.writeBlock(w.ranges.Finish(nil), false)
+	p.RangeFilterBytes = p.rangeFilterBlock.length + blockTrailerLen
 }
 
 // readRangeFilter reads and decodes the range-filter block the properties

@@ -60,7 +60,7 @@ func TestRangeFilterModel(t *testing.T) {
 		if wantLen == 0 {
 			wantLen = filter.DefaultGrafiteRangeLen
 		}
-		if p.RangeFilterBits != uint64(opts.BitsPerKey) || p.RangeFilterLen != wantLen {
+		if p.RangeFilterBits != uint64(opts.BitsPerKey) || p.RangeFilterLen != wantLen || p.RangeFilterBytes == 0 {
 			t.Fatalf("seed %d: properties %d bits, length %d; want %d, %d", seed, p.RangeFilterBits, p.RangeFilterLen, opts.BitsPerKey, wantLen)
 		}
 		keys := make([][]byte, len(es))
@@ -74,7 +74,7 @@ func TestRangeFilterModel(t *testing.T) {
 				budget = NewMetaBudget(0, nil)
 			}
 			r := openPaged(t, data, cache.New(1<<20), budget)
-			if r.Paged() != paged || r.Properties().RangeFilterLen != wantLen {
+			if r.Paged() != paged || r.Properties().RangeFilterLen != wantLen || r.Properties().RangeFilterBytes != p.RangeFilterBytes {
 				t.Fatalf("seed %d: paged %t, want %t; read range length %d", seed, r.Paged(), paged, r.Properties().RangeFilterLen)
 			}
 			asked, no, empty := 0, 0, 0
