@@ -192,23 +192,7 @@ func checkRange(t *testing.T, seed uint64, step int, keys rangeKeys, v rangeView
 	backward := keys.rng.IntN(2) == 0
 	for _, r := range []reader{v.on, v.off} {
 		it := r.NewIter(&IterOptions{LowerBound: lo, UpperBound: hi})
-		var got []string
-		if backward {
-			for ok := it.Last(); ok; ok = it.Prev() {
-				got = append(got, string(it.Key()))
-			}
-			slices.Reverse(got)
-		} else {
-			for ok := it.First(); ok; ok = it.Next() {
-				got = append(got, string(it.Key()))
-				if string(it.Value()) != v.m[string(it.Key())] {
-					t.Fatalf("seed %d step %d: value of %x = %q, model %q", seed, step, it.Key(), it.Value(), v.m[string(it.Key())])
-				}
-			}
-		}
-		if err := it.Err(); err != nil {
-			t.Fatalf("seed %d step %d: [%x, %x): %v", seed, step, lo, hi, err)
-		}
+		got := iterKeys(t, it, backward, v.m, fmt.Sprintf("seed %d step %d: [%x, %x)", seed, step, lo, hi))
 		if !slices.Equal(got, want) {
 			t.Fatalf("seed %d step %d: [%x, %x) (range filters %t, backward %v):\n got %x\nwant %x",
 				seed, step, lo, hi, r == v.on, backward, got, want)
@@ -220,6 +204,31 @@ func checkRange(t *testing.T, seed uint64, step int, keys rangeKeys, v rangeView
 			t.Fatal(err)
 		}
 	}
+}
+
+// iterKeys runs it from its first key to its end, or from its last to
+// its start when backward, and returns the keys in order; forward, it
+// checks each value against m. where names the run in a failure.
+func iterKeys(t *testing.T, it *Iter, backward bool, m model, where string) []string {
+	t.Helper()
+	var got []string
+	if backward {
+		for ok := it.Last(); ok; ok = it.Prev() {
+			got = append(got, string(it.Key()))
+		}
+		slices.Reverse(got)
+	} else {
+		for ok := it.First(); ok; ok = it.Next() {
+			got = append(got, string(it.Key()))
+			if string(it.Value()) != m[string(it.Key())] {
+				t.Fatalf("%s: value of %q = %q, model %q", where, it.Key(), it.Value(), m[string(it.Key())])
+			}
+		}
+	}
+	if err := it.Err(); err != nil {
+		t.Fatalf("%s: %v", where, err)
+	}
+	return got
 }
 
 // fillInts writes the keys 0, 2, …, 2(n−1) in flushes of 1000 and
@@ -247,23 +256,31 @@ func fillInts(t *testing.T, d *DB, n uint64) {
 	}
 }
 
-// scanRange iterates d over [lo, hi) and returns the keys seen, the data
-// blocks looked up, and the range counters' increase.
-func scanRange(t *testing.T, d *DB, lo, hi uint64) (keys int, blocks uint64, st Stats) {
+// scanCounted runs an iterator of d with o to its end and returns the
+// keys it yields, the data blocks its tables looked up, and the Stats
+// before and after.
+func scanCounted(t testing.TB, d *DB, o *IterOptions) (keys int, blocks uint64, before, after Stats) {
 	t.Helper()
-	before := d.Stats()
+	before = d.Stats()
 	blocksBefore := dataBlockLookups(t, d)
-	it := d.NewIter(&IterOptions{LowerBound: []byte(intKey(lo)), UpperBound: []byte(intKey(hi))})
+	it := d.NewIter(o)
 	for range it.All() {
 		keys++
 	}
 	if err := it.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st = d.Stats()
+	return keys, dataBlockLookups(t, d) - blocksBefore, before, d.Stats()
+}
+
+// scanRange iterates d over the integer keys [lo, hi) and returns the keys
+// seen, the data blocks looked up, and the range counters' increase.
+func scanRange(t *testing.T, d *DB, lo, hi uint64) (keys int, blocks uint64, st Stats) {
+	t.Helper()
+	keys, blocks, before, st := scanCounted(t, d, &IterOptions{LowerBound: []byte(intKey(lo)), UpperBound: []byte(intKey(hi))})
 	st.RangeProbes -= before.RangeProbes
 	st.RangeSkips -= before.RangeSkips
-	return keys, dataBlockLookups(t, d) - blocksBefore, st
+	return keys, blocks, st
 }
 
 // TestRangeEmptySkipsTables fills a DB with the even integers up to
@@ -354,23 +371,14 @@ func rangeBenchDB(b *testing.B, opts *Options) *DB {
 	return d
 }
 
-// fillRangeBench writes the integer keys 64·i for i < n in a random
-// order (a bijective mix of i), in batches of 100.
+// fillRangeBench puts the integer keys 64·i for i < n, in a random
+// order, one Put each.
 func fillRangeBench(b *testing.B, d *DB, n uint64) {
 	val := make([]byte, 100)
-	var batch Batch
-	perm := rand.New(rand.NewPCG(3, 4)).Perm(int(n))
-	for _, i := range perm {
-		batch.Put([]byte(intKey(64*uint64(i))), val)
-		if batch.Len() == 100 {
-			if err := d.Write(&batch); err != nil {
-				b.Fatal(err)
-			}
-			batch.Reset()
+	for _, i := range rand.New(rand.NewPCG(3, 4)).Perm(int(n)) {
+		if err := d.Put([]byte(intKey(64*uint64(i))), val); err != nil {
+			b.Fatal(err)
 		}
-	}
-	if err := d.Write(&batch); err != nil {
-		b.Fatal(err)
 	}
 }
 

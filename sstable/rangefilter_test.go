@@ -41,6 +41,21 @@ func randRangeEntries(seed uint64, n int, mixed bool) []entry {
 	return slices.CompactFunc(es, func(a, b entry) bool { return base.Compare(a.key, b.key) == 0 })
 }
 
+// openPinnedOrPaged opens data through a block cache, paged (a budget
+// of 0) or pinned, and checks that it is.
+func openPinnedOrPaged(t *testing.T, data []byte, paged bool) *Reader {
+	t.Helper()
+	var budget *MetaBudget
+	if paged {
+		budget = NewMetaBudget(0, nil)
+	}
+	r := openPaged(t, data, cache.New(1<<20), budget)
+	if r.Paged() != paged {
+		t.Fatalf("paged %t, want %t", r.Paged(), paged)
+	}
+	return r
+}
+
 // TestRangeFilterModel checks MayContainRange against the table's keys,
 // pinned and paged: a range holding a key of any kind (a deletion too) is
 // never ruled out, empty ranges of 32 integers mostly are, and the
@@ -69,13 +84,9 @@ func TestRangeFilterModel(t *testing.T) {
 		}
 		keys = slices.CompactFunc(keys, bytes.Equal)
 		for _, paged := range []bool{false, true} {
-			var budget *MetaBudget
-			if paged {
-				budget = NewMetaBudget(0, nil)
-			}
-			r := openPaged(t, data, cache.New(1<<20), budget)
-			if r.Paged() != paged || r.Properties().RangeFilterLen != wantLen || r.Properties().RangeFilterBytes != p.RangeFilterBytes {
-				t.Fatalf("seed %d: paged %t, want %t; read range length %d", seed, r.Paged(), paged, r.Properties().RangeFilterLen)
+			r := openPinnedOrPaged(t, data, paged)
+			if r.Properties().RangeFilterLen != wantLen || r.Properties().RangeFilterBytes != p.RangeFilterBytes {
+				t.Fatalf("seed %d: read range length %d, %d bytes", seed, r.Properties().RangeFilterLen, r.Properties().RangeFilterBytes)
 			}
 			asked, no, empty := 0, 0, 0
 			for range 3000 {
@@ -125,18 +136,14 @@ func TestRangeFilterNeverSkipsOtherTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	build := func(o WriterOptions) []byte { data, _ := buildTable(t, es, o); return data }
-	tables := []struct {
-		name string
-		data []byte
-		ro   ReaderOptions
-	}{
-		{"no range filter", build(WriterOptions{BloomBitsPerKey: 10}), ReaderOptions{}},
-		{"version 1", v1, ReaderOptions{}},
-		{"filter ignored", build(WriterOptions{RangeFilter: filter.GrafiteOptions{BitsPerKey: 16}}), ReaderOptions{IgnoreFilter: true}},
-	}
-	for _, tc := range tables {
-		r, err := Open(&memFile{data: tc.data}, tc.ro)
+	plain, _ := buildTable(t, es, WriterOptions{BloomBitsPerKey: 10})
+	ranged, _ := buildTable(t, es, WriterOptions{RangeFilter: filter.GrafiteOptions{BitsPerKey: 16}})
+	for _, tc := range []struct {
+		name   string
+		data   []byte
+		ignore bool
+	}{{"no range filter", plain, false}, {"version 1", v1, false}, {"filter ignored", ranged, true}} {
+		r, err := Open(&memFile{data: tc.data}, ReaderOptions{IgnoreFilter: tc.ignore})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
