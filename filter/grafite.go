@@ -19,9 +19,9 @@ import (
 // ⌊x/L⌋ into [0, r). (The paper adds x rather than x mod L; the two differ
 // by ⌊x/L⌋·L mod r, a constant per block that a random q absorbs, and
 // x mod L spares a division.) Inside one block of L values h is x plus a
-// constant mod r, so it keeps order and adjacency: the codes of [lo, hi] within a block
-// form one interval mod r, and "is a code stored in it?" is a successor
-// search in the sorted codes. Distinct blocks land at independent
+// constant mod r, so it keeps order and adjacency: the codes of [lo, hi]
+// within a block form one interval mod r, and "is a code stored in it?"
+// is a successor search in the sorted codes. Distinct blocks land at independent
 // offsets, so a range holding no value meets another block's code with
 // probability ≤ ℓ·n/r = ℓ/2^(B−2). The sorted codes are stored in an
 // Elias–Fano sequence (grafite_ef.go) of B−2 low bits per code and about
@@ -144,10 +144,6 @@ func (b *GrafiteBuilder) Add(x uint64) {
 
 // AddKey adds GrafitePoint(key).
 func (b *GrafiteBuilder) AddKey(key []byte) { b.Add(GrafitePoint(key)) }
-
-// Len returns the number of values added, less those dropped for
-// equalling the one before.
-func (b *GrafiteBuilder) Len() int { return len(b.xs) }
 
 // Finish appends the encoded filter to dst and returns it, and empties
 // the builder for another filter of the same parameters.
@@ -304,9 +300,6 @@ func (g *Grafite) mayContainPiece(s, e uint64) bool {
 
 // RangeLen returns L, the range length the filter was tuned for.
 func (g Grafite) RangeLen() uint64 { return g.rangeLen }
-
-// Codes returns the number of distinct codes the filter stores.
-func (g Grafite) Codes() int { return g.ef.m }
 
 // BitsPerCode returns the filter's size in bits per stored code, header
 // included; 0 for an empty or zero filter.
