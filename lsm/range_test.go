@@ -320,6 +320,53 @@ func TestRangeEmptySkipsTables(t *testing.T) {
 	}
 }
 
+// TestRangeSkippedTableStillDeletes: a table whose only entry in a
+// range is a range tombstone has no point key there, so its range filter
+// rules the range out and the iterator skips its points; the tombstone
+// must still delete the older key it covers in another table, because
+// the iterator takes every table's tombstones from the read state, not
+// from the tables it reads.
+func TestRangeSkippedTableStillDeletes(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), &Options{RangeFilter: filter.GrafiteOptions{BitsPerKey: 16}})
+	defer d.Close()
+	for _, k := range []uint64{1000, 5000} {
+		if err := d.Put([]byte(intKey(k)), []byte("old")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	// A newer table: the tombstone over 1000 and point keys away from it.
+	if err := d.DeleteRange([]byte(intKey(990)), []byte(intKey(1010))); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []uint64{900, 1100} {
+		if err := d.Put([]byte(intKey(k)), []byte("new")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if st := d.Stats(); st.Levels[0].Files != 1 {
+		t.Fatalf("L0 holds %d tables, want the newer one", st.Levels[0].Files)
+	}
+	keys, _, st := scanRange(t, d, 995, 1005)
+	if keys != 0 {
+		t.Fatalf("[995, 1005): %d keys, want 1000 deleted", keys)
+	}
+	if st.RangeSkips == 0 {
+		t.Fatalf("the newer table was not skipped (%d probes): the test tests nothing", st.RangeProbes)
+	}
+	if keys, _, _ := scanRange(t, d, 895, 1105); keys != 2 {
+		t.Fatalf("[895, 1105): %d keys, want 900 and 1100", keys)
+	}
+}
+
 // TestRangeOldTablesNeverSkipped writes tables without range filters and
 // reopens the DB with them: every table is asked and none ruled out, and
 // every key is found; so with the filters ignored, which asks none.
