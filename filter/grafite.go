@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sync"
 )
 
 // Grafite is a range filter (Costa, Ferragina, Vinciguerra, "Grafite:
@@ -137,6 +138,9 @@ func NewGrafiteBuilder(bitsPerKey int, rangeLen, seed uint64) *GrafiteBuilder {
 // equal to the last one added is dropped at once, so the versions of a
 // key added in order cost nothing.
 func (b *GrafiteBuilder) Add(x uint64) {
+	if b.xs == nil {
+		b.xs = scratch(0)
+	}
 	if n := len(b.xs); n == 0 || b.xs[n-1] != x {
 		b.xs = append(b.xs, x)
 	}
@@ -163,7 +167,8 @@ func (b *GrafiteBuilder) Finish(dst []byte) []byte {
 	for i, x := range xs { // the codes take the points' place
 		xs[i] = g.code(x)
 	}
-	codes := sortCodes(xs, l, g.r)
+	out := scratch(len(xs))
+	codes := sortCodes(xs, l, g.r, out)
 
 	dst = append(dst, grafiteTag...)
 	dst = append(dst, grafiteVersion, byte(l))
@@ -172,8 +177,33 @@ func (b *GrafiteBuilder) Finish(dst []byte) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, g.rangeLen)
 	dst = binary.LittleEndian.AppendUint64(dst, g.r)
 	dst = appendEliasFano(dst, codes, l, g.r)
-	b.xs = b.xs[:0]
+	release(xs)
+	release(out)
+	b.xs = nil
 	return dst
+}
+
+// grafiteScratch holds the builders' point and code slices between
+// filters (a *[]uint64 each). A table's filter is built once, and fresh
+// memory for its points and sorted codes, faulted in and zeroed, cost
+// the table writer 43 ns per key where the build alone costs 26; 30 with
+// the pool (sstable's BenchmarkWriteRange and BenchmarkGrafiteBuild at 16
+// bits per key).
+var grafiteScratch sync.Pool
+
+// scratch returns a slice of n uint64s, of any contents, from
+// grafiteScratch or new.
+func scratch(n int) []uint64 {
+	if p, ok := grafiteScratch.Get().(*[]uint64); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]uint64, n)
+}
+
+// release gives s to grafiteScratch; the caller keeps no alias of it.
+func release(s []uint64) {
+	s = s[:0]
+	grafiteScratch.Put(&s)
 }
 
 // OpenGrafite decodes an encoded filter, aliasing data. It checks the

@@ -34,11 +34,12 @@ type eliasFano struct {
 	nbits             uint64 // m + nb
 }
 
-// sortCodes returns codes below r sorted and without duplicates, in
-// linear time: a counting sort by high part (c >> l, about one code per
-// bucket), then an insertion sort inside each bucket. A comparison sort
-// of n random codes cost most of a table's filter build.
-func sortCodes(codes []uint64, l uint, r uint64) []uint64 {
+// sortCodes returns codes below r sorted and without duplicates, in out
+// (of len(codes) at least), in linear time: a counting sort by high part
+// (c >> l, about one code per bucket), then an insertion sort inside each
+// bucket. A comparison sort of n random codes cost most of a table's
+// filter build.
+func sortCodes(codes []uint64, l uint, r uint64, out []uint64) []uint64 {
 	nb := (r-1)>>l + 1
 	start := make([]uint32, nb+1) // start[j]: the first slot of bucket j
 	for _, c := range codes {
@@ -47,7 +48,7 @@ func sortCodes(codes []uint64, l uint, r uint64) []uint64 {
 	for j := range nb {
 		start[j+1] += start[j]
 	}
-	out := make([]uint64, len(codes))
+	out = out[:len(codes)]
 	for _, c := range codes {
 		out[start[c>>l]] = c
 		start[c>>l]++ // ends as bucket j's end: the next one's start
