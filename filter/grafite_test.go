@@ -200,29 +200,27 @@ func TestGrafiteEdges(t *testing.T) {
 }
 
 // TestGrafiteWrap builds filters whose codes wrap past r − 1 within a
-// block, and asks for ranges that straddle the wrap: dropping the second
-// half of a wrapped interval (mayContainPiece) fails it.
+// block (L = 64 against r = 4 codes a value, 20 values), and asks for
+// short ranges around each value, counting those whose value's code lies
+// in the part of the interval that wrapped to 0: dropping that part
+// (mayContainPiece) fails it.
 func TestGrafiteWrap(t *testing.T) {
+	const rangeLen = 64
 	wrapped := 0
 	for seed := range uint64(300) {
 		rng := rand.New(rand.NewPCG(seed, 1))
-		rangeLen := uint64(1 << 10)
 		xs := grafiteValues(rng, 20, rangeLen)
-		g := buildGrafite(t, xs, 4, rangeLen, seed) // r = 80: most blocks wrap
+		g := buildGrafite(t, xs, 4, rangeLen, seed)
 		for _, x := range xs {
-			for d := range uint64(8) {
-				lo := x - min(x, d)
-				hi := min(lo+rangeLen/2, math.MaxUint64)
-				if hi < x {
-					continue
-				}
-				// Does the code interval of [lo, x] wrap?
-				if s := max(lo, x/rangeLen*rangeLen); g.code(s)+(x-s) >= g.r {
-					wrapped++
-				}
-				if !g.MayContainRange(lo, hi) {
-					t.Fatalf("seed %d: [%d, %d] holds %d, ruled out", seed, lo, hi, x)
-				}
+			lo, hi := x-min(x, rng.Uint64N(8)), x+min(math.MaxUint64-x, rng.Uint64N(8))
+			// The piece of [lo, hi] in x's block, and whether x's code is
+			// past r − 1 from the piece's start, so reduced to the front.
+			s, e := max(lo, x/rangeLen*rangeLen), min(hi, x/rangeLen*rangeLen+rangeLen-1)
+			if e-s < g.r-1 && g.code(s)+(x-s) >= g.r {
+				wrapped++
+			}
+			if !g.MayContainRange(lo, hi) {
+				t.Fatalf("seed %d: [%d, %d] holds %d, ruled out", seed, lo, hi, x)
 			}
 		}
 	}
