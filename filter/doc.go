@@ -28,6 +28,13 @@
 // iterator bounded to an absent prefix can skip them (README.md,
 // "Prefixes").
 //
+// Grafite (grafite.go) is a range filter over 64-bit points: "may the
+// set hold a value in [lo, hi]?". Keys become points by GrafitePoint,
+// their first 8 bytes big-endian, so it separates only keys that differ
+// there (big-endian integers, timestamps). At B bits per key its
+// false-positive rate is at most ℓ/2^(B−2) for a range of ℓ ≤ L points,
+// L the range length it was built for (README.md, "Ranges").
+//
 // AllocateBitsPerKey sizes many cache-line filters together: given the key
 // counts of the runs an absent-key lookup probes (L0 tables, levels), it
 // spreads a memory budget so that the sum of their FPRs is least (Monkey:
@@ -40,7 +47,8 @@
 // once adds stop, a Bloom may be queried concurrently. A CacheLine is a small
 // value over bytes it does not own: it aliases the slice given to
 // OpenCacheLine, which must stay unchanged while the CacheLine is used, and
-// may be queried from many goroutines.
+// may be queried from many goroutines. So with a GrafiteBuilder and the
+// Grafite that OpenGrafite returns over its bytes.
 //
 // # Invariants
 //
@@ -55,6 +63,16 @@
 //  4. A query allocates nothing.
 //  5. An encoding carries its layout tag and version; any change to the bytes,
 //     the hash, or the probe sequence gets a new version.
+//  6. Grafite has no false negatives for values added and for keys added
+//     with AddKey and asked with MayContainKeys: GrafitePoint is monotone,
+//     so GrafiteBounds(a, b) holds the point of every key in [a, b); a
+//     range longer than grafiteMaxPieces blocks, and every range asked of
+//     the zero Grafite, answers "maybe"; a filter of no values answers
+//     "no" to every range.
+//  7. OpenGrafite checks that every section of the encoding has the
+//     length its header implies and that the Elias–Fano high part and its
+//     samples are consistent, so a query of a filter it returned never
+//     reads outside the bytes, whatever they held.
 //
 // # Format
 //

@@ -34,6 +34,33 @@ func ExampleCacheLineBuilder() {
 	// cat: true cow: false
 }
 
+// A table's writer adds the points of its keys (big-endian integers
+// here), finishes the range filter into its block, and a reader asks it
+// whether a range of keys may hold one. This is the worked example of
+// docs/format.md, "Grafite range filter".
+func ExampleGrafiteBuilder() {
+	b := filter.NewGrafiteBuilder(6, 4, 3)
+	for _, x := range []uint64{3, 5, 100} {
+		b.Add(x)
+	}
+	block := b.Finish(nil)
+	for off := 0; off < len(block); off += 16 {
+		fmt.Printf("% x\n", block[off:min(off+16, len(block))])
+	}
+
+	g, err := filter.OpenGrafite(block)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("[6, 7]:", g.MayContainRange(6, 7), "[4, 6]:", g.MayContainRange(4, 6))
+	// Output:
+	// 47 46 01 04 03 00 00 00 03 00 00 00 00 00 00 00
+	// 04 00 00 00 00 00 00 00 30 00 00 00 00 00 00 00
+	// c5 09 00 00 00 00 00 00 0b 00 00 00 00 00 00 00
+	// 02 00 00 00
+	// [6, 7]: false [4, 6]: true
+}
+
 // A filter sized for 1,000 keys at 1% tells on itself when overfilled:
 // EstimatedFPR reads the damage off the bits.
 func ExampleBloom_EstimatedFPR() {

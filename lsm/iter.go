@@ -92,6 +92,17 @@ func (d *DB) newIter(rs *readState, seq base.SeqNum, o *IterOptions) *Iter {
 			probe = &p.probe
 		}
 	}
+	// Range filters answer for a bounded range only (iter_range.go).
+	ranged := lower != nil && upper != nil && d.opts.RangeFilter.BitsPerKey > 0 && !d.opts.IgnoreFilters
+	var tp *tableProbe // nil: every table is read
+	if probe != nil || ranged {
+		p.tables = tableProbe{prefix: probe}
+		if ranged {
+			p.ranges = rangeProbe{lower: lower, upper: upper, stats: &d.stats}
+			p.tables.ranges = &p.ranges
+		}
+		tp = &p.tables
+	}
 	// An L0 table is a level of its own: L0 tables overlap.
 	l0 := rs.version.Levels[0]
 	n := len(l0)
@@ -110,13 +121,13 @@ func (d *DB) newIter(rs *readState, seq base.SeqNum, o *IterOptions) *Iter {
 	}
 	n = 0
 	for i := range l0 {
-		p.levels[n].init(d, l0[i:i+1], it.lower, it.upper, probe)
+		p.levels[n].init(d, l0[i:i+1], it.lower, it.upper, tp)
 		sources = append(sources, &p.levels[n])
 		n++
 	}
 	for level := 1; level < NumLevels; level++ {
 		if files := rs.version.Levels[level]; len(files) > 0 {
-			p.levels[n].init(d, files, it.lower, it.upper, probe)
+			p.levels[n].init(d, files, it.lower, it.upper, tp)
 			sources = append(sources, &p.levels[n])
 			n++
 		}
@@ -141,6 +152,8 @@ type iterParts struct {
 	levels               []levelIter
 	savedKey, savedValue []byte
 	probe                prefixProbe
+	ranges               rangeProbe
+	tables               tableProbe
 	stretch              deletedStretch // skipDeleted's, kept here so that passing it allocates nothing
 }
 
@@ -156,7 +169,7 @@ func (p *iterParts) release(it *Iter) {
 	for i := range p.levels {
 		p.levels[i].init(nil, nil, nil, nil, nil)
 	}
-	p.probe = prefixProbe{}
+	p.probe, p.ranges, p.tables = prefixProbe{}, rangeProbe{}, tableProbe{}
 	p.merged.Init(nil)
 	iterPartsPool.Put(p)
 }

@@ -20,8 +20,9 @@ type levelIter struct {
 	files        []*manifest.FileMetadata
 	lower, upper []byte
 	// probe, when not nil, is asked about each table before it is read
-	// (iter_prefix.go); a table it rules out is read as empty.
-	probe *prefixProbe
+	// (iter_prefix.go, iter_range.go); a table it rules out is read as
+	// empty.
+	probe *tableProbe
 
 	idx     int           // index in files of the open table; -1 none
 	iter    *sstable.Iter // &table while a table is open, else nil
@@ -41,7 +42,7 @@ type tableOpener interface {
 
 // init makes l an unpositioned iterator over files, keeping its table
 // iterator's buffers. REQUIRES: l is new or closed.
-func (l *levelIter) init(tables tableOpener, files []*manifest.FileMetadata, lower, upper []byte, probe *prefixProbe) {
+func (l *levelIter) init(tables tableOpener, files []*manifest.FileMetadata, lower, upper []byte, probe *tableProbe) {
 	*l = levelIter{tables: tables, files: files, lower: lower, upper: upper, probe: probe, idx: -1, table: l.table}
 }
 

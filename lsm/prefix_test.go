@@ -154,24 +154,8 @@ func checkPrefixes(t *testing.T, seed uint64, step int, rng *rand.Rand, d *DB, s
 	}
 	it := d.NewIter(o)
 	defer it.Close()
-	var got []string
 	backward := rng.IntN(2) == 0
-	if backward {
-		for ok := it.Last(); ok; ok = it.Prev() {
-			got = append(got, string(it.Key()))
-		}
-		slices.Reverse(got)
-	} else {
-		for ok := it.First(); ok; ok = it.Next() {
-			got = append(got, string(it.Key()))
-			if string(it.Value()) != m[string(it.Key())] {
-				t.Fatalf("seed %d step %d: prefix %q: value of %q = %q, model %q", seed, step, p, it.Key(), it.Value(), m[string(it.Key())])
-			}
-		}
-	}
-	if err := it.Err(); err != nil {
-		t.Fatalf("seed %d step %d: prefix %q: %v", seed, step, p, err)
-	}
+	got := iterKeys(t, it, backward, m, fmt.Sprintf("seed %d step %d: prefix %q", seed, step, p))
 	if !slices.Equal(got, want) {
 		t.Fatalf("seed %d step %d: prefix %q in [%q,%q) (backward %v):\n got %q\nwant %q",
 			seed, step, p, o.LowerBound, o.UpperBound, backward, got, want)
@@ -268,19 +252,10 @@ func TestPrefixAbsentSkipsTables(t *testing.T) {
 	}
 	scan := func(prefix string) (keys int, blocks uint64, st Stats) {
 		t.Helper()
-		before := d.Stats()
-		blocksBefore := dataBlockLookups(t, d)
-		it := d.NewIter(&IterOptions{Prefix: []byte(prefix)})
-		for range it.All() {
-			keys++
-		}
-		if err := it.Close(); err != nil {
-			t.Fatal(err)
-		}
-		st = d.Stats()
+		keys, blocks, before, st := scanCounted(t, d, &IterOptions{Prefix: []byte(prefix)})
 		st.PrefixProbes -= before.PrefixProbes
 		st.PrefixSkips -= before.PrefixSkips
-		return keys, dataBlockLookups(t, d) - blocksBefore, st
+		return keys, blocks, st
 	}
 	keys, blocks, st := scan("user0101")
 	t.Logf("absent prefix: %d filters asked, %d skipped, %d data blocks, tables per level %v", st.PrefixProbes, st.PrefixSkips, blocks, levelFiles(st))

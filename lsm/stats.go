@@ -63,6 +63,10 @@ type LevelStats struct {
 	// FilterEntries, the entries of the tables they count.
 	FilterBytes, FilterEntries  uint64
 	FilterBitsPerKey, TheoryFPR float64
+	// RangeFilterBytes is the size of the range filters
+	// (Options.RangeFilter) of the level's open tables, which live in
+	// memory pinned or paged.
+	RangeFilterBytes uint64
 }
 
 // FPR returns the measured false-positive rate of the level's filters:
@@ -106,6 +110,11 @@ type Stats struct {
 	// filter ruled the prefix out: a memtable not merged, a table whose
 	// index and data blocks were not read.
 	PrefixProbes, PrefixSkips uint64
+	// RangeProbes counts the tables whose range filter an iterator with
+	// both bounds set asked (Options.RangeFilter; none under
+	// Options.IgnoreFilters); RangeSkips those whose filter ruled the
+	// bounds out, so that their index and data blocks were not read.
+	RangeProbes, RangeSkips uint64
 
 	// DeletesElided counts Deletes that the filters proved unnecessary and
 	// that wrote nothing; WALBytesSaved the WAL bytes they did not write.
@@ -261,6 +270,7 @@ type dbStats struct {
 
 	memtableFilterNegatives, immutableFilterNegatives, memtableFalsePositives atomic.Uint64
 	prefixProbes, prefixSkips                                                 atomic.Uint64
+	rangeProbes, rangeSkips                                                   atomic.Uint64
 	deletesElided, walBytesSaved                                              atomic.Uint64
 	deleteProofProbes, mergeProofProbes                                       atomic.Uint64
 	walBytes, flushes                                                         atomic.Uint64
@@ -350,6 +360,7 @@ func (d *DB) Stats() Stats {
 	s.ImmutableFilterNegatives = d.stats.immutableFilterNegatives.Load()
 	s.MemtableFalsePositives = d.stats.memtableFalsePositives.Load()
 	s.PrefixProbes, s.PrefixSkips = d.stats.prefixProbes.Load(), d.stats.prefixSkips.Load()
+	s.RangeProbes, s.RangeSkips = d.stats.rangeProbes.Load(), d.stats.rangeSkips.Load()
 	s.DeletesElided, s.WALBytesSaved = d.stats.deletesElided.Load(), d.stats.walBytesSaved.Load()
 	s.DeleteProofProbes, s.MergeProofProbes = d.stats.deleteProofProbes.Load(), d.stats.mergeProofProbes.Load()
 	s.DeleteProofsSkipped = d.proofs.skippedProofs()
@@ -394,6 +405,7 @@ func (d *DB) levelFilters(v *manifest.Version, level int, l *LevelStats) (expect
 		n := float64(p.NumEntries)
 		tables++
 		l.FilterBytes += p.FilterBytes
+		l.RangeFilterBytes += p.RangeFilterBytes
 		entries += n
 		bitEntries += bits * n
 		fpSum += fp
@@ -443,4 +455,5 @@ func (s *LevelStats) add(o LevelStats) {
 	s.RangeDelBytes += o.RangeDelBytes
 	s.FilterBytes += o.FilterBytes
 	s.FilterEntries += o.FilterEntries
+	s.RangeFilterBytes += o.RangeFilterBytes
 }

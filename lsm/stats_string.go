@@ -35,6 +35,9 @@ func (s Stats) String() string {
 	if s.PrefixProbes > 0 {
 		fmt.Fprintf(&b, "prefix iterators: %d filters asked, %d memtables and tables skipped\n", s.PrefixProbes, s.PrefixSkips)
 	}
+	if s.RangeProbes > 0 {
+		fmt.Fprintf(&b, "bounded iterators: %d range filters asked, %d tables skipped\n", s.RangeProbes, s.RangeSkips)
+	}
 	fmt.Fprintf(&b, "deletes:   %d elided (%d WAL bytes saved), %d not proved (proofs kept failing); proof probes %d by deletes, %d by merges\n",
 		s.DeletesElided, s.WALBytesSaved, s.DeleteProofsSkipped, s.DeleteProofProbes, s.MergeProofProbes)
 	fmt.Fprintf(&b, "flushes:   %d; dropped %s\n", s.Flushes, s.FlushDrops)

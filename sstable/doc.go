@@ -2,8 +2,9 @@
 // files an LSM level is made of. A table holds internal entries (user key,
 // sequence number, kind, value) in internal-key order, a cache-line Bloom
 // filter over its user keys (and, written with a filter.Split, their
-// prefixes: Reader.MayContainPrefix), an index of its data blocks, and
-// its properties.
+// prefixes: Reader.MayContainPrefix), optionally a range filter over its
+// keys' first 8 bytes (Reader.MayContainRange), an index of its data
+// blocks, and its properties.
 //
 // Reading the source, in data-flow order: writer.go (Add: entries into
 // blocks), block.go (prefix compression and restart points),
@@ -13,7 +14,7 @@
 // the file), index.go and partitions.go (the index, searched in place),
 // filter_pages.go (a paged filter), budget.go (pinned or paged), identity.go
 // (is this file the table the manifest means?), rangedel.go (the range
-// tombstones' block), get.go (the point-read
+// tombstones' block), rangefilter.go (the range filter's block), get.go (the point-read
 // path, four numbered steps), iter.go (two-level iterator), table_cache.go
 // (open readers, reference counted, checked against the caller's
 // TableRef), meta.go (what a closed table leaves in the block cache),
@@ -23,7 +24,7 @@
 //
 // A Writer is used by one goroutine; Finish or Abort closes its file. A
 // Reader is safe for concurrent Get, NewIter, MayContainHash,
-// MayContainPrefix and Stats; its Close must not race with them
+// MayContainPrefix, MayContainRange and Stats; its Close must not race with them
 // (TableCache guarantees this with reference counts). An Iter is used by one goroutine, and its Key and Value are valid
 // until it moves or closes (invariant 6). Get's returned value is a fresh
 // copy, the caller's to keep.
@@ -113,7 +114,8 @@
 //
 //	[data block 0] ... [data block n-1] [filter block]?
 //	[index partition 0] ... [index partition p-1] [top-level index block]
-//	[range-deletion block]? [properties block] [footer: 64 bytes]
+//	[range-deletion block]? [range-filter block]? [properties block]
+//	[footer: 64 bytes]
 //
 //	block    = contents | type u8 (0 none, 1 snappy) | crc32c u32
 //	           crc32c (Castagnoli) covers the stored contents and the type byte
@@ -131,6 +133,9 @@
 //	             when the filter.prefix_split property names a split
 //	range-deletion block: keyspan.Encode's, never compressed; located by
 //	             the rangedel.block property (rangedel.go)
+//	range-filter block: filter.GrafiteBuilder's encoding of the points of
+//	             the point entries' user keys, never compressed; located by
+//	             the filter.range_block property (rangefilter.go)
 //	properties block: key = property name, value = uvarint / key / string
 //	footer   = index (off u64, len u64) | filter (off u64, len u64; 0,0 = none) |
 //	           properties (off u64, len u64) | version u32 = 2 |

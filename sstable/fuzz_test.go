@@ -96,7 +96,8 @@ func FuzzBlock(f *testing.F) {
 func FuzzReader(f *testing.F) {
 	_, data := corruptTable(f)
 	f.Add(data, false)
-	for i, o := range []WriterOptions{{BlockSize: 64, BlockRestartInterval: 2, BloomBitsPerKey: 10}, {BlockSize: 1, Compression: true, TableID: 7}} {
+	for i, o := range []WriterOptions{{BlockSize: 64, BlockRestartInterval: 2, BloomBitsPerKey: 10}, {BlockSize: 1, Compression: true, TableID: 7,
+		RangeFilter: filter.GrafiteOptions{BitsPerKey: 6, RangeLen: 4}}} {
 		es := randEntries(newRand(uint64(10+i)), 4)[:4]
 		for j := range es {
 			es[j].value = es[j].value[:min(len(es[j].value), 6)]
@@ -179,6 +180,7 @@ func readEverything(t *testing.T, r *Reader) {
 	for ok := it.Last(); ok; ok = it.Prev() {
 	}
 	for _, k := range append(keys, []byte("zz")) {
+		r.MayContainRange(k, append(k, 0))
 		if _, _, _, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, nil); err != nil && !errors.Is(err, base.ErrCorruption) {
 			t.Fatalf("Get: %v does not wrap ErrCorruption", err)
 		}

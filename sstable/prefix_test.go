@@ -104,13 +104,9 @@ func TestPrefixModel(t *testing.T) {
 		}
 		model := prefixesOf(es, split)
 		for _, paged := range []bool{false, true} {
-			var budget *MetaBudget
-			if paged {
-				budget = NewMetaBudget(0, nil)
-			}
-			r := openPaged(t, data, cache.New(1<<20), budget)
-			if r.Paged() != paged || r.Properties().FilterSplit != split.Name {
-				t.Fatalf("seed %d: paged %t, want %t; read FilterSplit %q", seed, r.Paged(), paged, r.Properties().FilterSplit)
+			r := openPinnedOrPaged(t, data, paged)
+			if r.Properties().FilterSplit != split.Name {
+				t.Fatalf("seed %d: read FilterSplit %q", seed, r.Properties().FilterSplit)
 			}
 			for pre := range model {
 				if !r.MayContainPrefix(split, filter.PrefixHash([]byte(pre))) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 )
 
@@ -56,6 +57,16 @@ type Properties struct {
 	// when it has none, as every table written before the block existed.
 	RangeDelSpans uint64
 	rangeDelBlock handle
+	// RangeFilterBits and RangeFilterLen are the bits per key and the
+	// range length of the table's range-filter block (rangefilter.go),
+	// which rangeFilterBlock locates; 0 and the zero handle when it has
+	// none, as every table written before the block existed.
+	RangeFilterBits, RangeFilterLen uint64
+	rangeFilterBlock                handle
+	// RangeFilterBytes is the range-filter block's size including its
+	// trailer, what a Reader holds of it in memory; 0 without one. It is
+	// the block's handle's, not a property of its own.
+	RangeFilterBytes uint64
 }
 
 // Property names, in the sorted order they are written.
@@ -72,6 +83,9 @@ const (
 	propFilterCRCs    = "filter.page_crcs"
 	propFilterSplit   = "filter.prefix_split"
 	propFilterProbes  = "filter.probes"
+	propRangeBits     = "filter.range_bits"
+	propRangeBlock    = "filter.range_block"
+	propRangeLen      = "filter.range_len"
 	propIndexBytes    = "index.bytes"
 	propKeyLargest    = "key.largest"
 	propKeySmallest   = "key.smallest"
@@ -119,6 +133,11 @@ func (p *Properties) encode() []byte {
 		}
 		u(propFilterProbes, p.FilterProbes)
 	}
+	if p.rangeFilterBlock != (handle{}) {
+		u(propRangeBits, p.RangeFilterBits)
+		b.add([]byte(propRangeBlock), appendHandle(nil, p.rangeFilterBlock))
+		u(propRangeLen, p.RangeFilterLen)
+	}
 	u(propIndexBytes, p.IndexBytes)
 	if p.NumEntries > 0 {
 		b.add([]byte(propKeyLargest), p.Largest.Append(nil))
@@ -161,12 +180,16 @@ func decodeProperties(block []byte) (Properties, error) {
 		case propFilterSplit:
 			p.FilterSplit = string(v)
 			continue
-		case propRangeDelBlock:
+		case propRangeDelBlock, propRangeBlock:
 			h, ok := decodeHandle(v)
 			if !ok {
 				return p, fmt.Errorf("property %s: bad handle: %w", name, base.ErrCorruption)
 			}
-			p.rangeDelBlock = h
+			if name == propRangeBlock {
+				p.rangeFilterBlock = h
+			} else {
+				p.rangeDelBlock = h
+			}
 			continue
 		case propKeyLargest, propKeySmallest:
 			k, err := decodeInternalKeyCopy(v)
@@ -222,6 +245,10 @@ func decodeProperties(block []byte) (Properties, error) {
 			p.TableID = num
 		case propRangeDelSpans:
 			p.RangeDelSpans = num
+		case propRangeBits:
+			p.RangeFilterBits = num
+		case propRangeLen:
+			p.RangeFilterLen = num
 		}
 	}
 	if it.err != nil {
@@ -231,6 +258,14 @@ func decodeProperties(block []byte) (Properties, error) {
 		if !seen[name] {
 			return p, fmt.Errorf("property %s missing: %w", name, base.ErrCorruption)
 		}
+	}
+	if hasBlock := p.rangeFilterBlock != (handle{}); hasBlock != (p.RangeFilterBits != 0) || hasBlock != (p.RangeFilterLen != 0) ||
+		p.RangeFilterBits > filter.GrafiteMaxBitsPerKey {
+		return p, fmt.Errorf("range filter block %v, %d bits per key, range length %d: %w",
+			p.rangeFilterBlock, p.RangeFilterBits, p.RangeFilterLen, base.ErrCorruption)
+	}
+	if p.rangeFilterBlock != (handle{}) {
+		p.RangeFilterBytes = p.rangeFilterBlock.length + blockTrailerLen
 	}
 	if p.NumEntries > 0 && (!seen[propKeySmallest] || !seen[propKeyLargest]) {
 		return p, fmt.Errorf("non-empty table without key range: %w", base.ErrCorruption)

@@ -62,6 +62,10 @@ type Reader struct {
 	filter    filter.CacheLine
 	hasFilter bool
 	rangeDels keyspan.Spans // rangedel.go; decoded at Open, pinned or paged
+	// ranges is the range filter (rangefilter.go), asked when useRanges:
+	// the table has one and ReaderOptions.IgnoreFilter is not set.
+	ranges    filter.Grafite
+	useRanges bool
 	// useFilter is hasFilter unless ReaderOptions.IgnoreFilter.
 	useFilter bool
 	// paged: the index partitions and the filter (pf) are read through
@@ -106,6 +110,10 @@ func Open(f vfs.File, opts ReaderOptions) (*Reader, error) {
 	if err := r.readRangeDels(); err != nil {
 		return fail(fmt.Errorf("sstable %s: %w", r.name, err))
 	}
+	if err := r.readRangeFilter(); err != nil {
+		return fail(fmt.Errorf("sstable %s: %w", r.name, err))
+	}
+	r.useRanges = r.props.rangeFilterBlock != (handle{}) && !opts.IgnoreFilter
 	r.useFilter = r.hasFilter && !opts.IgnoreFilter
 	return r, nil
 }
@@ -360,6 +368,7 @@ func (r *Reader) WithFile(f vfs.File) (*Reader, error) {
 	v := &Reader{f: f, fileNum: r.fileNum, name: r.name, tail: r.tail, props: r.props, ix: r.ix, dataEnd: r.dataEnd,
 		filter: r.filter.Ref(), hasFilter: r.hasFilter, useFilter: r.useFilter, paged: r.paged, pf: r.pf}
 	v.rangeDels = r.rangeDels
+	v.ranges, v.useRanges = r.ranges, r.useRanges
 	v.ix.ref()
 	return v, nil
 }

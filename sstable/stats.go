@@ -19,6 +19,8 @@ import (
 //     the table holds no version at all (each cost one data-block read).
 //   - PrefixProbes, PrefixNegatives: MayContainPrefix calls that consulted
 //     the filter (it holds the split's prefixes), and those answered "no".
+//   - RangeProbes, RangeNegatives: MayContainRange calls that consulted
+//     the range filter, and those answered "no".
 //   - CacheHits: data blocks found in the block cache (Get and iterators).
 //   - BlocksRead, BytesRead: data blocks read from the file by Get and
 //     iterators, bytes including block trailers.
@@ -30,6 +32,7 @@ import (
 type ReadStats struct {
 	FilterProbes, FilterNegatives, FilterFalsePositives uint64
 	PrefixProbes, PrefixNegatives                       uint64
+	RangeProbes, RangeNegatives                         uint64
 	CacheHits, BlocksRead, BytesRead                    uint64
 	OpenBlocksRead, OpenBytesRead                       uint64
 	MetaCacheHits, MetaBlocksRead, MetaBytesRead        uint64
@@ -42,6 +45,8 @@ func (s *ReadStats) Add(o ReadStats) {
 	s.FilterFalsePositives += o.FilterFalsePositives
 	s.PrefixProbes += o.PrefixProbes
 	s.PrefixNegatives += o.PrefixNegatives
+	s.RangeProbes += o.RangeProbes
+	s.RangeNegatives += o.RangeNegatives
 	s.CacheHits += o.CacheHits
 	s.BlocksRead += o.BlocksRead
 	s.BytesRead += o.BytesRead
@@ -55,6 +60,7 @@ func (s *ReadStats) Add(o ReadStats) {
 type readCounters struct {
 	filterProbes, filterNegatives, filterFalsePositives atomic.Uint64
 	prefixProbes, prefixNegatives                       atomic.Uint64
+	rangeProbes, rangeNegatives                         atomic.Uint64
 	cacheHits, blocksRead, bytesRead                    atomic.Uint64
 	openBlocksRead, openBytesRead                       atomic.Uint64
 	metaCacheHits, metaBlocksRead, metaBytesRead        atomic.Uint64
@@ -65,6 +71,7 @@ func (c *readCounters) snapshot() ReadStats {
 		FilterProbes: c.filterProbes.Load(), FilterNegatives: c.filterNegatives.Load(),
 		FilterFalsePositives: c.filterFalsePositives.Load(),
 		PrefixProbes:         c.prefixProbes.Load(), PrefixNegatives: c.prefixNegatives.Load(),
+		RangeProbes: c.rangeProbes.Load(), RangeNegatives: c.rangeNegatives.Load(),
 		CacheHits: c.cacheHits.Load(), BlocksRead: c.blocksRead.Load(), BytesRead: c.bytesRead.Load(),
 		OpenBlocksRead: c.openBlocksRead.Load(), OpenBytesRead: c.openBytesRead.Load(),
 		MetaCacheHits: c.metaCacheHits.Load(), MetaBlocksRead: c.metaBlocksRead.Load(), MetaBytesRead: c.metaBytesRead.Load(),

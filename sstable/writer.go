@@ -33,6 +33,12 @@ type WriterOptions struct {
 	// that Reader.MayContainPrefix can rule the table out for a prefix.
 	// Its Name must not be empty.
 	Split *filter.Split
+	// RangeFilter, if its BitsPerKey is not 0, writes a range-filter block
+	// (rangefilter.go): a filter.Grafite of that many bits per distinct
+	// key point, tuned for ranges of RangeFilter.RangeLen points and
+	// seeded with TableID, so that Reader.MayContainRange can rule the
+	// table out for a key range.
+	RangeFilter filter.GrafiteOptions
 	// Compression enables snappy per data block, kept only where it saves at
 	// least 1/8 of the block.
 	Compression bool
@@ -81,6 +87,7 @@ type Writer struct {
 	// lastPrefix is the length of the last Add's prefix under
 	// WriterOptions.Split: lastKey[:lastPrefix].
 	lastPrefix int
+	ranges     *filter.GrafiteBuilder // WriterOptions.RangeFilter; nil for none
 }
 
 // NewWriter starts a table on f, which the Writer owns from now on.
@@ -94,6 +101,7 @@ func NewWriter(f vfs.File, opts WriterOptions) *Writer {
 		index: blockBuilder{restartInterval: 1}, // every index key whole: binary-searchable in place
 		props: Properties{TableID: opts.TableID},
 	}
+	w.ranges = opts.RangeFilter.Builder(opts.TableID)
 	if opts.BloomBitsPerKey > 0 {
 		w.filter = filter.NewCacheLineBuilder(opts.BloomBitsPerKey)
 		if opts.Split != nil && opts.Split.Name == "" {
@@ -147,6 +155,9 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 	}
 	if w.filter != nil {
 		w.addToFilter(key.UserKey)
+	}
+	if w.ranges != nil {
+		w.ranges.AddKey(key.UserKey)
 	}
 	p := &w.props
 	if p.NumEntries == 0 {

@@ -48,6 +48,7 @@ func (w *Writer) Finish() (Properties, error) {
 	ft.index = w.writeIndex()
 	p.IndexBytes = uint64(w.partsSize) + ft.index.length + blockTrailerLen
 	w.writeRangeDels()
+	w.writeRangeFilter()
 	ft.props = w.writeBlock(p.encode(), false)
 	w.write(ft.encode())
 	p.FileSize = w.offset

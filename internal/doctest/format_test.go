@@ -36,6 +36,7 @@ var formatGenerators = map[string]func(t *testing.T) []byte{
 	"manifest-create":    func(t *testing.T) []byte { return createExample(t)["MANIFEST-000001"] },
 	"version-edit":       versionEditExample,
 	"quotient-filter":    quotientExample,
+	"grafite-filter":     grafiteExample,
 }
 
 // TestFormatExamples compares every marked example of docs/format.md with
@@ -217,6 +218,16 @@ func cacheLineExample(*testing.T) []byte {
 	b := filter.NewCacheLineBuilder(10)
 	b.AddKey([]byte("cat"))
 	b.AddKey([]byte("dog"))
+	return b.Finish(nil)
+}
+
+// grafiteExample is the range filter of the points 3, 5 and 100 at 6
+// bits per key, range length 4, seed 3.
+func grafiteExample(*testing.T) []byte {
+	b := filter.NewGrafiteBuilder(6, 4, 3)
+	for _, x := range []uint64{3, 5, 100} {
+		b.Add(x)
+	}
 	return b.Finish(nil)
 }
 

@@ -1,0 +1,264 @@
+package filter
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"slices"
+)
+
+// An Elias–Fano sequence stores m sorted distinct codes below r in
+// l low bits each plus a unary bitvector of their high parts, about
+// 2 + l bits per code when r ≈ m·2^l (docs/format.md, "Grafite range
+// filter"):
+//
+//	low    ⌈m·l/64⌉ u64 LE words: code i's low l bits at bit i·l,
+//	       least significant first, straddling words where they must
+//	high   ⌈(m+nb)/64⌉ u64 LE words: nb = ⌊(r−1)/2^l⌋ + 1 buckets; code i,
+//	       of high part c>>l, is a 1 at bit (c>>l) + i, and bucket j ends
+//	       with a 0, the j-th zero; bits from m+nb on are 0
+//	sample (⌊(nb−1)/efSampleRate⌋ + 1) u32 LE: the position of zero
+//	       j·efSampleRate in high, for j = 0, 1, …
+//
+// A successor search needs only select0 (where bucket j starts), so only
+// zeros are sampled: the codes of a bucket follow its start, and the
+// next nonempty bucket is a scan for the next 1. One sample per 256
+// zeros costs 32/256 bits per bucket, and a select0 reads about 256
+// zeros and as many ones, eight words.
+const efSampleRate = 256
+
+type eliasFano struct {
+	low, high, sample []byte
+	m                 int
+	l                 uint
+	nbits             uint64 // m + nb
+}
+
+// sortCodes returns codes below r sorted and without duplicates, in out
+// (of len(codes) at least), in linear time: a counting sort by high part
+// (c >> l, about one code per bucket), then an insertion sort inside each
+// bucket. A comparison sort of n random codes cost most of a table's
+// filter build.
+func sortCodes(codes []uint64, l uint, r uint64, out []uint64) []uint64 {
+	nb := (r-1)>>l + 1
+	start := make([]uint32, nb+1) // start[j]: the first slot of bucket j
+	for _, c := range codes {
+		start[c>>l+1]++
+	}
+	for j := range nb {
+		start[j+1] += start[j]
+	}
+	out = out[:len(codes)]
+	for _, c := range codes {
+		out[start[c>>l]] = c
+		start[c>>l]++ // ends as bucket j's end: the next one's start
+	}
+	lo := uint32(0)
+	for _, hi := range start[:nb] {
+		for i := lo + 1; i < hi; i++ {
+			for j := i; j > lo && out[j] < out[j-1]; j-- {
+				out[j], out[j-1] = out[j-1], out[j]
+			}
+		}
+		lo = hi
+	}
+	return slices.Compact(out)
+}
+
+// appendEliasFano appends the sequence of codes, sorted, distinct and
+// below r, to dst.
+func appendEliasFano(dst []byte, codes []uint64, l uint, r uint64) []byte {
+	m := uint64(len(codes))
+	nb := (r-1)>>l + 1
+	lowLen, highLen := int(8*((m*uint64(l)+63)/64)), int(8*((m+nb+63)/64))
+	// One allocation of the final size, bits set in place: a table's
+	// filter is built once, and copies and regrowth were most of its cost.
+	start := len(dst)
+	dst = slices.Grow(dst, lowLen+highLen+int(4*((nb-1)/efSampleRate+1)))
+	dst = dst[:start+lowLen+highLen]
+	low, high := dst[start:start+lowLen], dst[start+lowLen:]
+	clear(low)
+	clear(high)
+	or := func(b []byte, w, v uint64) {
+		binary.LittleEndian.PutUint64(b[8*w:], binary.LittleEndian.Uint64(b[8*w:])|v)
+	}
+	for i, c := range codes {
+		if l > 0 {
+			v, at := c&(1<<l-1), uint64(i)*uint64(l)
+			or(low, at/64, v<<(at%64))
+			if at%64+uint64(l) > 64 {
+				or(low, at/64+1, v>>(64-at%64))
+			}
+		}
+		p := c>>l + uint64(i)
+		or(high, p/64, 1<<(p%64))
+	}
+	ef := eliasFano{high: high, nbits: m + nb}
+	ef.scan(func(_, pos uint64) bool {
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(pos))
+		return true
+	})
+	return dst
+}
+
+// openEliasFano checks that data is exactly a sequence of m codes below r
+// with l low bits and returns it, aliasing data. It verifies the high
+// bitvector's structure (m ones, nothing past its end, a final zero) and
+// every sample, which together keep every search inside data. It does
+// not check that the codes are sorted: an unsorted sequence, which only
+// corrupt bytes that passed the block checksum can make, answers wrongly
+// but never reads out of bounds.
+func openEliasFano(data []byte, m int, l uint, r uint64) (eliasFano, error) {
+	nb := (r-1)>>l + 1
+	if nb > 1<<31 || uint64(m) > 1<<31 {
+		return eliasFano{}, fmt.Errorf("%w: grafite filter of %d codes in %d buckets", ErrCorrupt, m, nb)
+	}
+	ef := eliasFano{m: m, l: l, nbits: uint64(m) + nb}
+	lowLen := 8 * ((uint64(m)*uint64(l) + 63) / 64)
+	highLen := 8 * ((ef.nbits + 63) / 64)
+	sampleLen := 4 * ((nb-1)/efSampleRate + 1)
+	if uint64(len(data)) != lowLen+highLen+sampleLen {
+		return eliasFano{}, fmt.Errorf("%w: grafite filter of %d codes and %d buckets needs %d bytes after its header, has %d",
+			ErrCorrupt, m, nb, lowLen+highLen+sampleLen, len(data))
+	}
+	ef.low = data[:lowLen:lowLen]
+	ef.high = data[lowLen : lowLen+highLen : lowLen+highLen]
+	ef.sample = data[lowLen+highLen:]
+	if last := ef.word(highLen/8 - 1); ef.nbits%64 != 0 && last>>(ef.nbits%64) != 0 {
+		return eliasFano{}, fmt.Errorf("%w: grafite filter has bits set past its %d-bit high part", ErrCorrupt, ef.nbits)
+	}
+	var bad error
+	ones, zeros := ef.scan(func(j, pos uint64) bool {
+		if got := ef.sampleAt(j); uint64(got) != pos {
+			bad = fmt.Errorf("%w: grafite filter sample %d is %d, zero %d is at %d", ErrCorrupt, j, got, j*efSampleRate, pos)
+		}
+		return bad == nil
+	})
+	if bad != nil {
+		return eliasFano{}, bad
+	}
+	if ones != uint64(m) || zeros != nb || !ef.isZero(ef.nbits-1) {
+		return eliasFano{}, fmt.Errorf("%w: grafite filter high part of %d ones and %d zeros (want %d and %d, ending in a zero)",
+			ErrCorrupt, ones, zeros, m, nb)
+	}
+	return ef, nil
+}
+
+// scan counts the ones and zeros of the high part's first nbits bits,
+// calling sampled with j and the position of zero j·efSampleRate for
+// each j in order until it returns false: what the samples must hold.
+func (ef *eliasFano) scan(sampled func(j, pos uint64) bool) (ones, zeros uint64) {
+	next := uint64(0) // the zero the next sample names
+	for w := range uint64(len(ef.high) / 8) {
+		valid := ^uint64(0)
+		if rest := ef.nbits - 64*w; rest < 64 {
+			valid = 1<<rest - 1
+		}
+		word := ef.word(w) & valid
+		z := ^word & valid
+		c := uint64(bits.OnesCount64(z))
+		for ; next < zeros+c; next += efSampleRate {
+			if !sampled(next/efSampleRate, 64*w+selectInWord(z, int(next-zeros))) {
+				return ones, zeros
+			}
+		}
+		ones += uint64(bits.OnesCount64(word))
+		zeros += c
+	}
+	return ones, zeros
+}
+
+func (ef *eliasFano) word(w uint64) uint64 { return binary.LittleEndian.Uint64(ef.high[8*w:]) }
+
+func (ef *eliasFano) sampleAt(j uint64) uint32 { return binary.LittleEndian.Uint32(ef.sample[4*j:]) }
+
+func (ef *eliasFano) isZero(p uint64) bool { return ef.word(p/64)>>(p%64)&1 == 0 }
+
+func (ef *eliasFano) size() int { return len(ef.low) + len(ef.high) + len(ef.sample) }
+
+// lowAt returns the low l bits of code i.
+func (ef *eliasFano) lowAt(i uint64) uint64 {
+	if ef.l == 0 {
+		return 0
+	}
+	at := i * uint64(ef.l)
+	w, s := at/64, at%64
+	v := binary.LittleEndian.Uint64(ef.low[8*w:]) >> s
+	if s+uint64(ef.l) > 64 {
+		v |= binary.LittleEndian.Uint64(ef.low[8*(w+1):]) << (64 - s)
+	}
+	return v & (1<<ef.l - 1)
+}
+
+// anyIn reports whether a code lies in [lo, hi], lo ≤ hi < r: whether
+// the least code ≥ lo exists and is ≤ hi.
+func (ef *eliasFano) anyIn(lo, hi uint64) bool {
+	b := lo >> ef.l
+	p := uint64(0) // where bucket b starts
+	if b > 0 {
+		p = ef.select0(b-1) + 1
+	}
+	i := p - b // codes before bucket b: the ones before p
+	for ; p < ef.nbits && !ef.isZero(p); p, i = p+1, i+1 {
+		if c := b<<ef.l | ef.lowAt(i); c >= lo {
+			return c <= hi
+		}
+	}
+	// Every code of bucket b is below lo; the next code, if any, lies in
+	// a later bucket: its high part is its position less its index.
+	p = ef.nextOne(p + 1)
+	if p >= ef.nbits {
+		return false
+	}
+	return (p-i)<<ef.l|ef.lowAt(i) <= hi
+}
+
+// select0 returns the position of zero k of the high part, k < nb.
+func (ef *eliasFano) select0(k uint64) uint64 {
+	pos := uint64(ef.sampleAt(k / efSampleRate))
+	rem := int(k % efSampleRate)
+	w := pos / 64
+	z := ^ef.word(w) &^ (1<<(pos%64) - 1)
+	for {
+		c := bits.OnesCount64(z)
+		if rem < c {
+			return w*64 + selectInWord(z, rem)
+		}
+		rem -= c
+		w++
+		z = ^ef.word(w)
+	}
+}
+
+// nextOne returns the position of the first 1 at p or after, nbits if
+// there is none.
+func (ef *eliasFano) nextOne(p uint64) uint64 {
+	words := uint64(len(ef.high) / 8)
+	w := p / 64
+	if w >= words {
+		return ef.nbits
+	}
+	x := ef.word(w) &^ (1<<(p%64) - 1)
+	for x == 0 {
+		if w++; w >= words {
+			return ef.nbits
+		}
+		x = ef.word(w)
+	}
+	return w*64 + uint64(bits.TrailingZeros64(x))
+}
+
+// selectInWord returns the position of set bit k (from 0) of x, which has
+// more than k set bits: the byte that holds it by popcounts, then the bit.
+func selectInWord(x uint64, k int) uint64 {
+	pos := uint64(0)
+	for c := bits.OnesCount8(uint8(x)); k >= c; c = bits.OnesCount8(uint8(x)) {
+		k -= c
+		x >>= 8
+		pos += 8
+	}
+	for range k {
+		x &= x - 1
+	}
+	return pos + uint64(bits.TrailingZeros8(uint8(x)))
+}
