@@ -271,42 +271,37 @@ func (it *Iter) Prev() bool {
 	return it.findPrev()
 }
 
-// rangeDeleted reports whether a range tombstone visible to the iterator
-// deletes the version k: its seq is below the newest one over its key.
-func (it *Iter) rangeDeleted(k base.InternalKey) bool {
-	_, _, ok := it.deletedBy(k)
-	return ok
-}
-
-// deletedBy returns the fragment end and the seq of the visible range
+// deletedBy returns the fragment and the seq of the visible range
 // tombstone that deletes the version k, if one does: every version older
-// than seq of every key from k.UserKey to end is deleted as well.
-func (it *Iter) deletedBy(k base.InternalKey) (end []byte, seq base.SeqNum, ok bool) {
+// than seq of every key of the fragment is deleted as well.
+func (it *Iter) deletedBy(k base.InternalKey) (sp keyspan.Span, seq base.SeqNum, ok bool) {
 	i := it.rangeDels.Seek(k.UserKey)
 	if i == it.rangeDels.Len() {
-		return nil, 0, false
+		return keyspan.Span{}, 0, false
 	}
-	sp := it.rangeDels.At(i)
+	sp = it.rangeDels.At(i)
 	if !sp.Contains(k.UserKey) {
-		return nil, 0, false
+		return keyspan.Span{}, 0, false
 	}
 	if t, vis := sp.Visible(it.seq); vis && k.Seq() < t {
-		return sp.End, t, true
+		return sp, t, true
 	}
-	return nil, 0, false
+	return keyspan.Span{}, 0, false
 }
 
 // deletedStretch is the merged iterator's Skipper past a range
 // tombstone's fragment: a level holding nothing as new as the tombstone
-// from its position up to the fragment's end is sought to the end, in one
-// seek, where stepping would visit every deleted entry (contrib/raft saw
-// 0.7 s to find the first entry of a log truncated by 10^6). Memtables,
-// whose entries may be of any age, are stepped.
+// between its position and the fragment's end (forward) or start
+// (backward) is sought there in one seek, where stepping would visit every
+// deleted entry (contrib/raft saw 0.7 s to find the first entry of a log
+// truncated by 10^6). Memtables, whose entries may be of any age, are
+// stepped.
 type deletedStretch struct {
 	sources []base.InternalIterator
-	end     []byte
+	span    keyspan.Span
 	seq     base.SeqNum // the tombstone's
 	readSeq base.SeqNum // the iterator's
+	forward bool
 }
 
 func (d *deletedStretch) SkipTo(i int) (base.InternalKey, bool) {
@@ -314,21 +309,43 @@ func (d *deletedStretch) SkipTo(i int) (base.InternalKey, bool) {
 	if !ok {
 		return base.InternalKey{}, false
 	}
-	to := l.olderUntil(d.seq, d.end)
+	if !d.forward {
+		if !l.olderFrom(d.seq, d.span.Start) {
+			return base.InternalKey{}, false
+		}
+		// Every version of Start and after: the first internal key of Start.
+		return base.SeekKey(d.span.Start, base.MaxSeqNum), true
+	}
+	to := l.olderUntil(d.seq, d.span.End)
 	if to == nil {
 		return base.InternalKey{}, false
 	}
 	return base.SeekKey(to, d.readSeq), true
 }
 
-// skipDeleted seeks past a deleted stretch the sources that can be
-// (deletedStretch), and reports whether any moved.
-func (it *Iter) skipDeleted(end []byte, seq base.SeqNum) bool {
+// skipDeleted seeks past a deleted stretch, in the iterator's direction,
+// the sources that can be (deletedStretch), and reports whether any moved.
+func (it *Iter) skipDeleted(sp keyspan.Span, seq base.SeqNum) bool {
 	p := it.parts
-	p.stretch = deletedStretch{sources: p.sources, end: end, seq: seq, readSeq: it.seq}
+	p.stretch = deletedStretch{sources: p.sources, span: sp, seq: seq, readSeq: it.seq, forward: it.forward}
 	moved := it.merged.Skip(&p.stretch)
 	p.stretch = deletedStretch{}
 	return moved
+}
+
+// step moves the merged iterator on for findNext and findPrev, in the
+// iterator's direction: to the next entry, or nowhere if a skip
+// (skipDeleted) left it on the next entry to look at.
+func (it *Iter) step(skipped *bool) bool {
+	switch {
+	case *skipped:
+		*skipped = false
+		return it.merged.Valid()
+	case it.forward:
+		return it.merged.Next()
+	default:
+		return it.merged.Prev()
+	}
 }
 
 // findNext moves forward from the merged iterator's position to the first
@@ -337,7 +354,7 @@ func (it *Iter) skipDeleted(end []byte, seq base.SeqNum) bool {
 // skipping every key <= skip has been seen already.
 func (it *Iter) findNext(skip []byte, skipping bool) bool {
 	skipped := false
-	for ok := it.merged.Valid(); ok; ok = it.next(&skipped) {
+	for ok := it.merged.Valid(); ok; ok = it.step(&skipped) {
 		k := it.merged.Key()
 		if k.Seq() > it.seq {
 			continue
@@ -358,10 +375,10 @@ func (it *Iter) findNext(skip []byte, skipping bool) bool {
 			skip, skipping = it.savedKey, true
 			continue
 		}
-		if end, seq, deleted := it.deletedBy(k); deleted {
+		if sp, seq, deleted := it.deletedBy(k); deleted {
 			it.savedKey = append(it.savedKey[:0], k.UserKey...)
 			skip, skipping = it.savedKey, true
-			skipped = it.skipDeleted(end, seq)
+			skipped = it.skipDeleted(sp, seq)
 			continue
 		}
 		it.valid = true
@@ -372,22 +389,12 @@ func (it *Iter) findNext(skip []byte, skipping bool) bool {
 	return false
 }
 
-// next moves the merged iterator on for findNext: to the next entry, or
-// nowhere if a skip (skipDeleted) left it on the next entry to look at.
-func (it *Iter) next(skipped *bool) bool {
-	if *skipped {
-		*skipped = false
-		return it.merged.Valid()
-	}
-	return it.merged.Next()
-}
-
 // findPrev moves backward to the previous visible, live key. The merged
 // iterator ends before all versions of the key found, which are copied to
 // savedKey and savedValue.
 func (it *Iter) findPrev() bool {
-	live := false
-	for ; it.merged.Valid(); it.merged.Prev() {
+	live, skipped := false, false
+	for ok := it.merged.Valid(); ok; ok = it.step(&skipped) {
 		k := it.merged.Key()
 		if k.Seq() > it.seq {
 			continue
@@ -404,8 +411,13 @@ func (it *Iter) findPrev() bool {
 		} else if c > 0 {
 			continue
 		}
-		if k.Kind() == base.KindDelete || it.rangeDeleted(k) {
+		if k.Kind() == base.KindDelete {
 			live = false
+			continue
+		}
+		if sp, seq, deleted := it.deletedBy(k); deleted {
+			live = false
+			skipped = it.skipDeleted(sp, seq)
 			continue
 		}
 		live = true

@@ -101,6 +101,21 @@ func (l *levelIter) olderUntil(seq base.SeqNum, end []byte) []byte {
 	return end
 }
 
+// olderFrom reports whether every table from the open one back to start
+// holds only entries older than seq (by its LargestSeq): the backward
+// mirror of olderUntil, which skips all of the stretch or none of it.
+func (l *levelIter) olderFrom(seq base.SeqNum, start []byte) bool {
+	if l.iter == nil {
+		return false
+	}
+	for j := l.idx; j >= 0 && bytes.Compare(l.files[j].Largest.UserKey, start) >= 0; j-- {
+		if l.files[j].LargestSeq >= seq {
+			return false
+		}
+	}
+	return true
+}
+
 func (l *levelIter) closeTable() {
 	if l.iter != nil {
 		if err := l.iter.Close(); err != nil && l.err == nil {

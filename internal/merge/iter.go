@@ -87,21 +87,19 @@ type Skipper interface {
 	SkipTo(source int) (base.InternalKey, bool)
 }
 
-// Skip moves sources forward past entries their caller knows are hidden
-// (by a range tombstone, in lsm's iterator): each positioned source that
-// to names a key for is sought to it, unless it is there or past it
-// already. It reports whether any source moved, and so whether the current
-// entry may be another. REQUIRES: forward direction.
+// Skip moves sources on, in the current direction, past entries their
+// caller knows are hidden (by a range tombstone, in lsm's iterator): each
+// positioned source that to names a key for is sought to it (SeekGE
+// forward, SeekLT backward), unless it is past it already. It reports
+// whether any source moved, and so whether the current entry may be
+// another.
 func (m *Iter) Skip(to Skipper) (moved bool) {
-	if !m.forward {
-		return false
-	}
 	kept := m.heap[:0] // filtered in place: kept never overtakes the loop
 	for _, i := range m.heap {
 		s := m.sources[i]
-		if key, ok := to.SkipTo(i); ok && base.Compare(s.Key(), key) < 0 {
+		if key, ok := to.SkipTo(i); ok && (base.Compare(s.Key(), key) < 0) == m.forward {
 			moved = true
-			if !s.SeekGE(key) {
+			if !m.seek(s, key) {
 				if err := s.Error(); err != nil {
 					m.err = err
 					m.heap = m.heap[:0]
@@ -117,6 +115,15 @@ func (m *Iter) Skip(to Skipper) (moved bool) {
 		m.down(i)
 	}
 	return moved
+}
+
+// seek moves s to key in the current direction: its first entry >= key
+// forward, its last < key backward.
+func (m *Iter) seek(s base.InternalIterator, key base.InternalKey) bool {
+	if m.forward {
+		return s.SeekGE(key)
+	}
+	return s.SeekLT(key)
 }
 
 // Next moves to the next entry in key order.
