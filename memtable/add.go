@@ -52,7 +52,7 @@ func (m *Memtable) AddHash(seq base.SeqNum, kind base.Kind, key, value []byte, h
 	kv := m.arena.alloc(len(key) + len(value))
 	copy(kv, key)
 	copy(kv[len(key):], value)
-	e := entry{kv: kv, prefix: keyPrefix(key), trailer: base.MakeTrailer(seq, kind), klen: uint32(len(key))}
+	e := makeEntry(kv, len(key), base.MakeTrailer(seq, kind))
 	if old, dup := m.tree.ReplaceOrInsert(e); dup {
 		// Put the original back: a duplicate is a caller bug, and the
 		// entry readers may already have seen must not change. The arena

@@ -77,7 +77,7 @@ type Options struct {
 	OffHeap bool
 }
 
-// btreeDegree: nodes of up to 63 entries of 48 bytes, ~3 KiB; a binary
+// btreeDegree: nodes of up to 63 entries of 32 bytes, ~2 KiB; a binary
 // search in a node touches ~6 cache lines, and the tree stays shallow
 // (4 levels at 1M entries).
 const btreeDegree = 32
