@@ -32,7 +32,7 @@ func FuzzDB(f *testing.F) {
 			return
 		}
 		cfg, ops := decodeOps(data)
-		r, err := newRunner(cfg.opts)
+		r, err := newRunner(cfg)
 		if err != nil {
 			t.Fatalf("%s: Open: %v", cfg.name, err)
 		}
