@@ -79,7 +79,7 @@ var fixedConfigs = []config{
 	// none, then firstByte, twoBytes, firstByte under another name. A
 	// table built with no Split or another Name must never be skipped;
 	// twoBytes's filters hold prefixes firstByte's probes do not find.
-	{name: "split-reopened", opts: lsm.Options{MemtableSize: smallMem, L0CompactionThreshold: 8},
+	{name: "split-reopened", opts: lsm.Options{MemtableSize: smallMem},
 		splits: []*filter.Split{nil, firstByte, twoBytes, firstByteRenamed}},
 }
 
