@@ -14,6 +14,10 @@ import (
 type config struct {
 	name string
 	opts lsm.Options
+	// splits, if not empty, replaces opts.Split at each Open in turn, the
+	// first Open included: tables written under one Split are read under
+	// the next.
+	splits []*filter.Split
 }
 
 // Most configurations shrink the memtable as well, so that the option they
@@ -23,49 +27,78 @@ const smallMem = 16 << 10
 // fixedConfigs are run for every seed. Snappy is the default, so every
 // configuration but no-compression compresses.
 var fixedConfigs = []config{
-	{"default", lsm.Options{}},
-	{"memtable-4k", lsm.Options{MemtableSize: 4 << 10}},
-	{"no-filters", lsm.Options{MemtableSize: smallMem, BloomBitsPerKey: -1}},
-	{"filters-1bit", lsm.Options{MemtableSize: smallMem, BloomBitsPerKey: 1}},
-	{"ignore-filters", lsm.Options{MemtableSize: smallMem, IgnoreFilters: true}},
-	{"cache-1k", lsm.Options{MemtableSize: smallMem, BlockCacheSize: 1 << 10, BlockSize: 512}},
-	{"cache-off", lsm.Options{MemtableSize: smallMem, BlockCacheSize: -1}},
-	{"open-files-1", lsm.Options{MemtableSize: 8 << 10, MaxOpenFiles: 1}},
-	{"keep-absent-deletes", lsm.Options{MemtableSize: smallMem, KeepAbsentDeletes: true}},
-	{"sync", lsm.Options{MemtableSize: smallMem, Sync: true}},
-	{"buffered-wal", lsm.Options{MemtableSize: smallMem, BufferedWAL: true}},
-	{"small-levels", lsm.Options{
+	{name: "default", opts: lsm.Options{}},
+	{name: "memtable-4k", opts: lsm.Options{MemtableSize: 4 << 10}},
+	{name: "no-filters", opts: lsm.Options{MemtableSize: smallMem, BloomBitsPerKey: -1}},
+	{name: "filters-1bit", opts: lsm.Options{MemtableSize: smallMem, BloomBitsPerKey: 1}},
+	{name: "ignore-filters", opts: lsm.Options{MemtableSize: smallMem, IgnoreFilters: true}},
+	{name: "cache-1k", opts: lsm.Options{MemtableSize: smallMem, BlockCacheSize: 1 << 10, BlockSize: 512}},
+	{name: "cache-off", opts: lsm.Options{MemtableSize: smallMem, BlockCacheSize: -1}},
+	{name: "open-files-1", opts: lsm.Options{MemtableSize: 8 << 10, MaxOpenFiles: 1}},
+	{name: "keep-absent-deletes", opts: lsm.Options{MemtableSize: smallMem, KeepAbsentDeletes: true}},
+	{name: "sync", opts: lsm.Options{MemtableSize: smallMem, Sync: true}},
+	{name: "buffered-wal", opts: lsm.Options{MemtableSize: smallMem, BufferedWAL: true}},
+	{name: "small-levels", opts: lsm.Options{
 		MemtableSize: 4 << 10, LBaseMaxBytes: 8 << 10, LevelMultiplier: 2,
 		TargetFileSize: 2 << 10, L0CompactionThreshold: 2,
 	}},
-	{"blocks-64", lsm.Options{MemtableSize: 8 << 10, BlockSize: 64}},
-	{"no-compression", lsm.Options{MemtableSize: smallMem, Compression: lsm.NoCompression}},
-	{"per-level-filters", lsm.Options{
+	{name: "blocks-64", opts: lsm.Options{MemtableSize: 8 << 10, BlockSize: 64}},
+	{name: "no-compression", opts: lsm.Options{MemtableSize: smallMem, Compression: lsm.NoCompression}},
+	{name: "per-level-filters", opts: lsm.Options{
 		MemtableSize: 4 << 10, LBaseMaxBytes: 8 << 10, LevelMultiplier: 2,
 		TargetFileSize: 2 << 10, L0CompactionThreshold: 2, FilterSizing: lsm.FilterSizingPerLevel, BloomBitsPerKey: 4,
 	}},
-	{"one-compaction", lsm.Options{MemtableSize: smallMem, L0CompactionThreshold: 2, MaxConcurrentCompactions: 1}},
-	{"one-file-size", lsm.Options{
+	{name: "one-compaction", opts: lsm.Options{MemtableSize: smallMem, L0CompactionThreshold: 2, MaxConcurrentCompactions: 1}},
+	{name: "one-file-size", opts: lsm.Options{
 		MemtableSize: 4 << 10, LBaseMaxBytes: 8 << 10, LevelMultiplier: 2,
 		TargetFileSize: 2 << 10, TargetFileSizeMultiplier: 1, L0CompactionThreshold: 2,
 	}},
 	// Every table read paged: index partitions and filter pages through a
 	// small block cache that evicts them.
-	{"paged-meta", lsm.Options{MemtableSize: 4 << 10, BlockSize: 64, BlockCacheSize: 16 << 10, PinnedMetaLimit: -1}},
+	{name: "paged-meta", opts: lsm.Options{MemtableSize: 4 << 10, BlockSize: 64, BlockCacheSize: 16 << 10, PinnedMetaLimit: -1}},
 	// Room for a few tables' meta: some pinned, the rest paged.
-	{"meta-limit", lsm.Options{MemtableSize: 4 << 10, BlockSize: 256, TargetFileSize: 2 << 10, PinnedMetaLimit: 4 << 10}},
-	{"four-compactions", lsm.Options{
+	{name: "meta-limit", opts: lsm.Options{MemtableSize: 4 << 10, BlockSize: 256, TargetFileSize: 2 << 10, PinnedMetaLimit: 4 << 10}},
+	{name: "four-compactions", opts: lsm.Options{
 		MemtableSize: 4 << 10, LBaseMaxBytes: 8 << 10, LevelMultiplier: 2,
 		TargetFileSize: 1 << 10, L0CompactionThreshold: 2, MaxConcurrentCompactions: 4,
 	}},
 	// Prefixes in every filter beside the keys: no Get, proof or bound
-	// iterator may answer otherwise (prefix iterators are the lsm model
-	// test's, TestPrefixIterMatchesModel).
-	{"split", lsm.Options{MemtableSize: smallMem, Split: firstByte}},
+	// iterator may answer otherwise, and prefix iterators leave out the
+	// memtables and tables whose filters rule their prefix out. The
+	// configurations without a Split answer prefix iterators by bounds
+	// (runner.newIter), so what the filters skip is checked against what
+	// a plain iterator reads.
+	{name: "split", opts: lsm.Options{MemtableSize: smallMem, Split: firstByte}},
+	// Many small tables, their filters read page by page through a block
+	// cache that evicts them: a prefix probe may read a filter page.
+	{name: "split-paged-meta", opts: lsm.Options{
+		MemtableSize: 4 << 10, LBaseMaxBytes: 8 << 10, LevelMultiplier: 2, TargetFileSize: 2 << 10,
+		L0CompactionThreshold: 2, BlockSize: 64, BlockCacheSize: 16 << 10, PinnedMetaLimit: -1, Split: firstByte,
+	}},
+	// Each reopen reads the tables written before it under another Split:
+	// none, then firstByte, twoBytes, firstByte under another name. A
+	// table built with no Split or another Name must never be skipped;
+	// twoBytes's filters hold prefixes firstByte's probes do not find.
+	{name: "split-reopened", opts: lsm.Options{MemtableSize: smallMem},
+		splits: []*filter.Split{nil, firstByte, twoBytes, firstByteRenamed}},
 }
 
-// firstByte is a Split whose prefixes are keys' first bytes.
+// firstByte is a Split whose prefixes are keys' first bytes; it cuts the
+// prefixes of the generator's prefix iterators (op.prefix).
 var firstByte = &filter.Split{Name: "first-byte", Len: func(k []byte) int { return min(len(k), 1) }}
+
+// firstByteRenamed cuts as firstByte but its Name is another, so the
+// tables each builds are never skipped under the other.
+var firstByteRenamed = &filter.Split{Name: "first-byte-renamed", Len: firstByte.Len}
+
+// twoBytes cuts keys after two bytes: under it a DB cannot answer
+// firstByte's prefixes, but the tables it builds must still be read by
+// prefix iterators under firstByte.
+var twoBytes = &filter.Split{Name: "two-bytes", Len: func(k []byte) int { return min(len(k), 2) }}
+
+// cutsAsFirstByte reports whether a DB with Split s answers firstByte's
+// prefixes.
+func cutsAsFirstByte(s *filter.Split) bool { return s == firstByte || s == firstByteRenamed }
 
 // configs returns the fixed configurations and one drawn from seed, which
 // combines the options at random.
@@ -98,18 +131,39 @@ func configs(seed uint64) []config {
 	if rng.IntN(2) == 0 {
 		o.Compression = lsm.NoCompression
 	}
-	random := config{"random(" + optionsString(o) + ")", o}
+	splits := []*filter.Split{nil, firstByte, twoBytes, firstByteRenamed}
+	o.Split = splits[rng.IntN(len(splits))]
+	random := config{opts: o}
+	if rng.IntN(3) == 0 {
+		random.splits = []*filter.Split{o.Split, splits[rng.IntN(len(splits))]}
+	}
+	random.name = "random(" + optionsString(o, random.splits) + ")"
 	return append(fixedConfigs[:len(fixedConfigs):len(fixedConfigs)], random)
 }
 
-// optionsString lists o's non-zero fields.
-func optionsString(o lsm.Options) string {
+// optionsString lists o's non-zero fields, a Split by its Name, and the
+// Splits of the reopens, if any.
+func optionsString(o lsm.Options, splits []*filter.Split) string {
 	var parts []string
 	v := reflect.ValueOf(o)
 	for i := range v.NumField() {
 		if f := v.Field(i); !f.IsZero() {
-			parts = append(parts, fmt.Sprintf("%s:%v", v.Type().Field(i).Name, f.Interface()))
+			val := f.Interface()
+			if s, ok := val.(*filter.Split); ok {
+				val = s.Name
+			}
+			parts = append(parts, fmt.Sprintf("%s:%v", v.Type().Field(i).Name, val))
 		}
+	}
+	if len(splits) > 0 {
+		names := make([]string, len(splits))
+		for i, s := range splits {
+			names[i] = "none"
+			if s != nil {
+				names[i] = s.Name
+			}
+		}
+		parts = append(parts, "Splits at each Open:"+strings.Join(names, ","))
 	}
 	return strings.Join(parts, " ")
 }

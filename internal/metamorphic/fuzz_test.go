@@ -24,6 +24,12 @@ func FuzzDB(f *testing.F) {
 	f.Add([]byte{11, 0, 4, 9, 15, 0, 4, 2, 4, 4, 18, 1, 16, 0, 4, 14, 1})
 	// a batch that writes and deletes the same key, then a scan
 	f.Add([]byte{5, 6, 4, 0, 6, 3, 1, 6, 0, 2, 7, 1, 0, 8, 4, 14, 0, 17, 14, 1})
+	// under firstByte: scans over the prefixes "k", "" (reverse) and "k0"
+	// (reverse) of a table and a memtable, after a delete
+	f.Add([]byte{20, 0, 5, 3, 0, 32, 3, 17, 0, 35, 2, 4, 5, 14, 0, 0, 0, 6, 14, 0, 0, 0, 3, 14, 0, 0, 0, 27})
+	// split-reopened: a table built with no Split, then scanned over "k"
+	// under firstByte; one built under firstByte, scanned under twoBytes
+	f.Add([]byte{22, 0, 5, 3, 17, 19, 14, 0, 0, 0, 6, 0, 7, 3, 17, 19, 14, 0, 0, 0, 7})
 	for cfg := range fixedConfigs {
 		f.Add([]byte{byte(cfg), 0, 1, 200, 0, 2, 250, 4, 1, 17, 0, 3, 9, 6, 5, 0, 4, 4, 1, 4, 2, 2, 0, 7, 1, 17, 18, 1, 19, 14, 0, 7, 2})
 	}
@@ -32,7 +38,7 @@ func FuzzDB(f *testing.F) {
 			return
 		}
 		cfg, ops := decodeOps(data)
-		r, err := newRunner(cfg.opts)
+		r, err := newRunner(cfg)
 		if err != nil {
 			t.Fatalf("%s: Open: %v", cfg.name, err)
 		}
@@ -102,6 +108,11 @@ var fuzzKeys = func() [][]byte {
 	return append(ks, []byte{}, []byte{0}, []byte{0xff, 0xff}, bytes.Repeat([]byte("L"), 300),
 		[]byte("k05\x00"), []byte("k1"), []byte("k"), []byte("k31~"))
 }()
+
+// fuzzPrefixes are the prefixes a scan's byte names: firstByte's of
+// fuzzKeys, the empty one (the empty key's), a byte no key starts with,
+// and some longer than firstByte cuts.
+var fuzzPrefixes = [][]byte{{}, []byte("k"), {0}, {0xff}, []byte("L"), []byte("m"), []byte("k0"), []byte("k1"), []byte("k05")}
 
 func (d *opDecoder) key() []byte { return fuzzKeys[int(d.byte())%len(fuzzKeys)] }
 
@@ -191,7 +202,12 @@ func (d *opDecoder) op(i int) (op, bool) {
 		d.iters = removeID(d.iters, o.id)
 	case 14:
 		o.kind, o.id, o.snap = opScan, d.next, d.reader()
-		o.lo, o.hi, o.reverse = d.bound(), d.bound(), d.byte()%2 == 1
+		o.lo, o.hi = d.bound(), d.bound()
+		b := d.byte()
+		o.reverse = b%2 == 1
+		if b&2 != 0 {
+			o.prefix = fuzzPrefixes[int(b>>2)%len(fuzzPrefixes)]
+		}
 		d.next++
 	case 15:
 		if len(d.snaps) >= 4 {

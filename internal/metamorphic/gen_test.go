@@ -16,14 +16,16 @@ type generator struct {
 	absent [][]byte // keys never written, some sorting between written ones
 	live   map[string]bool
 	iters  []int
-	snaps  []int
-	nextID int
-	n      int // operations generated so far
+	// iterPrefix holds the prefix of each open iterator that has one.
+	iterPrefix map[int][]byte
+	snaps      []int
+	nextID     int
+	n          int // operations generated so far
 }
 
 func newGenerator(seed uint64) *generator {
 	rng := rand.New(rand.NewPCG(seed, 0x6d657461))
-	g := &generator{rng: rng, live: map[string]bool{}}
+	g := &generator{rng: rng, live: map[string]bool{}, iterPrefix: map[int][]byte{}}
 	// Key space size varies by seed: a few hot keys (many versions, much
 	// shadowing) up to thousands (many tables, many levels).
 	n := []int{16, 100, 400, 2000}[rng.IntN(4)]
@@ -137,6 +139,44 @@ func (g *generator) bounds() (lo, hi []byte) {
 	return lo, hi
 }
 
+// prefix draws an iterator's prefix under firstByte: of a live key, of a
+// key written and perhaps deleted since, a byte few keys or none start
+// with, the empty prefix (the empty key's alone), or a prefix longer than
+// firstByte cuts, which no key has although keys start with its bytes.
+// Never nil: nil is no prefix.
+func (g *generator) prefix() []byte {
+	switch g.rng.IntN(6) {
+	case 0, 1:
+		return firstByte.Prefix(g.liveKey())
+	case 2:
+		return firstByte.Prefix(g.anyKey())
+	case 3:
+		return []byte{byte(g.rng.IntN(256))}
+	case 4:
+		return []byte{}
+	}
+	k := g.anyKey()
+	return k[:min(len(k), 2+g.rng.IntN(6))]
+}
+
+// prefixBounds returns bounds for an iterator over prefix p: mostly none,
+// now and then an end inside the prefix, or anywhere.
+func (g *generator) prefixBounds(p []byte) (lo, hi []byte) {
+	switch g.rng.IntN(4) {
+	case 0:
+		lo, hi = g.bounds()
+	case 1:
+		lo, hi = g.bounds()
+		if lo != nil {
+			lo = append(slices.Clip(p), lo...)
+		}
+		if hi != nil {
+			hi = append(slices.Clip(p), hi...)
+		}
+	}
+	return lo, hi
+}
+
 // reader returns a snapshot id to read through, or -1 for the DB.
 func (g *generator) reader() int {
 	if len(g.snaps) > 0 && g.rng.IntN(3) == 0 {
@@ -160,8 +200,13 @@ func (g *generator) next() op {
 	defer func() { g.n++ }()
 	for {
 		switch r := g.rng.IntN(1000); {
-		case r < 220:
+		case r < 190:
 			return g.put(g.anyKey())
+		case r < 220:
+			o := op{kind: opScan, id: g.nextID, snap: g.reader(), reverse: g.rng.IntN(2) == 0, prefix: g.prefix()}
+			g.nextID++
+			o.lo, o.hi = g.prefixBounds(o.prefix)
+			return o
 		case r < 300:
 			return g.put(g.liveKey()) // an overwrite
 		case r < 360:
@@ -197,7 +242,13 @@ func (g *generator) next() op {
 				continue
 			}
 			o := op{kind: opNewIter, id: g.nextID, snap: g.reader()}
-			o.lo, o.hi = g.bounds()
+			if g.rng.IntN(3) == 0 {
+				o.prefix = g.prefix()
+				o.lo, o.hi = g.prefixBounds(o.prefix)
+				g.iterPrefix[o.id] = o.prefix
+			} else {
+				o.lo, o.hi = g.bounds()
+			}
 			g.nextID++
 			g.iters = append(g.iters, o.id)
 			return o
@@ -209,6 +260,9 @@ func (g *generator) next() op {
 			o.kind = []opKind{opIterFirst, opIterLast, opIterSeekGE, opIterSeekLT, opIterNext, opIterNext, opIterNext, opIterPrev, opIterPrev, opIterPrev}[g.rng.IntN(10)]
 			if o.kind == opIterSeekGE || o.kind == opIterSeekLT {
 				o.key = g.readKey()
+				if p, ok := g.iterPrefix[o.id]; ok && g.rng.IntN(2) == 0 {
+					o.key = append(slices.Clip(p), o.key...) // inside the prefix
+				}
 			}
 			return o
 		case r < 810:
@@ -218,6 +272,7 @@ func (g *generator) next() op {
 			i := g.rng.IntN(len(g.iters))
 			id := g.iters[i]
 			g.iters = slices.Delete(g.iters, i, i+1)
+			delete(g.iterPrefix, id)
 			return op{kind: opIterClose, id: id, snap: -1}
 		case r < 840:
 			o := op{kind: opScan, id: g.nextID, snap: g.reader(), reverse: g.rng.IntN(2) == 0}
@@ -254,6 +309,7 @@ func (g *generator) next() op {
 			return o
 		case r < 955:
 			g.iters, g.snaps = nil, nil // Reopen closes them
+			clear(g.iterPrefix)
 			return op{kind: opReopen, snap: -1}
 		case r < 975:
 			o := op{kind: opMultiGet, keys: make([][]byte, 1+g.rng.IntN(40)), snap: g.reader()}

@@ -81,7 +81,7 @@ func runSeed(t *testing.T, seed uint64, nops int) int {
 // operation's outcome.
 func runConfig(cfg config, ops []op) []string {
 	out := make([]string, len(ops))
-	r, err := newRunner(cfg.opts)
+	r, err := newRunner(cfg)
 	if err != nil {
 		for i := range out {
 			out[i] = "Open: " + errOutcome(err)

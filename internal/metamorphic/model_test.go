@@ -12,18 +12,11 @@ import (
 type model struct {
 	m     map[string]string
 	snaps map[int]map[string]string
-	iters map[int]*modelIter
-}
-
-// modelIter is a position in a sorted view; pos -1 is invalid. Like
-// lsm.Iter, Next and Prev on an invalid iterator leave it invalid.
-type modelIter struct {
-	keys, vals []string
-	pos        int
+	iters map[int]*sliceIter
 }
 
 func newModel() *model {
-	return &model{m: map[string]string{}, snaps: map[int]map[string]string{}, iters: map[int]*modelIter{}}
+	return &model{m: map[string]string{}, snaps: map[int]map[string]string{}, iters: map[int]*sliceIter{}}
 }
 
 // view returns the map a read through snapshot id (or the DB, -1) sees.
@@ -43,10 +36,13 @@ func (m *model) get(snap int, key []byte) string {
 	return valueOutcome([]byte(v))
 }
 
-func newModelIter(view map[string]string, lo, hi []byte) *modelIter {
-	it := &modelIter{pos: -1}
+// iter returns the entries an iterator or scan o sees: its view's keys
+// within its bounds, and of its prefix under firstByte if it has one.
+func (m *model) iter(o op) *sliceIter {
+	view := m.view(o.snap)
+	it := &sliceIter{pos: -1}
 	for _, k := range slices.Sorted(maps.Keys(view)) {
-		if (lo == nil || k >= string(lo)) && (hi == nil || k < string(hi)) {
+		if o.within([]byte(k)) {
 			it.keys = append(it.keys, k)
 			it.vals = append(it.vals, view[k])
 		}
@@ -54,13 +50,47 @@ func newModelIter(view map[string]string, lo, hi []byte) *modelIter {
 	return it
 }
 
-func (it *modelIter) outcome() string {
-	if it.pos < 0 || it.pos >= len(it.keys) {
-		it.pos = -1
-		return "invalid"
-	}
-	return entryOutcome([]byte(it.keys[it.pos]), []byte(it.vals[it.pos]))
+// sliceIter is a cursor over sorted entries with lsm.Iter's moves; pos -1
+// is invalid, and, like lsm.Iter, Next and Prev on an invalid iterator
+// leave it invalid. The model's iterators are sliceIters, and so are the
+// runner's prefix iterators on a DB that cannot cut firstByte's prefixes.
+type sliceIter struct {
+	keys, vals []string
+	pos        int
 }
+
+var _ cursor = (*sliceIter)(nil)
+
+func (it *sliceIter) First() bool { return it.at(0) }
+func (it *sliceIter) Last() bool  { return it.at(len(it.keys) - 1) }
+
+func (it *sliceIter) SeekGE(key []byte) bool {
+	i, _ := slices.BinarySearch(it.keys, string(key))
+	return it.at(i)
+}
+
+func (it *sliceIter) SeekLT(key []byte) bool {
+	i, _ := slices.BinarySearch(it.keys, string(key))
+	return it.at(i - 1)
+}
+
+func (it *sliceIter) Next() bool { return it.pos >= 0 && it.at(it.pos+1) }
+func (it *sliceIter) Prev() bool { return it.pos >= 0 && it.at(it.pos-1) }
+
+func (it *sliceIter) at(i int) bool {
+	if i < 0 || i >= len(it.keys) {
+		it.pos = -1
+		return false
+	}
+	it.pos = i
+	return true
+}
+
+func (it *sliceIter) Valid() bool   { return it.pos >= 0 }
+func (it *sliceIter) Key() []byte   { return []byte(it.keys[it.pos]) }
+func (it *sliceIter) Value() []byte { return []byte(it.vals[it.pos]) }
+func (it *sliceIter) Err() error    { return nil }
+func (it *sliceIter) Close() error  { return nil }
 
 // apply runs o on the model and returns the outcome the DB must give.
 func (m *model) apply(o op) string {
@@ -91,42 +121,13 @@ func (m *model) apply(o op) string {
 		}
 		return multiOutcome(outcomes)
 	case opNewIter:
-		m.iters[o.id] = newModelIter(m.view(o.snap), o.lo, o.hi)
+		m.iters[o.id] = m.iter(o)
 	case opIterFirst, opIterLast, opIterSeekGE, opIterSeekLT, opIterNext, opIterPrev:
-		it := m.iters[o.id]
-		switch o.kind {
-		case opIterFirst:
-			it.pos = 0
-		case opIterLast:
-			it.pos = len(it.keys) - 1
-		case opIterSeekGE:
-			it.pos, _ = slices.BinarySearch(it.keys, string(o.key))
-		case opIterSeekLT:
-			i, _ := slices.BinarySearch(it.keys, string(o.key))
-			it.pos = i - 1
-		case opIterNext:
-			if it.pos >= 0 {
-				it.pos++
-			}
-		case opIterPrev:
-			if it.pos >= 0 {
-				it.pos--
-			}
-		}
-		return it.outcome()
+		return moveOutcome(m.iters[o.id], o)
 	case opIterClose:
 		delete(m.iters, o.id)
 	case opScan:
-		it := newModelIter(m.view(o.snap), o.lo, o.hi)
-		var b strings.Builder
-		for i := range it.keys {
-			if o.reverse {
-				i = len(it.keys) - 1 - i
-			}
-			b.WriteString(entryOutcome([]byte(it.keys[i]), []byte(it.vals[i])))
-			b.WriteByte(' ')
-		}
-		return b.String()
+		return scanOutcome(m.iter(o), o.reverse)
 	case opNewSnapshot:
 		m.snaps[o.id] = maps.Clone(m.m)
 	case opCloseSnapshot:

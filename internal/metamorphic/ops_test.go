@@ -16,7 +16,7 @@ const (
 	opBatch
 	opGet      // through the DB, or snapshot snap when snap >= 0
 	opMultiGet // keys in one MultiGet, through the DB or snapshot snap
-	opNewIter  // iterator id over the DB or snapshot snap, bounds lo, hi
+	opNewIter  // iterator id over the DB or snapshot snap, bounds lo, hi, and prefix if not nil
 	opIterFirst
 	opIterLast
 	opIterSeekGE
@@ -24,7 +24,7 @@ const (
 	opIterNext
 	opIterPrev
 	opIterClose
-	opScan // a fresh iterator over [lo, hi) read to the end forward (or backward with reverse), then closed
+	opScan // a fresh iterator over [lo, hi) (and prefix) read to the end forward (or backward with reverse), then closed
 	opNewSnapshot
 	opCloseSnapshot
 	opFlush
@@ -50,12 +50,16 @@ type op struct {
 	kind       opKind
 	key, value []byte
 	lo, hi     []byte // iterator bounds, scan bounds, compaction range
-	batch      []batchOp
-	keys       [][]byte // MultiGet's
-	id         int      // iterator id (iterator ops) or snapshot id (snapshot ops)
-	snap       int      // for Get, NewIter and Scan: the snapshot read through, -1 for the DB
-	reverse    bool
-	sync       bool // Put, Delete, Batch: with lsm.Sync rather than the DB's default
+	// prefix bounds an iterator or scan to the keys whose prefix under
+	// firstByte it is (lsm.IterOptions.Prefix); nil for none, and empty
+	// for the keys whose prefix is empty.
+	prefix  []byte
+	batch   []batchOp
+	keys    [][]byte // MultiGet's
+	id      int      // iterator id (iterator ops) or snapshot id (snapshot ops)
+	snap    int      // for Get, NewIter and Scan: the snapshot read through, -1 for the DB
+	reverse bool
+	sync    bool // Put, Delete, Batch: with lsm.Sync rather than the DB's default
 }
 
 // batchOp is one write of a batch; a nil value with del set is a delete,
@@ -110,6 +114,9 @@ func (o op) String() string {
 		fmt.Fprintf(&b, " iter%d", o.id)
 		on()
 		fmt.Fprintf(&b, " [%s, %s)", showBound(o.lo), showBound(o.hi))
+		if o.prefix != nil {
+			fmt.Fprintf(&b, " prefix %s", showKey(o.prefix))
+		}
 		if o.kind == opScan && o.reverse {
 			b.WriteString(" reverse")
 		}
@@ -187,4 +194,11 @@ func showDiff(s, other string) string {
 		out += fmt.Sprintf("…(%d bytes more)", len(s)-to)
 	}
 	return out
+}
+
+// within reports whether an iterator or scan o sees key k: k is in
+// [lo, hi), and when o has a prefix, k's prefix under firstByte is it.
+func (o op) within(k []byte) bool {
+	return (o.lo == nil || string(k) >= string(o.lo)) && (o.hi == nil || string(k) < string(o.hi)) &&
+		(o.prefix == nil || string(firstByte.Prefix(k)) == string(o.prefix))
 }

@@ -1,10 +1,12 @@
 package metamorphic
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/lsm"
 	"github.com/monbandb/monban/vfs"
 )
@@ -15,13 +17,19 @@ const dir = "/db"
 type runner struct {
 	opts  lsm.Options
 	db    *lsm.DB
-	iters map[int]*lsm.Iter
+	iters map[int]cursor
 	snaps map[int]*lsm.Snapshot
+	// splits and opens: the DB's Split at each Open is
+	// splits[opens%len(splits)], if splits is not empty.
+	splits []*filter.Split
+	opens  int
 }
 
-func newRunner(opts lsm.Options) (*runner, error) {
+func newRunner(cfg config) (*runner, error) {
+	opts := cfg.opts
 	opts.FS = vfs.NewMem()
-	r := &runner{opts: opts, iters: map[int]*lsm.Iter{}, snaps: map[int]*lsm.Snapshot{}}
+	r := &runner{opts: opts, iters: map[int]cursor{}, snaps: map[int]*lsm.Snapshot{}, splits: cfg.splits}
+	r.nextSplit()
 	var err error
 	r.db, err = lsm.Open(dir, &r.opts)
 	return r, err
@@ -87,44 +95,22 @@ func (r *runner) apply(o op) string {
 		}
 		return multiOutcome(outcomes)
 	case opNewIter:
-		r.iters[o.id] = r.newIter(o)
+		it, err := r.newIter(o)
+		r.iters[o.id] = it
+		return result(err)
 	case opIterFirst, opIterLast, opIterSeekGE, opIterSeekLT, opIterNext, opIterPrev:
-		it := r.iters[o.id]
-		var moved bool
-		switch o.kind {
-		case opIterFirst:
-			moved = it.First()
-		case opIterLast:
-			moved = it.Last()
-		case opIterSeekGE:
-			moved = it.SeekGE(o.key)
-		case opIterSeekLT:
-			moved = it.SeekLT(o.key)
-		case opIterNext:
-			moved = it.Next()
-		case opIterPrev:
-			moved = it.Prev()
-		}
-		return iterOutcome(it, moved)
+		return moveOutcome(r.iters[o.id], o)
 	case opIterClose:
 		it := r.iters[o.id]
 		delete(r.iters, o.id)
 		return result(it.Close())
 	case opScan:
-		it := r.newIter(o)
-		var b strings.Builder
-		move, step := it.First, it.Next
-		if o.reverse {
-			move, step = it.Last, it.Prev
+		it, err := r.newIter(o)
+		if err != nil {
+			it.Close()
+			return errOutcome(err)
 		}
-		for moved := move(); moved; moved = step() {
-			b.WriteString(entryOutcome(it.Key(), it.Value()))
-			b.WriteByte(' ')
-		}
-		if err := it.Close(); err != nil {
-			b.WriteString(errOutcome(err))
-		}
-		return b.String()
+		return scanOutcome(it, o.reverse)
 	case opNewSnapshot:
 		r.snaps[o.id] = r.db.NewSnapshot()
 	case opCloseSnapshot:
@@ -141,6 +127,7 @@ func (r *runner) apply(o op) string {
 		if err := r.close(); err != nil {
 			return errOutcome(err)
 		}
+		r.nextSplit()
 		var err error
 		if r.db, err = lsm.Open(dir, &r.opts); err != nil {
 			return errOutcome(err)
@@ -149,17 +136,110 @@ func (r *runner) apply(o op) string {
 	return outcomeOK
 }
 
-func (r *runner) newIter(o op) *lsm.Iter {
+// nextSplit sets the Split of the next Open.
+func (r *runner) nextSplit() {
+	if len(r.splits) > 0 {
+		r.opts.Split = r.splits[r.opens%len(r.splits)]
+	}
+	r.opens++
+}
+
+// newIter opens o's iterator. A DB whose Split cuts keys as firstByte
+// does answers o.prefix itself. Any other cannot, so its outcomes come
+// from the keys of o's bounds, kept by firstByte's prefix; and one with
+// no Split must refuse the prefix, else newIter returns the error that
+// says otherwise (the iterator is still usable).
+func (r *runner) newIter(o op) (cursor, error) {
 	io := &lsm.IterOptions{LowerBound: o.lo, UpperBound: o.hi}
-	if o.snap >= 0 {
-		return r.snaps[o.snap].NewIter(io)
+	if o.prefix == nil || cutsAsFirstByte(r.opts.Split) {
+		io.Prefix = o.prefix
+		return r.iterOn(o.snap, io), nil
+	}
+	var err error
+	if r.opts.Split == nil {
+		refused := r.iterOn(o.snap, &lsm.IterOptions{Prefix: o.prefix})
+		if got := refused.Close(); !errors.Is(got, lsm.ErrInvalidOptions) {
+			err = fmt.Errorf("IterOptions.Prefix without a Split: Close = %v, want ErrInvalidOptions", got)
+		}
+	}
+	it := r.iterOn(o.snap, io)
+	kept := &sliceIter{pos: -1}
+	// Monotone Split (filter.Split, contract 2): once a key's prefix
+	// passes o.prefix, every later key's does too.
+	for ok := it.SeekGE(o.prefix); ok && bytes.Compare(firstByte.Prefix(it.Key()), o.prefix) <= 0; ok = it.Next() {
+		if o.within(it.Key()) {
+			kept.keys = append(kept.keys, string(it.Key()))
+			kept.vals = append(kept.vals, string(it.Value()))
+		}
+	}
+	return kept, errors.Join(err, it.Close())
+}
+
+func (r *runner) iterOn(snap int, io *lsm.IterOptions) *lsm.Iter {
+	if snap >= 0 {
+		return r.snaps[snap].NewIter(io)
 	}
 	return r.db.NewIter(io)
 }
 
+// cursor is what the operations move: an lsm.Iter, or a sliceIter.
+type cursor interface {
+	First() bool
+	Last() bool
+	SeekGE(key []byte) bool
+	SeekLT(key []byte) bool
+	Next() bool
+	Prev() bool
+	Valid() bool
+	Key() []byte
+	Value() []byte
+	Err() error
+	Close() error
+}
+
+var _ cursor = (*lsm.Iter)(nil)
+
+// moveOutcome moves it as iterator move o says and returns the outcome.
+func moveOutcome(it cursor, o op) string {
+	var moved bool
+	switch o.kind {
+	case opIterFirst:
+		moved = it.First()
+	case opIterLast:
+		moved = it.Last()
+	case opIterSeekGE:
+		moved = it.SeekGE(o.key)
+	case opIterSeekLT:
+		moved = it.SeekLT(o.key)
+	case opIterNext:
+		moved = it.Next()
+	case opIterPrev:
+		moved = it.Prev()
+	}
+	return iterOutcome(it, moved)
+}
+
+// scanOutcome reads it from end to end, forward or in reverse, closes it,
+// and returns its entries and its error.
+func scanOutcome(it cursor, reverse bool) string {
+	var b strings.Builder
+	move, step := it.First, it.Next
+	if reverse {
+		move, step = it.Last, it.Prev
+	}
+	for moved := move(); moved; moved = step() {
+		b.WriteString(entryOutcome(it.Key(), it.Value()))
+		b.WriteByte(' ')
+	}
+	if err := it.Close(); err != nil {
+		b.WriteString(errOutcome(err))
+	}
+	return b.String()
+}
+
 // iterOutcome is the entry the iterator is on, "invalid", or its error.
 // The move's result must agree with Valid.
-func iterOutcome(it *lsm.Iter, moved bool) string {
+func iterOutcome(it cursor, moved bool) string {
 	switch {
 	case moved != it.Valid():
 		return fmt.Sprintf("move returned %v, Valid %v", moved, it.Valid())
