@@ -184,6 +184,14 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 		tr.outOfRange(level, f.FileNum)
 		return nil, false, nil
 	}
+	if f.NumEntries == 0 && c != nil && !c.eager {
+		// A table of range tombstones only (rangedel_write.go): no version
+		// to find, so no filter to ask, only tombstones, which wait as
+		// every passed source's do. Its key range spans its tombstones',
+		// often most of the key space, so most Gets meet it.
+		c.put(rangeDelSource{f: f})
+		return nil, false, nil
+	}
 	src := Source{Kind: SourceTable, Level: level, FileNum: f.FileNum}
 	// b. The filter the table's metadata holds once a reader of it was
 	// open (and, with it, the table's range tombstones): a "no" needs no
