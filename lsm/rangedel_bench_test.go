@@ -1,6 +1,7 @@
 package lsm
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -106,4 +107,55 @@ func benchDBBesideRangeTombstones(b *testing.B, n int) *DB {
 		b.Fatal(err)
 	}
 	return d
+}
+
+// BenchmarkDeleteRange is the cost of one DeleteRange call into the
+// memtable, with disjoint ranges in random order, as bench/peers' delrange
+// draws them: the batch, its WAL record and the memtable's Set.Add. No
+// read follows, so nothing fragments the tombstones.
+func BenchmarkDeleteRange(b *testing.B) {
+	d, err := Open(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	var start, end []byte
+	b.ReportAllocs()
+	defer cpuClock(b)()
+	for i := 0; b.Loop(); i++ {
+		start = benchKey(start, 2*uint64(i))
+		end = append(append(end[:0], start...), 0)
+		if err := d.DeleteRange(start, end); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFlushRangeTombstones is the Flush after 100 DeleteRange calls
+// over a DB of benchKeys, as in bench/peers' delrange: a memtable of range
+// tombstones only becomes an L0 table. Its time is mostly fsyncs: the old
+// WAL's and the directory's at rotation, the table's, the manifest's.
+func BenchmarkFlushRangeTombstones(b *testing.B) {
+	d := benchDBSettled(b, nil)
+	var start, end []byte
+	next := uint64(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		for range 100 {
+			start = benchKey(start, 2*next)
+			end = benchKey(end, 2*next+2000)
+			if bytes.Compare(start, end) > 0 {
+				start, end = end, start
+			}
+			next += 7
+			if err := d.DeleteRange(start, end); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		if err := d.Flush(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
