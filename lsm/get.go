@@ -178,18 +178,20 @@ func memtableValue(v []byte, res memtable.Result) ([]byte, error) {
 // with them for the version it holds (rule 1). found means the search
 // ends here: err is ErrNotFound for a tombstone, point or range.
 func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uint64, seq base.SeqNum, tr *Trace, c *cover) ([]byte, bool, error) {
-	// a. Key range, before the table is even opened. It covers the table's
-	// range tombstones too (rangedel_write.go).
-	if !f.ContainsUserKey(key) {
-		tr.outOfRange(level, f.FileNum)
-		return nil, false, nil
-	}
 	if f.NumEntries == 0 && c != nil && !c.eager {
 		// A table of range tombstones only (rangedel_write.go): no version
 		// to find, so no filter to ask, only tombstones, which wait as
 		// every passed source's do. Its key range spans its tombstones',
-		// often most of the key space, so most Gets meet it.
+		// often most of the key space, so most Gets would pass its range
+		// check (a.), which is left to the search: a key outside the range
+		// lies in none of its spans.
 		c.put(rangeDelSource{f: f})
+		return nil, false, nil
+	}
+	// a. Key range, before the table is even opened. It covers the table's
+	// range tombstones too (rangedel_write.go).
+	if !f.ContainsUserKey(key) {
+		tr.outOfRange(level, f.FileNum)
 		return nil, false, nil
 	}
 	src := Source{Kind: SourceTable, Level: level, FileNum: f.FileNum}

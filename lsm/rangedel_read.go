@@ -122,14 +122,10 @@ func (c *cover) raiseSource(src rangeDelSource) error {
 // raise sets c to the newest tombstone of spans visible at c.readSeq over
 // c.key, if that is newer.
 func (c *cover) raise(spans keyspan.Spans) {
-	if spans.Len() == 0 {
+	sp, ok := spans.Find(c.key)
+	if !ok {
 		return
 	}
-	i := spans.Seek(c.key)
-	if i == spans.Len() || !spans.At(i).Contains(c.key) {
-		return
-	}
-	sp := spans.At(i)
 	if t, ok := sp.Visible(c.readSeq); ok && t > c.seq {
 		c.seq, c.start, c.end = t, sp.Start, sp.End
 	}
