@@ -54,6 +54,13 @@ func benchDBFilled(b *testing.B, opts *Options) *DB {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { d.Close() })
+	benchFill(b, d)
+	return d
+}
+
+// benchFill writes benchDB's keys into d, in batches of 100.
+func benchFill(b *testing.B, d *DB) {
+	b.Helper()
 	val := make([]byte, 100)
 	var k []byte
 	var batch Batch
@@ -70,7 +77,6 @@ func benchDBFilled(b *testing.B, opts *Options) *DB {
 	if err := d.Write(&batch); err != nil {
 		b.Fatal(err)
 	}
-	return d
 }
 
 func BenchmarkPut(b *testing.B) {

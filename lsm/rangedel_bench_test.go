@@ -8,11 +8,12 @@ import (
 )
 
 // BenchmarkGetBesideRangeTombstones is GetHit and GetMiss beside n live
-// range tombstones over no key read, laid out as kvbench's
+// range tombstones over no key read, laid out much as kvbench's
 // -range_tombstones lays them: span j lies in the gap just above a present
-// key, [key+"a", key+"b"), the fill writes it among its keys (so it goes
-// down the tree with them), and the spans a compaction into the last level
-// dropped are written again into the active memtable. The hits run with
+// key, [key+"a", key+"b"), written before the fill (so they go down the
+// tree with its keys, cut at the tables' bounds), and the spans a
+// compaction into the last level dropped are written again into the
+// active memtable. The hits run with
 // those in the memtable, the misses after a flush has made them an L0
 // table of range tombstones only, which every Get's key falls in: as
 // kvbench's readrandom and then readmissing find them. n=0 is the same DB
@@ -65,27 +66,14 @@ func benchDBBesideRangeTombstones(b *testing.B, n int) *DB {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { d.Close() })
-	val := make([]byte, 100)
-	var k []byte
 	var batch Batch
-	next := 0 // the next span the fill writes
-	for i := range benchKeys {
-		k = benchKey(k, 2*uint64(i))
-		batch.Put(k, val)
-		if next < n && i == next*benchKeys/n {
-			batch.DeleteRange(benchRangeTombstone(next, n))
-			next++
-		}
-		if batch.Len() >= 100 {
-			if err := d.Write(&batch); err != nil {
-				b.Fatal(err)
-			}
-			batch.Reset()
-		}
+	for j := range n {
+		batch.DeleteRange(benchRangeTombstone(j, n))
 	}
 	if err := d.Write(&batch); err != nil {
 		b.Fatal(err)
 	}
+	benchFill(b, d)
 	if err := d.Flush(); err != nil {
 		b.Fatal(err)
 	}
