@@ -119,7 +119,11 @@ func reportReads(b *testing.B, d *DB, before Stats) {
 }
 
 func benchGet(b *testing.B, opts *Options, present bool) {
-	d := benchDB(b, opts)
+	benchGets(b, benchDB(b, opts), present)
+}
+
+// benchGets reads random present keys of d, or absent ones.
+func benchGets(b *testing.B, d *DB, present bool) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var k []byte
 	before := d.Stats()
