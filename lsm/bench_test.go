@@ -54,6 +54,13 @@ func benchDBFilled(b *testing.B, opts *Options) *DB {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { d.Close() })
+	benchFill(b, d)
+	return d
+}
+
+// benchFill writes benchDB's keys into d, in batches of 100.
+func benchFill(b *testing.B, d *DB) {
+	b.Helper()
 	val := make([]byte, 100)
 	var k []byte
 	var batch Batch
@@ -70,7 +77,6 @@ func benchDBFilled(b *testing.B, opts *Options) *DB {
 	if err := d.Write(&batch); err != nil {
 		b.Fatal(err)
 	}
-	return d
 }
 
 func BenchmarkPut(b *testing.B) {
@@ -113,7 +119,11 @@ func reportReads(b *testing.B, d *DB, before Stats) {
 }
 
 func benchGet(b *testing.B, opts *Options, present bool) {
-	d := benchDB(b, opts)
+	benchGets(b, benchDB(b, opts), present)
+}
+
+// benchGets reads random present keys of d, or absent ones.
+func benchGets(b *testing.B, d *DB, present bool) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var k []byte
 	before := d.Stats()

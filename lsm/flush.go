@@ -111,10 +111,13 @@ func (d *DB) rotateMemtable() error {
 	// Syncing the old WAL first means only the newest WAL can have a torn
 	// tail after a crash (recovery relies on it).
 	syncErr := oldWAL.Sync()
-	var f vfs.File
+	var w walWriter
 	var err error
 	if syncErr == nil {
-		f, err = d.createWAL(num)
+		var f vfs.File
+		if f, err = d.createWAL(num); err == nil {
+			w = d.newWALWriter(f) // maps its first window: not under d.mu
+		}
 	}
 	d.mu.Lock()
 	if syncErr != nil {
@@ -130,13 +133,13 @@ func (d *DB) rotateMemtable() error {
 	next := d.newMemtable(d.expectedEntries())
 	level, err := d.rs.Load().mem.Rotate(next)
 	if err != nil {
-		f.Close()
+		w.Close()
 		return err
 	}
 	if err := oldWAL.Close(); err != nil {
 		d.opts.Logger.Warn("monban: closing a WAL", "file", manifest.MakeFilename(manifest.KindLog, d.mu.walNum), "err", err)
 	}
-	d.mu.wal, d.mu.walNum = d.newWALWriter(f), num
+	d.mu.wal, d.mu.walNum = w, num
 	d.mu.logNums[next] = num
 	d.rs.Load().version.Ref()
 	// The old state shares its version with the new one, so this unref

@@ -71,7 +71,7 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 	var c *cover
 	var cv cover // on the stack: a Get allocates nothing for it
 	if d.rangeDelsPossible.Load() {
-		cv.key, cv.readSeq, cv.eager = key, seq, tr != nil
+		cv.db, cv.key, cv.readSeq, cv.eager = d, key, seq, tr != nil
 		c = &cv
 	}
 	if v, res := d.getMemtables(rs, key, h, seq, tr, c); answered(res) {
@@ -121,7 +121,7 @@ func (d *DB) getMemtables(rs *readState, key []byte, h uint64, seq base.SeqNum, 
 			tr.combined(len(imms), VerdictAbsent)
 			if c != nil {
 				for _, m := range imms {
-					c.put(m.RangeDels())
+					c.put(rangeDelSource{m: m}) // no error: a memtable's are in memory
 				}
 			}
 		} else {
@@ -146,11 +146,11 @@ func (d *DB) getMemtable(m *memtable.Memtable, src Source, key []byte, h uint64,
 	if c == nil {
 		return v, res
 	}
-	c.put(m.RangeDels())
+	c.put(rangeDelSource{m: m}) // no error: a memtable's are in memory
 	if !answered(res) && !c.eager {
 		return v, res // nothing to judge: the search waits (rangedel_read.go)
 	}
-	c.settle()
+	c.settle() // no error: only memtables are pending before the tables
 	if c.covers(answered(res), found) {
 		tr.rangeDeleted(src, 0, c)
 		return nil, memtable.Deleted
@@ -178,6 +178,16 @@ func memtableValue(v []byte, res memtable.Result) ([]byte, error) {
 // with them for the version it holds (rule 1). found means the search
 // ends here: err is ErrNotFound for a tombstone, point or range.
 func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uint64, seq base.SeqNum, tr *Trace, c *cover) ([]byte, bool, error) {
+	if f.NumEntries == 0 && c != nil && !c.eager {
+		// A table of range tombstones only (rangedel_write.go): no version
+		// to find, so no filter to ask, only tombstones, which wait as
+		// every passed source's do. Its key range spans its tombstones',
+		// often most of the key space, so most Gets would pass its range
+		// check (a.), which is left to the search: a key outside the range
+		// lies in none of its spans.
+		c.put(rangeDelSource{f: f})
+		return nil, false, nil
+	}
 	// a. Key range, before the table is even opened. It covers the table's
 	// range tombstones too (rangedel_write.go).
 	if !f.ContainsUserKey(key) {
@@ -195,11 +205,9 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 		d.stats.levels[level].count(&t)
 		tr.table(level, f.FileNum, &t)
 		if c != nil {
-			spans, err := d.tableRangeDels(f)
-			if err != nil {
+			if err := c.put(rangeDelSource{f: f}); err != nil {
 				return nil, true, err
 			}
-			c.put(spans)
 			if c.eager && c.covers(false, 0) {
 				tr.rangeDeleted(src, tableStep(level), c)
 				return nil, true, ErrNotFound
@@ -208,16 +216,16 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 		return nil, false, nil
 	}
 	if c != nil {
-		c.settle()
+		if err := c.settle(); err != nil {
+			return nil, true, err
+		}
 		if c.covers(false, 0) {
 			tr.rangeDeleted(src, tableStep(level), c)
 			return nil, true, ErrNotFound
 		}
-		spans, err := d.tableRangeDels(f)
-		if err != nil {
+		if err := c.raiseSource(rangeDelSource{f: f}); err != nil {
 			return nil, true, err
 		}
-		c.raise(spans)
 	}
 	v, found, version, err := d.findInTable(level, f, fl, key, h, seq, tr)
 	switch {

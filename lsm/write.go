@@ -335,7 +335,9 @@ func (d *DB) newWALWriter(f vfs.File) walWriter {
 	if d.opts.BufferedWAL {
 		return wal.NewBufferedWriter(f)
 	}
-	return wal.NewWriter(f)
+	w := wal.NewWriter(f)
+	w.Prepare() // here, where the log is created, not in its first commit
+	return w
 }
 
 // gatherGroup returns the leader and the batches queued behind it, up to

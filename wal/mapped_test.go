@@ -170,28 +170,64 @@ func (f *flakyMapper) Truncate(size int64) error { return f.m.Truncate(size) }
 func (f *flakyMapper) Write(p []byte) (int, error) { f.writes++; return f.File.Write(p) }
 
 // TestMappedFallback: when the first Map fails (a file system without
-// fallocate), the Writer writes instead, for the file's whole life, and
-// the file is the same.
+// fallocate), in the first Append or in Prepare, the Writer writes
+// instead, for the file's whole life, and the file is the same.
 func TestMappedFallback(t *testing.T) {
-	f := newFlakyMapper(t, 1, &os.PathError{Op: "fallocate", Path: "log", Err: syscall.EOPNOTSUPP})
-	w := NewWriter(f)
-	want, _ := logOf(t, [][]byte{[]byte("a"), make([]byte, windowSize), []byte("c")})
-	for _, rec := range [][]byte{[]byte("a"), make([]byte, windowSize), []byte("c")} {
-		if _, err := w.Append(rec); err != nil {
+	for _, prepare := range []bool{false, true} {
+		f := newFlakyMapper(t, 1, &os.PathError{Op: "fallocate", Path: "log", Err: syscall.EOPNOTSUPP})
+		w := NewWriter(f)
+		if prepare {
+			w.Prepare()
+		}
+		want, _ := logOf(t, [][]byte{[]byte("a"), make([]byte, windowSize), []byte("c")})
+		for _, rec := range [][]byte{[]byte("a"), make([]byte, windowSize), []byte("c")} {
+			if _, err := w.Append(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if f.maps != 1 || f.writes != 3 {
+			t.Fatalf("prepare %v: %d Maps, %d Writes; want one Map tried, then 3 Writes", prepare, f.maps, f.writes)
+		}
+		if err := w.Sync(); err != nil {
 			t.Fatal(err)
 		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got := fileBytes(t, f.mem, "log"); !bytes.Equal(got, want) {
+			t.Fatalf("prepare %v: file of %d bytes differs from the written log of %d", prepare, len(got), len(want))
+		}
 	}
-	if f.maps != 1 || f.writes != 3 {
-		t.Fatalf("%d Maps, %d Writes; want one Map tried, then 3 Writes", f.maps, f.writes)
-	}
-	if err := w.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if got := fileBytes(t, f.mem, "log"); !bytes.Equal(got, want) {
-		t.Fatalf("file of %d bytes differs from the written log of %d", len(got), len(want))
+}
+
+// TestMappedPrepare: Prepare maps the first window before any Append (the
+// file is one window of zeros), the Appends after it leave the bytes a
+// writing Writer does, and a log closed with no record is empty.
+func TestMappedPrepare(t *testing.T) {
+	for _, m := range mappedTargets(t) {
+		t.Run(m.name, func(t *testing.T) {
+			for _, records := range []int{0, 3} {
+				w, path := m.create(t, fmt.Sprintf("%06d.log", records))
+				w.Prepare()
+				if got := fileBytes(t, m.fs, path); len(got) != m.ws || tornBytes(got, 0) != 0 {
+					t.Fatalf("prepared log is %d bytes, want a window of zeros, %d", len(got), m.ws)
+				}
+				recs := make([][]byte, records)
+				for i := range recs {
+					recs[i] = bytes.Repeat([]byte{byte('a' + i)}, 100*(i+1))
+					if _, err := w.Append(recs[i]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := w.Close(); err != nil {
+					t.Fatal(err)
+				}
+				want, _ := logOf(t, recs)
+				if got := fileBytes(t, m.fs, path); !bytes.Equal(got, want) {
+					t.Fatalf("%d records: closed log of %d bytes differs from the written one of %d", records, len(got), len(want))
+				}
+			}
+		})
 	}
 }
 

@@ -28,14 +28,37 @@ func (s Spans) Seek(key []byte) int {
 		}
 		return len(s.spans)
 	}
+	return s.seek(key, abbreviate(key[len(s.shared):]))
+}
+
+// seek is Seek for a key with the shared prefix, a its abbreviation.
+func (s Spans) seek(key []byte, a uint64) int {
 	// Ends below a are below key, ends above it above key; only those
 	// equal to it need the whole key compared, usually none.
-	a := abbreviate(key[len(s.shared):])
 	lo, _ := slices.BinarySearch(s.ends, a)
 	for lo < len(s.spans) && s.ends[lo] == a && bytes.Compare(s.spans[lo].End, key) <= 0 {
 		lo++
 	}
 	return lo
+}
+
+// Find returns the span containing key, and false if there is none.
+func (s Spans) Find(key []byte) (Span, bool) {
+	// Every key of every span carries the shared prefix (Seek).
+	if len(s.spans) == 0 || !bytes.HasPrefix(key, s.shared) {
+		return Span{}, false
+	}
+	a := abbreviate(key[len(s.shared):])
+	i := s.seek(key, a)
+	// spans[i] ends after key; it holds key if it starts at or before it,
+	// which the abbreviations decide unless they tie.
+	switch {
+	case i == len(s.spans) || a < s.starts[i]:
+		return Span{}, false
+	case a == s.starts[i] && bytes.Compare(s.spans[i].Start, key) > 0:
+		return Span{}, false
+	}
+	return s.spans[i], true
 }
 
 // SeekLE returns the index of the last span with Start <= key: the span
@@ -55,11 +78,11 @@ func (s Spans) SeekLE(key []byte) int {
 // key at seq p, read at snapshot, is deleted exactly when Covering returns
 // a seq above p.
 func (s Spans) Covering(key []byte, snapshot base.SeqNum) (base.SeqNum, bool) {
-	i := s.Seek(key)
-	if i == len(s.spans) || !s.spans[i].Contains(key) {
+	sp, ok := s.Find(key)
+	if !ok {
 		return 0, false
 	}
-	return s.spans[i].Visible(snapshot)
+	return sp.Visible(snapshot)
 }
 
 // Overlaps reports whether some span covers a key of the range [lo, hi],

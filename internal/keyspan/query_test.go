@@ -141,6 +141,7 @@ func TestIteratorSkipsCovered(t *testing.T) {
 // Here the bounds share a 9-byte prefix, differ only past 8 more bytes or
 // are prefixes of one another, and the probes fall between, on and beyond
 // them, so the ties and the keys outside the shared prefix are all met.
+// Find, which rejects on the abbreviated starts, must agree with a scan.
 func TestSeekLongKeys(t *testing.T) {
 	const stem = "user0042:" + "12345678"
 	bounds := [][]byte{[]byte(stem), []byte(stem + "a"), []byte(stem + "a\x00"), []byte(stem + "ab"),
@@ -163,6 +164,10 @@ func TestSeekLongKeys(t *testing.T) {
 				if got := s.Seek(k); got != want {
 					t.Fatalf("%v: Seek(%q) = %d, want %d", s.spans, k, got, want)
 				}
+				in := slices.IndexFunc(s.spans, func(sp Span) bool { return sp.Contains(k) })
+				if sp, ok := s.Find(k); ok != (in >= 0) || ok && !bytes.Equal(sp.Start, s.spans[in].Start) {
+					t.Fatalf("%v: Find(%q) = %v, %v; want span %d", s.spans, k, sp, ok, in)
+				}
 			}
 		}
 	})
@@ -170,7 +175,8 @@ func TestSeekLongKeys(t *testing.T) {
 
 // BenchmarkSeek is a Get's search of a memtable's tombstones: 1,000 short
 // spans spread over 16-byte decimal keys, as kvbench -range_tombstones
-// writes them, probed at random keys.
+// writes them, probed at random keys: Seek, and Find, the search a Get
+// makes (Seek, then whether the span found holds the key).
 func BenchmarkSeek(b *testing.B) {
 	ts := make([]Tombstone, 1000)
 	for i := range ts {
@@ -182,7 +188,14 @@ func BenchmarkSeek(b *testing.B) {
 	for i := range keys {
 		keys[i] = fmt.Appendf(nil, "%016d", rand.IntN(2_000_000))
 	}
-	for i := 0; b.Loop(); i++ {
-		s.Seek(keys[i%len(keys)])
-	}
+	b.Run("Seek", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			s.Seek(keys[i%len(keys)])
+		}
+	})
+	b.Run("Find", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			s.Find(keys[i%len(keys)])
+		}
+	})
 }

@@ -61,9 +61,13 @@ type Spans struct {
 	// longest common prefix of those two bounds), and ends[i] the eight
 	// bytes of spans[i].End after it, big-endian, zero-padded: Seek
 	// searches these integers and compares whole keys only where they tie,
-	// which a Get pays on every source that holds tombstones.
+	// which a Get pays on every source that holds tombstones. starts[i]
+	// is spans[i].Start's, the same way: Find rejects a key that lies
+	// before the span Seek finds, the usual answer, on it alone, without
+	// touching the span or its keys.
 	shared []byte
 	ends   []uint64
+	starts []uint64
 }
 
 // newSpans returns spans, sorted and fragmented (invariants 1-4), with the
@@ -77,9 +81,10 @@ func newSpans(spans []Span) Spans {
 	for n < len(first) && n < len(last) && first[n] == last[n] {
 		n++
 	}
-	s := Spans{spans: spans, shared: first[:n:n], ends: make([]uint64, len(spans))}
+	s := Spans{spans: spans, shared: first[:n:n], ends: make([]uint64, len(spans)), starts: make([]uint64, len(spans))}
 	for i := range spans {
 		s.ends[i] = abbreviate(spans[i].End[n:])
+		s.starts[i] = abbreviate(spans[i].Start[n:])
 	}
 	return s
 }
