@@ -79,27 +79,11 @@ func (c *config) rangeFilter() filter.GrafiteOptions {
 }
 
 // rangeScan runs -reads iterators, each bounded to a random run of
-// -range_size key numbers n … n+range_size-1: one that holds no key
-// (missing) or one of written keys.
-//
-// The upper bound is the last key of the run with a zero byte appended,
-// the least key above it, not the key of n+range_size: a range filter
-// sees a key as its first 8 bytes, and keys below key(n+range_size) but
-// above the run's (a key of those 8 bytes followed by fewer zeros) would
-// share that key's integer, so the filter would have to ask for it too,
-// and it is the first written key above a missing run.
-// (filter.GrafiteBounds drops it only for an upper bound of at most 8
-// bytes whose last byte is not zero.)
+// -range_size key numbers: one that holds no key (missing) or one of
+// written keys.
 func (b *bench) rangeScan(name string, missing bool) (*record, error) {
 	// The Bloom filters answer keys, not ranges: no promise of theirs.
-	rec, d, err := b.scanRuns(name, missing, false, func(t *thread, n uint64) *lsm.IterOptions {
-		if t.upper == nil {
-			t.upper = make([]byte, b.keys.keySize+1)
-		}
-		b.keys.key(t.upper, n+b.keys.group-1)
-		t.upper[b.keys.keySize] = 0
-		return &lsm.IterOptions{LowerBound: b.keys.key(t.key, n), UpperBound: t.upper}
-	})
+	rec, d, err := b.scanRuns(name, missing, false, b.rangeBounds)
 	if err != nil {
 		return nil, err
 	}
@@ -112,4 +96,23 @@ func (b *bench) rangeScan(name string, missing bool) (*record, error) {
 		rec.Note = fmt.Sprintf("%s keys per range", fixed(2, perOp(uint64(rec.Found), rec.Ops)))
 	}
 	return rec, nil
+}
+
+// rangeBounds bounds an iterator to the run of -range_size key numbers
+// n … n+range_size-1, in t's key buffers.
+//
+// The upper bound is the last key of the run with a zero byte appended,
+// the least key above it, not the key of n+range_size: a range filter
+// sees a key as its first 8 bytes, and keys below key(n+range_size) but
+// above the run's (a key of those 8 bytes followed by fewer zeros) would
+// share that key's integer, so the filter would have to ask for it too,
+// and it is the first written key above a missing run.
+// (filter.GrafiteBounds drops it only for an upper bound of at most 8
+// bytes whose last byte is not zero.)
+func (b *bench) rangeBounds(t *thread, n uint64) *lsm.IterOptions {
+	if t.upper == nil {
+		t.upper = make([]byte, b.keys.keySize+1) // key only rewrites the first keySize: the last byte stays 0
+	}
+	b.keys.key(t.upper, n+b.keys.group-1)
+	return &lsm.IterOptions{LowerBound: b.keys.key(t.key, n), UpperBound: t.upper}
 }
