@@ -2,8 +2,8 @@ package main
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
+	"math/rand/v2"
 )
 
 // The rangemiss workload's ranges and monban's range filter for them:
@@ -51,26 +51,11 @@ func rangeBounds(lower, upper []byte, x uint64) ([]byte, []byte) {
 // a random point; a random range of 32 holds one of a million present
 // keys with probability about 2^-39, so none may visit a key.
 func doRangeMiss(s RangeScanner, p *params) (phaseOutcome, error) {
-	out, err := parallel(p, p.m, func(w, lo, hi int) (phaseOutcome, error) {
-		var o phaseOutcome
-		r := phaseRNG(p.seed, wRangeMiss, w)
+	return doEmptyScans(p, wRangeMiss, s.RangeHow(), func() func(r *rand.Rand) (int, error) {
 		lower, upper := make([]byte, 0, keySize+1), make([]byte, 0, keySize+1)
-		for i := lo; i < hi; i++ {
+		return func(r *rand.Rand) (int, error) {
 			lower, upper = rangeBounds(lower, upper, r.Uint64N(math.MaxUint64-rangeLen))
-			n, err := s.ScanRange(lower, upper)
-			if err != nil {
-				return o, fmt.Errorf("range scan #%d: %w", i, err)
-			}
-			if n > 0 {
-				o.bad++
-			}
+			return s.ScanRange(lower, upper)
 		}
-		o.ops = int64(hi - lo)
-		return o, nil
 	})
-	out.note = s.RangeHow()
-	if out.bad > 0 {
-		out.note += fmt.Sprintf(" FOUND=%d", out.bad)
-	}
-	return out, err
 }

@@ -80,7 +80,11 @@
 // bytes (the entries keep their size). The written keys fill the even
 // runs of -range_size integers and the missing ranges are the odd runs
 // between them, so an empty range lies inside every table's key range
-// and only a range filter can rule a table out. An iterator's upper bound
+// and only a range filter can rule a table out. The runs start at
+// multiples of -range_size, the filter's block length: an empty range is
+// one of its blocks (one search), and the written keys fill whole blocks,
+// whose codes cluster, so the filters err less often here than their
+// bound allows for keys at random (docs/read-path.md, exercise 7). An iterator's upper bound
 // is its last key with a zero byte appended, which asks the filters for
 // exactly the run's integers (rangescan.go says why not the next run's
 // first key). The range workloads cannot share a run with the prefix

@@ -266,12 +266,9 @@ func rate(p float64) string {
 // filter answers a range. A present prefix, u50, reads its block in L6
 // and none in L0, whose filter rules u50 out.
 func prefixLesson(dir string) (string, error) {
-	o := teachOptions(nil)
-	o.TargetFileSize, o.Compression, o.BlockCacheSize = 4<<10, lsm.NoCompression, -1
-	o.Split = &filter.Split{Name: "teach.first3", Len: func(k []byte) int { return min(len(k), 3) }}
-	files := &tableReads{FS: vfs.Default}
-	o.FS = files
-	db, err := lsm.Open(dir, o)
+	db, files, err := openCounted(dir, 4<<10, func(o *lsm.Options) {
+		o.Split = &filter.Split{Name: "teach.first3", Len: func(k []byte) int { return min(len(k), 3) }}
+	})
 	if err != nil {
 		return "", err
 	}
@@ -302,6 +299,21 @@ func prefixLesson(dir string) (string, error) {
 		t.scanTrace(&b, files, it.what, it.opts, filters, func(k []byte) string { return string(k) }, []byte("u50"), []byte("u52"))
 	}
 	return b.String(), errors.Join(t.err, db.Close())
+}
+
+// openCounted opens an iterator lesson's DB in dir: tables of targetFile
+// bytes, uncompressed, no block cache, so every data block an iterator
+// touches is a read of its table's file, counted per table by files (the
+// indexes and filters are read when the tables open); set adds the
+// lesson's filter options.
+func openCounted(dir string, targetFile int64, set func(o *lsm.Options)) (db *lsm.DB, files *tableReads, err error) {
+	o := teachOptions(nil)
+	o.TargetFileSize, o.Compression, o.BlockCacheSize = targetFile, lsm.NoCompression, -1
+	set(o)
+	files = &tableReads{FS: vfs.Default}
+	o.FS = files
+	db, err = lsm.Open(dir, o)
+	return db, files, err
 }
 
 // scanTrace runs an iterator with opts to its end and writes, under what,

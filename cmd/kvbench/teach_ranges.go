@@ -9,7 +9,6 @@ import (
 
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/lsm"
-	"github.com/monbandb/monban/vfs"
 )
 
 // rangeLesson shows iterators with both bounds set asking the tables'
@@ -28,12 +27,9 @@ import (
 // the range empty (filter.GrafiteBounds). [256, 288) holds 32 keys: L6
 // reads them, L0's filter rules the run out.
 func rangeLesson(dir string) (string, error) {
-	o := teachOptions(nil)
-	o.TargetFileSize, o.Compression, o.BlockCacheSize = 64<<10, lsm.NoCompression, -1
-	o.RangeFilter = filter.GrafiteOptions{BitsPerKey: 16, RangeLen: 32}
-	files := &tableReads{FS: vfs.Default}
-	o.FS = files
-	db, err := lsm.Open(dir, o)
+	db, files, err := openCounted(dir, 64<<10, func(o *lsm.Options) {
+		o.RangeFilter = filter.GrafiteOptions{BitsPerKey: 16, RangeLen: 32}
+	})
 	if err != nil {
 		return "", err
 	}
