@@ -74,6 +74,11 @@ type Options struct {
 	// Comparer.Split (whose filters then hold prefixes instead of keys);
 	// goleveldb has none. Set when prefixmiss runs.
 	PrefixLen int
+	// RangeFilterBits, if not 0, gives every table a range filter of that
+	// many bits per key over the first 8 bytes, tuned for ranges of
+	// rangeLen: monban Options.RangeFilter; Pebble and goleveldb have
+	// none. Set when rangemiss runs.
+	RangeFilterBits int
 }
 
 func (o Options) String() string {
@@ -83,6 +88,9 @@ func (o Options) String() string {
 	}
 	if o.PrefixLen > 0 {
 		s += fmt.Sprintf(" prefix=%d", o.PrefixLen)
+	}
+	if o.RangeFilterBits > 0 {
+		s += fmt.Sprintf(" rangefilter=%d/%d", o.RangeFilterBits, rangeLen)
 	}
 	return s
 }

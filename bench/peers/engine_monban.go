@@ -76,6 +76,9 @@ func (e *monbanEngine) Open(dir string, o Options) error {
 		n := o.PrefixLen
 		opts.Split = &filter.Split{Name: fmt.Sprintf("peers.first%d", n), Len: func(k []byte) int { return min(len(k), n) }}
 	}
+	if o.RangeFilterBits > 0 {
+		opts.RangeFilter = filter.GrafiteOptions{BitsPerKey: o.RangeFilterBits, RangeLen: rangeLen}
+	}
 	if o.BitsPerKey == 0 {
 		opts.BloomBitsPerKey = -1 // monban: negative writes no filters; 0 means its default
 	}
@@ -237,6 +240,16 @@ func visit(it *lsm.Iter, ok bool, n int) (int, error) {
 }
 
 func (e *monbanEngine) PrefixHow() string { return "IterOptions.Prefix, Options.Split" }
+
+// ScanRange iterates with both bounds set, which asks each table's range
+// filter (Options.RangeFilter) before its index and leaves out the tables
+// that rule the range out.
+func (e *monbanEngine) ScanRange(lower, upper []byte) (int, error) {
+	it := e.db.NewIter(&lsm.IterOptions{LowerBound: lower, UpperBound: upper})
+	return visit(it, it.First(), math.MaxInt)
+}
+
+func (e *monbanEngine) RangeHow() string { return "LowerBound/UpperBound, Options.RangeFilter" }
 
 // DeleteRange is lsm.DB.DeleteRange: one range tombstone, one WAL record.
 func (e *monbanEngine) DeleteRange(start, end []byte) error { return e.db.DeleteRange(start, end) }

@@ -120,7 +120,7 @@ func mainErr() error {
 		memtableFlag  = flag.String("memtable", "4MiB", "memtable size (0 = engine default)")
 		dirFlag       = flag.String("dir", "", "parent directory for the per-run databases (default: a temp dir, removed at the end)")
 		keep          = flag.Bool("keep", false, "keep each run's database directory instead of removing it after the run")
-		workloadsFlag = flag.String("workloads", strings.Join(allWorkloads, ","), "comma-separated workloads, run in this order after fill (fill always runs first); also mixed (50% reads, 50% updates of present keys, by -dist), delrange (m/1000 DeleteRange calls of -range_size present keys), open (close and reopen: open time, reads, RSS after) and prefixmiss (m iterators over 8-byte prefixes no key has; gives every engine prefix filters from the fill on)")
+		workloadsFlag = flag.String("workloads", strings.Join(allWorkloads, ","), "comma-separated workloads, run in this order after fill (fill always runs first); also mixed (50% reads, 50% updates of present keys, by -dist), delrange (m/1000 DeleteRange calls of -range_size present keys), open (close and reopen: open time, reads, RSS after) prefixmiss (m iterators over 8-byte prefixes no key has; gives every engine prefix filters from the fill on) and rangemiss (m bounded iterators over 32 adjacent integers of the keys' first 8 bytes that hold no key; gives monban 16-bit range filters from the fill on)")
 		scans         = flag.Int("scans", 1000, "number of scans in the scan workload")
 		scanLen       = flag.Int("scanlen", 1000, "entries per scan")
 		valSize       = flag.Int("valsize", 100, "value size in bytes (keys are 16 bytes)")
@@ -198,6 +198,9 @@ func mainErr() error {
 		base := Options{BitsPerKey: *bits, CacheBytes: cacheBytes, MemtableBytes: memtableBytes, Sync: *syncFlag}
 		if slices.Contains(workloads, wPrefixMiss) {
 			base.PrefixLen = prefixLen
+		}
+		if slices.Contains(workloads, wRangeMiss) {
+			base.RangeFilterBits = rangeFilterBits
 		}
 		bitsFixed := false
 		if kvs != "" {
@@ -445,6 +448,12 @@ func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, ke
 				err = measure(w, func() (phaseOutcome, error) { return doPrefixMiss(s, p) })
 			} else {
 				skip(w, "PrefixScanner", "skipped: no prefix iterator")
+			}
+		case wRangeMiss:
+			if s, ok := e.(RangeScanner); ok {
+				err = measure(w, func() (phaseOutcome, error) { return doRangeMiss(s, p) })
+			} else {
+				skip(w, "RangeScanner", "skipped: no bounded iterator")
 			}
 		case wScan:
 			s, ok := e.(Scanner)

@@ -1,6 +1,9 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"math/rand/v2"
+)
 
 // prefixLen is the bytes of a key that form its prefix when prefixmiss
 // runs: the keyed bijection of the index (keyGen), so every present key
@@ -25,14 +28,28 @@ type PrefixScanner interface {
 // doPrefixMiss runs m iterators, each over the prefix of a random index
 // never written; none may visit a key.
 func doPrefixMiss(s PrefixScanner, p *params) (phaseOutcome, error) {
+	return doEmptyScans(p, wPrefixMiss, s.PrefixHow(), func() func(r *rand.Rand) (int, error) {
+		k := make([]byte, keySize)
+		return func(r *rand.Rand) (int, error) {
+			return s.ScanPrefix(p.keys.key(k, uint64(p.n)+r.Uint64N(1<<62), false)[:prefixLen])
+		}
+	})
+}
+
+// doEmptyScans runs m iterators of workload on p's workers, none of which
+// may visit a key: each worker makes its scan with newScan (buffers of
+// its own) and calls it with the worker's RNG, which draws what to scan.
+// how is the phase's note, which says how the engine bounds its
+// iterators.
+func doEmptyScans(p *params, workload, how string, newScan func() func(r *rand.Rand) (int, error)) (phaseOutcome, error) {
 	out, err := parallel(p, p.m, func(w, lo, hi int) (phaseOutcome, error) {
 		var o phaseOutcome
-		r := phaseRNG(p.seed, wPrefixMiss, w)
-		k := make([]byte, keySize)
+		r := phaseRNG(p.seed, workload, w)
+		scan := newScan()
 		for i := lo; i < hi; i++ {
-			n, err := s.ScanPrefix(p.keys.key(k, uint64(p.n)+r.Uint64N(1<<62), false)[:prefixLen])
+			n, err := scan(r)
 			if err != nil {
-				return o, fmt.Errorf("prefix scan #%d: %w", i, err)
+				return o, fmt.Errorf("%s #%d: %w", workload, i, err)
 			}
 			if n > 0 {
 				o.bad++
@@ -41,7 +58,7 @@ func doPrefixMiss(s PrefixScanner, p *params) (phaseOutcome, error) {
 		o.ops = int64(hi - lo)
 		return o, nil
 	})
-	out.note = s.PrefixHow()
+	out.note = how
 	if out.bad > 0 {
 		out.note += fmt.Sprintf(" FOUND=%d", out.bad)
 	}

@@ -64,6 +64,7 @@ func (b *bench) options() *lsm.Options {
 		KeepAbsentDeletes: b.cfg.keepAbsentDeletes,
 		IgnoreFilters:     b.filtersOff,
 		Split:             b.cfg.split(),
+		RangeFilter:       b.cfg.rangeFilter(),
 		FS:                b.files,
 		TargetFileSize:    b.cfg.targetFileSize,
 

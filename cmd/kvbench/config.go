@@ -28,7 +28,7 @@ type config struct {
 	threads           int
 	repeat            int // runs of the whole sequence, each on a fresh DB
 	batchSize         int // keys per MultiGet in the multiread workloads
-	rangeSize         int // present keys per DB.DeleteRange call in deleterange
+	rangeSize         int // present keys per DeleteRange call in deleterange; adjacent key numbers per iterator in the range workloads
 	rangeTombstones   int // live range tombstones beside the point reads (rangetombstones.go)
 	seed              uint64
 	bloomBits         []int // kvbench's 0 means "no filter" (lsm's -1)
@@ -54,6 +54,11 @@ type config struct {
 	// when the run uses no prefixes: neither -prefix_size nor a prefix
 	// workload given.
 	prefixSize int
+	// scanRanges is set when a range workload runs: keys are big-endian
+	// integers in runs of rangeSize (rangescan.go). rangeFilterBits is
+	// Options.RangeFilter's bits per key, 0 for none.
+	scanRanges      bool
+	rangeFilterBits int
 
 	defaulted bool // no flags at all: the embedded default run
 }
@@ -66,7 +71,7 @@ const defaultBenchmarks = "fillrandom,readrandom,readmissing,deleteabsent,delete
 // workloadNames lists every -benchmarks value, in the order -h shows them.
 var workloadNames = []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readmissing",
 	"multireadrandom", "multireadmissing", "deleteabsent", "deleterandom", "readwhilewriting",
-	"seekrandom", "scan", "prefixmissing", "prefixrandom", "deleterange", "compact", "stats"}
+	"seekrandom", "scan", "prefixmissing", "prefixrandom", "rangemissing", "rangerandom", "deleterange", "compact", "stats"}
 
 // errUsage marks a command line that cannot run: the caller prints usage
 // and exits with status 2, as package flag does.
@@ -84,16 +89,17 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	benchmarks := fs.String("benchmarks", defaultBenchmarks, "comma-separated workloads, run in order: "+strings.Join(workloadNames, ", "))
 	fs.IntVar(&c.num, "num", 1_000_000, "number of keys written by the fill benchmarks (present keys are 0, 2, 4, … 2·(num-1))")
-	fs.IntVar(&c.reads, "reads", 200_000, "operations per read workload (readrandom, readmissing, readwhilewriting, seekrandom; keys for the multiread workloads; iterators for prefixmissing and prefixrandom)")
+	fs.IntVar(&c.reads, "reads", 200_000, "operations per read workload (readrandom, readmissing, readwhilewriting, seekrandom; keys for the multiread workloads; iterators for the prefix and range workloads)")
 	fs.IntVar(&c.deletes, "deletes", -1, "operations per delete workload; -1: same as -reads")
-	fs.IntVar(&c.keySize, "key_size", 16, "key size in bytes (zero-padded decimal)")
+	fs.IntVar(&c.keySize, "key_size", 16, "key size in bytes (zero-padded decimal; with the range workloads an 8-byte big-endian integer, zero-padded after)")
 	fs.IntVar(&c.valueSize, "value_size", 100, "value size in bytes")
 	fs.StringVar(&c.compression, "compression_type", "snappy", "data block compression: snappy or none")
 	fs.Float64Var(&c.compressionRatio, "compression_ratio", 1, "fraction of its size a value compresses to: 1 is random bytes, 0.5 halves")
 	fs.IntVar(&c.threads, "threads", 1, "goroutines sharing each workload's operations")
 	fs.IntVar(&c.repeat, "repeat", 1, "run the whole sequence this many times, each on a fresh DB, and report the median and min-max of the timings")
 	fs.IntVar(&c.batchSize, "batch_size", 32, "keys per MultiGet call in multireadrandom and multireadmissing")
-	fs.IntVar(&c.rangeSize, "range_size", 1000, "present keys per DB.DeleteRange call in deleterange, which deletes -deletes keys in disjoint random ranges of this many (at least one call)")
+	fs.IntVar(&c.rangeSize, "range_size", 1000, "present keys per DB.DeleteRange call in deleterange, which deletes -deletes keys in disjoint random ranges of this many (at least one call); with rangemissing or rangerandom, adjacent key numbers per bounded iterator and the range filter's range length, default 32 then (one value serves the whole run)")
+	fs.IntVar(&c.rangeFilterBits, "range_filter_bits", 0, "range filter bits per key (lsm.Options.RangeFilter, Grafite over a key's first 8 bytes, tuned for -range_size); 0: none. Default 16 in a run with rangemissing or rangerandom")
 	fs.IntVar(&c.rangeTombstones, "range_tombstones", 0, "live range tombstones over no key read, spread over the key space, beside readrandom, readmissing, the multireads and readwhilewriting: the fills write them among their keys, and each read workload first writes again, into the memtable, those compactions dropped")
 	fs.IntVar(&c.prefixSize, "prefix_size", 15, "bytes of a key that form its prefix (lsm.Options.Split, a fixed-length split), for prefixmissing and prefixrandom: written keys come in runs of 10^(key_size-prefix_size) numbers, one prefix each, between prefixes holding no key; the default leaves one digit, 10 keys a prefix. Unused unless set or a prefix workload runs; -use_existing_db needs the value the DB was filled with")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of key order and value bytes; equal seeds give equal operations")
@@ -139,9 +145,11 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	var err error
 	if c.benchmarks, err = parseBenchmarks(*benchmarks); err == nil {
 		if err = c.usePrefixes(fs); err == nil {
-			if c.bloomBits, err = parseIntList(*bits); err == nil {
-				if c.filterSizings, err = parseSizings(*sizings); err == nil {
-					err = c.validate()
+			if err = c.useRanges(fs); err == nil {
+				if c.bloomBits, err = parseIntList(*bits); err == nil {
+					if c.filterSizings, err = parseSizings(*sizings); err == nil {
+						err = c.validate()
+					}
 				}
 			}
 		}
@@ -243,7 +251,7 @@ func (c *config) validate() error {
 		return usageError("-compression_ratio must be in (0, 1]")
 	case c.keySize > 1<<10:
 		return usageError("-key_size must be at most 1024")
-	case c.keySize < digits(c.keys().missing(c.num-1)):
+	case !c.scanRanges && c.keySize < digits(c.keys().missing(c.num-1)):
 		return usageError("-key_size %d cannot hold key %d of -num %d: need %d digits", c.keySize, c.keys().missing(c.num-1), c.num, digits(c.keys().missing(c.num-1)))
 	case c.useExisting && c.db == "":
 		return usageError("-use_existing_db needs -db")

@@ -17,7 +17,8 @@
 // -benchmarks names them, run in order on one DB: fillseq, fillrandom,
 // overwrite, readrandom, readmissing, multireadrandom, multireadmissing,
 // deleteabsent, deleterandom, readwhilewriting, seekrandom, scan,
-// prefixmissing, prefixrandom, deleterange, compact, stats. Written keys are the even numbers 0, 2, … 2·(num-1) in
+// prefixmissing, prefixrandom, rangemissing, rangerandom, deleterange,
+// compact, stats. Written keys are the even numbers 0, 2, … 2·(num-1) in
 // zero-padded decimal; the missing keys of readmissing, multireadmissing
 // and deleteabsent are the odd numbers between them, so they fall inside
 // every table's key range and nothing but a filter can turn them away
@@ -67,6 +68,32 @@
 // iterator reads none; with -pinned_meta_limit the paged tables' index
 // partitions and filter pages per op are the line readmissing prints,
 // from Stats, which counts iterators' there.
+// rangemissing and rangerandom run -reads iterators with both bounds set
+// (lsm.IterOptions.LowerBound, UpperBound) over -range_size adjacent key
+// numbers (default 32 in a run with them), a run holding no key or a run
+// of written keys, read to its end; an op is one iterator. A run with
+// them opens the DB with Options.RangeFilter at -range_filter_bits bits
+// per key (default 16), tuned for ranges of -range_size, and writes other
+// keys: a range filter sees a key as its first 8 bytes, big-endian, and
+// the decimal keys' first 8 bytes are zeros for any -num, so each key is
+// its number as an 8-byte big-endian integer followed by -key_size-8 zero
+// bytes (the entries keep their size). The written keys fill the even
+// runs of -range_size integers and the missing ranges are the odd runs
+// between them, so an empty range lies inside every table's key range
+// and only a range filter can rule a table out. The runs start at
+// multiples of -range_size, the filter's block length: an empty range is
+// one of its blocks (one search), and the written keys fill whole blocks,
+// whose codes cluster, so the filters err less often here than their
+// bound allows for keys at random (docs/read-path.md, exercise 7). An iterator's upper bound
+// is its last key with a zero byte appended, which asks the filters for
+// exactly the run's integers (rangescan.go says why not the next run's
+// first key). The range workloads cannot share a run with the prefix
+// workloads, whose keys are decimal. Their figures come as the prefix
+// workloads' do, from table-file reads; the result line adds the tables
+// whose range filter was asked and those it left out, for rangemissing
+// with filters on the blocks per op the filters' bound allows (range
+// filter probes per op times ℓ/2^(B−2)), and the range filters' memory
+// (Stats' RangeFilterBytes) beside the Bloom filters'.
 // multireadrandom and multireadmissing read -reads keys in DB.MultiGet
 // calls of -batch_size keys (default 32, db_bench's name): their per-op
 // figures are per key, a second line gives them per batch, and their
@@ -91,7 +118,7 @@
 //
 // Every read and delete workload that asks the filters (readrandom,
 // readmissing, the multireads, deleteabsent, deleterandom,
-// readwhilewriting, the prefix workloads) runs twice on the same data:
+// readwhilewriting, the prefix and range workloads) runs twice on the same data:
 // the DB is closed, its directory copied, the copy opened with
 // lsm.Options.IgnoreFilters and the workload run there with the same seeds; then the original is reopened
 // and the workload runs with filters on. Both runs start alike (cold block

@@ -30,8 +30,14 @@ type header struct {
 	BatchSize  int      `json:"batch_size"`
 	// RangeTombstones is -range_tombstones: live range tombstones beside
 	// the point reads.
-	RangeTombstones int    `json:"range_tombstones"`
-	PrefixSize      int    `json:"prefix_size"` // 0: the run uses no prefixes
+	RangeTombstones int `json:"range_tombstones"`
+	PrefixSize      int `json:"prefix_size"` // 0: the run uses no prefixes
+	// RangeSize is -range_size; RangeFilterBits -range_filter_bits, 0
+	// without range filters; BigEndianKeys marks the range workloads'
+	// keys (rangescan.go).
+	RangeSize       int    `json:"range_size"`
+	RangeFilterBits int    `json:"range_filter_bits"`
+	BigEndianKeys   bool   `json:"big_endian_keys"`
 	Seed            uint64 `json:"seed"`
 	BloomBits       []int  `json:"bloom_bits"`
 	// FilterSizing lists the -filter_sizing values: "uniform", "per_level".
@@ -52,7 +58,8 @@ func newHeader(c *config, dir string) header {
 	return header{Type: "header", Date: time.Now().Format(time.DateTime), GoVersion: runtime.Version(),
 		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Benchmarks: c.benchmarks, Num: c.num, Reads: c.reads, Deletes: c.deletes, KeySize: c.keySize,
-		ValueSize: c.valueSize, Threads: c.threads, Repeat: c.repeat, BatchSize: c.batchSize, RangeTombstones: c.rangeTombstones, PrefixSize: c.prefixSize, Seed: c.seed,
+		ValueSize: c.valueSize, Threads: c.threads, Repeat: c.repeat, BatchSize: c.batchSize, RangeTombstones: c.rangeTombstones, PrefixSize: c.prefixSize,
+		RangeSize: c.rangeSize, RangeFilterBits: c.rangeFilterBits, BigEndianKeys: c.scanRanges, Seed: c.seed,
 		BloomBits: c.bloomBits, FilterSizing: sizingNames(c.filterSizings), CacheSize: c.cacheSize, OpenFiles: c.openFiles,
 		Memtable: c.writeBufferSize, TargetFile: c.targetFileSize, FileMult: c.fileSizeMult, LevelBase: c.levelBase, Sync: c.sync, KeepAbsent: c.keepAbsentDeletes, Compare: c.compare, DB: dir}
 }
@@ -92,7 +99,9 @@ func (r *reporter) header(dir string) {
 	}
 	p("Date", "%s", r.head.Date)
 	p("Go", "%s", r.head.machine())
-	if g := c.keys().group; g > 1 {
+	if k := c.keys(); k.bigEndian {
+		p("Keys", "%d bytes each (an 8-byte big-endian integer, then zeros; written keys in the even runs of %d integers, the missing ranges the odd runs between)", c.keySize, k.group)
+	} else if g := k.group; g > 1 {
 		p("Keys", "%d bytes each (zero-padded decimal; written keys in the even runs of %d numbers, missing keys in the odd runs, same range)", c.keySize, g)
 	} else {
 		p("Keys", "%d bytes each (zero-padded decimal; written keys even-numbered, missing keys odd, same range)", c.keySize)
@@ -102,6 +111,9 @@ func (r *reporter) header(dir string) {
 	p("Ops", "%d per read workload, %d per delete workload, on %d thread(s); seed %d", c.reads, c.deletes, c.threads, c.seed)
 	if s := c.split(); s != nil {
 		p("Prefixes", "a key's first %d bytes (Options.Split %s): a run of numbers is one prefix", c.prefixSize, s.Name)
+	}
+	if f := c.rangeFilter(); f.BitsPerKey > 0 {
+		p("Range filter", "%d bits per key (Options.RangeFilter, Grafite over a key's first 8 bytes), tuned for ranges of %d", f.BitsPerKey, f.RangeLen)
 	}
 	if c.rangeTombstones > 0 {
 		p("Range dels", "%d range tombstones live beside the point reads, over no key read: written among the fill's keys, and before each read workload into the memtable where compactions dropped them", c.rangeTombstones)

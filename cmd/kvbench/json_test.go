@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -33,9 +34,11 @@ func walkJSON(path string, v any, f func(path string, obj map[string]any)) {
 func TestJSONKeysAndNulls(t *testing.T) {
 	dir := t.TempDir()
 	var lines []map[string]any
-	lines = append(lines, jsonRun(t, "-db", dir, "-benchmarks", strings.Join(workloadNames, ","),
-		"-bloom_bits", "0,10", "-repeat", "2", "-batch_size", "7", "-range_tombstones", "5")...)
-	lines = append(lines, jsonRun(t, "-db", dir+"/bloom-00", "-use_existing_db", "-benchmarks",
+	for i, run := range workloadRuns() {
+		lines = append(lines, jsonRun(t, "-db", fmt.Sprint(dir, "/", i), "-benchmarks", run,
+			"-bloom_bits", "0,10", "-repeat", "2", "-batch_size", "7", "-range_tombstones", "5")...)
+	}
+	lines = append(lines, jsonRun(t, "-db", dir+"/0/bloom-00", "-use_existing_db", "-benchmarks",
 		"stats,readrandom,readmissing,multireadrandom,multireadmissing,deleteabsent,deleterandom,readwhilewriting,seekrandom,scan",
 		"-reads", "0", "-deletes", "0", "-bloom_bits", "0")...)
 	types := map[string]int{}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 )
 
 // keySpace maps key numbers to keys. Key n is n in decimal, zero-padded to
-// keySize bytes, so keys sort as their numbers do. The written keys and
+// keySize bytes, or with bigEndian n as an 8-byte big-endian integer
+// followed by keySize-8 zero bytes; either way keys sort as their numbers
+// do. The written keys and
 // the missing keys interleave in runs of group numbers: runs 0, 2, 4, …
 // hold the written keys, the odd runs between them the missing ones, so
 // missing keys fall inside every table's key range and nothing but a
@@ -14,11 +17,17 @@ import (
 // 2·(num-1) and the odd numbers are missing. With -prefix_size p, group
 // is 10^(keySize-p), the numbers that share a p-byte prefix: a run is
 // one prefix, every written key's prefix holds group written keys (the
-// last fewer) and every missing key's prefix holds none.
+// last fewer) and every missing key's prefix holds none. For the range
+// workloads group is -range_size and keys are big-endian: a missing run
+// is an empty range of that many adjacent integers, and a range filter,
+// which sees a key's first 8 bytes as an integer, can tell it from the
+// written runs beside it (decimal keys of 16 bytes barely differ in
+// their first 8).
 type keySpace struct {
-	num     int
-	keySize int
-	group   uint64
+	num       int
+	keySize   int
+	group     uint64
+	bigEndian bool
 }
 
 // present returns the number of the i-th written key.
@@ -39,16 +48,21 @@ func (k keySpace) numbers(missing bool) func(int) uint64 {
 	return k.present
 }
 
-// prefixes returns the number of prefixes holding written keys; prefix j
-// holds written keys j·group … and the missing keys above them.
-func (k keySpace) prefixes() int { return int((uint64(k.num) + k.group - 1) / k.group) }
+// runs returns the number of runs (prefixes, ranges) holding written
+// keys; run j holds written keys j·group … and the missing run above it.
+func (k keySpace) runs() int { return int((uint64(k.num) + k.group - 1) / k.group) }
 
-// inPrefix returns the written keys prefix j holds.
-func (k keySpace) inPrefix(j int) int { return int(min(k.group, uint64(k.num)-uint64(j)*k.group)) }
+// inRun returns the written keys run j holds.
+func (k keySpace) inRun(j int) int { return int(min(k.group, uint64(k.num)-uint64(j)*k.group)) }
 
 // key writes key n into dst (len keySize) without allocating.
 func (k keySpace) key(dst []byte, n uint64) []byte {
 	dst = dst[:k.keySize]
+	if k.bigEndian {
+		binary.BigEndian.PutUint64(dst, n)
+		clear(dst[8:])
+		return dst
+	}
 	for i := len(dst) - 1; i >= 0; i-- {
 		dst[i] = byte('0' + n%10)
 		n /= 10

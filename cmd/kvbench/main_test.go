@@ -44,6 +44,11 @@ func TestBadUsageExits2(t *testing.T) {
 		{"-prefix_size", "17"},
 		{"-benchmarks", "prefixmissing", "-prefix_size", "6"},
 		{"-benchmarks", "prefixrandom", "-key_size", "8", "-num", "100"},
+		{"-benchmarks", "prefixmissing,rangemissing"},
+		{"-benchmarks", "rangemissing", "-key_size", "7"},
+		{"-benchmarks", "rangerandom", "-range_size", "0"},
+		{"-benchmarks", "rangerandom", "-range_filter_bits", "2"},
+		{"-range_filter_bits", "41"},
 		{"-value_size", "-1"},
 		{"-use_existing_db"},
 		{"-use_existing_db", "-db", dir, "-benchmarks", "fillseq"},
@@ -132,21 +137,21 @@ func TestKeySpace(t *testing.T) {
 func TestKeySpacePrefixes(t *testing.T) {
 	k := (&config{num: 25, keySize: 6, prefixSize: 5}).keys()
 	key := func(n uint64) string { return string(k.key(make([]byte, 6), n)) }
-	if got, want := k.prefixes(), 3; got != want {
-		t.Fatalf("prefixes() = %d, want %d", got, want)
+	if got, want := k.runs(), 3; got != want {
+		t.Fatalf("runs() = %d, want %d", got, want)
 	}
 	written := map[string]int{}
 	for i := range k.num {
 		written[key(k.present(i))[:5]]++
 	}
-	for j := range k.prefixes() {
+	for j := range k.runs() {
 		p, m := key(k.present(j * int(k.group)))[:5], key(k.missing(j * int(k.group)))[:5]
-		if written[p] != k.inPrefix(j) || written[m] != 0 {
-			t.Errorf("prefix %d: %q holds %d written keys, want %d; missing %q holds %d", j, p, written[p], k.inPrefix(j), m, written[m])
+		if written[p] != k.inRun(j) || written[m] != 0 {
+			t.Errorf("prefix %d: %q holds %d written keys, want %d; missing %q holds %d", j, p, written[p], k.inRun(j), m, written[m])
 		}
 	}
-	if got := []int{k.inPrefix(0), k.inPrefix(2)}; got[0] != 10 || got[1] != 5 {
-		t.Errorf("inPrefix(0), inPrefix(2) = %v, want [10 5]", got)
+	if got := []int{k.inRun(0), k.inRun(2)}; got[0] != 10 || got[1] != 5 {
+		t.Errorf("inRun(0), inRun(2) = %v, want [10 5]", got)
 	}
 }
 

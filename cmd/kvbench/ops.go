@@ -19,6 +19,8 @@ type thread struct {
 	rng  *rand.Rand
 	key  []byte
 	iter *lsm.Iter // seekrandom's, reused across seeks
+	// upper is a range workload's upper bound, reused across iterators.
+	upper []byte
 	// batch and nums are a multiread batch's keys and their numbers,
 	// reused across batches.
 	batch [][]byte

@@ -46,13 +46,17 @@ func (c *config) usePrefixes(fs *flag.FlagSet) error {
 }
 
 // keys is the run's key space: runs of 10^(key_size-prefix_size) numbers
-// with prefixes, of one number without.
+// with prefixes, of -range_size big-endian integers with the range
+// workloads (rangescan.go), of one number otherwise.
 func (c *config) keys() keySpace {
 	k := keySpace{num: c.num, keySize: c.keySize, group: 1}
-	if c.prefixSize > 0 {
+	switch {
+	case c.prefixSize > 0:
 		for range c.keySize - c.prefixSize {
 			k.group *= 10
 		}
+	case c.scanRanges:
+		k.group, k.bigEndian = uint64(c.rangeSize), true
 	}
 	return k
 }
@@ -72,19 +76,38 @@ func (c *config) split() *filter.Split {
 func digits(n uint64) int { return len(strconv.FormatUint(n, 10)) }
 
 // prefixScan runs -reads iterators, each bounded to a random prefix: one
-// that holds no key (missing) or one that holds written keys. An op is
-// one iterator: NewIter, First, Next to the prefix's end, Close; found
-// counts the keys the iterators returned.
+// that holds no key (missing) or one that holds written keys.
 func (b *bench) prefixScan(name string, missing bool) (*record, error) {
-	keyOf := b.keys.numbers(missing)
-	w, err := b.startWindow(false)
+	// A prefix is in the tables' Bloom filters: a missing one has the
+	// filters' promise (Stats.ExpectedFalsePositives).
+	rec, d, err := b.scanRuns(name, missing, missing, func(t *thread, n uint64) *lsm.IterOptions {
+		return &lsm.IterOptions{Prefix: b.keys.key(t.key, n)[:b.cfg.prefixSize]}
+	})
 	if err != nil {
 		return nil, err
 	}
+	rec.Reads.Prefixes = &tableSkips{Probes: d.PrefixProbes, Skips: d.PrefixSkips}
+	if !missing {
+		rec.Note = fmt.Sprintf("%s keys per prefix", fixed(2, perOp(uint64(rec.Found), rec.Ops)))
+	}
+	return rec, nil
+}
+
+// scanRuns runs -reads iterators, each over a random run of key numbers
+// (a prefix, a range): a missing run or one of written keys, bounded by
+// what bound returns for the run's first number n. An op is one
+// iterator: NewIter, First, Next to its end, Close; found counts the keys
+// the iterators returned. promised asks for the Bloom filters' promise
+// (readRecord). It returns the record and the Stats difference across the
+// workload, for the caller to add what its filter did.
+func (b *bench) scanRuns(name string, missing, promised bool, bound func(t *thread, n uint64) *lsm.IterOptions) (*record, lsm.Stats, error) {
+	keyOf := b.keys.numbers(missing)
+	w, err := b.startWindow(false)
+	if err != nil {
+		return nil, lsm.Stats{}, err
+	}
 	r, err := b.runOps(name, b.cfg.reads, func(t *thread, i int) error {
-		j := t.rng.IntN(b.keys.prefixes())
-		prefix := b.keys.key(t.key, keyOf(j*int(b.keys.group)))[:b.cfg.prefixSize]
-		it := b.db.NewIter(&lsm.IterOptions{Prefix: prefix})
+		it := b.db.NewIter(bound(t, keyOf(t.rng.IntN(b.keys.runs())*int(b.keys.group))))
 		for ok := it.First(); ok; ok = it.Next() {
 			t.found++
 			t.bytes += int64(len(it.Key()) + len(it.Value()))
@@ -92,15 +115,12 @@ func (b *bench) prefixScan(name string, missing bool) (*record, error) {
 		return errors.Join(it.Err(), it.Close())
 	})
 	if err != nil {
-		return nil, err
+		return nil, lsm.Stats{}, err
 	}
-	rec, d, err := b.readRecord(name, r, w, missing)
+	rec, d, err := b.readRecord(name, r, w, promised)
 	if err != nil {
-		return nil, err
+		return nil, lsm.Stats{}, err
 	}
 	b.scanReads(rec.Reads, d, w, r.ops)
-	if !missing {
-		rec.Note = fmt.Sprintf("%s keys per prefix", fixed(2, perOp(uint64(r.found), r.ops)))
-	}
-	return rec, nil
+	return rec, d, nil
 }

@@ -15,25 +15,36 @@ func TestPrefixFigures(t *testing.T) {
 	if ps := num(lines[0], "prefix_size"); ps != 15 {
 		t.Errorf("header prefix_size %v, want the default 15", ps)
 	}
+	checkScans(t, lines, "prefix", "prefixes", 10)
+}
+
+// checkScans checks the figures of the scan workloads kind+"missing" and
+// kind+"random", whose filter figures are reads.<skips>: the missing runs
+// yield no key, their filters (asked only with filters on) leave out at
+// least 90% of what they are asked, and they read under a quarter of the
+// data blocks they read with filters ignored, about one a table; the
+// written runs yield perRun keys each, filters or not.
+func checkScans(t *testing.T, lines []map[string]any, kind, skips string, perRun float64) {
+	t.Helper()
 	blocks := map[bool]float64{}
 	for _, filters := range []bool{true, false} {
-		pm := results(lines, "prefixmissing", filters)[0]
-		if num(pm, "found") != 0 {
-			t.Errorf("prefixmissing (filters %v) found %v keys", filters, pm["found"])
+		m := results(lines, kind+"missing", filters)[0]
+		if num(m, "found") != 0 {
+			t.Errorf("%smissing (filters %v) found %v keys", kind, filters, m["found"])
 		}
-		blocks[filters] = num(pm, "reads", "blocks_from_file_per_op")
-		probes, skips := num(pm, "reads", "prefixes", "probes"), num(pm, "reads", "prefixes", "skips")
-		if filters && (probes == 0 || skips < 0.9*probes) || !filters && probes != 0 {
-			t.Errorf("prefixmissing (filters %v): %v prefix probes, %v skips", filters, probes, skips)
+		blocks[filters] = num(m, "reads", "blocks_from_file_per_op")
+		probes, skipped := num(m, "reads", skips, "probes"), num(m, "reads", skips, "skips")
+		if filters && (probes == 0 || skipped < 0.9*probes) || !filters && probes != 0 {
+			t.Errorf("%smissing (filters %v): %v %s probes, %v skips", kind, filters, probes, kind, skipped)
 		}
-		pr := results(lines, "prefixrandom", filters)[0]
-		if num(pr, "found") != 10*num(pr, "ops") {
-			t.Errorf("prefixrandom (filters %v) found %v keys in %v prefixes of 10", filters, pr["found"], pr["ops"])
+		r := results(lines, kind+"random", filters)[0]
+		if num(r, "found") != perRun*num(r, "ops") {
+			t.Errorf("%srandom (filters %v) found %v keys in %v runs of %v", kind, filters, r["found"], r["ops"], perRun)
 		}
 	}
 	if blocks[false] < 0.9 || blocks[true] > blocks[false]/4 {
-		t.Errorf("prefixmissing: %v data blocks per iterator with filters, %v without; want under a quarter, and about one a table without",
-			blocks[true], blocks[false])
+		t.Errorf("%smissing: %v data blocks per iterator with filters, %v without; want under a quarter, and about one a table without",
+			kind, blocks[true], blocks[false])
 	}
 }
 

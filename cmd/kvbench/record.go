@@ -75,6 +75,9 @@ type reads struct {
 	// workload: the sum of their filter blocks, every one in memory
 	// (Stats' FilterBytes, which counts the open tables: all of them).
 	FilterBytes int64 `json:"filter_bytes"`
+	// RangeFilterBytes is the range filters' memory likewise
+	// (Stats' RangeFilterBytes, -range_filter_bits), beside FilterBytes.
+	RangeFilterBytes int64 `json:"range_filter_bytes"`
 	// ExpectedFalsePositives is the data blocks per op the filters promise
 	// a workload of missing keys (Stats.ExpectedFalsePositives at its
 	// start), to set beside the blocks it read; nil for other workloads
@@ -89,20 +92,26 @@ type reads struct {
 	// workload started; absent without them.
 	RangeTombstones *rangeTombstones `json:"range_tombstones,omitempty"`
 	// Prefixes is what the prefix filters did for the iterators of a
-	// prefix workload; absent for the others.
-	Prefixes *prefixReads `json:"prefixes,omitempty"`
+	// prefix workload, Ranges what the range filters did for those of a
+	// range workload; absent for the others.
+	Prefixes *tableSkips `json:"prefixes,omitempty"`
+	Ranges   *tableSkips `json:"ranges,omitempty"`
 
 	// blocks is the data blocks touched, from file and from cache.
 	blocks uint64
 }
 
-// prefixReads counts, over a workload, the memtables and tables whose
-// filter an iterator bounded to a prefix asked (Stats.PrefixProbes; none
-// with filters ignored) and those it left out (PrefixSkips): their index
-// and data blocks not read.
-type prefixReads struct {
-	Probes uint64 `json:"probes"`
-	Skips  uint64 `json:"skips"`
+// tableSkips counts, over a workload, the sources whose filter an
+// iterator asked and those it left out, their index and data blocks not
+// read: for a prefix, memtables and tables (Stats.PrefixProbes,
+// PrefixSkips), for a range, tables (RangeProbes, RangeSkips); no probes
+// with filters ignored. Promised is, for rangemissing with filters on,
+// the data blocks per op the range filters' bound allows: probes per op
+// times ℓ/2^(B−2) (filter.Grafite), to set beside the blocks read.
+type tableSkips struct {
+	Probes   uint64   `json:"probes"`
+	Skips    uint64   `json:"skips"`
+	Promised *float64 `json:"promised,omitempty"`
 }
 
 // levelRead is one level's line of the level table. Tables is the count at
@@ -110,14 +119,16 @@ type prefixReads struct {
 // compactions wrote into the level during it: a level that gained its
 // tables mid-run shows 0+2, never 0.
 type levelRead struct {
-	Level          int      `json:"level"`
-	Tables         int      `json:"tables"`
-	TablesWritten  int      `json:"tables_written"`
-	FilterBytes    int64    `json:"filter_bytes"` // at the start
-	Probes         uint64   `json:"probes"`
-	Negatives      uint64   `json:"negatives"`
-	FalsePositives uint64   `json:"false_positives"`
-	FPR            *float64 `json:"fpr"` // nil: no probe to measure it
+	Level         int   `json:"level"`
+	Tables        int   `json:"tables"`
+	TablesWritten int   `json:"tables_written"`
+	FilterBytes   int64 `json:"filter_bytes"` // at the start
+	// RangeFilterBytes is the level's range filters at the start.
+	RangeFilterBytes int64    `json:"range_filter_bytes"`
+	Probes           uint64   `json:"probes"`
+	Negatives        uint64   `json:"negatives"`
+	FalsePositives   uint64   `json:"false_positives"`
+	FPR              *float64 `json:"fpr"` // nil: no probe to measure it
 	// BitsPerKey and TheoryFPR are Stats' FilterBitsPerKey and TheoryFPR
 	// of the level: its filters' density over its entries (a fraction
 	// under per-level sizing), and the cache-line filter's FPR at each
@@ -191,7 +202,7 @@ func readsFrom(d lsm.Stats, ops int64, w window, written [lsm.NumLevels]int, pro
 		FalsePositives: d.Total.FilterFalsePositives, FPR: levelFPR(d.Total), MemtableFilterNegatives: d.MemtableFilterNegatives,
 		BlocksFromFilePerOp: perOp(d.Total.BlocksRead, ops), BlocksFromCachePerOp: perOp(d.Total.CacheHits, ops),
 		BytesReadPerOp: perOp(d.Total.BytesRead, ops), FilterBytes: int64(w.stats.Total.FilterBytes),
-		blocks: d.Total.BlocksRead + d.Total.CacheHits}
+		RangeFilterBytes: int64(w.stats.Total.RangeFilterBytes), blocks: d.Total.BlocksRead + d.Total.CacheHits}
 	if w.stats.MetaPagedTables > 0 || d.MetaPagedTables > 0 {
 		r.MetaFromFilePerOp, r.MetaFromCachePerOp = perOp(d.MetaBlocksRead, ops), perOp(d.MetaCacheHits, ops)
 	}
@@ -205,7 +216,7 @@ func readsFrom(d lsm.Stats, ops int64, w window, written [lsm.NumLevels]int, pro
 			continue
 		}
 		lr := levelRead{Level: level, Tables: start.Files, TablesWritten: written[level], FilterBytes: int64(start.FilterBytes),
-			Probes: l.FilterProbes, Negatives: l.FilterNegatives, FalsePositives: l.FilterFalsePositives, FPR: levelFPR(l),
+			RangeFilterBytes: int64(start.RangeFilterBytes), Probes: l.FilterProbes, Negatives: l.FilterNegatives, FalsePositives: l.FilterFalsePositives, FPR: levelFPR(l),
 			BlocksRead: l.BlocksRead, CacheHits: l.CacheHits, BlocksPerOp: perOp(l.BlocksRead+l.CacheHits, ops)}
 		// A level Stats counted a table of has a theory above 0: 1 for a
 		// table without a filter.

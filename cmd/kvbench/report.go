@@ -121,13 +121,23 @@ func (r *reporter) detail(label string, rec *record) {
 		return
 	}
 	rd := rec.Reads
-	if p := rd.Prefixes; p != nil {
+	switch {
+	case rd.Prefixes != nil:
+		p := rd.Prefixes
 		fmt.Fprintf(r.w, "%sdata blocks/op %s from file (iterators' cache hits: not counted); per op %s prefix filter probes (memtables and tables), %s skips (index and data not read); filters in memory %s\n",
-			label, fixed(4, rd.BlocksFromFilePerOp), fixed(3, perOp(p.Probes, rec.Ops)), fixed(3, perOp(p.Skips, rec.Ops)), size(rd.FilterBytes))
-	} else {
+			label, fixed(4, rd.BlocksFromFilePerOp), fixed(3, perOp(p.Probes, rec.Ops)), fixed(3, perOp(p.Skips, rec.Ops)), filterMemory(rd))
+	case rd.Ranges != nil:
+		p := rd.Ranges
+		fmt.Fprintf(r.w, "%sdata blocks/op %s from file (iterators' cache hits: not counted); per op %s range filter probes (tables), %s skips (index and data not read); filters in memory %s\n",
+			label, fixed(4, rd.BlocksFromFilePerOp), fixed(3, perOp(p.Probes, rec.Ops)), fixed(3, perOp(p.Skips, rec.Ops)), filterMemory(rd))
+		if p.Promised != nil {
+			fmt.Fprintf(r.w, "%sthe range filters' bound allows %s data blocks/op (probes/op × ℓ/2^(B−2)); read from file %s\n",
+				indent, fixed(4, p.Promised), fixed(4, rd.BlocksFromFilePerOp))
+		}
+	default:
 		fmt.Fprintf(r.w, "%sdata blocks/op %s from file + %s from cache; per op %s table filter probes, %s negatives (reads avoided); %d false positives; %d memtable filter negatives; filters in memory %s\n",
 			label, fixed(4, rd.BlocksFromFilePerOp), fixed(4, rd.BlocksFromCachePerOp), fixed(3, perOp(rd.FilterProbes, rec.Ops)),
-			fixed(3, perOp(rd.FilterNegatives, rec.Ops)), rd.FalsePositives, rd.MemtableFilterNegatives, size(rd.FilterBytes))
+			fixed(3, perOp(rd.FilterNegatives, rec.Ops)), rd.FalsePositives, rd.MemtableFilterNegatives, filterMemory(rd))
 	}
 	if rd.RangeTombstones != nil {
 		fmt.Fprintf(r.w, "%srange tombstones: %s\n", indent, rd.RangeTombstones)
@@ -169,6 +179,15 @@ func (r *reporter) detail(label string, rec *record) {
 			l.Probes, l.Negatives, l.FalsePositives, pct(l.FPR), pct(l.TheoryFPR), pct(l.StandardFPR))
 	}
 	tw.Flush()
+}
+
+// filterMemory is the tables' filter memory: the Bloom filters', and the
+// range filters' beside them when there are any.
+func filterMemory(rd *reads) string {
+	if rd.RangeFilterBytes == 0 {
+		return size(rd.FilterBytes)
+	}
+	return size(rd.FilterBytes) + " + range filters " + size(rd.RangeFilterBytes)
 }
 
 // tables is "5", or "5+2" when 2 were written into the level during the

@@ -56,12 +56,12 @@ func (f *countedFile) ReadAt(p []byte, off int64) (int, error) {
 // paged index and filter blocks d counts: the data blocks read from files.
 // From the cache is n/a: no counter sees those. The level rows go: their
 // probes and blocks are Gets', none here, and Stats does not split
-// iterators' reads or prefix probes by level.
+// iterators' reads or prefix and range probes by level. The caller adds
+// what its filter did (reads.Prefixes, reads.Ranges).
 func (b *bench) scanReads(rd *reads, d lsm.Stats, w window, ops int64) {
 	blocks := b.files.reads.Load() - w.tableReads - d.MetaBlocksRead
 	rd.BlocksFromFilePerOp, rd.BlocksFromCachePerOp = perOp(blocks, ops), nil
 	rd.BytesReadPerOp = perOp(b.files.bytes.Load()-w.tableBytes-d.MetaBytesRead, ops)
 	rd.blocks = blocks
 	rd.Levels = []levelRead{}
-	rd.Prefixes = &prefixReads{Probes: d.PrefixProbes, Skips: d.PrefixSkips}
 }

@@ -246,5 +246,10 @@ func teach(dir string) (lessons []lesson, err error) {
 	add("range-compact", "merges drop what a range tombstone covers, then it", compacted)
 	prefixed, err := prefixLesson(filepath.Join(tmp, "prefix"))
 	add("prefix", "an iterator over a prefix skips the tables whose filter rules it out", prefixed)
+	if err != nil {
+		return nil, err
+	}
+	ranged, err := rangeLesson(filepath.Join(tmp, "ranges"))
+	add("ranges", "bounded iterators skip the tables whose range filter rules them out", ranged)
 	return lessons, err
 }

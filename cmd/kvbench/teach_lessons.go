@@ -39,7 +39,10 @@ func (t *teacher) explain(k string) string {
 // tree lists the mutable level (name, keys, entries: as the lesson built
 // it, since the DB does not list memtables) and every table with its key
 // range and counts.
-func (t *teacher) tree(memtables [][3]string) string {
+func (t *teacher) tree(memtables [][3]string) string { return t.treeOf(memtables, quoted) }
+
+// treeOf is tree with the keys written by name.
+func (t *teacher) treeOf(memtables [][3]string, name func([]byte) string) string {
 	var b strings.Builder
 	b.WriteString("source                      keys        entries  tombstones\n")
 	for _, m := range memtables {
@@ -49,7 +52,7 @@ func (t *teacher) tree(memtables [][3]string) string {
 	t.check(err)
 	for _, tab := range tables {
 		fmt.Fprintf(&b, "%-27s %-10s  %7d  %10d\n", fmt.Sprintf("L%d %06d.sst", tab.Level, tab.FileNum),
-			fmt.Sprintf("%s..%s", quoted(tab.Smallest), quoted(tab.Largest)), tab.Entries, tab.Tombstones)
+			fmt.Sprintf("%s..%s", name(tab.Smallest), name(tab.Largest)), tab.Entries, tab.Tombstones)
 	}
 	return b.String()
 }
@@ -263,12 +266,9 @@ func rate(p float64) string {
 // filter answers a range. A present prefix, u50, reads its block in L6
 // and none in L0, whose filter rules u50 out.
 func prefixLesson(dir string) (string, error) {
-	o := teachOptions(nil)
-	o.TargetFileSize, o.Compression, o.BlockCacheSize = 4<<10, lsm.NoCompression, -1
-	o.Split = &filter.Split{Name: "teach.first3", Len: func(k []byte) int { return min(len(k), 3) }}
-	files := &tableReads{FS: vfs.Default}
-	o.FS = files
-	db, err := lsm.Open(dir, o)
+	db, files, err := openCounted(dir, 4<<10, func(o *lsm.Options) {
+		o.Split = &filter.Split{Name: "teach.first3", Len: func(k []byte) int { return min(len(k), 3) }}
+	})
 	if err != nil {
 		return "", err
 	}
@@ -284,6 +284,10 @@ func prefixLesson(dir string) (string, error) {
 	t.check(db.Flush())
 	var b strings.Builder
 	b.WriteString(t.tree(nil))
+	filters := func(before, after lsm.Stats) string {
+		return fmt.Sprintf("filters asked %d, ruled the prefix out %d (Stats.PrefixProbes, PrefixSkips)",
+			after.PrefixProbes-before.PrefixProbes, after.PrefixSkips-before.PrefixSkips)
+	}
 	for _, it := range []struct {
 		what string
 		opts lsm.IterOptions
@@ -292,28 +296,56 @@ func prefixLesson(dir string) (string, error) {
 		{`LowerBound "u51", UpperBound "u52"`, lsm.IterOptions{LowerBound: []byte("u51"), UpperBound: []byte("u52")}},
 		{`Prefix "u50"`, lsm.IterOptions{Prefix: []byte("u50")}},
 	} {
-		tables, err := db.Tables()
-		t.check(err)
-		before := make([]uint64, len(tables))
-		for i, tab := range tables {
-			before[i] = files.fileReads(fmt.Sprintf("%06d.sst", tab.FileNum))
-		}
-		s := db.Stats()
-		iter := db.NewIter(&it.opts)
-		var keys []string
-		for ok := iter.First(); ok; ok = iter.Next() {
-			keys = append(keys, string(iter.Key()))
-		}
-		t.check(errors.Join(iter.Err(), iter.Close()))
-		after := db.Stats()
-		fmt.Fprintf(&b, "\niterator, %s: %s\n", it.what, strings.Join(append([]string{plural(len(keys), "key", "keys")}, keys...), " "))
-		fmt.Fprintf(&b, "  filters asked %d, ruled the prefix out %d (Stats.PrefixProbes, PrefixSkips)\n",
-			after.PrefixProbes-s.PrefixProbes, after.PrefixSkips-s.PrefixSkips)
-		for i, tab := range tables {
-			if n := files.fileReads(fmt.Sprintf("%06d.sst", tab.FileNum)) - before[i]; n > 0 || bytes.Compare(tab.Smallest, []byte("u52")) < 0 && bytes.Compare(tab.Largest, []byte("u50")) >= 0 {
-				fmt.Fprintf(&b, "  L%d %06d.sst: %s\n", tab.Level, tab.FileNum, plural(int(n), "data block read", "data blocks read"))
-			}
-		}
+		t.scanTrace(&b, files, it.what, it.opts, filters, func(k []byte) string { return string(k) }, []byte("u50"), []byte("u52"))
 	}
 	return b.String(), errors.Join(t.err, db.Close())
+}
+
+// openCounted opens an iterator lesson's DB in dir: tables of targetFile
+// bytes, uncompressed, no block cache, so every data block an iterator
+// touches is a read of its table's file, counted per table by files (the
+// indexes and filters are read when the tables open); set adds the
+// lesson's filter options.
+func openCounted(dir string, targetFile int64, set func(o *lsm.Options)) (db *lsm.DB, files *tableReads, err error) {
+	o := teachOptions(nil)
+	o.TargetFileSize, o.Compression, o.BlockCacheSize = targetFile, lsm.NoCompression, -1
+	set(o)
+	files = &tableReads{FS: vfs.Default}
+	o.FS = files
+	db, err = lsm.Open(dir, o)
+	return db, files, err
+}
+
+// scanTrace runs an iterator with opts to its end and writes, under what,
+// the keys it returned (as name writes them; the first and last of more
+// than four), what the filters did (filters, from the Stats before and
+// after), and the data blocks it read from each table, counted by files:
+// every table it read, and every table whose key range meets [lo, hi),
+// read or not.
+func (t *teacher) scanTrace(b *strings.Builder, files *tableReads, what string, opts lsm.IterOptions,
+	filters func(before, after lsm.Stats) string, name func([]byte) string, lo, hi []byte) {
+	tables, err := t.db.Tables()
+	t.check(err)
+	before := make([]uint64, len(tables))
+	for i, tab := range tables {
+		before[i] = files.fileReads(fmt.Sprintf("%06d.sst", tab.FileNum))
+	}
+	s := t.db.Stats()
+	iter := t.db.NewIter(&opts)
+	var keys []string
+	for ok := iter.First(); ok; ok = iter.Next() {
+		keys = append(keys, name(iter.Key()))
+	}
+	t.check(errors.Join(iter.Err(), iter.Close()))
+	shown := keys
+	if len(keys) > 4 {
+		shown = []string{keys[0], "…", keys[len(keys)-1]}
+	}
+	fmt.Fprintf(b, "\niterator, %s: %s\n", what, strings.Join(append([]string{plural(len(keys), "key", "keys")}, shown...), " "))
+	fmt.Fprintf(b, "  %s\n", filters(s, t.db.Stats()))
+	for i, tab := range tables {
+		if n := files.fileReads(fmt.Sprintf("%06d.sst", tab.FileNum)) - before[i]; n > 0 || bytes.Compare(tab.Smallest, hi) < 0 && bytes.Compare(tab.Largest, lo) >= 0 {
+			fmt.Fprintf(b, "  L%d %06d.sst: %s\n", tab.Level, tab.FileNum, plural(int(n), "data block read", "data blocks read"))
+		}
+	}
 }

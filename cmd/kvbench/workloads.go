@@ -13,7 +13,7 @@ import (
 )
 
 // workload is one -benchmarks entry. compare marks the workloads whose
-// point lookups, deletes or prefix iterators ask the filters: they run a
+// point lookups, deletes or prefix and range iterators ask the filters: they run a
 // second time with Options.IgnoreFilters on a copy of the same DB. found
 // marks those whose result line says how many keys were found.
 type workload struct {
@@ -36,6 +36,8 @@ var workloads = map[string]workload{
 	"scan":             {run: (*bench).scan},
 	"prefixmissing":    {compare: true, found: true, run: func(b *bench, name string) (*record, error) { return b.prefixScan(name, true) }},
 	"prefixrandom":     {compare: true, run: func(b *bench, name string) (*record, error) { return b.prefixScan(name, false) }},
+	"rangemissing":     {compare: true, found: true, run: func(b *bench, name string) (*record, error) { return b.rangeScan(name, true) }},
+	"rangerandom":      {compare: true, run: func(b *bench, name string) (*record, error) { return b.rangeScan(name, false) }},
 	"deleterange":      {run: (*bench).deleteRange},
 	"compact":          {run: (*bench).compact},
 	"stats":            {run: (*bench).stats},
