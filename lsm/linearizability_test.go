@@ -18,11 +18,12 @@ import (
 )
 
 // TestLinearizable checks that concurrent Put, Get, Delete, DeleteRange,
-// Write, full scans and bounded scans form a linearizable history: there is one order of
-// all operations, consistent with real time (an operation that returned
-// before another was called comes first), in which every read returns
-// what a sequential map would. That is the promise that reads see exactly a published prefix of
-// commits and that batches are atomic.
+// Write, full scans and scans with both bounds form a linearizable
+// history: there is one order of all operations, consistent with real
+// time (an operation that returned before another was called comes
+// first), in which every read returns what a sequential map would. That
+// is the promise that reads see exactly a published prefix of commits and
+// that batches are atomic.
 //
 // Each round opens a fresh DB with tiny memtables, runs linzClients
 // clients for linzOpsPerClient operations each over linzKeys keys while a
@@ -51,6 +52,8 @@ func TestLinearizable(t *testing.T) {
 		{"Paged", Options{PinnedMetaLimit: -1}, false},
 		// Prefixes in every filter beside the keys.
 		{"Split", Options{Split: fixedSplit("first", 1)}, false},
+		// Range filters of a precision and range length drawn per round,
+		// which the bounded scans ask.
 		{"RangeFilter", Options{}, true},
 	}
 	total := stressDuration(t, 3*time.Second)
