@@ -6,11 +6,13 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/vfs"
 )
 
@@ -35,8 +37,10 @@ func dbContents(t *testing.T, d *DB) model {
 // operation — then reopens and checks: every write (put, delete or
 // DeleteRange) acknowledged with Options.Sync (epochs 0 and 1) or made with
 // lsm.Sync under a DB without it (epochs 2 and 3) is present, nothing that
-// was never written appears, a batch is all or nothing, and no table or WAL file is
-// left that the DB does not use. Memtables of 4–16 KiB hold dozens of
+// was never written appears, a batch is all or nothing, Gets and short
+// iterators with both bounds (which ask the range filters, drawn half the
+// time) agree with the full scan, and no table or WAL file is left that
+// the DB does not use. Memtables of 4–16 KiB hold dozens of
 // commits; MaxOpenFiles 2 makes reads and compactions evict and reopen
 // tables. Each round is four crashes; MONBAN_CRASH_ROUNDS runs more
 // rounds (2500 for 10^4 crashes).
@@ -81,6 +85,12 @@ func TestCrashRecovery(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				opts.Split = fixedSplit("first", 1)
 			}
+			// Range filters half the time, of any precision and range
+			// length: the bounded iterators after recovery ask them, and a
+			// table they rule out wrongly loses keys from checkRanges.
+			if rng.IntN(2) == 0 {
+				opts.RangeFilter = randomRangeFilter(rng)
+			}
 			// maybe is the state after the one write that failed, which may
 			// or may not have reached the disk.
 			var maybe model
@@ -107,7 +117,7 @@ func TestCrashRecovery(t *testing.T) {
 			st.crashes++
 
 			reopen := crashOptions(mem, memtableSize)
-			reopen.PinnedMetaLimit, reopen.Split = opts.PinnedMetaLimit, opts.Split
+			reopen.PinnedMetaLimit, reopen.Split, reopen.RangeFilter = opts.PinnedMetaLimit, opts.Split, opts.RangeFilter
 			d, err := Open("/db", reopen)
 			if err != nil {
 				t.Fatalf("seed %d epoch %d: reopen after crash: %v", seed, epoch, err)
@@ -122,17 +132,21 @@ func TestCrashRecovery(t *testing.T) {
 					seed, epoch, len(got), len(acked), maybe != nil, diffModels(got, acked))
 			}
 			checkGets(t, seed, epoch, d, got)
+			checkRanges(t, seed, epoch, rng, d, got)
 			checkNoOrphans(t, seed, mem, d)
-			st.maxTables = max(st.maxTables, d.Stats().Total.Files)
+			dst := d.Stats()
+			st.maxTables = max(st.maxTables, dst.Total.Files)
+			st.rangeSkips += dst.RangeSkips
 			if err := d.Close(); err != nil {
 				t.Fatalf("seed %d epoch %d: close: %v", seed, epoch, err)
 			}
 		}
 	}
-	t.Logf("%d crashes, %d file-system operations before them, %d manifest rollovers, up to %d tables (MaxOpenFiles 2)",
-		st.crashes, st.ops, st.rollovers, st.maxTables)
-	if rounds >= 10 && (st.rollovers == 0 || st.maxTables <= 2) {
-		t.Fatalf("the workload never rolled the manifest over (%d) or outgrew the table cache (%d tables)", st.rollovers, st.maxTables)
+	t.Logf("%d crashes, %d file-system operations before them, %d manifest rollovers, up to %d tables (MaxOpenFiles 2), %d tables skipped by range filters",
+		st.crashes, st.ops, st.rollovers, st.maxTables, st.rangeSkips)
+	if rounds >= 10 && (st.rollovers == 0 || st.maxTables <= 2 || st.rangeSkips == 0) {
+		t.Fatalf("the workload never rolled the manifest over (%d), outgrew the table cache (%d tables) or had a range filter skip a table (%d)",
+			st.rollovers, st.maxTables, st.rangeSkips)
 	}
 }
 
@@ -155,10 +169,34 @@ func checkGets(t *testing.T, seed uint64, epoch int, d *DB, got model) {
 	}
 }
 
+// checkRanges iterates d over short bounded ranges, both bounds set so
+// that the range filters are asked, and compares each with got, the
+// contents the full scan found and the test verified: a table a filter
+// rules out wrongly after recovery loses its keys here, or shows an older
+// value from a table below it. Half the ranges are over the integer keys
+// and mostly start between two of them; many hold no key, the ranges for
+// which a filter may skip tables.
+func checkRanges(t *testing.T, seed uint64, epoch int, rng *rand.Rand, d *DB, got model) {
+	t.Helper()
+	for range 32 {
+		lo, hi := crashBounds(rng)
+		where := fmt.Sprintf("seed %d epoch %d: [%q, %q)", seed, epoch, lo, hi)
+		it := d.NewIter(&IterOptions{LowerBound: lo, UpperBound: hi})
+		keys := iterKeys(t, it, rng.IntN(2) == 0, got, where)
+		if err := it.Close(); err != nil {
+			t.Fatalf("%s: close: %v", where, err)
+		}
+		if want := got.sortedRange(lo, hi); !slices.Equal(keys, want) {
+			t.Fatalf("%s: bounded iterator after crash:\n got %q\nwant %q", where, keys, want)
+		}
+	}
+}
+
 type crashStats struct {
 	crashes, ops int64
 	rollovers    uint64
 	maxTables    int
+	rangeSkips   uint64
 }
 
 func crashOptions(fs vfs.FS, memtableSize int64) *Options {
@@ -166,6 +204,59 @@ func crashOptions(fs vfs.FS, memtableSize int64) *Options {
 		FS: fs, MemtableSize: memtableSize, BlockSize: 256, TargetFileSize: 4 << 10,
 		LBaseMaxBytes: 16 << 10, L0CompactionThreshold: 2, MaxOpenFiles: 2,
 	}
+}
+
+// randomRangeFilter draws a range filter's parameters: bits per key from
+// the fewest the builder takes (a false positive in most ranges) to many,
+// and range lengths from a single point to more than a short scan spans
+// (0 is the default, 32).
+func randomRangeFilter(rng *rand.Rand) filter.GrafiteOptions {
+	return filter.GrafiteOptions{
+		BitsPerKey: []int{filter.GrafiteMinBitsPerKey, 10, 16, 24}[rng.IntN(4)],
+		RangeLen:   []uint64{0, 1, 8, 1000}[rng.IntN(4)],
+	}
+}
+
+// crashKeys is the number of keys of each kind the crash workload writes:
+// 150 in all fill dozens of 4 KiB tables, and checkGets asks each twice
+// after every crash.
+const crashKeys = 75
+
+// crashIntGap spaces the integer keys, so that a short range between two
+// of them holds none, and a range filter can tell it from one that does.
+const crashIntGap = 8
+
+// crashKey is key n of one of two kinds: "k%03d", or, with ints, the
+// 8-byte big-endian integer n·crashIntGap, which a range filter tells
+// apart at the granularity of single integers (a range filter projects a
+// key to its first 8 bytes). Integer keys sort before the others.
+func crashKey(ints bool, n int) string {
+	if ints {
+		return intKey(uint64(n * crashIntGap))
+	}
+	return fmt.Sprintf("k%03d", n)
+}
+
+// crashBounds draws the bounds of a short range over either kind of key:
+// mostly from a key or from between keys, up to three keys long;
+// sometimes a lower bound of the short "k" keys cut to a prefix, or an
+// upper bound longer than 8 bytes, so that the filter's projection of
+// bounds meets keys of other lengths.
+func crashBounds(rng *rand.Rand) (lo, hi []byte) {
+	if rng.IntN(2) == 0 {
+		x := uint64(rng.IntN(crashKeys * crashIntGap))
+		lo, hi = []byte(intKey(x)), []byte(intKey(x+1+uint64(rng.IntN(3*crashIntGap))))
+	} else {
+		n := rng.IntN(crashKeys)
+		lo, hi = []byte(crashKey(false, n)), []byte(crashKey(false, n+1+rng.IntN(3)))
+	}
+	switch rng.IntN(6) {
+	case 0:
+		lo = lo[:1+rng.IntN(len(lo)-1)]
+	case 1:
+		hi = append(hi, 0, byte(rng.IntN(256)))
+	}
+	return lo, hi
 }
 
 // crashWorkload writes to d until its operations run out or one fails
@@ -179,14 +270,15 @@ func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int, wo *WriteOptio
 		next := maps.Clone(acked)
 		var b Batch
 		for range rng.IntN(4) + 1 {
-			n := rng.IntN(150)
-			k := fmt.Sprintf("k%03d", n)
+			n := rng.IntN(crashKeys)
+			ints := rng.IntN(2) == 0
+			k := crashKey(ints, n)
 			switch r := rng.IntN(16); {
 			case r < 4:
 				b.Delete([]byte(k))
 				delete(next, k)
 			case r < 5:
-				end := []byte(fmt.Sprintf("k%03d", n+1+rng.IntN(8)))
+				end := []byte(crashKey(ints, n+1+rng.IntN(8)))
 				b.DeleteRange([]byte(k), end)
 				next.deleteRange([]byte(k), end)
 			default:
@@ -273,12 +365,12 @@ func diffModels(got, want model) string {
 	var b strings.Builder
 	for k, v := range want {
 		if g, ok := got[k]; !ok || g != v {
-			fmt.Fprintf(&b, "  %s: got %q (present %v), want %q\n", k, g, ok, v)
+			fmt.Fprintf(&b, "  %q: got %q (present %v), want %q\n", k, g, ok, v)
 		}
 	}
 	for k, v := range got {
 		if _, ok := want[k]; !ok {
-			fmt.Fprintf(&b, "  %s: got %q, never written or deleted\n", k, v)
+			fmt.Fprintf(&b, "  %q: got %q, never written or deleted\n", k, v)
 		}
 	}
 	return b.String()

@@ -1,6 +1,7 @@
 package lsm
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -17,11 +18,12 @@ import (
 )
 
 // TestLinearizable checks that concurrent Put, Get, Delete, DeleteRange,
-// Write and full scans form a linearizable history: there is one order of
-// all operations, consistent with real time (an operation that returned
-// before another was called comes first), in which every read returns
-// what a sequential map would. That is the promise that reads see exactly a published prefix of
-// commits and that batches are atomic.
+// Write, full scans and scans with both bounds form a linearizable
+// history: there is one order of all operations, consistent with real
+// time (an operation that returned before another was called comes
+// first), in which every read returns what a sequential map would. That
+// is the promise that reads see exactly a published prefix of commits and
+// that batches are atomic.
 //
 // Each round opens a fresh DB with tiny memtables, runs linzClients
 // clients for linzOpsPerClient operations each over linzKeys keys while a
@@ -34,18 +36,25 @@ func TestLinearizable(t *testing.T) {
 	configs := []struct {
 		name string
 		opts Options
+		// rangeFilter draws Options.RangeFilter per round from its seed
+		// (randomRangeFilter): bounded scans ask the filters, and a table
+		// they rule out wrongly hides a write the history then lacks.
+		rangeFilter bool
 	}{
 		// Deletes of absent keys elided.
-		{"default", Options{}},
+		{"default", Options{}, false},
 		// Every delete leaves a tombstone.
-		{"KeepAbsentDeletes", Options{KeepAbsentDeletes: true}},
+		{"KeepAbsentDeletes", Options{KeepAbsentDeletes: true}, false},
 		// No filter answers "absent": every read walks every source.
-		{"IgnoreFilters", Options{IgnoreFilters: true}},
+		{"IgnoreFilters", Options{IgnoreFilters: true}, false},
 		// Every table paged: index partitions and filter pages shared by
 		// concurrent reads through the block cache.
-		{"Paged", Options{PinnedMetaLimit: -1}},
+		{"Paged", Options{PinnedMetaLimit: -1}, false},
 		// Prefixes in every filter beside the keys.
-		{"Split", Options{Split: fixedSplit("first", 1)}},
+		{"Split", Options{Split: fixedSplit("first", 1)}, false},
+		// Range filters of a precision and range length drawn per round,
+		// which the bounded scans ask.
+		{"RangeFilter", Options{}, true},
 	}
 	total := stressDuration(t, 3*time.Second)
 	seeds := stressSeeds(t)
@@ -54,9 +63,15 @@ func TestLinearizable(t *testing.T) {
 			start := time.Now()
 			deadline := start.Add(total / time.Duration(len(configs)))
 			var rounds, ops, unknown int
+			var skips uint64
 			for rounds == 0 || time.Now().Before(deadline) {
 				seed := seeds()
-				history := runLinzRound(t, tinyOptions(c.opts), seed)
+				opts := tinyOptions(c.opts)
+				if c.rangeFilter {
+					opts.RangeFilter = randomRangeFilter(rand.New(rand.NewPCG(seed, linzClients)))
+				}
+				history, st := runLinzRound(t, opts, seed)
+				skips += st.RangeSkips
 				res, info := porcupine.CheckOperationsVerbose(kvModel, history, 30*time.Second)
 				switch res {
 				case porcupine.Illegal:
@@ -64,16 +79,16 @@ func TestLinearizable(t *testing.T) {
 					if err := porcupine.VisualizePath(kvModel, info, path); err != nil {
 						t.Logf("writing the visualization: %v", err)
 					}
-					t.Fatalf("seed %d (MONBAN_SEED=%d to replay), %s: history of %d operations is not linearizable (round %d, after %.1fs); visualization: %s",
-						seed, seed, c.name, len(history), rounds+1, time.Since(start).Seconds(), path)
+					t.Fatalf("seed %d (MONBAN_SEED=%d to replay), %s %+v: history of %d operations is not linearizable (round %d, after %.1fs); visualization: %s",
+						seed, seed, c.name, opts.RangeFilter, len(history), rounds+1, time.Since(start).Seconds(), path)
 				case porcupine.Unknown:
 					unknown++ // the checker timed out: no verdict, not a failure
 				}
 				rounds++
 				ops += len(history)
 			}
-			t.Logf("%s: %d histories, %d operations checked (%d timed out) in %.1fs",
-				c.name, rounds, ops, unknown, time.Since(start).Seconds())
+			t.Logf("%s: %d histories, %d operations checked (%d timed out), %d tables skipped by range filters in %.1fs",
+				c.name, rounds, ops, unknown, skips, time.Since(start).Seconds())
 		})
 	}
 }
@@ -98,6 +113,7 @@ const (
 	opBatch
 	opScan
 	opDeleteRange // writes: deletes of consecutive keys, made by one DeleteRange
+	opRangeScan   // a scan with both bounds: the keys of points in [lower, upper)
 )
 
 // linzWrite is one write: a put of value id val, or a delete (val 0).
@@ -115,18 +131,29 @@ type linzInput struct {
 	// without it, it is published after them (syncOrder), which must
 	// still be an order a sequential history could have.
 	sync bool
+	// lower and upper bound a range scan by points (linzPoint), between
+	// keys as often as at them; reverse runs it from its last key.
+	lower, upper uint64
+	reverse      bool
+}
+
+// covers reports whether a range scan's bounds hold key k.
+func (in linzInput) covers(k int) bool {
+	p := linzPoint(k)
+	return in.lower <= p && p < in.upper
 }
 
 // linzOutput is what a read returned: get's value id (0: not found), or
-// the whole state a scan saw.
+// the whole state a scan saw (a range scan: the keys it covers, the rest
+// 0).
 type linzOutput struct {
 	val  uint32
 	scan kvState
 }
 
 // kvModel is a sequential map. A batch applies all its writes in one step,
-// and a scan returns the whole map in one step, so no partitioning by key:
-// both span keys.
+// and a scan returns the whole map (or a range of it) in one step, so no
+// partitioning by key: both span keys.
 var kvModel = porcupine.Model{
 	Init: func() any { return kvState{} },
 	Step: func(state, input, output any) (bool, any) {
@@ -137,6 +164,14 @@ var kvModel = porcupine.Model{
 			return s[in.key] == out.val, s
 		case opScan:
 			return s == out.scan, s
+		case opRangeScan:
+			var want kvState
+			for k := range want {
+				if in.covers(k) {
+					want[k] = s[k]
+				}
+			}
+			return want == out.scan, s
 		}
 		for _, w := range in.writes {
 			s[w.key] = w.val
@@ -158,6 +193,8 @@ var kvModel = porcupine.Model{
 			return fmt.Sprintf("get(k%d) → %s", in.key, describeVal(out.val))
 		case opScan:
 			return "scan → " + describeState(out.scan)
+		case opRangeScan:
+			return fmt.Sprintf("scan[%d, %d) reverse=%v → %s", in.lower, in.upper, in.reverse, describeState(out.scan))
 		}
 		var parts []string
 		for _, w := range in.writes {
@@ -195,7 +232,27 @@ func describeState(s kvState) string {
 	return "{" + strings.Join(parts, " ") + "}"
 }
 
-func linzKey(k int) []byte { return []byte{'k', byte('0' + k)} }
+// linzGap spaces the keys' points, so that a range scan may start or end
+// between two keys and hold none of them.
+const linzGap = 4
+
+// linzPoint is key k's point: an integer whose 8-byte big-endian encoding
+// is the key, spaced linzGap apart, so that a range filter (which projects
+// a key to its first 8 bytes) tells every key and gap apart. Each key's
+// first byte is 'k', the prefix the Split config puts in the filters.
+func linzPoint(k int) uint64 { return 'k'<<56 | uint64(k)*linzGap }
+
+func linzKey(k int) []byte { return binary.BigEndian.AppendUint64(nil, linzPoint(k)) }
+
+// parseLinzKey returns the index of a key linzKey makes, false for any
+// other.
+func parseLinzKey(key []byte) (int, bool) {
+	if len(key) != 8 {
+		return 0, false
+	}
+	d := binary.BigEndian.Uint64(key) - linzPoint(0)
+	return int(d / linzGap), d%linzGap == 0 && d/linzGap < linzKeys
+}
 
 // linzValue encodes write id val, padded so that a few dozen writes fill a
 // tiny memtable.
@@ -214,9 +271,10 @@ func parseLinzValue(v []byte) (uint32, error) {
 	return uint32(n), nil
 }
 
-// runLinzRound runs one history on a fresh DB and returns it. An error
-// from the engine fails the test at once: the model knows no errors.
-func runLinzRound(t *testing.T, opts *Options, seed uint64) []porcupine.Operation {
+// runLinzRound runs one history on a fresh DB and returns it, with the
+// DB's Stats at the end. An error from the engine fails the test at once:
+// the model knows no errors.
+func runLinzRound(t *testing.T, opts *Options, seed uint64) ([]porcupine.Operation, Stats) {
 	db, err := openStressDB(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -276,7 +334,7 @@ func runLinzRound(t *testing.T, opts *Options, seed uint64) []porcupine.Operatio
 	for _, h := range histories {
 		all = append(all, h...)
 	}
-	return all
+	return all, db.Stats()
 }
 
 // linzRandomInput picks an operation: reads and writes about evenly, all
@@ -284,16 +342,21 @@ func runLinzRound(t *testing.T, opts *Options, seed uint64) []porcupine.Operatio
 // this operation's to write.
 func linzRandomInput(rng *rand.Rand, id uint32) linzInput {
 	in := linzRandomOp(rng, id)
-	in.sync = in.kind != opGet && in.kind != opScan && rng.IntN(3) == 0
+	in.sync = in.kind != opGet && in.kind != opScan && in.kind != opRangeScan && rng.IntN(3) == 0
 	return in
 }
 
 func linzRandomOp(rng *rand.Rand, id uint32) linzInput {
 	switch r := rng.IntN(100); {
-	case r < 30:
+	case r < 22:
 		return linzInput{kind: opGet, key: rng.IntN(linzKeys)}
-	case r < 40:
+	case r < 30:
 		return linzInput{kind: opScan}
+	case r < 40:
+		// Up to two keys' worth of points from anywhere among the keys,
+		// sometimes none: a range holding no key, one, or two.
+		lower := linzPoint(0) + rng.Uint64N(linzKeys*linzGap)
+		return linzInput{kind: opRangeScan, lower: lower, upper: lower + rng.Uint64N(2*linzGap+1), reverse: rng.IntN(2) == 0}
 	case r < 65:
 		return linzInput{kind: opPut, writes: []linzWrite{{rng.IntN(linzKeys), id}}}
 	case r < 74:
@@ -336,20 +399,13 @@ func linzApply(db *DB, in linzInput) (linzOutput, error) {
 		out.val, err = parseLinzValue(v)
 		return out, err
 	case opScan:
-		it := db.NewIter(nil)
-		for k, v := range it.All() {
-			if len(k) != 2 || k[0] != 'k' || k[1] < '0' || int(k[1]-'0') >= linzKeys {
-				it.Close()
-				return out, fmt.Errorf("scan found key %q the test never wrote", k)
-			}
-			n, err := parseLinzValue(v)
-			if err != nil {
-				it.Close()
-				return out, fmt.Errorf("scan %q: %w", k, err)
-			}
-			out.scan[k[1]-'0'] = n
+		return linzScan(db.NewIter(nil), false)
+	case opRangeScan:
+		bounds := &IterOptions{
+			LowerBound: binary.BigEndian.AppendUint64(nil, in.lower),
+			UpperBound: binary.BigEndian.AppendUint64(nil, in.upper),
 		}
-		return out, it.Close()
+		return linzScan(db.NewIter(bounds), in.reverse)
 	}
 	wo := NoSync
 	if in.sync {
@@ -374,4 +430,34 @@ func linzApply(db *DB, in linzInput) (linzOutput, error) {
 		}
 	}
 	return out, db.Write(&b, wo)
+}
+
+// linzScan reads every key of it, backward when reverse, and closes it.
+// The model checks the keys' values, and a bounded iterator's bounds
+// through them; the order is checked here.
+func linzScan(it *Iter, reverse bool) (linzOutput, error) {
+	var out linzOutput
+	first, step := it.First, it.Next
+	if reverse {
+		first, step = it.Last, it.Prev
+	}
+	prev := -1
+	for ok := first(); ok; ok = step() {
+		k, ok := parseLinzKey(it.Key())
+		if !ok {
+			it.Close()
+			return out, fmt.Errorf("scan found key %x the test never wrote", it.Key())
+		}
+		if prev >= 0 && (k == prev || (k > prev) == reverse) {
+			it.Close()
+			return out, fmt.Errorf("scan (reverse %v) found key %d after %d", reverse, k, prev)
+		}
+		n, err := parseLinzValue(it.Value())
+		if err != nil {
+			it.Close()
+			return out, fmt.Errorf("scan key %d: %w", k, err)
+		}
+		out.scan[k], prev = n, k
+	}
+	return out, it.Close()
 }

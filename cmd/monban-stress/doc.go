@@ -18,17 +18,21 @@
 //     goroutines: puts, overwrites, deletes of present and absent keys,
 //     DeleteRange over up to 16 consecutive keys (logged, and checked, as
 //     a batch of their deletes), batches (one write in eight made with lsm.Sync, so Sync and NoSync
-//     writers share commit groups), Gets checked against its model, bounded iterators in both
-//     directions, snapshots read twice while writes go on, and Flush,
-//     CompactRange and Compact.
+//     writers share commit groups), Gets and bounded iterators over up to
+//     four keys checked against its model under those keys' locks, longer
+//     bounded iterators in both directions, snapshots read twice while
+//     writes go on, and Flush, CompactRange and Compact. Half the random
+//     option sets build range filters (lsm.Options.RangeFilter), which
+//     every iterator with both bounds asks.
 //  3. The parent sends SIGKILL after a random time (-kill-after), or just
 //     after the child announces a Flush or compaction, or, one cycle in
 //     ten, within 50 ms of the start, which may land in Open's recovery.
 //  4. The parent opens the DB itself (an Open error after a kill is a bug),
-//     reads every key by scan and by Get, verifies them against the ack
-//     log, closes, and the verified state is the next cycle's base. With
-//     -repair (the default) it first copies the directory as the kill left
-//     it to repair/killed/.
+//     reads every key by scan, by Get and by iterators bounded to
+//     windows of three keys, verifies them against the ack log, closes,
+//     and the verified state is the next cycle's base. With -repair (the
+//     default) it first copies the directory as the kill left it to
+//     repair/killed/.
 //  5. With -repair, it copies repair/killed/ to repair/repaired/, runs
 //     lsm.Repair there, opens the result and reads it the same way: it must
 //     hold exactly what step 4 read ("Repair after the kill").

@@ -38,6 +38,12 @@ type optionSet struct {
 	// Split puts each key's first byte in the filters as a prefix
 	// (lsm.Options.Split): no answer may change.
 	Split bool `json:",omitempty"`
+	// RangeFilterBits and RangeFilterLen are lsm.Options.RangeFilter's
+	// BitsPerKey (0: no range filter) and RangeLen: iterators with both
+	// bounds skip the tables whose filter rules their range out. Every
+	// key is 8 bytes (keyName), so the filter tells every key apart.
+	RangeFilterBits int    `json:",omitempty"`
+	RangeFilterLen  uint64 `json:",omitempty"`
 }
 
 var firstByte = &filter.Split{Name: "first-byte", Len: func(k []byte) int { return min(len(k), 1) }}
@@ -61,6 +67,7 @@ func (o optionSet) lsm() *lsm.Options {
 		FilterSizing:              map[bool]lsm.FilterSizing{false: lsm.FilterSizingUniform, true: lsm.FilterSizingPerLevel}[o.PerLevelFilters],
 		PinnedMetaLimit:           o.PinnedMetaLimit,
 		Split:                     map[bool]*filter.Split{true: firstByte}[o.Split],
+		RangeFilter:               filter.GrafiteOptions{BitsPerKey: o.RangeFilterBits, RangeLen: o.RangeFilterLen},
 	}
 }
 
@@ -89,6 +96,9 @@ var namedSets = map[string]optionSet{
 	// Every table paged: index partitions and filter pages read through
 	// the block cache, so a damaged page surfaces on the read path.
 	"paged": with(tiny, "paged", func(o *optionSet) { o.PinnedMetaLimit = -1 }),
+	// Range filters of ranges of 8 points in every table: short bounded
+	// iterators skip most tables.
+	"rangefilter": with(tiny, "rangefilter", func(o *optionSet) { o.RangeFilterBits, o.RangeFilterLen = 16, 8 }),
 }
 
 func with(o optionSet, name string, f func(*optionSet)) optionSet {
@@ -140,5 +150,9 @@ func randomSet(rng *rand.Rand) optionSet {
 	o.L0SlowdownThreshold = o.L0CompactionThreshold + rng.IntN(5)
 	o.L0StopThreshold = o.L0SlowdownThreshold + rng.IntN(5)
 	o.Split = rng.IntN(2) == 0
+	if rng.IntN(2) == 0 {
+		o.RangeFilterBits = pick(filter.GrafiteMinBitsPerKey, 10, 16, 24)
+		o.RangeFilterLen = uint64(pick(0, 1, 8, 1000))
+	}
 	return o
 }
