@@ -13,6 +13,16 @@ import (
 // kept in memory by vfs.NewMem, so that nothing touches the disk. Pass a
 // nil *Options, or leave Options.FS nil, for the operating system's.
 
+// fill puts each key with the value "v-" + key: the examples start from
+// it.
+func fill(db *lsm.DB, keys ...string) {
+	for _, k := range keys {
+		if err := db.Put([]byte(k), []byte("v-"+k)); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
 // ExampleDB_NewIter_bounds iterates over the keys k with
 // LowerBound <= k < UpperBound: the lower bound is inclusive, the upper
 // exclusive, and either may be nil for no bound.
@@ -22,11 +32,7 @@ func ExampleDB_NewIter_bounds() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	for _, k := range []string{"a", "b", "c", "d", "e"} {
-		if err := db.Put([]byte(k), []byte("v-"+k)); err != nil {
-			log.Fatal(err)
-		}
-	}
+	fill(db, "a", "b", "c", "d", "e")
 
 	it := db.NewIter(&lsm.IterOptions{LowerBound: []byte("b"), UpperBound: []byte("d")})
 	for k, v := range it.All() {
@@ -49,11 +55,7 @@ func ExampleIter_Prev() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	for _, k := range []string{"a", "b", "c"} {
-		if err := db.Put([]byte(k), []byte("v-"+k)); err != nil {
-			log.Fatal(err)
-		}
-	}
+	fill(db, "a", "b", "c")
 
 	it := db.NewIter(nil)
 	for ok := it.Last(); ok; ok = it.Prev() {
@@ -77,11 +79,7 @@ func ExampleBatch() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	for _, k := range []string{"a", "b", "c", "d"} {
-		if err := db.Put([]byte(k), []byte("v-"+k)); err != nil {
-			log.Fatal(err)
-		}
-	}
+	fill(db, "a", "b", "c", "d")
 
 	var b lsm.Batch
 	b.Put([]byte("e"), []byte("v-e"))
@@ -111,11 +109,7 @@ func ExampleDB_NewSnapshot() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	for _, k := range []string{"a", "b"} {
-		if err := db.Put([]byte(k), []byte("v-"+k)); err != nil {
-			log.Fatal(err)
-		}
-	}
+	fill(db, "a", "b")
 
 	snap := db.NewSnapshot()
 	defer snap.Close()
@@ -146,11 +140,7 @@ func ExampleDB_MultiGet() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	for _, k := range []string{"a", "c"} {
-		if err := db.Put([]byte(k), []byte("v-"+k)); err != nil {
-			log.Fatal(err)
-		}
-	}
+	fill(db, "a", "c")
 
 	keys := [][]byte{[]byte("c"), []byte("b"), []byte("a")}
 	values, errs := db.MultiGet(keys)
@@ -180,20 +170,12 @@ func ExampleDB_Checkpoint() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	for _, k := range []string{"a"} {
-		if err := db.Put([]byte(k), []byte("v-"+k)); err != nil {
-			log.Fatal(err)
-		}
-	}
+	fill(db, "a")
 
 	if err := db.Checkpoint("backup"); err != nil {
 		log.Fatal(err)
 	}
-	for _, k := range []string{"b"} {
-		if err := db.Put([]byte(k), []byte("v-"+k)); err != nil {
-			log.Fatal(err)
-		}
-	}
+	fill(db, "b")
 
 	backup, err := lsm.Open("backup", &lsm.Options{FS: fs})
 	if err != nil {
@@ -214,11 +196,7 @@ func ExampleOptions_readOnly() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, k := range []string{"a"} {
-		if err := db.Put([]byte(k), []byte("v-"+k)); err != nil {
-			log.Fatal(err)
-		}
-	}
+	fill(db, "a")
 	if err := db.Close(); err != nil {
 		log.Fatal(err)
 	}
@@ -243,11 +221,7 @@ func ExampleRepair() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, k := range []string{"a", "b"} {
-		if err := db.Put([]byte(k), []byte("v-"+k)); err != nil {
-			log.Fatal(err)
-		}
-	}
+	fill(db, "a", "b")
 	if err := db.Close(); err != nil {
 		log.Fatal(err)
 	}

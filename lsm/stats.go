@@ -222,19 +222,12 @@ type CompactionCounts struct {
 // not know: a kind added to package compaction must get a field here, not
 // be counted as another.
 func (c *CompactionCounts) of(k compaction.Kind) *uint64 {
-	switch k {
-	case compaction.KindMove:
-		return &c.Move
-	case compaction.KindL0:
-		return &c.L0
-	case compaction.KindIntraL0:
-		return &c.IntraL0
-	case compaction.KindSize:
-		return &c.Size
-	case compaction.KindRewrite:
-		return &c.Rewrite
-	case compaction.KindRest:
-		return &c.Rest
+	fields := [compaction.NumKinds]*uint64{
+		compaction.KindMove: &c.Move, compaction.KindL0: &c.L0, compaction.KindIntraL0: &c.IntraL0,
+		compaction.KindSize: &c.Size, compaction.KindRewrite: &c.Rewrite, compaction.KindRest: &c.Rest,
+	}
+	if k < compaction.NumKinds && fields[k] != nil {
+		return fields[k]
 	}
 	panic(fmt.Sprintf("lsm: compaction kind %v has no Stats.Compactions field", k))
 }
