@@ -62,24 +62,6 @@ func Rewrite(level int, f *manifest.FileMetadata) *Compaction {
 	return &Compaction{Level: level, OutputLevel: level, Inputs: [2][]*manifest.FileMetadata{{f}}, Pointer: f.Largest}
 }
 
-// Kind names the compaction for stats: "move", "intra-L0", "rest", "L0",
-// "rewrite" or "size".
-func (c *Compaction) Kind() string {
-	switch {
-	case c.Trivial():
-		return "move"
-	case c.IntraL0():
-		return "intra-L0"
-	case c.Rest:
-		return "rest"
-	case c.Level == 0:
-		return "L0"
-	case c.Level == c.OutputLevel:
-		return "rewrite"
-	}
-	return "size"
-}
-
 func (c *Compaction) String() string {
 	return fmt.Sprintf("L%d→L%d %s (score %.2f): %d+%d tables", c.Level, c.OutputLevel, c.Kind(), c.Score, len(c.Inputs[0]), len(c.Inputs[1]))
 }

@@ -238,7 +238,7 @@ func TestIntraL0(t *testing.T) {
 		t.Fatalf("with nothing running: picked %v; L0 can go down instead", c)
 	}
 	c := Pick(&v, o, noPointer, []*Compaction{intoBase})
-	if c == nil || !c.IntraL0() || c.Kind() != "intra-L0" {
+	if c == nil || !c.IntraL0() || c.Kind() != KindIntraL0 {
 		t.Fatalf("beside %v: picked %v, want an intra-L0 merge", intoBase, c)
 	}
 	if got := fileNums(c.Inputs[0]); !slices.Equal(got, []uint64{20, 19, 18}) || len(c.Inputs[1]) != 0 {

@@ -27,7 +27,7 @@ func TestPickRest(t *testing.T) {
 		t.Fatalf("L0 score %.2f: the example must not be due", s)
 	}
 	c := PickRest(&v, o, nil)
-	if c == nil || c.Kind() != "rest" || c.Level != 0 || c.OutputLevel != 6 || len(c.Inputs[0]) != 3 || len(c.Inputs[1]) != 2 {
+	if c == nil || c.Kind() != KindRest || c.Level != 0 || c.OutputLevel != 6 || len(c.Inputs[0]) != 3 || len(c.Inputs[1]) != 2 {
 		t.Fatalf("two L0 tables of points: picked %v, want L0→L6 rest with all three and the 2 L6 tables", c)
 	}
 	running := Rewrite(6, v.Levels[6][0])

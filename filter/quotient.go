@@ -114,22 +114,10 @@ const (
 //
 // # Speed
 //
-// `go test -run XXX -bench BenchmarkQuotient -benchmem ./filter/` on the
-// shared 2-core development machine (load average 10-16 from other jobs, so
-// wall-clock ns/op was 1.2-9x the thread CPU time; cpu-ns/op below is the
-// thread's CPU time per operation, rbits=8, pre-hashed keys, 0 allocs/op
-// everywhere):
-//
-//	slots   load  Insert  Delete  Contains(absent)  Contains(present)
-//	2^16    50%     67     139          34                 49
-//	2^16    90%    260     614          51                 73
-//	2^24    50%    279     425         155                245
-//	2^24    90%    620    1132         249                287
-//
-// 2^16 slots (88 KiB) stay in cache; 2^24 (22 MiB) do not, and a lookup
-// there costs about one cache and TLB miss. Updates at 90% load pay for
-// moving cluster tails (tens of slots); Delete also walks the moved run
-// heads to clear is_shifted where one lands home.
+// No operation allocates. A lookup in a filter that fits in the CPU cache
+// costs tens of nanoseconds; one that does not costs about a cache and TLB
+// miss. Updates near full load pay for moving cluster tails. BenchmarkQuotient
+// measures them; docs/benchmarks.md, "The quotient filter", has a run.
 //
 // # Concurrency
 //

@@ -249,7 +249,7 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 			edit.Deleted[manifest.DeletedFile{Level: level, FileNum: f.FileNum}] = true
 		}
 	}
-	d.stats.compactions[compactionKind(c)].Add(1)
+	d.stats.compactions[c.Kind()].Add(1)
 	if c.Trivial() {
 		for _, f := range c.Inputs[0] {
 			edit.Added = append(edit.Added, manifest.NewFile{Level: c.OutputLevel, Meta: f})
@@ -305,22 +305,6 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 	}
 	d.loadTables(edit.Added)
 	return edit.Added, d.logAndApply(edit)
-}
-
-func compactionKind(c *compaction.Compaction) int {
-	switch c.Kind() {
-	case "move":
-		return 0
-	case "L0":
-		return 1
-	case "rewrite":
-		return 3
-	case "intra-L0":
-		return 4
-	case "rest":
-		return 5
-	}
-	return 2
 }
 
 func (d *DB) logAndApply(edit *manifest.VersionEdit) error {

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/monbandb/monban/compaction"
 	"github.com/monbandb/monban/vfs"
 )
 
@@ -93,13 +94,13 @@ func TestIntraL0BesideACompactionIntoTheBase(t *testing.T) {
 	var holding atomic.Bool
 	l := &EventListener{
 		CompactionBegin: func(c CompactionInfo) {
-			if c.Kind == "L0" && holding.CompareAndSwap(false, true) {
+			if c.Kind == compaction.KindL0 && holding.CompareAndSwap(false, true) {
 				held <- struct{}{}
 				<-release
 			}
 		},
 		CompactionEnd: func(c CompactionInfo) {
-			if c.Kind == "intra-L0" {
+			if c.Kind == compaction.KindIntraL0 {
 				intra <- struct{}{}
 			}
 		},

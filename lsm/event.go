@@ -2,6 +2,8 @@ package lsm
 
 import (
 	"time"
+
+	"github.com/monbandb/monban/compaction"
 )
 
 // EventListener is told what the DB does in the background: flushes,
@@ -44,8 +46,9 @@ type FlushInfo struct {
 // CompactionInfo describes one compaction.
 type CompactionInfo struct {
 	Level, OutputLevel int
-	// Kind is "move", "L0", "intra-L0", "rest", "size" or "rewrite".
-	Kind string
+	// Kind is why it runs, and the Stats.Compactions field that counts
+	// it.
+	Kind compaction.Kind
 	// Inputs are the tables merged (or moved); Outputs those written (set
 	// in CompactionEnd).
 	Inputs, Outputs []TableFileInfo

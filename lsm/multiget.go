@@ -17,34 +17,15 @@ import (
 // sequence number, through the same read state, as a snapshot taken at the
 // call would see them. values[i] is the value of keys[i] (the caller's to
 // keep), or nil with errs[i] == ErrNotFound when it has none; errs[i] is
-// any other error of that key's read.
+// any other error of that key's read (ErrClosed for every key of a closed
+// DB). keys may be in any order and may repeat; MultiGet neither keeps nor
+// modifies them.
 //
-// It follows the read path of Get (package doc) for the whole batch at
-// once. The keys are sorted once (sortKeys); the memtables answer first
-// (the active one's filter asked for all the keys under one lock); then
-// the keys still unanswered walk the tables level by level in key order.
-// In L0 a table takes the stretch of keys its range covers, found by two
-// binary searches; in a deeper level the keys and the tables are walked
-// together, so that each table's keys are a stretch of the sorted batch.
-// A table is found, opened and pinned once for its keys, not once per
-// key, and its filter is asked for all of them at once; the keys it
-// admits are looked up in key order with one block cursor
-// (sstable.Reader.FindNext), so a data block that holds several of them
-// is read, or taken from the block cache, once. Comparisons skip
-// the prefix every key of the batch shares (zero-padded numbers, a
-// table's name) and decide most orders on the next 8 bytes as one
-// number (bound), so they cost about what comparing two words does.
-//
-// BenchmarkMultiGet (random 16-byte keys, L0 and two tables in L6) read
-// 32 absent keys at 1.70–1.78 times the keys/s of 32 Gets, against
-// 1.31–1.53 when each key found its table by binary search and the keys
-// were grouped by table; kvbench's multireadmissing (1M zero-padded
-// keys, levels of 3, 19 and 90 tables) ran at 1.44–1.57 times
-// readmissing's ops/s, against 1.23–1.27. Random present keys gain 5–10%:
-// most of their cost is the data block each reads and decodes, which a
-// batch of random keys cannot share. A run of 32 adjacent present keys
-// (BenchmarkMultiGet's dense) fetched 0.12 blocks per key against 1.02
-// for 32 Gets, and ran at 1.32 times their keys/s.
+// It answers what len(keys) Gets would, for less: the batch is sorted once
+// and walked through each level's tables together, so a table is found,
+// opened and filter-probed once for its keys and a data block holding
+// several of them is read once (docs/design.md, "Reads without garbage";
+// measured gains in docs/benchmarks.md, "MultiGet").
 func (d *DB) MultiGet(keys [][]byte) (values [][]byte, errs []error) {
 	if d.closed.Load() {
 		return d.multiGet(nil, 0, keys)

@@ -53,10 +53,11 @@ type Options struct {
 	// (Stats.RangeProbes, RangeSkips). It separates keys only by their
 	// first 8 bytes: it suits fixed-width big-endian integer or timestamp
 	// keys, and answers "maybe" for ranges of keys that share 8 bytes or
-	// more. At 16 bits per key an empty range of 32 integers reads a
-	// table's blocks with probability under 1/500 (filter/README.md,
-	// "Ranges"). Tables written without it, or before, are never skipped;
-	// BitsPerKey is 3 to 40. The zero value (the default): no range
+	// more (false-positive rates by bits per key: filter/README.md,
+	// "Ranges"). Tables written without it, or before, are never skipped.
+	// BitsPerKey is 3 to 40 (filter.GrafiteMinBitsPerKey,
+	// GrafiteMaxBitsPerKey); outside that Open fails with
+	// ErrInvalidOptions. The zero value (the default): no range
 	// filters.
 	RangeFilter filter.GrafiteOptions
 
@@ -88,56 +89,49 @@ type Options struct {
 	// not opened since Open has no filter in memory yet: the first Get
 	// that reaches it opens it, and until then the proofs count it as
 	// "maybe". Default 1000. An open table costs a file descriptor and its
-	// index and filter: about 1.2 bytes of filter per key at 10 bits, and
-	// some 37 bytes of index per data block. Tables that grow by
-	// TargetFileSizeMultiplier below the base level keep the count within
-	// 1000 to tens of millions of keys (docs/compaction.md).
+	// index and filter (what they weigh per key: docs/design.md, "Memory").
 	MaxOpenFiles int
 
 	// PinnedMetaLimit caps the bytes of table indexes and filters held in
-	// memory outside the block cache (Stats.MetaPinnedBytes): about 1.2
-	// bytes of filter per key at 10 bits and 37 bytes of index per data
-	// block, 115 MiB for 50M keys of 100-byte values. A table whose index
-	// and filter fit in what is left pins them for as long as it is open,
-	// the last level's only within what the other levels' open tables
-	// leave (an upper level's filter is probed far more often per byte);
-	// one that does not is read paged: its index a 4 KiB partition at a
-	// time and its filter a 4 KiB page at a time, through the block cache,
-	// where they outrank data blocks in up to half of it
-	// (Stats.MetaPagedTables). A Get
-	// of a paged table then costs a block-cache lookup or a page read for
-	// its filter and for its index, where a pinned one costs neither, and
-	// the delete proofs ask a paged filter only about pages the cache
-	// holds. A pinned table's bytes count until their memory is freed: the
-	// filter kept for a table the table cache closed (MaxOpenFiles) counts
-	// until the table is deleted. Default 32 MiB (DefaultPinnedMetaLimit):
-	// every index and filter of about 10M such keys, so a DB that size
-	// reads as fast as with no limit, and a larger one stops growing its
-	// memory there, paging its last level's tables first. Pinned bytes
-	// add to the peak RSS one for one; a smaller limit trades reads for
-	// them (docs/design.md, "Pinned or paged", has the figures). NoPinnedMetaLimit pins every open table's; a negative
-	// limit pins none (the memory of the block cache and memtables alone,
-	// as Pebble's). Tables written before format version 2 are always
-	// pinned.
+	// memory outside the block cache (Stats.MetaPinnedBytes). A table whose
+	// index and filter fit in what is left pins them for as long as it is
+	// open, the last level's only within what the other levels' open
+	// tables leave (an upper level's filter is probed far more often per
+	// byte). One that does not is read paged: its index a 4 KiB partition
+	// at a time and its filter a 4 KiB page at a time, through the block
+	// cache, where they outrank data blocks in up to half of it
+	// (Stats.MetaPagedTables). A Get of a paged table costs a block-cache
+	// lookup or a page read for its filter and for its index, where a
+	// pinned one costs neither, and the delete proofs ask a paged filter
+	// only about pages the cache holds. A pinned table's bytes count until
+	// their memory is freed: the filter kept for a table the table cache
+	// closed (MaxOpenFiles) counts until the table is deleted.
+	//
+	// Default 32 MiB (DefaultPinnedMetaLimit); NoPinnedMetaLimit pins every
+	// open table's; a negative limit pins none (the memory of the block
+	// cache and memtables alone, as Pebble's). Tables written before
+	// format version 2 are always pinned. How many keys the default holds
+	// and what a smaller limit costs in reads: docs/design.md, "Pinned or
+	// paged".
 	PinnedMetaLimit int64
 
 	// Sync makes every commit fsync the WAL before it is acknowledged, so
 	// acknowledged writes survive a machine crash. Without it they survive a
-	// process crash only. Default false. It is the default of the writes
-	// that do not say otherwise: Put, Delete and Write take a
-	// WriteOptions (lsm.Sync, lsm.NoSync) for one write.
-	//
-	// BufferedWAL weakens that, for speed: a commit leaves its WAL record
-	// in memory for a background writer, which hands what has gathered to
-	// the file in one write(2) while the next commits go on
-	// (wal.BufferedWriter) — Pebble's default. A process crash then keeps
-	// a prefix of the commits (never a torn batch, never a later commit
-	// without the earlier ones) that can stop short of the last commits
-	// acknowledged; Close, a memtable rotation and Sync write everything
-	// out. With Sync, each commit still waits for its fsync, and
+	// process crash only (but see BufferedWAL). Default false. It is the
+	// default of the writes that do not say otherwise: Put, Delete and
+	// Write take a WriteOptions (lsm.Sync, lsm.NoSync) for one write.
+	Sync bool
+
+	// BufferedWAL lets a commit return before its WAL record reaches the
+	// OS: the record waits in memory for a background writer, which hands
+	// what has gathered to the file in one write(2) while the next commits
+	// go on (wal.BufferedWriter; Pebble's default). A process crash then
+	// keeps a prefix of the commits (never a torn batch, never a later
+	// commit without the earlier ones) that can stop short of the last
+	// commits acknowledged. Close, a memtable rotation and Sync write
+	// everything out. With Sync, each commit still waits for its fsync and
 	// BufferedWAL changes nothing. Default false: an acknowledged commit
 	// has reached the OS.
-	Sync        bool
 	BufferedWAL bool
 
 	// KeepAbsentDeletes turns off the absent-key proof for Delete. By
@@ -173,14 +167,8 @@ type Options struct {
 	// The defaults are RocksDB's (20 and 36), not LevelDB's (8 and 12):
 	// an L0 table costs a read one filter probe, not a disk read, unless
 	// the filter errs, so L0 can run deeper here, and an L0 compaction
-	// that waits for more tables rewrites fewer bytes per byte flushed.
-	// bench/peers' 4M-key fill (README) wrote 7.81-7.84 table bytes per
-	// flushed byte at LevelDB's, 6.03-6.11 at these, and was slowed
-	// 1876-1960 times against 1171-1338, though the WAL also stopped
-	// costing a write(2) per commit in between, which makes the fill
-	// faster. The slowdowns left come from L0 passing 20 tables while one
-	// L0 compaction (all of L0 and the base level) runs: only smaller L0
-	// compactions, not thresholds, will remove them.
+	// that waits for more tables rewrites fewer bytes per byte flushed
+	// (docs/benchmarks.md, "L0 thresholds", has the measured fill).
 	L0SlowdownWritesThreshold int
 
 	// L0StopWritesThreshold is the number of L0 tables at which writes wait

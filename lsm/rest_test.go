@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/monbandb/monban/compaction"
 	"github.com/monbandb/monban/vfs"
 )
 
@@ -76,7 +77,7 @@ func TestRestCompactionEmptiesL0(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	var mu sync.Mutex // two compactions may end at once
-	kinds := map[string]int{}
+	kinds := map[compaction.Kind]int{}
 	l := &EventListener{CompactionEnd: func(i CompactionInfo) {
 		mu.Lock()
 		kinds[i.Kind]++
@@ -113,8 +114,8 @@ func TestRestCompactionEmptiesL0(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if s := d.Stats(); s.Compactions.Rest == 0 || uint64(kinds["rest"]) != s.Compactions.Rest {
-		t.Fatalf("%d rest compactions counted, %d CompactionEnd events of kind rest", s.Compactions.Rest, kinds["rest"])
+	if s := d.Stats(); s.Compactions.Rest == 0 || uint64(kinds[compaction.KindRest]) != s.Compactions.Rest {
+		t.Fatalf("%d rest compactions counted, %d CompactionEnd events of kind rest", s.Compactions.Rest, kinds[compaction.KindRest])
 	}
 }
 

@@ -1,6 +1,7 @@
 package lsm
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -147,13 +148,8 @@ type Stats struct {
 	// filters' absent-key proof).
 	FlushDrops, CompactionDrops compaction.Drops
 
-	// Compactions counts compactions by kind: trivial moves, merges of L0
-	// into the level below and of L0 into itself (while the first kind
-	// runs), size-triggered merges of deeper levels, rewrites of a
-	// last-level table in place, and rest compactions: L0 merged into the
-	// level below, though not due, once writes stopped
-	// (compaction.PickRest).
-	Compactions struct{ Move, L0, IntraL0, Size, Rewrite, Rest uint64 }
+	// Compactions counts the compactions begun since Open, by kind.
+	Compactions CompactionCounts
 	// CompactionBlocksRead and CompactionBytesRead count what compactions
 	// read from their input tables — and from nothing else: tombstone
 	// elision decides from in-memory filters only.
@@ -198,6 +194,42 @@ type Stats struct {
 	MetaPinnedBytes                              int64
 	MetaPagedTables                              int64
 	MetaCacheHits, MetaBlocksRead, MetaBytesRead uint64
+}
+
+// CompactionCounts counts compactions by kind (compaction.Kind), one
+// field per kind.
+type CompactionCounts struct {
+	// Move counts trivial moves: tables that changed level unrewritten.
+	Move uint64
+	// L0 counts merges of L0 into the level below it (due, or asked for by
+	// CompactRange).
+	L0 uint64
+	// IntraL0 counts merges of L0 tables into one L0 table, made while an
+	// L0 compaction holds the level below.
+	IntraL0 uint64
+	// Size counts merges of a deeper level into the next (over its size
+	// target, or asked for by CompactRange).
+	Size uint64
+	// Rewrite counts tables rewritten in place to drop what no snapshot
+	// needs.
+	Rewrite uint64
+	// Rest counts merges of L0 into the level below, though not due, once
+	// writes stopped (compaction.PickRest).
+	Rest uint64
+}
+
+// of returns the field that counts kind k. It panics on a kind it does
+// not know: a kind added to package compaction must get a field here, not
+// be counted as another.
+func (c *CompactionCounts) of(k compaction.Kind) *uint64 {
+	fields := [compaction.NumKinds]*uint64{
+		compaction.KindMove: &c.Move, compaction.KindL0: &c.L0, compaction.KindIntraL0: &c.IntraL0,
+		compaction.KindSize: &c.Size, compaction.KindRewrite: &c.Rewrite, compaction.KindRest: &c.Rest,
+	}
+	if k < compaction.NumKinds && fields[k] != nil {
+		return fields[k]
+	}
+	panic(fmt.Sprintf("lsm: compaction kind %v has no Stats.Compactions field", k))
 }
 
 // WriteAmplification returns the bytes written to tables (by flushes and
@@ -277,7 +309,7 @@ type dbStats struct {
 	commits, walSyncs                                                         atomic.Uint64
 	stalls, stallNanos, slowdowns                                             atomic.Uint64
 	flushDrops, compactionDrops                                               [len(compaction.Drops{})]atomic.Uint64
-	compactions                                                               [6]atomic.Uint64 // by compactionKind
+	compactions                                                               [compaction.NumKinds]atomic.Uint64
 	compactionsRunning                                                        atomic.Int64
 	compactionBlocksRead, compactionBytesRead, spaceReclaimed                 atomic.Uint64
 	// l0WasDue is set once Pick has chosen a compaction of L0 since Open
@@ -370,9 +402,9 @@ func (d *DB) Stats() Stats {
 		s.FlushDrops[i] = d.stats.flushDrops[i].Load()
 		s.CompactionDrops[i] = d.stats.compactionDrops[i].Load()
 	}
-	s.Compactions.Move, s.Compactions.L0, s.Compactions.Size = d.stats.compactions[0].Load(), d.stats.compactions[1].Load(), d.stats.compactions[2].Load()
-	s.Compactions.Rewrite, s.Compactions.IntraL0 = d.stats.compactions[3].Load(), d.stats.compactions[4].Load()
-	s.Compactions.Rest = d.stats.compactions[5].Load()
+	for k := range compaction.NumKinds {
+		*s.Compactions.of(k) = d.stats.compactions[k].Load()
+	}
 	s.CompactionBlocksRead, s.CompactionBytesRead = d.stats.compactionBlocksRead.Load(), d.stats.compactionBytesRead.Load()
 	s.SpaceReclaimed = d.stats.spaceReclaimed.Load()
 	s.Slowdowns = d.stats.slowdowns.Load()

@@ -64,8 +64,12 @@ func (d *DB) syncFor(opts []*WriteOptions) (bool, error) {
 // then, also when another writer's leader wrote it.
 var batchPool = sync.Pool{New: func() any { return new(Batch) }}
 
-// Put sets key to value. opts (at most one) say how durable it must be
-// when Put returns (WriteOptions).
+// Put sets key to value. Put copies key and value before it returns: the
+// caller may reuse both at once. opts (at most one) say how durable it
+// must be when Put returns (WriteOptions). It fails with ErrInvalidKey or
+// ErrInvalidValue for a key or value over MaxKeySize or MaxValueSize,
+// ErrReadOnly on a DB opened ReadOnly, ErrClosed after Close, and with
+// the sticky background error once one happened (Stats.BackgroundError).
 func (d *DB) Put(key, value []byte, opts ...*WriteOptions) error {
 	b := batchPool.Get().(*Batch)
 	b.Reset()

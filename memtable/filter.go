@@ -27,23 +27,12 @@ import (
 const FingerprintBits = 40
 
 // maxLoad is the load factor past which a filter grows before the next
-// insert or merge. A quotient filter's clusters lengthen like 1/(1-load)^2,
-// and an insert shifts a cluster's tail. BenchmarkFilterLoad (2^16 slots,
-// 40-bit fingerprints; ns/op on the shared 2-core machine, two filter
-// versions measured the same hour, 2026-11-29):
-//
-//	load   contains   insert+delete        insert+delete
-//	       (ns/op)    (filter at 8eaca0b)  (filter rewrite in progress)
-//	0.50    58-92       290-320               880
-//	0.75    95-145     1180-2220              670
-//	0.85   240-330     4540-5650              740
-//	0.90   210-275    11900-17100            1510
-//	0.95   390-475    41700-52600            3900
-//
-// Insert cost doubles from 0.85 to 0.90 in both versions while probes stay
-// cheap, so 0.85: a filter lives between 0.425 and 0.85 after growths, and
-// the memory given up (at most 1/0.85 slots per fingerprint beyond the
-// ideal) is a few percent of a memtable.
+// insert or merge. A quotient filter's clusters lengthen like 1/(1-load)^2
+// and an insert shifts a cluster's tail: insert cost doubles from 0.85 to
+// 0.90 while probes stay cheap (BenchmarkFilterLoad; the table is in
+// docs/benchmarks.md, "The memtable filter's load factor"). A filter lives
+// between 0.425 and 0.85 after growths, and the memory given up is a few
+// percent of a memtable.
 const maxLoad = 0.85
 
 const (

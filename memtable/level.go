@@ -61,13 +61,9 @@ func (l *Level) MayContainHash(h uint64) bool {
 // Rotate freezes the active memtable, which becomes the newest immutable,
 // and makes next the active one. combined' = clone(combined) merged with
 // the frozen memtable's filter, grown first if it would pass maxLoad. The
-// cost is linear in the filter sizes (a flush's frequency, not a write's);
-// BenchmarkLevelRotate measures it: hundreds of milliseconds for the
-// filters of two 64 MiB memtables on the 2-core test machine, almost all
-// in filter.Merge. Writers wait for the new active memtable meanwhile;
-// making Rotate O(1) would take a two-phase rotation (probe the newest
-// immutable's own filter until a background merge installs the combined
-// one), not built yet.
+// cost is linear in the filter sizes (a flush's frequency, not a write's),
+// and writers wait for the new active memtable meanwhile
+// (BenchmarkLevelRotate; docs/benchmarks.md, "Rotating a memtable level").
 //
 // The active memtable is frozen even if Rotate fails (a filter that cannot
 // grow past 2^32 slots): the engine treats that error as fatal.
