@@ -52,7 +52,10 @@
 // A DB is safe for concurrent use. Writes are applied in one order
 // (sequence numbers); a concurrent group of writers shares one WAL write.
 // A write acknowledged without error survives a process crash, and with
-// Options.Sync a machine crash. A Batch is atomic, across crashes too.
+// Options.Sync (or a per-write Sync) a machine crash; with
+// Options.BufferedWAL a process crash keeps a prefix of the commits that
+// holds every commit before the last Flush, not every acknowledged one. A
+// Batch is atomic, across crashes too.
 //
 // Reads see exactly a published prefix of commits: a reader at sequence
 // number S — a Get, an iterator, a Snapshot — sees every write with
