@@ -75,6 +75,15 @@ var fixedConfigs = []config{
 		MemtableSize: 4 << 10, LBaseMaxBytes: 8 << 10, LevelMultiplier: 2, TargetFileSize: 2 << 10,
 		L0CompactionThreshold: 2, BlockSize: 64, BlockCacheSize: 16 << 10, PinnedMetaLimit: -1, Split: firstByte,
 	}},
+	// Range filters in every table: an iterator with both bounds leaves out
+	// the tables whose filter rules its range out, and must read what a
+	// DB without them reads. At 3 bits a key and ranges of 1, many small
+	// tables answer "maybe" wrongly, and a wrong "no" shows at once.
+	{name: "range-filter", opts: lsm.Options{MemtableSize: smallMem, RangeFilter: filter.GrafiteOptions{BitsPerKey: 16, RangeLen: 8}}},
+	{name: "range-filter-3bit", opts: lsm.Options{
+		MemtableSize: 4 << 10, LBaseMaxBytes: 8 << 10, LevelMultiplier: 2, TargetFileSize: 2 << 10,
+		L0CompactionThreshold: 2, RangeFilter: filter.GrafiteOptions{BitsPerKey: 3, RangeLen: 1},
+	}},
 	// Each reopen reads the tables written before it under another Split:
 	// none, then firstByte, twoBytes, firstByte under another name. A
 	// table built with no Split or another Name must never be skipped;
@@ -125,6 +134,8 @@ func configs(seed uint64) []config {
 		MaxConcurrentCompactions: int(pick(1, 3, 0)),
 		FilterSizing:             lsm.FilterSizing(pick(0, 1)),
 	}
+	ranges := []filter.GrafiteOptions{{}, {BitsPerKey: 3, RangeLen: 1}, {BitsPerKey: 10, RangeLen: 8}, {BitsPerKey: 16}}
+	o.RangeFilter = ranges[rng.IntN(len(ranges))]
 	o.L0CompactionThreshold = int(pick(1, 2, 4))
 	o.L0SlowdownWritesThreshold = o.L0CompactionThreshold + int(pick(2, 4, 8))
 	o.L0StopWritesThreshold = o.L0SlowdownWritesThreshold + int(pick(0, 4))
