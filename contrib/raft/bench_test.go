@@ -41,6 +41,19 @@ func openBenchStore(b *testing.B, open func(string) (logStore, error)) logStore 
 	return s
 }
 
+// storeLogs appends logs times times, renumbered from *next on.
+func storeLogs(b *testing.B, s logStore, logs []*hraft.Log, next *uint64, times int) {
+	for range times {
+		for _, l := range logs {
+			l.Index = *next
+			*next++
+		}
+		if err := s.StoreLogs(logs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func benchLogs(n, valueSize int) []*hraft.Log {
 	logs := make([]*hraft.Log, n)
 	for i := range logs {
@@ -65,15 +78,7 @@ func BenchmarkStoreLogs(b *testing.B) {
 					next := uint64(1)
 					b.SetBytes(int64(batch * size))
 					b.ResetTimer()
-					for range b.N {
-						for _, l := range logs {
-							l.Index = next
-							next++
-						}
-						if err := s.StoreLogs(logs); err != nil {
-							b.Fatal(err)
-						}
-					}
+					storeLogs(b, s, logs, &next, b.N)
 					b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "entries/s")
 				})
 			}
@@ -119,29 +124,13 @@ func BenchmarkAppendAfterTruncate(b *testing.B) {
 			s := openBenchStore(b, st.open)
 			logs := benchLogs(1000, 128)
 			next := uint64(1)
-			for next <= total {
-				for _, l := range logs {
-					l.Index = next
-					next++
-				}
-				if err := s.StoreLogs(logs); err != nil {
-					b.Fatal(err)
-				}
-			}
+			storeLogs(b, s, logs, &next, total/len(logs))
 			if err := s.DeleteRange(1, total-kept); err != nil {
 				b.Fatal(err)
 			}
 			logs = logs[:batch]
 			b.ResetTimer()
-			for range b.N {
-				for _, l := range logs {
-					l.Index = next
-					next++
-				}
-				if err := s.StoreLogs(logs); err != nil {
-					b.Fatal(err)
-				}
-			}
+			storeLogs(b, s, logs, &next, b.N)
 			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "entries/s")
 		})
 	}
