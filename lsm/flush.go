@@ -316,17 +316,6 @@ func (d *DB) removeFile(kind manifest.FileKind, num uint64) bool {
 	return true
 }
 
-// loadTables opens new tables in the table cache, so their filters are in
-// memory before the first read needs them and the absent-key proofs (which
-// never open a table) can count on them.
-func (d *DB) loadTables(metas []manifest.NewFile) {
-	for _, nf := range metas {
-		if _, release, err := d.table(nf.Meta); err == nil {
-			release()
-		}
-	}
-}
-
 // runDeleter deletes the tables that left the last live version whenever
 // a read state's last reference goes, and whenever deleteNow asks.
 func (d *DB) runDeleter() {
