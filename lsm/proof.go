@@ -9,6 +9,55 @@ import (
 	"github.com/monbandb/monban/sstable"
 )
 
+// Absent-key proofs: how the filters prove that no version of a key
+// exists, so that a tombstone for it would hide nothing and need not be
+// written (Delete) or kept (flushes and compactions).
+//
+// Why a "no" from every filter on the key's path is a proof:
+//
+//  1. A version of a key lives in exactly one source: the active memtable,
+//     an immutable memtable, or a table. A table holds only keys inside
+//     its key range (FileMetadata), so the only tables that can hold the
+//     key are those whose range covers it: any number in L0, whose tables
+//     overlap, and at most one per deeper level (Version.FindFile).
+//  2. A filter has false positives but no false negatives: every point key
+//     a table holds went into its Bloom filter when it was written, and
+//     every key written to a memtable leaves a fingerprint in the mutable
+//     level's quotient filters that no delete takes away (package doc,
+//     invariant 3).
+//  3. So if every filter of every source in 1 says "no", no source holds a
+//     version of the key, at any sequence number: every read, snapshots
+//     included, answers ErrNotFound with or without a tombstone.
+//     Whatever cannot answer from memory counts as "maybe" and ends the
+//     proof: a table not opened since Open, a paged table whose filter
+//     page is not in the block cache, a table without a filter, and every
+//     filter under Options.IgnoreFilters. The proof never reads disk.
+//
+// Range tombstones change nothing: a point tombstone hides only point
+// versions, and the proof shows there are none (package doc, "Absent-key
+// proofs").
+//
+// In this file, top to bottom (Delete asks the gate, at the bottom, first):
+//
+//   - provablyAbsent: Delete's proof, over the current read state's tables
+//     and then its memtables (Stats.DeletesElided);
+//   - tablesMayContain, tableMayContain, knownFilter: the table half, shared
+//     with the merges; recordFilter and loadTables put the filters where
+//     the proofs find them, without the table cache;
+//   - tombstoneElider: the merges' proof (compaction.Iter, invariant 2),
+//     over the tables below a flush's or compaction's output only, since
+//     only those are older than the tombstone;
+//   - proofGate: whether Delete asks at all. A proof that fails (the key
+//     exists) costs a filter probe, often a cache miss, and saves nothing;
+//     the gate stops asking while proofs keep failing. It guards the
+//     delete path's CPU, never an answer: a delete it does not let ask
+//     writes its tombstone, which is always correct.
+//
+// Every proof holds a reference on the version whose filters it probes
+// (the read state's for Delete, the merge's own for the elider): table
+// filters live outside the heap and are freed when the last version
+// naming their table goes (internal/offheap, invariant 1).
+
 // provablyAbsent reports whether no filter on key's read path admits it,
 // which proves that no version of key exists anywhere: a delete of it is a
 // no-op. Only in-memory filters are consulted; no disk is read.
