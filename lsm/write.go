@@ -96,6 +96,8 @@ func (d *DB) Delete(key []byte, opts ...*WriteOptions) error {
 	if err := d.checkOpen(); err != nil {
 		return err
 	}
+	// The absent-key proof and the gate that decides whether to ask it:
+	// proof.go.
 	if !d.opts.KeepAbsentDeletes {
 		if d.proofs.ask() {
 			proved := d.provablyAbsent(key)
