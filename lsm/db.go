@@ -113,7 +113,7 @@ type DB struct {
 	manifestMu sync.Mutex
 
 	stats dbStats
-	// proofs gates Delete's absent-key proof (proof_gate.go).
+	// proofs gates Delete's absent-key proof (proof.go).
 	proofs proofGate
 	bg     sync.WaitGroup
 

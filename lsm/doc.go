@@ -40,7 +40,7 @@
 // A key that every filter on its path rejects is provably absent. Delete of
 // such a key writes nothing (Stats.DeletesElided) unless
 // Options.KeepAbsentDeletes is set, or recent proofs kept failing: Delete
-// asks the filters only while its proofs pay (proof_gate.go), and
+// asks the filters only while its proofs pay (proof.go), and
 // otherwise writes the tombstone, which is always correct. Range
 // tombstones change no proof: a point tombstone hides only point versions,
 // and the filters prove there are none; a merge drops a point tombstone

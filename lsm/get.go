@@ -1,9 +1,6 @@
 package lsm
 
 import (
-	"sync/atomic"
-
-	"github.com/monbandb/monban/compaction"
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/manifest"
@@ -270,62 +267,6 @@ func (d *DB) findInTable(level int, f *manifest.FileMetadata, fl *filter.CacheLi
 	return v, true, t.Found.Seq(), nil
 }
 
-// tablesMayContain reports whether a table of v at level from or deeper
-// may hold key: its key range covers key and its in-memory Bloom filter
-// admits it. covered reports whether any table's range covered key at all.
-// It never reads disk: it probes the filter each table's metadata holds
-// (FileMetadata.Filter, set when a reader of the table opened, and kept
-// when the table cache closes it), and a table never opened since Open
-// counts as "maybe".
-//
-// The answer does not depend on the order of the probes, so it asks the
-// deepest level first: with dynamic level targets the last level holds
-// most of the keys (half or more, docs/compaction.md), and a key that
-// exists is usually found there in one probe instead of one per level
-// above it (BenchmarkDelete: 0.87 probes per delete of a present key).
-func (d *DB) tablesMayContain(v *manifest.Version, from int, key []byte, h uint64, probes *atomic.Uint64) (may, covered bool) {
-	// The probes are counted once per call, not once per probe: an atomic
-	// add is a fifth of a proof's cost (BenchmarkDeleteProof).
-	n := uint64(0)
-	defer func() { probes.Add(n) }()
-	admits := func(f *manifest.FileMetadata) bool {
-		covered = true
-		may, probed := d.tableMayContain(f, h)
-		if probed {
-			n++
-		}
-		return may
-	}
-	for level := NumLevels - 1; level >= from; level-- {
-		if level == 0 {
-			for _, f := range v.Levels[0] {
-				if f.ContainsUserKey(key) && admits(f) {
-					return true, true
-				}
-			}
-			continue
-		}
-		if f := v.FindFile(level, key); f != nil && admits(f) {
-			return true, true
-		}
-	}
-	return false, covered
-}
-
-// tombstoneElider is the absent-key proof of flushes and compactions: a
-// tombstone hides nothing when no table of v at level from or deeper
-// covers its key (the bottom of the tree, for that key), or none of the
-// filters of those that do admits it.
-func (d *DB) tombstoneElider(v *manifest.Version, from int) compaction.Elider {
-	return func(ukey []byte) (bool, compaction.DropReason) {
-		may, covered := d.tablesMayContain(v, from, ukey, filter.Hash(ukey), &d.stats.mergeProofProbes)
-		if !covered {
-			return true, compaction.DropBottom
-		}
-		return !may, compaction.DropFilterProof
-	}
-}
-
 // table returns the reader of f from the table cache (opening it if
 // needed) and a func that releases it, and records f's filter, when the
 // reader holds it in memory, for the proofs (tableMayContain), which then
@@ -344,50 +285,9 @@ func (d *DB) table(f *manifest.FileMetadata) (*sstable.Reader, func(), error) {
 	return r, release, err
 }
 
-// recordFilter keeps r's filter in f's metadata if r pins it, so the
-// proofs ask it without the table cache, even once the cache has closed
-// the table; its memory counts against Options.PinnedMetaLimit until the
-// metadata lets go. A paged table's filter is asked through its reader.
-func (d *DB) recordFilter(f *manifest.FileMetadata, r *sstable.Reader) {
-	if fl, pinned := r.Filter(); pinned {
-		f.SetFilter(fl)
-	}
-}
-
 // tableRef is what the table cache checks a table file against: the size
 // and identity the manifest recorded for it, so that a swapped or replaced
 // file gives ErrCorruption, never a wrong answer.
 func tableRef(f *manifest.FileMetadata) sstable.TableRef {
 	return sstable.TableRef{FileNum: f.FileNum, Size: f.Size, TableID: f.TableID}
-}
-
-// tableMayContain reports whether f's filter admits h, and whether it
-// was asked: a table never opened since Open, or any table when filters
-// are ignored, is a "maybe" without a probe.
-func (d *DB) tableMayContain(f *manifest.FileMetadata, h uint64) (may, probed bool) {
-	if d.opts.IgnoreFilters {
-		return true, false
-	}
-	if fl := d.knownFilter(f); fl != nil {
-		return fl.MayContainHash(h), true
-	}
-	// Not opened since Open, or paged: only an open reader can vouch for
-	// it, a paged one from the filter pages in the block cache.
-	r, release, ok := d.tables.Peek(f.FileNum)
-	if !ok {
-		return true, false
-	}
-	defer release()
-	d.recordFilter(f, r)
-	return r.MayContainHash(h), true
-}
-
-// knownFilter is the filter f's metadata holds (FileMetadata.Filter), for
-// a probe without the table cache; nil when none is recorded yet (or the
-// table is paged), or when filters are ignored.
-func (d *DB) knownFilter(f *manifest.FileMetadata) *filter.CacheLine {
-	if d.opts.IgnoreFilters {
-		return nil
-	}
-	return f.Filter()
 }

@@ -138,7 +138,7 @@ type Options struct {
 	// default a Delete of a key that no filter on its path admits writes
 	// nothing (no WAL record, no tombstone, counted in Stats.DeletesElided),
 	// as long as such proofs keep succeeding often enough to pay for their
-	// probes (proof_gate.go; Stats.DeleteProofsSkipped counts the deletes
+	// probes (proof.go; Stats.DeleteProofsSkipped counts the deletes
 	// that did not ask). Set it when every delete must leave a WAL record. Flushes and
 	// compactions still drop tombstones that hide nothing.
 	KeepAbsentDeletes bool

@@ -122,7 +122,7 @@ type Stats struct {
 	DeletesElided, WALBytesSaved uint64
 	// DeleteProofsSkipped counts Deletes that wrote their tombstone without
 	// asking the filters, because recent proofs had kept failing: the
-	// deletes were of keys that exist (lsm/proof_gate.go).
+	// deletes were of keys that exist (lsm/proof.go).
 	DeleteProofsSkipped uint64
 	// DeleteProofProbes counts in-memory table filter probes made to prove
 	// a deleted key absent (delete elision);

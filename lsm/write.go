@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/memtable"
 	"github.com/monbandb/monban/vfs"
@@ -97,6 +96,8 @@ func (d *DB) Delete(key []byte, opts ...*WriteOptions) error {
 	if err := d.checkOpen(); err != nil {
 		return err
 	}
+	// The absent-key proof and the gate that decides whether to ask it:
+	// proof.go.
 	if !d.opts.KeepAbsentDeletes {
 		if d.proofs.ask() {
 			proved := d.provablyAbsent(key)
@@ -114,39 +115,6 @@ func (d *DB) Delete(key []byte, opts ...*WriteOptions) error {
 	err = d.write(b, sync)
 	batchPool.Put(b)
 	return err
-}
-
-// provablyAbsent reports whether no filter on key's read path admits it,
-// which proves that no version of key exists anywhere: a delete of it is a
-// no-op. Only in-memory filters are consulted; no disk is read.
-//
-// It holds a reference on the read state while it probes: the tables'
-// filters live outside the heap, and the reference a table's metadata
-// holds on its filter is dropped as soon as no live version names the
-// table (internal/offheap, invariant 1: whoever reads the memory holds a
-// reference). Without one, a compaction installing a new version between
-// the proof's load of a filter and its probe could free the filter under
-// it. The state is the current one, so every write acknowledged before
-// Delete was called is in it (a memtable filter, or a table whose filter
-// is known or counts as maybe).
-func (d *DB) provablyAbsent(key []byte) bool {
-	rs := d.loadReadState()
-	if rs == nil {
-		return false // closed: the write that follows reports it
-	}
-	defer rs.unref()
-	if d.opts.IgnoreFilters {
-		return false
-	}
-	// The tables before the memtables, though a read asks them after: the
-	// answer does not depend on the order, and a key worth deleting is
-	// usually old, found by the deepest level's filter, so the proof of
-	// such a key ends without the active memtable's lock.
-	h := filter.Hash(key)
-	if may, _ := d.tablesMayContain(rs.version, 0, key, h, &d.stats.deleteProofProbes); may {
-		return false
-	}
-	return !rs.mem.MayContainHash(h)
 }
 
 // Write applies every write of b atomically; opts (at most one) say how
