@@ -5,19 +5,37 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-	"sync"
+	"unsafe"
+
+	"github.com/monbandb/monban/internal/offheap"
 )
 
 // CacheLineBuilder collects the hashes of one SSTable's keys and finishes
 // them into an encoded cache-line Bloom filter (docs/format.md, "Cache-line
 // Bloom filter"). It holds 8 bytes per distinct key until Finish: the line
 // count depends on the final key count, so bits cannot be set earlier.
+// Those bytes live outside the Go heap (internal/offheap), in chunks that
+// grow to ChunkSize: a compaction's output table of 500k keys holds 4 MiB
+// of them, which on the heap were the largest thing a 50M-key fill kept
+// live, twice over through the collector's doubling. Finish, Reset and
+// Release give them back at once.
 //
 // A CacheLineBuilder is not safe for concurrent use.
 type CacheLineBuilder struct {
 	bitsPerKey float64
-	hashes     []uint64
+	bufs       []*offheap.Buffer
+	chunks     [][]uint64 // bufs' memory as hashes; only the last is partly filled
+	n          int        // hashes in chunks
+	last       uint64     // the last hash added, when n > 0
 }
+
+// firstChunk is the hashes of a builder's first chunk, small enough to
+// stay on the heap (offheap.MinSize) for the many small tables; each next
+// chunk doubles, up to a whole ChunkSize, the size offheap keeps spare.
+const (
+	firstChunk = 512
+	maxChunk   = offheap.ChunkSize / 8
+)
 
 // NewCacheLineBuilder returns a builder for a filter of bitsPerKey bits per
 // key. bitsPerKey is clamped to 1..MaxCacheLineBitsPerKey; 10 gives ~0.96%
@@ -26,29 +44,12 @@ type CacheLineBuilder struct {
 // any setting is the same encoding, and the probe count follows the same
 // rule as at integer settings.
 func NewCacheLineBuilder(bitsPerKey float64) *CacheLineBuilder {
-	b := &CacheLineBuilder{bitsPerKey: clampBitsPerKey(bitsPerKey)}
-	if p, ok := hashSlices.Get().(*[]uint64); ok {
-		b.hashes = (*p)[:0]
-	}
-	return b
+	return &CacheLineBuilder{bitsPerKey: clampBitsPerKey(bitsPerKey)}
 }
 
-// hashSlices keeps the hash slices of released builders. A compaction
-// writes one table after another, each with a builder whose slice grows
-// to 8 bytes per key: grown afresh for each, they were most of the bytes a
-// 50M-key fill allocated, and the collections they caused let the heap
-// grow with them.
-var hashSlices sync.Pool // of *[]uint64
-
-// Release gives the builder's memory to the next builder. The builder must
-// not be used afterwards.
-func (b *CacheLineBuilder) Release() {
-	if b.hashes != nil {
-		h := b.hashes[:0]
-		hashSlices.Put(&h)
-		b.hashes = nil
-	}
-}
+// Release gives the builder's memory back. The builder may be used again,
+// as after Reset.
+func (b *CacheLineBuilder) Release() { b.Reset() }
 
 // AddKey adds a key; it is AddHash(Hash(key)).
 func (b *CacheLineBuilder) AddKey(key []byte) { b.AddHash(Hash(key)) }
@@ -58,17 +59,37 @@ func (b *CacheLineBuilder) AddKey(key []byte) { b.AddHash(Hash(key)) }
 // one user key are one key to the filter (they would set the same bits, but
 // would inflate the line count).
 func (b *CacheLineBuilder) AddHash(h uint64) {
-	if n := len(b.hashes); n > 0 && b.hashes[n-1] == h {
+	if b.n > 0 && b.last == h {
 		return
 	}
-	b.hashes = append(b.hashes, h)
+	b.last = h
+	b.n++
+	i := len(b.chunks) - 1
+	if i < 0 || len(b.chunks[i]) == cap(b.chunks[i]) {
+		size := firstChunk
+		if i >= 0 {
+			size = min(2*cap(b.chunks[i]), maxChunk)
+		}
+		buf := offheap.New(size * 8)
+		b.bufs = append(b.bufs, buf)
+		b.chunks = append(b.chunks, unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(buf.Bytes()))), size)[:0])
+		i++
+	}
+	b.chunks[i] = append(b.chunks[i], h) // within its capacity: never moves off the chunk
 }
 
 // Len is the number of distinct hashes added since the last Finish or Reset.
-func (b *CacheLineBuilder) Len() int { return len(b.hashes) }
+func (b *CacheLineBuilder) Len() int { return b.n }
 
-// Reset discards the added hashes, keeping the builder's memory.
-func (b *CacheLineBuilder) Reset() { b.hashes = b.hashes[:0] }
+// Reset discards the added hashes and gives their memory back.
+func (b *CacheLineBuilder) Reset() {
+	for _, buf := range b.bufs {
+		buf.Release()
+	}
+	clear(b.bufs)
+	clear(b.chunks)
+	b.bufs, b.chunks, b.n = b.bufs[:0], b.chunks[:0], 0
+}
 
 // Finish appends the encoded filter to dst and returns the extended slice,
 // then resets the builder for the next table. With no keys added the filter
@@ -79,22 +100,26 @@ func (b *CacheLineBuilder) Finish(dst []byte) []byte {
 	// many hashes would need a terabyte first. The product is exact in
 	// float64 for integer b (n·b < 2^53), so integer settings size filters
 	// exactly as integer arithmetic would.
-	lines := uint64(min(math.Ceil(float64(len(b.hashes))*b.bitsPerKey/lineBits), math.MaxUint32))
-	dst = appendCacheLine(dst, b.hashes, lines, cacheLineProbesFor(b.bitsPerKey))
+	lines := uint64(min(math.Ceil(float64(b.n)*b.bitsPerKey/lineBits), math.MaxUint32))
+	dst = appendCacheLine(dst, lines, cacheLineProbesFor(b.bitsPerKey), b.chunks...)
 	b.Reset()
 	return dst
 }
 
-// appendCacheLine encodes hashes into lines lines with k probes each and
-// appends the result to dst. It is the whole encoder; Finish only chooses
-// lines and k (the overfill measurement chooses them differently).
-func appendCacheLine(dst []byte, hashes []uint64, lines uint64, k int) []byte {
+// appendCacheLine encodes the hashes of every chunk into lines lines with
+// k probes each and appends the result to dst. It is the whole encoder;
+// Finish only chooses lines and k (the overfill measurement chooses them
+// differently).
+func appendCacheLine(dst []byte, lines uint64, k int, chunks ...[]uint64) []byte {
 	start := len(dst)
 	size := int(lines)*lineBytes + cacheLineTrailerLen
 	dst = slices.Grow(dst, size)[:start+size]
 	body := dst[start : start+int(lines)*lineBytes]
 	clear(body) // Grow may hand back capacity holding old bytes
-	if lines > 0 {
+	for _, hashes := range chunks {
+		if lines == 0 {
+			break
+		}
 		for _, h := range hashes {
 			line := body[lineOffset(h, lines):][:lineBytes]
 			x := h

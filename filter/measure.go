@@ -189,7 +189,7 @@ func MeasureCacheLineOverfill(n, bitsPerKey int, multiples []int, queries int, s
 		for i := len(hashes); i < mult*n; i++ {
 			hashes = append(hashes, k.hash('k', seed, uint64(i)))
 		}
-		f, err := OpenCacheLine(appendCacheLine(nil, hashes, lines, probes))
+		f, err := OpenCacheLine(appendCacheLine(nil, lines, probes, hashes))
 		if err != nil {
 			panic(err)
 		}

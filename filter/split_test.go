@@ -33,7 +33,7 @@ func TestPrefixLayouts(t *testing.T) {
 	k := cacheLineProbesFor(bpk)
 	open := func(hashes []uint64, entries int) CacheLine {
 		lines := uint64(math.Ceil(float64(entries) * bpk / lineBits))
-		f, err := OpenCacheLine(appendCacheLine(nil, hashes, lines, k))
+		f, err := OpenCacheLine(appendCacheLine(nil, lines, k, hashes))
 		if err != nil {
 			t.Fatal(err)
 		}
