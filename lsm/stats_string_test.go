@@ -11,6 +11,33 @@ import (
 	"github.com/monbandb/monban/vfs"
 )
 
+// fillBig sets every unsigned and signed integer under v to a big DB's
+// magnitude: 12 digits for a field named for bytes, 9 for the rest.
+func fillBig(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if f := v.Field(i); f.CanSet() {
+				if strings.Contains(v.Type().Field(i).Name, "Bytes") && f.CanUint() {
+					f.SetUint(999_999_999_999)
+					continue
+				}
+				fillBig(f)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			fillBig(v.Index(i))
+		}
+	case reflect.Uint, reflect.Uint64, reflect.Uint32:
+		v.SetUint(999_999_999)
+	case reflect.Int, reflect.Int64:
+		if v.Type().String() != "time.Duration" {
+			v.SetInt(999_999_999)
+		}
+	}
+}
+
 // TestStatsStringWidth: every line of Stats.String fits in 80 columns and
 // ends in no space, for a small DB's counters and for counters of a big
 // one (every count 9 digits, every byte count 12).
@@ -37,33 +64,6 @@ func TestStatsStringWidth(t *testing.T) {
 		}
 		if testing.Verbose() {
 			t.Logf("%s:\n%s", name, out)
-		}
-	}
-}
-
-// fillBig sets every unsigned and signed integer under v to a big DB's
-// magnitude: 12 digits for a field named for bytes, 9 for the rest.
-func fillBig(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if f := v.Field(i); f.CanSet() {
-				if strings.Contains(v.Type().Field(i).Name, "Bytes") && f.CanUint() {
-					f.SetUint(999_999_999_999)
-					continue
-				}
-				fillBig(f)
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		for i := range v.Len() {
-			fillBig(v.Index(i))
-		}
-	case reflect.Uint, reflect.Uint64, reflect.Uint32:
-		v.SetUint(999_999_999)
-	case reflect.Int, reflect.Int64:
-		if v.Type().String() != "time.Duration" {
-			v.SetInt(999_999_999)
 		}
 	}
 }
