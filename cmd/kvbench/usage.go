@@ -32,7 +32,11 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer, head string, 
 		printFlags(stderr, fs)
 		return err
 	}
-	fmt.Fprintf(stderr, "kvbench: %v\n", err)
+	name := "kvbench"
+	if fs.Name() != name {
+		name += " " + fs.Name() // a subcommand's FlagSet is named after it
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", name, err)
 	hint()
 	return fmt.Errorf("%w: %w", errUsage, err)
 }
