@@ -107,7 +107,7 @@ func tableNums(ts []TableFileInfo) []string {
 }
 
 // TestStatsString: the table has a row per non-empty level and the total;
-// an FPR nothing measured prints "-"; the expvar form carries the sticky
+// an FPR nothing measured prints "n/a"; the expvar form carries the sticky
 // error as text.
 func TestStatsString(t *testing.T) {
 	fs := vfs.NewFault(vfs.NewMem())
@@ -125,7 +125,7 @@ func TestStatsString(t *testing.T) {
 	switch {
 	case !strings.Contains(lines[0], "FPR") || l0[0] != "L0" || l6[0] != "L6" || total[0] != "total":
 		t.Fatalf("Stats.String rows:\n%s", s)
-	case l0[6] != "-": // L0 was never probed: no FPR to speak of
+	case l0[6] != "n/a": // L0 was never probed: no FPR to speak of
 		t.Fatalf("L0's FPR, which nothing measured, printed as %s:\n%s", l0[6], s)
 	case l6[6] != "0.0000%" || l6[3] != "2" || l6[4] != "1": // one negative, no false positive: a measured 0
 		t.Fatalf("L6 row %v:\n%s", l6, s)

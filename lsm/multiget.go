@@ -3,7 +3,6 @@ package lsm
 import (
 	"bytes"
 	"cmp"
-	"encoding/binary"
 	"slices"
 	"sync"
 
@@ -94,7 +93,7 @@ type multiGet struct {
 	counts [NumLevels]lookupCounts
 
 	// shared is the longest prefix every key of the batch begins with,
-	// and prefixes are the 8 bytes of each key after it (keyPrefix):
+	// and prefixes are the 8 bytes of each key after it (base.KeyPrefix):
 	// keys that all begin alike (zero-padded numbers, a table's name) are
 	// told apart by the bytes where they differ. words are the sort words
 	// of sortKeys, each a prefix's first four bytes above the key's index
@@ -126,7 +125,7 @@ func (b *multiGet) run(rs *readState) {
 		b.shared = b.shared[:base.SharedPrefixLen(b.shared, k)]
 	}
 	for i, k := range b.keys {
-		b.prefixes[i] = keyPrefix(k[len(b.shared):])
+		b.prefixes[i] = base.KeyPrefix(k[len(b.shared):])
 	}
 	sorted := b.sortKeys()
 	// 1–2. The memtables. With no immutable memtable, the active one's
@@ -176,26 +175,9 @@ func (b *multiGet) run(rs *readState) {
 	b.pending = pending
 }
 
-// keyPrefix is k's first 8 bytes, zero-padded, as a big-endian number:
-// where two keys' prefixes differ, they order the keys as bytes.Compare
-// does.
-func keyPrefix(k []byte) uint64 {
-	switch n := len(k); {
-	case n >= 8:
-		return binary.BigEndian.Uint64(k)
-	case n >= 4: // two loads that overlap where n < 8: OR keeps the bytes
-		return uint64(binary.BigEndian.Uint32(k))<<32 | uint64(binary.BigEndian.Uint32(k[n-4:]))<<(8*(8-n))
-	}
-	var p uint64
-	for i, c := range k {
-		p |= uint64(c) << (56 - 8*i)
-	}
-	return p
-}
-
 // bound is a key to compare the batch's keys with (a table's smallest
 // or largest), prepared once for all of them: whether it begins with the
-// batch's shared prefix, and if so the 8 bytes after it (keyPrefix).
+// batch's shared prefix, and if so the 8 bytes after it (base.KeyPrefix).
 type bound struct {
 	key    []byte
 	shared bool
@@ -207,7 +189,7 @@ func (b *multiGet) bound(k []byte) bound {
 	if len(k) < n || !bytes.Equal(k[:n], b.shared) {
 		return bound{key: k}
 	}
-	return bound{key: k, shared: true, prefix: keyPrefix(k[n:])}
+	return bound{key: k, shared: true, prefix: base.KeyPrefix(k[n:])}
 }
 
 // keyBound is the batch's key j as a bound, which begins with the shared

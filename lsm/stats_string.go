@@ -5,54 +5,97 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 )
 
-// String lays the counters out for a person: a row per level, then one
-// line per subsystem. An FPR with no probe that could measure it prints
-// as "-", not 0.
+// String lays the counters out for a person, within 80 columns (a
+// terminal's, a code review's): two tables with a row per level, what the
+// filters did and what the level read and wrote, then a few lines per
+// subsystem. An FPR with no probe that could measure it prints as "n/a",
+// as kvbench prints it, not 0.
 func (s Stats) String() string {
 	var b strings.Builder
-	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "level\ttables\tbytes\tfilter probes\tnegatives\tfalse pos\tFPR\tblocks read\tcache hits\tbytes in\tbytes out\t")
-	row := func(name string, l LevelStats) {
-		fpr := "-"
+	table := func(header string, row func(LevelStats) string) {
+		w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(w, header)
+		for i, l := range s.Levels {
+			if l.Files > 0 || l.FilterProbes > 0 || l.TableBytesWritten > 0 {
+				fmt.Fprintf(w, "L%d\t%s\t\n", i, row(l))
+			}
+		}
+		fmt.Fprintf(w, "total\t%s\t\n", row(s.Total))
+		w.Flush()
+	}
+	table("level\ttables\tbytes\tfilter probes\tnegatives\tfalse pos\tFPR\t", func(l LevelStats) string {
+		fpr := "n/a"
 		if l.FilterNegatives+l.FilterFalsePositives > 0 {
 			fpr = fmt.Sprintf("%.4f%%", 100*l.FPR())
 		}
-		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t\n", name, l.Files, l.Bytes,
-			l.FilterProbes, l.FilterNegatives, l.FilterFalsePositives, fpr, l.BlocksRead, l.CacheHits,
-			l.TableBytesIn, l.TableBytesWritten)
+		return fmt.Sprintf("%d\t%d\t%d\t%d\t%d\t%s", l.Files, l.Bytes, l.FilterProbes, l.FilterNegatives, l.FilterFalsePositives, fpr)
+	})
+	table("level\tblocks read\tcache hits\tbytes in\tbytes out\t", func(l LevelStats) string {
+		return fmt.Sprintf("%d\t%d\t%d\t%d", l.BlocksRead, l.CacheHits, l.TableBytesIn, l.TableBytesWritten)
+	})
+	// Each line below starts with a label of at most labelWidth columns;
+	// wrapStatsLine breaks the longer ones under the first figure.
+	line := func(label, format string, args ...any) {
+		b.WriteString(wrapStatsLine(fmt.Sprintf("%-*s", labelWidth, label) + fmt.Sprintf(format, args...)))
 	}
-	for i, l := range s.Levels {
-		if l.Files > 0 || l.FilterProbes > 0 || l.TableBytesWritten > 0 {
-			row(fmt.Sprintf("L%d", i), l)
-		}
-	}
-	row("total", s.Total)
-	w.Flush()
-	fmt.Fprintf(&b, "memtables: %d queued for flush; filter negatives %d (own) + %d (combined immutables); false positives %d\n",
+	line("memtables:", "%d queued for flush; filter negatives %d (own) + %d (combined immutables); false positives %d",
 		s.MemtablesQueued, s.MemtableFilterNegatives, s.ImmutableFilterNegatives, s.MemtableFalsePositives)
 	if s.PrefixProbes > 0 {
-		fmt.Fprintf(&b, "prefix iterators: %d filters asked, %d memtables and tables skipped\n", s.PrefixProbes, s.PrefixSkips)
+		line("prefixes:", "%d filters asked by prefix iterators, %d memtables and tables skipped", s.PrefixProbes, s.PrefixSkips)
 	}
 	if s.RangeProbes > 0 {
-		fmt.Fprintf(&b, "bounded iterators: %d range filters asked, %d tables skipped\n", s.RangeProbes, s.RangeSkips)
+		line("ranges:", "%d range filters asked by bounded iterators, %d tables skipped", s.RangeProbes, s.RangeSkips)
 	}
-	fmt.Fprintf(&b, "deletes:   %d elided (%d WAL bytes saved), %d not proved (proofs kept failing); proof probes %d by deletes, %d by merges\n",
+	line("deletes:", "%d elided (%d WAL bytes saved), %d not proved (proofs kept failing); proof probes %d by deletes, %d by merges",
 		s.DeletesElided, s.WALBytesSaved, s.DeleteProofsSkipped, s.DeleteProofProbes, s.MergeProofProbes)
-	fmt.Fprintf(&b, "flushes:   %d; dropped %s\n", s.Flushes, s.FlushDrops)
-	fmt.Fprintf(&b, "compactions: %d moves, %d L0, %d intra-L0, %d size, %d rewrites, %d rest; dropped %s; read %d blocks (%d bytes); reclaimed %d bytes\n",
+	line("flushes:", "%d; dropped %s", s.Flushes, s.FlushDrops)
+	line("compactions:", "%d moves, %d L0, %d intra-L0, %d size, %d rewrites, %d rest; dropped %s; read %d blocks (%d bytes); reclaimed %d bytes",
 		s.Compactions.Move, s.Compactions.L0, s.Compactions.IntraL0, s.Compactions.Size, s.Compactions.Rewrite, s.Compactions.Rest, s.CompactionDrops,
 		s.CompactionBlocksRead, s.CompactionBytesRead, s.SpaceReclaimed)
-	fmt.Fprintf(&b, "compaction debt: %d bytes; running now: %d\n", s.CompactionDebt, s.CompactionsRunning)
-	fmt.Fprintf(&b, "range tombstones: %d spans in tables, covering an estimated %d bytes below them\n", s.Total.RangeDels, s.Total.RangeDelBytes)
-	fmt.Fprintf(&b, "writes:    WAL %d bytes; write amplification %.2f; %d slowdowns, %d stalls (%v)\n",
+	line("debt:", "%d bytes of compaction; running now: %d", s.CompactionDebt, s.CompactionsRunning)
+	line("range dels:", "%d spans in tables, covering an estimated %d bytes below them", s.Total.RangeDels, s.Total.RangeDelBytes)
+	line("writes:", "WAL %d bytes; write amplification %.2f; %d slowdowns, %d stalls (%v)",
 		s.WALBytes, s.WriteAmplification(), s.Slowdowns, s.Stalls, s.StallTime)
-	fmt.Fprintf(&b, "off-heap:  %d bytes mapped (process); %d buffers never released\n", s.OffHeapMapped, s.OffHeapLeaked)
+	line("off-heap:", "%d bytes mapped (process); %d buffers never released", s.OffHeapMapped, s.OffHeapLeaked)
 	if s.BackgroundError != nil {
-		fmt.Fprintf(&b, "READ-ONLY after a background error: %v\n", s.BackgroundError)
+		line("READ-ONLY", "after a background error: %v", s.BackgroundError)
 	}
 	return b.String()
+}
+
+// labelWidth is the column where the figures of String's subsystem lines
+// begin, and continuation lines too.
+const labelWidth = len("compactions: ")
+
+// wrapStatsLine returns line, ending in "\n", broken into lines of at most
+// 80 columns. A break goes after the last "; " that fits, else the last
+// ", ", else the last space, and the rest continues at labelWidth, under
+// the first figure. A single word too long for a line (an error's text may
+// hold one) stays whole.
+func wrapStatsLine(line string) string {
+	const width = 80
+	indent := strings.Repeat(" ", labelWidth)
+	var out strings.Builder
+	for utf8.RuneCountInString(line) > width {
+		head := string([]rune(line)[:width]) // a cut in it leaves at most width runes
+		cut := -1
+		for _, sep := range []string{"; ", ", ", " "} {
+			if i := strings.LastIndex(head, sep); i > labelWidth {
+				cut = i + len(sep) - 1 // keep ";" or "," on the line, drop the space
+				break
+			}
+		}
+		if cut < 0 {
+			break
+		}
+		out.WriteString(strings.TrimRight(line[:cut], " ") + "\n")
+		line = indent + strings.TrimLeft(line[cut:], " ")
+	}
+	out.WriteString(line + "\n")
+	return out.String()
 }
 
 // PublishExpvar publishes the DB's Stats under name in the expvar registry

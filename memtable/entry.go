@@ -2,7 +2,6 @@ package memtable
 
 import (
 	"bytes"
-	"encoding/binary"
 	"unsafe"
 
 	"github.com/monbandb/monban/internal/base"
@@ -31,23 +30,7 @@ type entry struct {
 
 func makeEntry(kv []byte, klen int, trailer uint64) entry {
 	return entry{kv: unsafe.Pointer(unsafe.SliceData(kv)), klen: uint32(klen), vlen: uint32(len(kv) - klen),
-		prefix: keyPrefix(kv[:klen]), trailer: trailer}
-}
-
-// keyPrefix returns the big-endian value of k's first 8 bytes, zero-padded.
-// If two keys' prefixes differ, they compare like the keys: the first
-// differing byte of the padded prefixes is either a real byte of both
-// keys, or a padding zero against a byte of a longer key that the shorter
-// one is a prefix of.
-func keyPrefix(k []byte) uint64 {
-	if len(k) >= 8 {
-		return binary.BigEndian.Uint64(k)
-	}
-	var p uint64
-	for i, c := range k {
-		p |= uint64(c) << (56 - 8*i)
-	}
-	return p
+		prefix: base.KeyPrefix(kv[:klen]), trailer: trailer}
 }
 
 func (e entry) key() []byte {

@@ -147,8 +147,14 @@ func settingDir(sizing lsm.FilterSizing, bits int, named bool) string {
 // runAll builds b's DB (unless -use_existing_db) and runs the workloads.
 func (b *bench) runAll() (err error) {
 	if !b.cfg.useExisting {
-		if err := clearDB(b.dir); err != nil {
+		replaced, err := clearDB(b.dir)
+		if err != nil {
 			return err
+		}
+		// Only a DB that was there before the run is news: later repeats
+		// replace the one the first built.
+		if replaced && b.repeat == 1 {
+			fmt.Fprintf(b.stderr, "kvbench: replacing the monban DB in %s (-use_existing_db runs on it instead)\n", b.dir)
 		}
 	}
 	if err := b.open(); err != nil {
@@ -269,25 +275,26 @@ func copyFile(src, dst string) error {
 
 // clearDB empties dir for a fresh build, as db_bench does, but only if it
 // is absent, empty, or holds a monban DB (a CURRENT file): kvbench never
-// deletes a directory it cannot recognise.
-func clearDB(dir string) error {
+// deletes a directory it cannot recognise. replaced reports that a DB was
+// deleted.
+func clearDB(dir string) (replaced bool, err error) {
 	entries, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return nil
+		return false, nil
 	case err != nil:
-		return err
+		return false, err
 	case len(entries) == 0:
-		return nil
+		return false, nil
 	}
 	if _, err := os.Stat(filepath.Join(dir, "CURRENT")); err != nil {
 		var names []string
 		for _, e := range entries[:min(3, len(entries))] {
 			names = append(names, e.Name())
 		}
-		return fmt.Errorf("%s is not empty and holds no monban DB (%s…): refusing to delete it", dir, strings.Join(names, ", "))
+		return false, fmt.Errorf("%s is not empty and holds no monban DB (%s…): refusing to delete it", dir, strings.Join(names, ", "))
 	}
-	return os.RemoveAll(dir)
+	return true, os.RemoveAll(dir)
 }
 
 // warm opens every table of the DB (see open).

@@ -73,16 +73,31 @@ var workloadNames = []string{"fillseq", "fillrandom", "overwrite", "readrandom",
 	"multireadrandom", "multireadmissing", "deleteabsent", "deleterandom", "readwhilewriting",
 	"seekrandom", "scan", "prefixmissing", "prefixrandom", "rangemissing", "rangerandom", "deleterange", "compact", "stats"}
 
-// errUsage marks a command line that cannot run: the caller prints usage
-// and exits with status 2, as package flag does.
+// errUsage marks a command line that cannot run: the error and a line
+// pointing to -h are printed, and kvbench exits with status 2, as package
+// flag does.
 var errUsage = errors.New("bad usage")
 
 func usageError(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errUsage}, args...)...)
 }
 
-// parseConfig parses the flags of the default benchmark command. Flag errors
-// are written to stderr by package flag and returned wrapping errUsage.
+// mainUsage heads kvbench -h: every command, then the benchmarks' flags.
+const mainUsage = `usage: kvbench [flags]              run benchmarks (no flags: the default run)
+       kvbench filters [flags]      the filter tables: designed vs measured FPR
+       kvbench tree -db DIR         the LSM's shape: levels, tables, key ranges
+       kvbench explain -db DIR KEY  the read path of one key, step by step
+       kvbench repair -db DIR       rebuild a DB that Open refuses
+       kvbench teach -db DIR        build docs/read-path.md's lesson DB, print
+                                    its traces
+(kvbench CMD -h: that command's flags)
+
+flags:
+`
+
+// parseConfig parses the flags of the default benchmark command. Usage
+// errors are written to stderr, with a line pointing to -h, and returned
+// wrapping errUsage.
 func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	c := &config{defaulted: len(args) == 0}
 	fs := flag.NewFlagSet("kvbench", flag.ContinueOnError)
@@ -103,13 +118,13 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.rangeTombstones, "range_tombstones", 0, "live range tombstones over no key read, spread over the key space, beside readrandom, readmissing, the multireads and readwhilewriting: the fills write them among their keys, and each read workload first writes again, into the memtable, those compactions dropped")
 	fs.IntVar(&c.prefixSize, "prefix_size", 15, "bytes of a key that form its prefix (lsm.Options.Split, a fixed-length split), for prefixmissing and prefixrandom: written keys come in runs of 10^(key_size-prefix_size) numbers, one prefix each, between prefixes holding no key; the default leaves one digit, 10 keys a prefix. Unused unless set or a prefix workload runs; -use_existing_db needs the value the DB was filled with")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of key order and value bytes; equal seeds give equal operations")
-	bits := fs.String("bloom_bits", "10", "Bloom bits per key for new tables, or a list (0,5,10,15,20): the DB is rebuilt per value; 0 writes no filter")
+	bits := fs.String("bloom_bits", "10", "Bloom bits per key for new tables, or a list (0,5,10,15,20): the DB is rebuilt per value. 0 writes no filter (lsm.Options.BloomBitsPerKey -1); unlike Options, where 0 means the default, 10")
 	sizings := fs.String("filter_sizing", "uniform", "how the bits are spread over the tables, or a list: uniform (every table alike) or per_level (Monkey: the same memory, spread by level); the DB is rebuilt per sizing and bits value")
 	fs.Int64Var(&c.cacheSize, "cache_size", 8<<20, "block cache bytes; 0 or negative disables the cache")
 	fs.IntVar(&c.openFiles, "open_files", -1, "tables kept open, each with its index and filter in memory (Options.MaxOpenFiles); -1: every table, as the filter figures assume (lsm.Stats describes the open tables only)")
 	fs.BoolVar(&c.sync, "sync", false, "fsync the WAL on every commit")
 	fs.BoolVar(&c.keepAbsentDeletes, "keep_absent_deletes", false, "write every Delete (Options.KeepAbsentDeletes): no absent-key proof, the baseline for what the proof costs deletes of present keys")
-	fs.StringVar(&c.db, "db", "", "DB directory (default: a temporary one, removed afterwards)")
+	fs.StringVar(&c.db, "db", "", "DB directory (default: a temporary one, removed afterwards). A monban DB already there is replaced, as db_bench does, with a line on stderr saying so; a directory holding anything else is refused")
 	fs.BoolVar(&c.useExisting, "use_existing_db", false, "run on the DB in -db as it is: no fill benchmarks, no rebuild")
 	fs.BoolVar(&c.histogram, "histogram", false, "print p50/p90/p99/p99.9/p99.99/max latencies per benchmark (HdrHistogram, 3 significant digits)")
 	fs.BoolVar(&c.json, "json", false, "print one JSON object per line instead of text")
@@ -120,24 +135,15 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.fileSizeMult, "target_file_size_multiplier", 2, "Options.TargetFileSizeMultiplier: how much larger tables get per level below the base")
 	fs.Int64Var(&c.pinnedMeta, "pinned_meta_limit", 0, "Options.PinnedMetaLimit: bytes of table indexes and filters pinned in memory; tables beyond it read them a page at a time through the block cache (0: the default, 32 MiB; negative: none pinned)")
 	fs.Int64Var(&c.levelBase, "max_bytes_for_level_base", 4<<20, "Options.LBaseMaxBytes: the base level's size target (levels are dynamic)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: kvbench [flags]              run benchmarks (no flags: the default run, under a minute)\n"+
-			"       kvbench filters [flags]      the filter tables: designed vs measured FPR\n"+
-			"       kvbench tree -db DIR         the LSM's shape: levels, tables, key ranges, filter bits\n"+
-			"       kvbench explain -db DIR KEY  the read path of one key, step by step\n"+
-			"       kvbench repair -db DIR       rebuild a DB that Open refuses, print what became of each file\n"+
-			"       kvbench teach -db DIR        build docs/read-path.md's lesson DB and print its traces\n\nflags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w: %w", errUsage, err)
+	hint := func() { usageHint(stderr, "", "[flags]") }
+	if err := parseFlags(fs, args, stderr, mainUsage, hint); err != nil {
+		return nil, err
 	}
 	if fs.NArg() > 0 {
-		fs.Usage()
-		return nil, usageError("unexpected argument %q", fs.Arg(0))
+		err := usageError("unexpected argument %q", fs.Arg(0))
+		fmt.Fprintf(stderr, "kvbench: %v\n", err)
+		hint()
+		return nil, err
 	}
 	if c.deletes < 0 {
 		c.deletes = c.reads
@@ -156,7 +162,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "kvbench: %v\n", err)
-		fs.Usage()
+		hint()
 		return nil, err
 	}
 	return c, nil

@@ -10,7 +10,16 @@
 //	kvbench teach -db DIR        build docs/read-path.md's lesson DB, print its traces
 //
 // With no flags it runs an embedded default (under a minute on a 2-core
-// machine) in a temporary directory that it removes afterwards.
+// machine) in a temporary directory that it removes afterwards. -db DIR
+// builds in DIR instead and, as db_bench does, replaces a monban DB found
+// there, saying so on stderr; a directory holding anything else is refused.
+// -use_existing_db runs on the DB as it is.
+//
+// -bloom_bits 0 writes no filter: the origin of a bits-per-key sweep
+// (-bloom_bits 0,5,10,15,20), a DB directory bloom-00 and a point at 0 on
+// the -svg chart. In lsm.Options it is BloomBitsPerKey -1; Options'
+// BloomBitsPerKey 0 means the default, 10, as every zero Options field
+// means its default.
 //
 // # Workloads
 //
@@ -186,7 +195,7 @@
 // phases longer than two seconds, only when stderr is a terminal.
 //
 // Exit status: 0 done, 1 a benchmark failed (the message names it), 2 bad
-// usage (every subcommand: the reason and usage on stderr), 130 interrupted:
-// the first Ctrl-C stops the workload at its next op and removes the
-// temporary DB before kvbench exits.
+// usage (every subcommand: the reason, and one line pointing to -h, on
+// stderr), 130 interrupted: the first Ctrl-C stops the workload at its
+// next op and removes the temporary DB before kvbench exits.
 package main

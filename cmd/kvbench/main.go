@@ -50,9 +50,9 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	case "teach":
 		err = runTeach(args, stdout, stderr)
 	default:
-		err = usageError("unknown subcommand %q (want filters, tree, explain, repair, teach, or flags)", cmd)
-		fmt.Fprintf(stderr, "kvbench: %v\n", err)
-		_, _ = parseConfig([]string{"-h"}, stderr)
+		msg := fmt.Sprintf("unknown subcommand %q (want filters, tree, explain, repair or teach)", cmd)
+		fmt.Fprintf(stderr, "kvbench: %s\n", msg)
+		usageHint(stderr, "", "[flags] | CMD [flags]")
 		return 2
 	}
 	switch {

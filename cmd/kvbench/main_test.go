@@ -69,6 +69,7 @@ func TestBadUsageExits2(t *testing.T) {
 		if !strings.Contains(stderr, "usage") {
 			t.Errorf("run(%q): no usage on stderr:\n%s", args, stderr)
 		}
+		checkShortUsage(t, args, stderr)
 		if stdout != "" {
 			t.Errorf("run(%q) printed to stdout:\n%s", args, stdout)
 		}
@@ -170,5 +171,6 @@ func TestSubcommandUsage(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, "usage: kvbench "+args[0]) || stdout != "" {
 			t.Errorf("run(%q) = %d, want 2 with usage on stderr only; stdout:\n%s\nstderr:\n%s", args, code, stdout, stderr)
 		}
+		checkShortUsage(t, args, stderr)
 	}
 }

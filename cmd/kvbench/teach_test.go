@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,6 +77,9 @@ func TestTeachMatchesDocs(t *testing.T) {
 			t.Fatalf("two runs of teach differ in section %s:\n%s\nand\n%s", l.name, lessons[i].body, l.body)
 		}
 		byName[l.name] = l
+	}
+	if got := lessonNames(lessons); !slices.Equal(got, lessonOrder) {
+		t.Errorf("teach made sections %q; lessonOrder, which runTeach checks names against, says %q", got, lessonOrder)
 	}
 	shown := map[string]bool{}
 	for _, path := range doctest.Docs(t, "../../docs") {
@@ -174,9 +180,14 @@ func TestTeachCommand(t *testing.T) {
 	if code, _, stderr := runArgs(t, "teach", "-db", dir); code != 1 || !strings.Contains(stderr, "not empty") {
 		t.Errorf("teach over a DB = %d:\n%s", code, stderr)
 	}
-	code, _, stderr = runArgs(t, "teach", "-db", filepath.Join(t.TempDir(), "db"), "nope")
+	// A section name is checked before the DB is built: nothing is made.
+	fresh := filepath.Join(t.TempDir(), "db")
+	code, _, stderr = runArgs(t, "teach", "-db", fresh, "nope")
 	if code != 2 || !strings.Contains(stderr, `no section "nope"`) || !strings.Contains(stderr, "usage") {
 		t.Errorf("teach nope = %d:\n%s", code, stderr)
+	}
+	if _, err := os.Stat(fresh); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("teach nope built %s before refusing the section: %v", fresh, err)
 	}
 	if code, _, stderr := runArgs(t, "teach"); code != 2 || !strings.Contains(stderr, "usage") {
 		t.Errorf("teach without -db = %d:\n%s", code, stderr)

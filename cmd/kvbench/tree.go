@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 
 	"github.com/monbandb/monban/lsm"
 )
@@ -33,26 +34,26 @@ func subFlags(name, usage string, args []string, stderr io.Writer, more ...func(
 	for _, define := range more {
 		define(fs)
 	}
-	fs.Usage = func() { fmt.Fprintf(stderr, "usage: kvbench %s\n", usage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return "", nil, err
-		}
-		return "", nil, fmt.Errorf("%w: %w", errUsage, err)
+	hint := func() { usageHint(stderr, name, usage) }
+	if err := parseFlags(fs, args, stderr, "usage: kvbench "+usage+"\n", hint); err != nil {
+		return "", nil, err
 	}
 	if *db == "" {
 		fmt.Fprintf(stderr, "kvbench %s: -db is required\n", name)
-		fs.Usage()
+		hint()
 		return "", nil, usageError("-db is required")
 	}
 	return *db, fs.Args(), nil
 }
 
 // badUsage prints "kvbench MSG" and the subcommand's usage line on stderr
-// and returns MSG wrapping errUsage (exit status 2).
+// and returns MSG wrapping errUsage (exit status 2). usage begins with the
+// subcommand's name.
 func badUsage(stderr io.Writer, usage, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
-	fmt.Fprintf(stderr, "kvbench %s\nusage: kvbench %s\n", msg, usage)
+	fmt.Fprintf(stderr, "kvbench %s\n", msg)
+	cmd, _, _ := strings.Cut(usage, " ")
+	usageHint(stderr, cmd, usage)
 	return usageError("%s", msg)
 }
 
