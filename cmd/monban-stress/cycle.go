@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strconv"
@@ -53,8 +54,15 @@ func (cy *cycle) run(base state) (verdict, state, error) {
 			cy.inFlight++
 		}
 	}
-	if c.repair {
-		if err := copyKilled(c); err != nil {
+	repair := c.repair
+	if repair {
+		switch err := copyKilled(c); {
+		case cy.n == 0 && errors.Is(err, fs.ErrNotExist):
+			// Killed before its Open made the DB's directory: nothing was
+			// written, and Repair rightly refuses a directory that was
+			// never a DB. A later cycle's missing directory is a loss.
+			repair = false
+		case err != nil:
 			return verdict{}, nil, fmt.Errorf("copying the killed DB: %w", err)
 		}
 	}
@@ -73,7 +81,7 @@ func (cy *cycle) run(base state) (verdict, state, error) {
 	for _, p := range problems {
 		v.fail(false, "%s", p)
 	}
-	if c.repair {
+	if repair {
 		if cy.repair, err = cy.checkRepair(got, keys); err != nil {
 			return v, next, err
 		}

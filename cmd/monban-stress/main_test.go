@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -93,5 +94,24 @@ func TestBadUsageExits2(t *testing.T) {
 		if code := run(args, &out, &errs); code != 2 || out.Len() != 0 {
 			t.Errorf("run(%q) = %d, stdout %q; want 2 and nothing", args, code, out.String())
 		}
+	}
+}
+
+// TestKilledBeforeOpen: a first cycle whose kill comes before the child's
+// Open has made the DB's directory verifies an empty DB and has nothing to
+// repair, instead of failing to copy a directory that never existed (a CI
+// run's early kill, 6.7 ms after the start, did).
+func TestKilledBeforeOpen(t *testing.T) {
+	c, err := parseConfig([]string{"-dir", t.TempDir(), "-keys", "50", "-repair"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cy := &cycle{cfg: c, n: 0, opts: tiny, seed: 1, plan: killPlan{early: true}}
+	v, _, err := cy.run(state{})
+	if err != nil {
+		t.Fatalf("a kill before Open: %v", err)
+	}
+	if !v.ok() || cy.acked != 0 {
+		t.Fatalf("a kill before Open: verdict %v, %d acknowledged", v, cy.acked)
 	}
 }
