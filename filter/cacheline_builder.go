@@ -17,8 +17,8 @@ import (
 // Those bytes live outside the Go heap (internal/offheap), in chunks that
 // grow to ChunkSize: a compaction's output table of 500k keys holds 4 MiB
 // of them, which on the heap were the largest thing a 50M-key fill kept
-// live, twice over through the collector's doubling. Finish, Reset and
-// Release give them back at once.
+// live, twice over through the collector's doubling. Finish and Reset
+// give them back at once.
 //
 // A CacheLineBuilder is not safe for concurrent use.
 type CacheLineBuilder struct {
@@ -46,10 +46,6 @@ const (
 func NewCacheLineBuilder(bitsPerKey float64) *CacheLineBuilder {
 	return &CacheLineBuilder{bitsPerKey: clampBitsPerKey(bitsPerKey)}
 }
-
-// Release gives the builder's memory back. The builder may be used again,
-// as after Reset.
-func (b *CacheLineBuilder) Release() { b.Reset() }
 
 // AddKey adds a key; it is AddHash(Hash(key)).
 func (b *CacheLineBuilder) AddKey(key []byte) { b.AddHash(Hash(key)) }

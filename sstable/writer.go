@@ -131,7 +131,7 @@ func (w *Writer) release() {
 	writeBuffers.Put(w.bw)
 	w.bw = nil
 	if w.filter != nil {
-		w.filter.Release()
+		w.filter.Reset() // gives its hashes' memory back
 		w.filter = nil
 	}
 }
