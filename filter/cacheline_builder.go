@@ -16,9 +16,9 @@ import (
 // count depends on the final key count, so bits cannot be set earlier.
 // Those bytes live outside the Go heap (internal/offheap), in chunks that
 // grow to ChunkSize: a compaction's output table of 500k keys holds 4 MiB
-// of them, which on the heap were the largest thing a 50M-key fill kept
-// live, twice over through the collector's doubling. Finish and Reset
-// give them back at once.
+// of them, which on the heap would cost twice that through the
+// collector's doubling, for every table a compaction writes. Finish and
+// Reset give them back at once.
 //
 // A CacheLineBuilder is not safe for concurrent use.
 type CacheLineBuilder struct {
