@@ -84,6 +84,9 @@ type DB struct {
 		// (syncOrder); only the leader touches it.
 		groupOrder []*writer
 		lastSeq    base.SeqNum
+		// returning is what awaitReturning knows of the writers the last
+		// fsync released.
+		returning returningWriters
 
 		wal    walWriter
 		walNum uint64

@@ -188,3 +188,52 @@ func TestSyncedWritersShareFsyncs(t *testing.T) {
 		t.Fatalf("Put with two WriteOptions: %v, want ErrInvalidOptions", err)
 	}
 }
+
+// TestGroupWaitsForTheWritersItsFsyncReleased: the writers that queue
+// during one fsync do not start the next while the writers it released
+// are queuing again, so one fsync covers both (awaitReturning). Without
+// the wait, N concurrent Sync writers alternate in groups of N/2.
+func TestGroupWaitsForTheWritersItsFsyncReleased(t *testing.T) {
+	g := &syncGateFS{FS: vfs.NewMem(), entered: make(chan struct{}), release: make(chan struct{})}
+	d := openMem(t, g, nil)
+	defer d.Close()
+	g.armed.Store(true)
+	defer func() {
+		if g.armed.Swap(false) {
+			close(g.release)
+		}
+	}()
+	put := func(key string) chan error {
+		done := make(chan error, 1)
+		go func() { done <- d.Put([]byte(key), []byte("v"), Sync) }()
+		return done
+	}
+
+	first := put("a1")
+	<-g.entered
+	b, c := put("b"), put("c")
+	waitQueued(t, d, 3)
+	// A long first fsync: the wait it allows (a quarter of it) is far
+	// longer than a returning writer needs to queue, however loaded the
+	// machine.
+	time.Sleep(400 * time.Millisecond)
+	g.release <- struct{}{}
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	// The released writer comes back after a moment, well within the
+	// wait, in which b would otherwise have started its group's fsync.
+	time.Sleep(20 * time.Millisecond)
+	second := put("a2")
+	<-g.entered // one fsync for b, c and a2
+	g.armed.Store(false)
+	g.release <- struct{}{}
+	for _, done := range []chan error{b, c, second} {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := d.Stats(); s.WALSyncs != 2 || s.Commits != 4 {
+		t.Fatalf("Stats: %d WAL syncs for %d commits, want 2 for 4: the group did not wait for the writer the first fsync released", s.WALSyncs, s.Commits)
+	}
+}

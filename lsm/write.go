@@ -3,7 +3,9 @@ package lsm
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"sync"
+	"time"
 
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/memtable"
@@ -26,6 +28,9 @@ type writer struct {
 	sync  bool   // it returns only once an fsync covers its record
 	done  bool
 	err   error
+	// epoch is returningWriters.epoch when it queued: writers of the
+	// current epoch queued after the last fsync released its group.
+	epoch uint64
 }
 
 // WriteOptions say how durable one write must be when it returns. A write
@@ -181,6 +186,7 @@ func (d *DB) commit(w *writer) error {
 		d.mu.Unlock()
 		return ErrClosed
 	}
+	w.epoch = d.mu.returning.epoch
 	d.mu.writers = append(d.mu.writers, w)
 	for !w.done && d.mu.writers[0] != w {
 		d.mu.writeCond.Wait()
@@ -196,6 +202,7 @@ func (d *DB) commit(w *writer) error {
 	group := d.mu.writers[:1] // w; later appends to the queue leave it be
 	pending := group          // the writers still to be told
 	if err == nil && w.batch != nil {
+		d.awaitReturning()
 		group = d.gatherGroup()
 		// 2. Sequence numbers, in queue order (invariant 1) but for one
 		// exception: the writers that need no fsync go first, so they can
@@ -229,9 +236,13 @@ func (d *DB) commit(w *writer) error {
 				pending = order[unsynced:]
 			}
 			d.mu.Unlock()
+			start := time.Now()
 			err = walw.Sync()
 			d.stats.walSyncs.Add(1)
 			d.mu.Lock()
+			d.mu.returning.released(len(order), time.Since(start))
+		} else {
+			d.mu.returning.released(0, 0)
 		}
 		if err != nil {
 			d.setBgErr(fmt.Errorf("monban: commit: %w", err))
@@ -353,4 +364,65 @@ func (d *DB) groupRecord(group []*writer, first base.SeqNum) []byte {
 func (d *DB) applyToMemtable(mem *memtable.Memtable, rec []byte) error {
 	_, err := decodeBatch(rec, func(e batchEntry) error { return d.apply(mem, e) })
 	return err
+}
+
+// returningWriters follows the writers the last fsync released. With N
+// writers committing Sync concurrently, the groups would otherwise
+// alternate: the writers that queued during one fsync form the next group
+// while those it released are still on their way back, so each fsync
+// covers about N/2 commits and the released half waits a whole fsync more.
+type returningWriters struct {
+	epoch    uint64        // bumped by every release
+	group    int           // writers the last fsync released; 0 when it was none
+	syncTime time.Duration // how long that fsync took
+}
+
+func (r *returningWriters) released(group int, syncTime time.Duration) {
+	r.epoch++
+	r.group, r.syncTime = group, syncTime
+}
+
+// returningWaitDivisor bounds awaitReturning's wait to the last fsync's
+// time over it: the most a Sync commit's latency grows when the writers
+// the wait expects never come back.
+const returningWaitDivisor = 4
+
+// awaitReturning holds a group that will fsync back until the writers
+// the last fsync released have queued again, so that one fsync covers
+// them too; it gives up after a quarter of the last fsync's time. It does
+// not wait while any queued writer needs no fsync (those return as soon
+// as their record is written, and must not wait for others) or once as
+// many writers queued since the release as it released: a lone writer,
+// queuing again behind its own fsync, never waits. d.mu is held; the wait
+// yields the processor with d.mu unlocked, so the writers it waits for
+// can queue.
+func (d *DB) awaitReturning() {
+	r := &d.mu.returning
+	if r.group == 0 {
+		return
+	}
+	var deadline time.Time
+	for {
+		back := 0
+		for _, g := range d.mu.writers {
+			if g.batch == nil || !g.sync {
+				return
+			}
+			if g.epoch == r.epoch {
+				back++
+			}
+		}
+		if back >= r.group {
+			return
+		}
+		now := time.Now()
+		if deadline.IsZero() {
+			deadline = now.Add(r.syncTime / returningWaitDivisor)
+		} else if now.After(deadline) {
+			return
+		}
+		d.mu.Unlock()
+		runtime.Gosched()
+		d.mu.Lock()
+	}
 }
