@@ -66,6 +66,35 @@ func TestREADMESnippets(t *testing.T) {
 	}
 }
 
+// TestREADMECommands: the README's two commands are the default kvbench
+// run and the test command .ci/run runs verbatim, so what a newcomer
+// types is what CI checks.
+func TestREADMECommands(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)## Two commands\n.*?```sh\n(.*?)```").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md has no sh block under \"## Two commands\"")
+	}
+	var cmds []string
+	for _, line := range strings.Split(strings.TrimSpace(string(m[1])), "\n") {
+		cmd, _, _ := strings.Cut(line, "#")
+		cmds = append(cmds, strings.TrimSpace(cmd))
+	}
+	if len(cmds) != 2 || cmds[0] != "go run ./cmd/kvbench" {
+		t.Fatalf("README.md's two commands are %q, want the default kvbench run and the tests", cmds)
+	}
+	ci, err := os.ReadFile("../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(cmds[1]) + `$`).Match(ci) {
+		t.Fatalf(".ci/run does not run the README's test command %q on a line of its own", cmds[1])
+	}
+}
+
 // tourFiles hold the Examples of the README's API tour.
 var tourFiles = []string{"example_tour_test.go", "example_options_test.go"}
 
