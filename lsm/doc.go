@@ -8,6 +8,27 @@
 // out costs no disk read — for Get, for Delete, and for the merges that
 // decide whether a tombstone is still needed.
 //
+// # Using a DB
+//
+// Open a directory with Open (a nil *Options takes every default; the
+// fields of Options document theirs) and Close the DB when done. Put,
+// Delete and DeleteRange write one change; a Batch applied by Write
+// writes several atomically. Every write copies the keys and values it is
+// given, and returns once the write would survive a process crash
+// (unless Options.BufferedWAL); pass Sync for a write that must survive a
+// machine crash (Options.Sync makes it the default). Get returns a value the caller may keep, or
+// ErrNotFound; MultiGet reads many keys at one point in time. NewIter
+// iterates in key order, both ways, within optional bounds
+// (IterOptions), and NewSnapshot fixes a point in time for later reads.
+// Close every Iter and Snapshot: an open Iter keeps the tables it reads
+// on disk, an open Snapshot every version it can see.
+// Checkpoint copies the DB into a directory of its own; Repair rebuilds
+// one that Open refuses. Stats counts what the filters saved; Explain
+// shows the read path of one key. The errors a caller can act on wrap
+// the Err* variables below: test them with errors.Is. The package's
+// Examples show each of these calls; the repository's README is a tour
+// of them.
+//
 // # The read path
 //
 // Get(k) hashes k once and walks, newest first, stopping at the first

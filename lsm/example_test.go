@@ -46,9 +46,8 @@ func Example() {
 	// cherry=dark red
 }
 
-// ExampleDB_Get shows a hit, a miss, and what a snapshot keeps.
-// ExampleOpen is the README's snippet (TestREADMESnippet keeps them the
-// same): open, put, get, delete, iterate.
+// ExampleOpen is the README's first snippet (TestREADMESnippets keeps
+// them the same): open, put, get, delete, iterate.
 func ExampleOpen() {
 	dir, err := os.MkdirTemp("", "monban-example")
 	if err != nil {
@@ -79,6 +78,7 @@ func ExampleOpen() {
 	// Output: v <nil>
 }
 
+// ExampleDB_Get shows a hit, a miss, and what a snapshot keeps.
 func ExampleDB_Get() {
 	dir, _ := os.MkdirTemp("", "monban-example")
 	defer os.RemoveAll(dir)
