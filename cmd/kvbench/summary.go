@@ -9,7 +9,8 @@ import (
 // With -repeat N, every workload has N records per bits value (and per
 // filters on and off); the summary gives the median of each timing and
 // its spread, the min and the max. Timings, not counts: the counts of a
-// repeat are those of its own tree (README, "What varies between runs").
+// repeat are those of its own tree (docs/benchmarks.md, "What varies
+// between runs").
 
 // spread is a timing over the repeats; nil fields when no repeat measured it.
 type spread struct {

@@ -42,7 +42,7 @@ func TestLevelTablesAtStart(t *testing.T) {
 	}
 }
 
-// TestCountsRepeatOnOneTree: the README's claim that counts read off a
+// TestCountsRepeatOnOneTree: docs/benchmarks.md's claim that counts read off a
 // given tree repeat: two runs on one existing DB give the same filter and
 // block counts, level by level.
 func TestCountsRepeatOnOneTree(t *testing.T) {
