@@ -20,4 +20,10 @@
 //     dropped as shadowed (rangedel.go); the tombstone stays in the output,
 //     hiding what lies below, until no table below overlaps it (the
 //     caller's keyspan.Compact with bottom).
+//
+// The package is the engine's own policy, kept where a reader of the
+// tree's layout finds it; its inputs are the versions of
+// internal/manifest and the entries of internal/base, which code outside
+// this module cannot build, so outside code does not use it (lsm's
+// Options set what it decides, and Stats and EventListener report it).
 package compaction

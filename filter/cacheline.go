@@ -45,7 +45,9 @@ func OpenCacheLine(data []byte) (CacheLine, error) { return OpenCacheLineIn(nil,
 
 // OpenCacheLineIn is OpenCacheLine over data that lies in buf's memory:
 // the CacheLine takes over the caller's reference on buf, which Release
-// drops; a copy kept by another holder takes its own (Ref).
+// drops; a copy kept by another holder takes its own (Ref). It is the
+// engine's: buf's type is internal to this module, so code outside it
+// can pass only nil, which is OpenCacheLine.
 func OpenCacheLineIn(buf *offheap.Buffer, data []byte) (CacheLine, error) {
 	if len(data) < cacheLineTrailerLen {
 		return CacheLine{}, fmt.Errorf("%w: cache-line filter of %d bytes is shorter than its %d-byte trailer",

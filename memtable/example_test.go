@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/monbandb/monban/filter"
-	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/memtable"
 )
 
@@ -12,14 +11,14 @@ import (
 // a tombstone, or that the filter ruled the key out without a tree search.
 func Example() {
 	m := memtable.New(memtable.Options{ExpectedEntries: 1000})
-	m.Add(1, base.KindSet, []byte("cat"), []byte("meow"))
-	m.Add(2, base.KindDelete, []byte("cat"), nil)
+	m.Add(1, memtable.KindSet, []byte("cat"), []byte("meow"))
+	m.Add(2, memtable.KindDelete, []byte("cat"), nil)
 
-	for _, seq := range []base.SeqNum{1, 2} {
+	for _, seq := range []memtable.SeqNum{1, 2} {
 		v, res := m.Get([]byte("cat"), seq)
 		fmt.Printf("cat@%d: %v %q\n", seq, res, v)
 	}
-	_, res := m.Get([]byte("dog"), base.MaxSeqNum)
+	_, res := m.Get([]byte("dog"), memtable.MaxSeqNum)
 	fmt.Println("dog:", res)
 
 	it := m.NewIter()
@@ -39,10 +38,10 @@ func Example() {
 // disk?" with at most two filter probes.
 func ExampleLevel() {
 	l := memtable.NewLevel(memtable.New(memtable.Options{}))
-	l.Active().Add(1, base.KindSet, []byte("a"), []byte("1"))
+	l.Active().Add(1, memtable.KindSet, []byte("a"), []byte("1"))
 
 	l, _ = l.Rotate(memtable.New(memtable.Options{})) // "a"'s memtable waits to flush
-	l.Active().Add(2, base.KindSet, []byte("b"), []byte("2"))
+	l.Active().Add(2, memtable.KindSet, []byte("b"), []byte("2"))
 	fmt.Println(l.MayContainHash(filter.Hash([]byte("a"))), l.MayContainHash(filter.Hash([]byte("b"))))
 
 	imm := l.Immutables()

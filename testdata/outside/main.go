@@ -1,6 +1,7 @@
 // Command outside uses monban as an application outside its module would:
 // only the public packages, on an in-memory file system. It writes, takes
-// a checkpoint, reopens the checkpoint read-only and reads it back, and
+// a checkpoint, reopens the checkpoint read-only and reads it back; it
+// uses a memtable through that package's own names (memtable.go); and it
 // exits non-zero if anything is off. .ci/run runs it.
 package main
 
@@ -14,6 +15,7 @@ import (
 )
 
 func main() {
+	checkMemtable()
 	fs := vfs.NewMem()
 	db, err := lsm.Open("/db", &lsm.Options{FS: fs, MemtableSize: 4 << 10})
 	if err != nil {
