@@ -50,6 +50,14 @@ type CommitCounter interface {
 	CommitStats() (commits, walSyncs uint64)
 }
 
+// L0Counter is optional: engines that say how many tables their level 0
+// holds, reported at the start of every phase but the fill (L0 tables
+// left by writes cost every later read a probe each, and a scan a merge
+// input each).
+type L0Counter interface {
+	L0Tables() int
+}
+
 // Describer is optional. Describe returns a one-line summary of the engine's
 // on-disk shape (e.g. tables per level); it is printed after each run.
 type Describer interface {

@@ -212,6 +212,8 @@ func (e *monbanEngine) Describe() string {
 	return string(b)
 }
 
+func (e *monbanEngine) L0Tables() int { return e.db.Stats().Levels[0].Files }
+
 func (e *monbanEngine) Scan(start []byte, n int) (int, error) {
 	it := e.db.NewIter(nil)
 	return visit(it, it.SeekGE(start), n)

@@ -65,8 +65,9 @@ type phaseResult struct {
 	Bad           int64   `json:"bad"`
 	Items         int64   `json:"items,omitempty"`
 	FlushSecs     float64 `json:"flush_secs,omitempty"`
-	Commits       uint64  `json:"commits,omitempty"`   // engines that count them (monban)
-	WALSyncs      uint64  `json:"wal_syncs,omitempty"` // fsyncs those commits waited for
+	Commits       uint64  `json:"commits,omitempty"`     // engines that count them (monban)
+	WALSyncs      uint64  `json:"wal_syncs,omitempty"`   // fsyncs those commits waited for
+	L0AtStart     *int    `json:"l0_at_start,omitempty"` // L0 tables when the phase began (not for fill)
 	Note          string  `json:"note,omitempty"`
 }
 
@@ -373,6 +374,10 @@ func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, ke
 	}
 
 	measure := func(workload string, f func() (phaseOutcome, error)) error {
+		l0 := -1
+		if c, ok := e.(L0Counter); ok && workload != wFill {
+			l0 = c.L0Tables()
+		}
 		runtime.GC()
 		before, err := pio.snapshot()
 		if err != nil {
@@ -384,6 +389,10 @@ func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, ke
 			return err
 		}
 		ph := makePhase(idx, r, workload, o, diff(before, after))
+		if l0 >= 0 {
+			ph.L0AtStart = &l0
+			ph.Note = strings.TrimSpace(fmt.Sprintf("L0=%d %s", l0, ph.Note))
+		}
 		phases = append(phases, ph)
 		logf("%s %-8s %9d ops %8.2fs %10.0f ops/s  syscr/op %.3f  rchar/op %.0f %s",
 			tag, workload, ph.Ops, ph.Secs, ph.OpsPerSec, ph.SyscrPerOp, ph.RcharPerOp, ph.Note)
