@@ -13,14 +13,14 @@ import (
 )
 
 // pagedTable is a table with many index partitions and filter pages: 20,000
-// keys key%06d (even numbers only), 256-byte blocks, 10 bits per key.
+// keys key%06d (even numbers only), 64-byte blocks, 10 bits per key.
 func pagedTable(t testing.TB) ([]entry, []byte) {
 	var es []entry
 	for i := range 20000 {
 		k := fmt.Appendf(nil, "key%06d", 2*i)
 		es = append(es, entry{base.MakeInternalKey(k, base.SeqNum(i+1), base.KindSet), fmt.Appendf(nil, "v%d", i)})
 	}
-	data, p := buildTable(t, es, WriterOptions{BlockSize: 256, BloomBitsPerKey: 10})
+	data, p := buildTable(t, es, WriterOptions{BlockSize: 64, BloomBitsPerKey: 10})
 	if pages := p.FilterBytes / filterPageSize; pages < 4 || p.IndexBytes < 8*indexPartitionSize {
 		t.Fatalf("filter %d bytes, index %d: the test needs several pages of each", p.FilterBytes, p.IndexBytes)
 	}

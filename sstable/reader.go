@@ -176,7 +176,7 @@ func (r *Reader) openOneIndex(ft footer) error {
 	if err != nil {
 		return err
 	}
-	x, err := newIndex(block, dataHandles(r.dataEnd))
+	x, err := newIndex(block, false, dataHandles(r.dataEnd))
 	if err != nil {
 		buf.Release()
 		return fmt.Errorf("index block at %d: %w", ft.index.offset, err)
@@ -189,7 +189,7 @@ func (r *Reader) openOneIndex(ft footer) error {
 	return r.pinFilter(ft)
 }
 
-// openTopIndex reads a version 2 table's top-level index block, which
+// openTopIndex reads a version 2 or 3 table's top-level index block, which
 // stays in memory whether the table is pinned or paged.
 func (r *Reader) openTopIndex(ft footer) error {
 	block, buf, err := r.readMeta(ft.index, "index")
@@ -201,7 +201,7 @@ func (r *Reader) openTopIndex(ft footer) error {
 	if ft.filter.length > 0 {
 		lo = ft.filter.end()
 	}
-	if r.ix.top, r.ix.starts, err = newTopIndex(block, lo, ft.index.offset, int(min(r.props.NumDataBlocks, maxBlockLen))); err != nil {
+	if r.ix.top, r.ix.starts, err = newTopIndex(block, ft.version == formatVersion, lo, ft.index.offset, int(min(r.props.NumDataBlocks, maxBlockLen))); err != nil {
 		return fmt.Errorf("index block at %d: %w", ft.index.offset, err)
 	}
 	if r.ix.numParts() > 0 {
