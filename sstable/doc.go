@@ -134,7 +134,7 @@
 //	index partition: key = separator of data block i: user key, then the
 //	             trailer only when whole; value = length<<1|whole uvarint,
 //	             then offset uvarint at restart points only (blocks are
-//	             contiguous); restart interval 8; cut at 4 KiB
+//	             contiguous); restart interval 4; cut at 4 KiB
 //	top-level index: key = last key of partition p, as stored there;
 //	             value = length<<1|whole uvarint | offset uvarint |
 //	             first data block uvarint; restart interval 1

@@ -77,7 +77,7 @@ func (r *Reader) MayContainHashes(hashes []uint64, maybe []bool) {
 			maybe[i] = true
 		}
 		return
-	case r.paged:
+	case r.filterPaged:
 		for i, h := range hashes {
 			maybe[i], _ = r.pagedMayContain(h, false)
 		}

@@ -143,12 +143,13 @@ func (x *index) handle(i int) handle {
 // trailer), or x.len(): the entries before from must all be below it.
 func (x *index) search(from int, ukey []byte, trailer uint64) int {
 	if x.compact {
-		return x.compactSearch(from, ukey, trailer)
+		i, _, _ := x.compactSearch(from, ukey, trailer)
+		return i
 	}
 	lo, hi := from, x.n
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if x.key(m, nil).cmp(ukey, trailer) < 0 {
+		if k, v := x.entry(m); cmpStored(k, !x.sep || v[0]&1 == 1, ukey, trailer) < 0 {
 			lo = m + 1
 		} else {
 			hi = m

@@ -1,6 +1,7 @@
 package sstable
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -10,11 +11,12 @@ import (
 // indexRestartInterval is the number of entries per restart point in a
 // version 3 index partition (docs/format.md, "Index partition"). A lookup
 // compares restart keys by binary search, then decodes at most this many
-// entries of one run: 8 keeps that scan as short as the two or three
-// extra probes a flat block's binary search would make over the same
-// entries, while restart offsets and whole restart keys cost well under a
-// byte per entry (BenchmarkIndexBytes).
-const indexRestartInterval = 8
+// entries of one run. Measured at bench/peers' shape (BenchmarkIndexBytes,
+// BenchmarkSeekIndex): 4 costs 9.3 index bytes per data block and about
+// the index work of version 2's flat partitions; 8 costs 8.2 bytes and
+// about a tenth more work per lookup, 16 costs 7.6 bytes and two fifths
+// more.
+const indexRestartInterval = 4
 
 // A compact entry is a block entry (block.go) whose stored key is a
 // separator (appendSeparator: the user key, then the trailer when whole)
@@ -159,32 +161,62 @@ func (x *index) compactHandle(i int) handle {
 
 // compactSearch is search for a compact index: a binary search over the
 // restart keys for the last run that starts below the target, then a scan
-// of that run.
-func (x *index) compactSearch(from int, ukey []byte, trailer uint64) int {
+// of that run. It also returns the handle of the entry found, which the
+// scan passes over anyway, unless that entry starts the next run (ok
+// false).
+func (x *index) compactSearch(from int, ukey []byte, trailer uint64) (i int, h handle, ok bool) {
 	if from >= x.n {
-		return x.n
+		return x.n, handle{}, false
 	}
 	lo, hi := from/indexRestartInterval+1, (x.n+indexRestartInterval-1)/indexRestartInterval
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		_, suffix, val, _ := x.compactAt(x.restartOff(m))
-		if k, _ := x.keyOf(suffix, val); k.cmp(ukey, trailer) < 0 {
+		if cmpStored(suffix, val[0]&1 == 1, ukey, trailer) < 0 {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
 	g := lo - 1
-	var room [64]byte // a run's keys are rebuilt here: no allocation for short keys
+	var room [64]byte // keys that share bytes are rebuilt here: no allocation for short keys
 	buf := room[:0]
+	var key []byte // the entry's key: in the block when it shares nothing, else in buf
 	off, end := x.restartOff(g), min(lo*indexRestartInterval, x.n)
-	for i := g * indexRestartInterval; i < end; i++ {
+	for i = g * indexRestartInterval; i < end; i++ {
 		shared, suffix, val, next := x.compactAt(off)
-		buf = append(buf[:shared], suffix...)
-		if k, _ := x.keyOf(buf, val); i >= from && k.cmp(ukey, trailer) >= 0 {
-			return i
+		lenFlag, n := binary.Uvarint(val)
+		if i == g*indexRestartInterval {
+			h.offset, _ = binary.Uvarint(val[n:])
+		} else {
+			h.offset = h.end()
+		}
+		h.length = lenFlag >> 1
+		if shared == 0 {
+			key = suffix
+		} else {
+			buf = append(append(buf[:0], key[:shared]...), suffix...)
+			key = buf
+		}
+		// A run's restart key is below the target when the binary search
+		// compared it; the entries before from are below it too.
+		if i >= from && (i > g*indexRestartInterval || g == from/indexRestartInterval) && cmpStored(key, lenFlag&1 == 1, ukey, trailer) >= 0 {
+			return i, h, true
 		}
 		off = next
 	}
-	return end
+	return end, handle{}, false
+}
+
+// cmpStored compares a version 3 stored key, whole or bare, with (ukey,
+// trailer): a bare key sorts before every internal key of its user key.
+func cmpStored(stored []byte, whole bool, ukey []byte, trailer uint64) int {
+	if whole {
+		c, _ := cmpKey(stored, ukey, trailer)
+		return c
+	}
+	if c := bytes.Compare(stored, ukey); c != 0 {
+		return c
+	}
+	return -1
 }

@@ -1,6 +1,7 @@
 package sstable
 
 import (
+	"bytes"
 	"slices"
 	"testing"
 
@@ -35,3 +36,58 @@ func BenchmarkIndexBytes(b *testing.B) {
 	b.ReportMetric(float64(p.IndexBytes)/float64(p.NumDataBlocks), "index-B/block")
 	b.ReportMetric(float64(p.IndexBytes)/float64(p.NumEntries), "index-B/key")
 }
+
+// BenchmarkSeekIndex is a Get's index work alone: find the block of a
+// present key and its handle, in the pinned index of the bench table
+// (sequential keys "k%015d", whose separators are long) and of a table of
+// bench/peers' random 16-byte keys (short ones).
+func BenchmarkSeekIndex(b *testing.B) {
+	rng := newRand(30)
+	random := make([][]byte, benchKeys)
+	for i := range random {
+		random[i] = randBytes(rng, 16)
+	}
+	slices.SortFunc(random, bytes.Compare)
+	for _, tc := range []struct {
+		name string
+		key  func(i int) []byte
+	}{
+		{"sequential", func(i int) []byte { return benchKey(2 * i) }},
+		{"random", func(i int) []byte { return random[i] }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			w := NewWriter(&memFile{}, WriterOptions{})
+			f := w.f.(*memFile)
+			v := make([]byte, 100)
+			for i := range benchKeys {
+				if err := w.Add(base.MakeInternalKey(tc.key(i), base.SeqNum(i+1), base.KindSet), v); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := w.Finish(); err != nil {
+				b.Fatal(err)
+			}
+			r := openTable(b, f.data, nil)
+			defer r.Close()
+			keys := make([][]byte, 4096)
+			for i := range keys {
+				keys[i] = tc.key(int(uint64(i) * 0x9e3779b97f4a7c15 % benchKeys))
+			}
+			trailer := base.SeekKey(nil, base.MaxSeqNum).Trailer
+			var sum uint64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				var c indexCursor
+				j, err := r.seekIndex(&c, 0, keys[i%len(keys)], trailer)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sum += r.blockHandle(&c, j).offset
+				c.release()
+			}
+			seekSink = sum
+		})
+	}
+}
+
+var seekSink uint64 // keeps the benchmark's handles from being optimised away

@@ -24,7 +24,7 @@ const indexPartitionSize = 4096
 // Data blocks are numbered across partitions: block i lies in partition
 // p with starts[p] <= i < starts[p+1]. When the table is pinned, parts
 // holds every partition in memory keep owns; when it is paged
-// (Reader.paged), partitions are read through the block cache one at a
+// (Reader.indexPaged), partitions are read through the block cache one at a
 // time, and only the top-level block stays in memory.
 type tableIndex struct {
 	top    index
@@ -190,6 +190,11 @@ type indexCursor struct {
 	x    index
 	h    cache.Handle
 	held bool
+	// found, if foundOK, is the handle of block foundBlock, which the
+	// last search of a compact partition met on its way (blockHandle).
+	found      handle
+	foundBlock int
+	foundOK    bool
 }
 
 func (c *indexCursor) release() {
@@ -205,7 +210,7 @@ func (r *Reader) holdPart(c *indexCursor, p int) error {
 		return nil
 	}
 	c.release()
-	if !r.paged {
+	if !r.indexPaged {
 		*c = indexCursor{p: p, x: r.ix.parts[p], held: true}
 		return nil
 	}
@@ -249,7 +254,12 @@ func (r *Reader) seekIndex(c *indexCursor, from int, ukey []byte, trailer uint64
 		return 0, err
 	}
 	start := x.starts[p]
-	return start + c.x.search(max(from-start, 0), ukey, trailer), nil
+	if !c.x.compact {
+		return start + c.x.search(max(from-start, 0), ukey, trailer), nil
+	}
+	i, h, ok := c.x.compactSearch(max(from-start, 0), ukey, trailer)
+	c.found, c.foundBlock, c.foundOK = h, start+i, ok
+	return start + i, nil
 }
 
 // blockKey is block b's index key: its last key, or in version 3 a
@@ -267,5 +277,8 @@ func (r *Reader) blockKey(c *indexCursor, b int, buf *[]byte) indexKey {
 
 // blockHandle locates block b. REQUIRES: c holds b's partition.
 func (r *Reader) blockHandle(c *indexCursor, b int) handle {
+	if c.foundOK && c.foundBlock == b {
+		return c.found
+	}
 	return c.x.handle(b - r.ix.starts[c.p])
 }

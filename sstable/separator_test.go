@@ -73,8 +73,8 @@ func TestCompactPartitionExample(t *testing.T) {
 		"000101 62 40",
 		"010d01 616e616e61 0105000000000000 3f",
 		"000101 63 3c",
-		"010d01 6865727279 0109000000000000 3b",
-		"00000000 01000000",
+		"000e03 636865727279 0109000000000000 3b 8c01",
+		"00000000 23000000 02000000",
 	}, "")
 	if got := hex.EncodeToString(data[h.offset : h.offset+h.length]); got != strings.ReplaceAll(want, " ", "") {
 		t.Fatalf("partition\n got %s\nwant %s", got, strings.ReplaceAll(want, " ", ""))
