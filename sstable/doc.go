@@ -56,11 +56,13 @@
 //     properties are read once at Open and kept in the Reader; only data
 //     blocks go through the block cache while the table is open, and a Get
 //     that passes the filter reads at most one data block. Paged (a table
-//     of format version 2 whose meta does not fit the budget): Open reads
-//     the footer, the properties and the top-level index only, and a
-//     lookup fetches the one index partition (partitions.go) and the one
+//     of format version 2 or 3 whose meta does not fit the budget): Open
+//     reads the footer, the properties and the top-level index only, and
+//     a lookup fetches the one index partition (partitions.go) and the one
 //     4 KiB filter page (filter_pages.go) it needs through the block
-//     cache, each verified by its own checksum before use. The pinned
+//     cache, each verified by its own checksum before use. A low table
+//     (budget.go) whose index fits where index and filter do not pins the
+//     index and pages the filter. The pinned
 //     index and filter blocks lie in internal/offheap Buffers (outside
 //     the Go heap when large), on which the Reader, each copy of the
 //     filter kept beyond it (CacheLine.Ref) and each reader made by
