@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"flag"
+	"os"
 	"testing"
 
 	"github.com/monbandb/monban/filter"
@@ -145,6 +146,14 @@ func FuzzReader(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(w.data, true)
+	}
+	for _, old := range []string{"testdata/v1.sst", "testdata/v2.sst"} {
+		// Tables of the older versions this build still reads.
+		d, err := os.ReadFile(old)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(d, false)
 	}
 	fuzzing := flag.Lookup("test.fuzz").Value.String() != ""
 	f.Fuzz(func(t *testing.T, data []byte, fix bool) {
