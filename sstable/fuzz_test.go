@@ -99,8 +99,18 @@ func checkFuzzedIndex(t *testing.T, x index, err error) {
 			t.Fatalf("index handle %d %v, the block before ends at %d", i, h, end)
 		}
 		end = h.end()
-		if got := x.search(0, k.ukey, k.trailer); k.whole && got != i {
-			t.Fatalf("search for key %d %v finds %d", i, k, got)
+		got := x.search
+		if x.compact {
+			got = func(from int, ukey []byte, trailer uint64) int {
+				i, h, ok := x.compactSearch(from, ukey, trailer)
+				if ok && h != x.handle(i) {
+					t.Fatalf("search's handle of entry %d %v, handle() says %v", i, h, x.handle(i))
+				}
+				return i
+			}
+		}
+		if j := got(0, k.ukey, k.trailer); k.whole && j != i {
+			t.Fatalf("search for key %d %v finds %d", i, k, j)
 		}
 		prev = indexKey{ukey: append([]byte(nil), k.ukey...), trailer: k.trailer, whole: k.whole}
 	}

@@ -141,11 +141,8 @@ func (x *index) handle(i int) handle {
 
 // search returns the first entry from from on whose key is >= (ukey,
 // trailer), or x.len(): the entries before from must all be below it.
+// REQUIRES: a flat index (compactSearch searches a compact one).
 func (x *index) search(from int, ukey []byte, trailer uint64) int {
-	if x.compact {
-		i, _, _ := x.compactSearch(from, ukey, trailer)
-		return i
-	}
 	lo, hi := from, x.n
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)

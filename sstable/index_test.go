@@ -205,9 +205,9 @@ func (m compactModel) key(i int) indexKey {
 }
 
 // TestCompactIndexMatchesModel: a version 3 partition read in place gives
-// back every separator and handle it was built from, and search finds
-// what a linear scan of the model finds, from any starting entry below
-// the answer.
+// back every separator and handle it was built from, and compactSearch
+// finds what a linear scan of the model finds, from any starting entry
+// below the answer, with that entry's handle.
 func TestCompactIndexMatchesModel(t *testing.T) {
 	for seed := range uint64(100) {
 		m := compactIndexModel(seed, 1+int(seed)%40)
@@ -237,8 +237,8 @@ func TestCompactIndexMatchesModel(t *testing.T) {
 				}
 			}
 			from := rng.IntN(want + 1)
-			if got := x.search(from, ukey, trailer); got != want {
-				t.Fatalf("seed %d: search(%d, %q, %x) = %d, want %d", seed, from, ukey, trailer, got, want)
+			if got, h, ok := x.compactSearch(from, ukey, trailer); got != want || ok && h != m.handles[got] {
+				t.Fatalf("seed %d: search(%d, %q, %x) = %d %v, want %d", seed, from, ukey, trailer, got, h, want)
 			}
 		}
 	}
