@@ -101,7 +101,7 @@ func TestTraceOutcomes(t *testing.T) {
 		{"apple", 9, "000007.sst: in range; filter: maybe; block 0 @0+27 block cache hit; found #3,SET"},
 		{"banana", 9, "000007.sst: in range; filter: maybe; block 1 @32+25 read from file; found #5,DEL"},
 		{"banana", 4, "000007.sst: in range; filter: maybe; block 2 @62+31 read from file; found #2,SET"},
-		{"banana", 1, "000007.sst: in range; filter: maybe; block 3 @98+29 read from file; only newer versions"},
+		{"banana", 1, "000007.sst: in range; filter: maybe; block 2 @62+31 block cache hit; only newer versions"},
 		{"cherry", 8, "000007.sst: in range; filter: maybe; only newer versions"},
 		{"b", 9, "000007.sst: in range; filter: absent (read avoided)"},
 	} {

@@ -27,7 +27,7 @@ type blockBuilder struct {
 
 func (b *blockBuilder) add(key, value []byte) {
 	shared := 0
-	if b.counter < b.restartInterval && b.entries > 0 {
+	if !b.restartNext() {
 		shared = base.SharedPrefixLen(key, b.lastKey)
 	} else {
 		b.restarts = append(b.restarts, uint32(len(b.buf)))
@@ -42,6 +42,9 @@ func (b *blockBuilder) add(key, value []byte) {
 	b.counter++
 	b.entries++
 }
+
+// restartNext reports whether the next entry added is a restart point.
+func (b *blockBuilder) restartNext() bool { return b.entries == 0 || b.counter >= b.restartInterval }
 
 // estimatedSize is the length finish would return now.
 func (b *blockBuilder) estimatedSize() int { return len(b.buf) + 4*len(b.restarts) + 4 }

@@ -28,7 +28,7 @@ func TestChurnKeepsMappedMemoryBounded(t *testing.T) {
 	for i := range 20000 {
 		es = append(es, entry{base.MakeInternalKey(fmt.Appendf(nil, "key%08d", i), 1, base.KindSet), []byte("v")})
 	}
-	data, _ := buildTable(t, es, WriterOptions{BloomBitsPerKey: 10, BlockSize: 256})
+	data, _ := buildTable(t, es, WriterOptions{BloomBitsPerKey: 10, BlockSize: 128})
 	fs := vfs.NewMem()
 	if err := fs.MkdirAll("db"); err != nil {
 		t.Fatal(err)

@@ -7,11 +7,13 @@
 // blocks, and its properties.
 //
 // Reading the source, in data-flow order: writer.go (Add: entries into
-// blocks), block.go (prefix compression and restart points),
+// blocks, and each block's separator into the index), block.go (prefix
+// compression and restart points), separator.go (index keys),
 // writer_finish.go (filter, index partitions, properties, footer),
 // reader.go (Open: verify and pin the meta blocks, or open paged;
 // dataBlock: a handle from the cache, else a pooled buffer filled from
-// the file), index.go and partitions.go (the index, searched in place),
+// the file), index.go, index_compact.go and partitions.go (the index,
+// searched in place),
 // filter_pages.go (a paged filter), budget.go (pinned or paged), identity.go
 // (is this file the table the manifest means?), rangedel.go (the range
 // tombstones' block), rangefilter.go (the range filter's block), get.go (the point-read
@@ -40,20 +42,27 @@
 //     allocation or a read. Bad bytes yield an error wrapping
 //     base.ErrCorruption that names the file — never a panic, a hang, or
 //     wrong data accepted silently.
-//  4. The index key of a data block is that block's last internal key, so
-//     the entry preceding any block is known without reading it; Get uses
-//     this to tell a filter false positive from a key whose versions are
-//     all newer than the snapshot, at no I/O cost.
+//  4. The index key of a data block is a separator s with lastKey <= s <
+//     the next block's first key (separator.go): whole, the block's last
+//     internal key itself, wherever the two keys share a user key (and for
+//     the table's last block); else a bare user key, above the last key's
+//     user key. So the entry preceding any block is known without reading
+//     it to be a version of a user key k exactly when the preceding
+//     block's separator is whole with user key k; Get uses this to tell a
+//     filter false positive from a key whose versions are all newer than
+//     the snapshot, at no I/O cost.
 //  5. A Reader either pins its table's meta or reads it paged
 //     (MetaBudget, budget.go). Pinned: index partitions, filter and
 //     properties are read once at Open and kept in the Reader; only data
 //     blocks go through the block cache while the table is open, and a Get
 //     that passes the filter reads at most one data block. Paged (a table
-//     of format version 2 whose meta does not fit the budget): Open reads
-//     the footer, the properties and the top-level index only, and a
-//     lookup fetches the one index partition (partitions.go) and the one
+//     of format version 2 or 3 whose meta does not fit the budget): Open
+//     reads the footer, the properties and the top-level index only, and
+//     a lookup fetches the one index partition (partitions.go) and the one
 //     4 KiB filter page (filter_pages.go) it needs through the block
-//     cache, each verified by its own checksum before use. The pinned
+//     cache, each verified by its own checksum before use. A low table
+//     (budget.go) whose index fits where index and filter do not pins the
+//     index and pages the filter. The pinned
 //     index and filter blocks lie in internal/offheap Buffers (outside
 //     the Go heap when large), on which the Reader, each copy of the
 //     filter kept beyond it (CacheLine.Ref) and each reader made by
@@ -87,8 +96,9 @@
 //   - Prev inside a data block re-decodes from the preceding restart point,
 //     so a backward scan costs up to BlockRestartInterval decodes per entry
 //     (LevelDB's trade-off); a huge restart interval makes it quadratic.
-//   - Index keys are whole last keys, not shortened separators (invariant
-//     4): tables of very long keys have large indexes.
+//   - A block boundary inside the versions of one user key keeps a whole
+//     key in the index (invariant 4): a table of many long keys' versions
+//     has a large index.
 //   - ReaderOptions.FileNum is the block-cache key: two readers sharing a
 //     cache must not use the same number for different files.
 //   - Open's reads (footer, index, filter, properties) are counted in
@@ -123,11 +133,13 @@
 //	entry    = shared uvarint | unshared uvarint | value length uvarint |
 //	           key[shared:] | value
 //	data block:  key = encoded internal key (user key | seq<<8|kind u64)
-//	index partition: key = last internal key of data block i,
-//	             value = offset uvarint | length uvarint; restart interval 1;
-//	             cut at 4 KiB
-//	top-level index: key = last key of partition p, value = offset uvarint |
-//	             length uvarint | first data block uvarint; restart interval 1
+//	index partition: key = separator of data block i: user key, then the
+//	             trailer only when whole; value = length<<1|whole uvarint,
+//	             then offset uvarint at restart points only (blocks are
+//	             contiguous); restart interval 4; cut at 4 KiB
+//	top-level index: key = last key of partition p, as stored there;
+//	             value = length<<1|whole uvarint | offset uvarint |
+//	             first data block uvarint; restart interval 1
 //	filter block: filter.CacheLineBuilder's encoding, never compressed; of
 //	             the user keys, and of their prefixes (filter.PrefixHash)
 //	             when the filter.prefix_split property names a split
@@ -138,11 +150,14 @@
 //	             the filter.range_block property (rangefilter.go)
 //	properties block: key = property name, value = uvarint / key / string
 //	footer   = index (off u64, len u64) | filter (off u64, len u64; 0,0 = none) |
-//	           properties (off u64, len u64) | version u32 = 2 |
+//	           properties (off u64, len u64) | version u32 = 3 |
 //	           crc32c of the preceding 52 bytes u32 | magic "MONBANST"
 //
-// Version 1 tables, still read, have one index block where version 2 has
-// the partitions and the top-level block. Handle lengths exclude the
+// Version 2 tables, still read, index every block under its whole last
+// key, value offset uvarint | length uvarint, restart interval 1, and
+// their top-level values are offset | length | first. Version 1 tables,
+// still read, have one such index block where later versions have the
+// partitions and the top-level block. Handle lengths exclude the
 // 5-byte block trailer. Data blocks are cut once
 // their uncompressed size reaches WriterOptions.BlockSize and kept
 // snappy-compressed only when that saves at least 1/8.

@@ -14,12 +14,15 @@ const (
 	// tableMagic is the ASCII bytes "MONBANST" read as a little-endian
 	// uint64: a hexdump of a table ends with them.
 	tableMagic = 0x54534e41424e4f4d
-	// formatVersion is written in every footer: version 2 partitions the
-	// index (partitions.go) and records the filter's page checksums in the
-	// properties. Open reads version 1 too (formatVersionOneIndex: one
-	// index block, always pinned) and rejects others.
-	formatVersion         = 2
-	formatVersionOneIndex = 1
+	// formatVersion is written in every footer: version 3 indexes data
+	// blocks by separators in compact partitions (separator.go,
+	// index_compact.go). Open reads versions 2 (formatVersionPartitioned:
+	// partitions of whole last keys, every entry a restart point) and 1
+	// (formatVersionOneIndex: one such index block, always pinned) too,
+	// and rejects others.
+	formatVersion            = 3
+	formatVersionPartitioned = 2
+	formatVersionOneIndex    = 1
 	// footerLen is the fixed size of the footer at the end of the file.
 	footerLen = 64
 	// blockTrailerLen is the compression type byte and the CRC-32C that
@@ -145,8 +148,8 @@ func decodeFooter(b []byte, footerStart uint64) (footer, error) {
 		h.length = binary.LittleEndian.Uint64(b[16*i+8:])
 	}
 	f.version = binary.LittleEndian.Uint32(b[48:])
-	if f.version != formatVersion && f.version != formatVersionOneIndex {
-		return footer{}, fmt.Errorf("format version %d, this build reads %d and %d: %w", f.version, formatVersionOneIndex, formatVersion, base.ErrCorruption)
+	if f.version < formatVersionOneIndex || f.version > formatVersion {
+		return footer{}, fmt.Errorf("format version %d, this build reads %d to %d: %w", f.version, formatVersionOneIndex, formatVersion, base.ErrCorruption)
 	}
 	for i, h := range hs {
 		if i == 1 && h.length == 0 && h.offset == 0 {

@@ -1,8 +1,10 @@
 package sstable
 
 import (
+	"encoding/binary"
 	"errors"
 	"flag"
+	"os"
 	"testing"
 
 	"github.com/monbandb/monban/filter"
@@ -28,6 +30,9 @@ func FuzzBlock(f *testing.F) {
 			b.add(e.key.Append(nil), e.value[:min(len(e.value), 4)])
 		}
 		f.Add(b.finish())
+	}
+	for _, seed := range []uint64{1, 2} {
+		f.Add(compactIndexModel(seed, 12).block())
 	}
 	p := Properties{NumEntries: 1, Smallest: base.MakeInternalKey([]byte("a"), 1, base.KindSet), Largest: base.MakeInternalKey([]byte("b"), 1, base.KindSet)}
 	f.Add(p.encode())
@@ -59,26 +64,56 @@ func FuzzBlock(f *testing.F) {
 				t.Fatalf("block error %v does not wrap ErrCorruption", it.err)
 			}
 		}
-		if x, err := newIndex(data, dataHandles(1<<20)); err != nil {
-			if !errors.Is(err, base.ErrCorruption) {
-				t.Fatalf("index error %v does not wrap ErrCorruption", err)
-			}
-		} else {
-			// An index newIndex accepts is read without checks: every
-			// entry must decode to its key and a handle in range.
-			for i := range x.len() {
-				if k := x.key(i); len(k) < base.TrailerLen {
-					t.Fatalf("index key %d is %d bytes", i, len(k))
-				}
-				if h := x.handle(i); h.end() > 1<<20 {
-					t.Fatalf("index handle %d ends at %d", i, h.end())
-				}
-			}
-		}
+		x, err := newIndex(data, false, dataHandles(1<<20))
+		checkFuzzedIndex(t, x, err)
+		x, err = newCompactIndex(data, 1<<20)
+		checkFuzzedIndex(t, x, err)
 		if _, err := decodeProperties(data); err != nil && !errors.Is(err, base.ErrCorruption) {
 			t.Fatalf("properties error %v does not wrap ErrCorruption", err)
 		}
 	})
+}
+
+// checkFuzzedIndex: an index newIndex or newCompactIndex accepts is read
+// without checks, so every entry must decode to a key above the one
+// before and a handle in range (a compact index's contiguous), and search
+// must find each whole key where it is; a refusal must wrap
+// ErrCorruption.
+func checkFuzzedIndex(t *testing.T, x index, err error) {
+	if err != nil {
+		if !errors.Is(err, base.ErrCorruption) {
+			t.Fatalf("index error %v does not wrap ErrCorruption", err)
+		}
+		return
+	}
+	var buf []byte
+	var prev indexKey
+	end := uint64(0)
+	for i := range x.len() {
+		k := x.key(i, &buf)
+		if i > 0 && !prev.below(k) {
+			t.Fatalf("index key %d %v not above the one before, %v", i, k, prev)
+		}
+		h := x.handle(i)
+		if h.end() > 1<<20 || x.compact && i > 0 && h.offset != end {
+			t.Fatalf("index handle %d %v, the block before ends at %d", i, h, end)
+		}
+		end = h.end()
+		got := x.search
+		if x.compact {
+			got = func(from int, ukey []byte, trailer uint64) int {
+				i, h, ok := x.compactSearch(from, ukey, trailer)
+				if ok && h != x.handle(i) {
+					t.Fatalf("search's handle of entry %d %v, handle() says %v", i, h, x.handle(i))
+				}
+				return i
+			}
+		}
+		if j := got(0, k.ukey, k.trailer); k.whole && j != i {
+			t.Fatalf("search for key %d %v finds %d", i, k, j)
+		}
+		prev = indexKey{ukey: append([]byte(nil), k.ukey...), trailer: k.trailer, whole: k.whole}
+	}
 }
 
 // FuzzReader opens arbitrary bytes as a table and reads everything it
@@ -121,6 +156,14 @@ func FuzzReader(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(w.data, true)
+	}
+	for _, old := range []string{"testdata/v1.sst", "testdata/v2.sst"} {
+		// Tables of the older versions this build still reads.
+		d, err := os.ReadFile(old)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(d, false)
 	}
 	fuzzing := flag.Lookup("test.fuzz").Value.String() != ""
 	f.Fuzz(func(t *testing.T, data []byte, fix bool) {
@@ -212,8 +255,9 @@ func fixChecksums(data []byte) {
 		fixAt(leUint64(ft[16*i:]), leUint64(ft[16*i+8:]))
 	}
 	// The footer's index handle: a version 1 index of data blocks, or a
-	// version 2 top-level block of partitions, each an index of data
+	// version 2 or 3 top-level block of partitions, each an index of data
 	// blocks. A partition's checksum is fixed after its entries'.
+	v3 := binary.LittleEndian.Uint32(ft[48:]) == formatVersion
 	var walk func(off, n uint64, depth int)
 	walk = func(off, n uint64, depth int) {
 		if n > maxBlockLen || off > uint64(len(data)) || off+n > uint64(len(data)) || depth > 1 {
@@ -223,13 +267,35 @@ func fixChecksums(data []byte) {
 		if it.init(data[off:off+n]) != nil {
 			return
 		}
-		for ok := it.first(); ok; ok = it.next() {
-			if h, ok := decodeHandle(it.val); ok {
-				fixAt(h.offset, h.length)
-			} else if h, _, ok := decodePartEntry(nil, it.val); ok {
-				walk(h.offset, h.length, depth+1)
-				fixAt(h.offset, h.length)
+		next := uint64(0) // a version 3 partition's next block
+		for i, ok := 0, it.first(); ok; i, ok = i+1, it.next() {
+			if depth == 0 {
+				if h, _, ok := decodePartEntry(it.val, v3); ok {
+					walk(h.offset, h.length, depth+1)
+					fixAt(h.offset, h.length)
+				} else if h, ok := decodeHandle(it.val); ok && !v3 {
+					fixAt(h.offset, h.length)
+				}
+				continue
 			}
+			if !v3 {
+				if h, ok := decodeHandle(it.val); ok {
+					fixAt(h.offset, h.length)
+				}
+				continue
+			}
+			lenFlag, k := binary.Uvarint(it.val)
+			if k <= 0 {
+				return
+			}
+			if i%indexRestartInterval == 0 {
+				if next, k = binary.Uvarint(it.val[k:]); k <= 0 {
+					return
+				}
+			}
+			h := handle{offset: next, length: lenFlag >> 1}
+			fixAt(h.offset, h.length)
+			next = h.end()
 		}
 	}
 	walk(leUint64(ft[0:]), leUint64(ft[8:]), 0)

@@ -21,7 +21,8 @@ import (
 //
 //	a. key range: outside [Smallest, Largest] the table cannot hold ukey.
 //	b. filter: "no" is certain; the read ends without touching the disk.
-//	c. index: binary search for the first block whose last key is >= the
+//	c. index: binary search for the first block whose index key (its last
+//	   key, or a separator above it and below the next block) is >= the
 //	   seek key (ukey, seq).
 //	d. data block: from the block cache, else the file; seek in it.
 func (r *Reader) Get(ukey []byte, hash uint64, seq base.SeqNum, trace *GetTrace) (value []byte, kind base.Kind, found bool, err error) {
@@ -76,7 +77,7 @@ func (r *Reader) MayContainHashes(hashes []uint64, maybe []bool) {
 			maybe[i] = true
 		}
 		return
-	case r.paged:
+	case r.filterPaged:
 		for i, h := range hashes {
 			maybe[i], _ = r.pagedMayContain(h, false)
 		}
@@ -161,8 +162,10 @@ func (r *Reader) find(ukey []byte, seq base.SeqNum, trace *GetTrace, cur *BlockC
 	}
 	// Whether the table holds a newer version of ukey just before the seek
 	// position. When that position starts block i, the previous entry is
-	// block i-1's last key, which is its index key: no extra read.
-	prevIsUkey := func() bool { return i > 0 && bytes.Equal(userKey(r.blockLastKey(&cur.ic, i-1)), ukey) }
+	// block i-1's last key: its index key when that is whole, and of a
+	// smaller user key when it is a bare separator (invariant 4): no
+	// extra read.
+	prevIsUkey := func() bool { return i > 0 && r.endsWithVersionOf(&cur.ic, i-1, ukey) }
 	if i == r.ix.numBlocks() {
 		return nil, 0, false, r.notFound(prevIsUkey(), trace)
 	}
@@ -224,6 +227,14 @@ func (r *Reader) find(ukey []byte, seq base.SeqNum, trace *GetTrace, cur *BlockC
 		copy(value, it.val)
 	}
 	return value, ik.Kind(), true, nil
+}
+
+// endsWithVersionOf reports whether block b's last key has user key ukey,
+// from b's index key. REQUIRES: as blockKey.
+func (r *Reader) endsWithVersionOf(c *indexCursor, b int, ukey []byte) bool {
+	var room [64]byte // where a compact partition rebuilds the key: no allocation for short keys
+	buf := room[:0]
+	return r.blockKey(c, b, &buf).isVersionOf(ukey)
 }
 
 // notFound ends a Get that passed the filter and found no visible version:

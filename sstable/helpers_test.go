@@ -107,8 +107,10 @@ func randBytes(rng *rand.Rand, n int) []byte {
 }
 
 // randEntries draws one of the shapes the issue lists: empty, one key,
-// huge keys and values, many versions of one key, or a general mix with
-// tombstones. Entries come back sorted and unique.
+// huge keys and values, many versions of one key, a general mix with
+// tombstones, or (shape 5) keys with long shared prefixes, an empty one,
+// ones that extend the key before, and versions of one key that span
+// blocks. Entries come back sorted and unique.
 func randEntries(rng *rand.Rand, shape int) []entry {
 	var es []entry
 	add := func(uk []byte, seq base.SeqNum, kind base.Kind, v []byte) {
@@ -132,6 +134,11 @@ func randEntries(rng *rand.Rand, shape int) []entry {
 		uk := []byte("the-key")
 		for s := 1; s <= 600; s++ {
 			add(uk, base.SeqNum(s), kind(), randBytes(rng, rng.IntN(20)))
+		}
+	case 5: // keys that make every kind of separator (compactIndexModel's)
+		for _, k := range ascendingKeys(rng, rng.IntN(2000)+1) {
+			ik, _ := base.DecodeInternalKey(k)
+			add(ik.UserKey, ik.Seq(), kind(), randBytes(rng, rng.IntN(60)))
 		}
 	default: // general mix
 		n := rng.IntN(3000) + 1

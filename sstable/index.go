@@ -12,44 +12,58 @@ import (
 // data block on top of the block itself: 4.5 MB of a 4M-key DB's live
 // heap, which Go's collector lets grow to twice that in RSS.
 //
-// The writer makes every index entry a restart point, so entry i starts
-// at restart i and decodes without its neighbours. newIndex checks every
-// entry once; key and handle then trust the block, which nothing writes
-// to while it is in use. The keys entry and key return alias the block:
-// they are valid while whatever holds its memory (tableIndex.keep, or a
+// Two layouts (docs/format.md, "Index partition"). Flat (format versions
+// 1 and 2, and every top-level block): every entry is a restart point,
+// so entry i starts at restart i and decodes without its neighbours.
+// Compact (version 3 partitions, index_compact.go): a restart point every
+// indexRestartInterval entries, keys prefix-compressed between them, and
+// only restart entries store their block's offset.
+//
+// newIndex and newCompactIndex check every entry once; the accessors then
+// trust the block, which nothing writes to while it is in use. Keys they
+// return alias the block (or the buffer the caller passed): they are
+// valid while whatever holds its memory (tableIndex.keep, or a
 // block-cache handle) does.
 type index struct {
 	data        []byte // the block: entries, then the restart array
 	restartsOff int
 	n           int
+	// sep: version 3, whose keys are separators (appendSeparator): a
+	// value starts with length<<1 | whole.
+	sep bool
+	// compact: a version 3 partition.
+	compact bool
 }
 
-// newIndex checks block as an index (docs/format.md, "Index block"): its
-// entries tile the block up to the restart array, entry i at restart i
-// with its shared length a single zero byte; every key holds a trailer
-// and is above the one before; checkVal accepts every value. Those checks
-// are what index's accessors rely on.
-func newIndex(block []byte, checkVal func(i int, val []byte) error) (index, error) {
+// newIndex checks block as a flat index: its entries tile the block up
+// to the restart array, entry i at restart i with its shared length a
+// single zero byte; keys ascend (and, but for version 3's bare keys,
+// hold a trailer); checkVal accepts every value. Those checks are what
+// index's accessors rely on.
+func newIndex(block []byte, sep bool, checkVal func(i int, val []byte) error) (index, error) {
 	var it blockIter
 	if err := it.init(block); err != nil {
 		return index{}, err
 	}
-	x := index{data: block, restartsOff: it.restartsOff, n: it.numRestarts}
+	x := index{data: block, restartsOff: it.restartsOff, n: it.numRestarts, sep: sep}
 	end := 0 // where the previous entry ended: the next must start there
+	var prev indexKey
 	for i := range x.n {
 		off := it.restart(i)
 		if off != end || off >= x.restartsOff || block[off] != 0 || !it.decodeRestart(i) {
 			return index{}, fmt.Errorf("index entry %d is not whole at its restart point: %w", i, base.ErrCorruption)
 		}
-		if len(it.key) < base.TrailerLen {
+		k, ok := x.keyOf(it.key, it.val)
+		if !ok {
 			return index{}, errBlock
 		}
 		if err := checkVal(i, it.val); err != nil {
 			return index{}, err
 		}
-		if i > 0 && base.CompareEncoded(x.key(i-1), it.key) >= 0 {
+		if i > 0 && !prev.below(k) {
 			return index{}, fmt.Errorf("index keys out of order: %w", base.ErrCorruption)
 		}
+		prev = k
 		end = it.nextOffset
 	}
 	if end != x.restartsOff {
@@ -58,8 +72,21 @@ func newIndex(block []byte, checkVal func(i int, val []byte) error) (index, erro
 	return x, nil
 }
 
-// dataHandles is newIndex's value check for an index of data blocks:
-// every value a handle of a block in [0, dataEnd).
+// keyOf is the key of an entry whose stored key and value are stored and
+// val: in version 3 the value's first byte holds the whole flag (the low
+// bit of its first uvarint).
+func (x *index) keyOf(stored, val []byte) (indexKey, bool) {
+	if !x.sep {
+		return storedKey(stored, true)
+	}
+	if len(val) == 0 {
+		return indexKey{}, false
+	}
+	return storedKey(stored, val[0]&1 == 1)
+}
+
+// dataHandles is newIndex's value check for a version 1 or 2 index of
+// data blocks: every value a handle of a block in [0, dataEnd).
 func dataHandles(dataEnd uint64) func(int, []byte) error {
 	return func(_ int, val []byte) error {
 		h, ok := decodeHandle(val)
@@ -70,18 +97,11 @@ func dataHandles(dataEnd uint64) func(int, []byte) error {
 	}
 }
 
-// indexOver is the index of a block newIndex accepted before (a partition
-// found in the block cache, which holds only checked ones), rebuilt
-// without checking it again.
-func indexOver(block []byte) index {
-	n := int(binary.LittleEndian.Uint32(block[len(block)-4:]))
-	return index{data: block, restartsOff: len(block) - 4 - 4*n, n: n}
-}
-
 // len is the number of entries.
 func (x *index) len() int { return x.n }
 
-// entry returns entry i's encoded key and its value, aliasing the block.
+// entry returns flat entry i's stored key and its value, aliasing the
+// block.
 func (x *index) entry(i int) (key, val []byte) {
 	off := int(binary.LittleEndian.Uint32(x.data[x.restartsOff+4*i:]))
 	p := x.data[off+1:] // past the shared length: one zero byte (newIndex)
@@ -98,12 +118,22 @@ func (x *index) entry(i int) (key, val []byte) {
 	return p[:klen:klen], p[klen : klen+vlen]
 }
 
-func (x *index) key(i int) []byte {
-	k, _ := x.entry(i)
+// key is entry i's key. A compact index rebuilds it in *buf (reused from
+// its start, grown if need be) unless it lies at a restart point; buf may
+// be nil for a flat one.
+func (x *index) key(i int, buf *[]byte) indexKey {
+	if x.compact {
+		return x.compactKey(i, buf)
+	}
+	k, _ := x.keyOf(x.entry(i))
 	return k
 }
 
+// handle locates entry i's data block. REQUIRES: an index of data blocks.
 func (x *index) handle(i int) handle {
+	if x.compact {
+		return x.compactHandle(i)
+	}
 	_, v := x.entry(i)
 	h, _ := decodeHandle(v)
 	return h
@@ -111,11 +141,12 @@ func (x *index) handle(i int) handle {
 
 // search returns the first entry from from on whose key is >= (ukey,
 // trailer), or x.len(): the entries before from must all be below it.
+// REQUIRES: a flat index (compactSearch searches a compact one).
 func (x *index) search(from int, ukey []byte, trailer uint64) int {
 	lo, hi := from, x.n
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if c, _ := cmpKey(x.key(m), ukey, trailer); c < 0 {
+		if k, v := x.entry(m); cmpStored(k, !x.sep || v[0]&1 == 1, ukey, trailer) < 0 {
 			lo = m + 1
 		} else {
 			hi = m

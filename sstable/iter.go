@@ -26,6 +26,7 @@ type Iter struct {
 	block        cache.Handle // of data block idx, which blk reads
 	ic           indexCursor  // idx's index partition
 	blk          blockIter
+	keyBuf       []byte // where blockKey rebuilds a compact partition's keys
 	valid        bool
 	err          error
 	closed       bool
@@ -47,7 +48,7 @@ func (r *Reader) NewIter(lower, upper []byte) *Iter {
 func (it *Iter) Init(r *Reader, lower, upper []byte) {
 	it.blk.reset()
 	it.ic.release()
-	*it = Iter{r: r, lower: lower, upper: upper, blk: it.blk}
+	*it = Iter{r: r, lower: lower, upper: upper, blk: it.blk, keyBuf: it.keyBuf}
 }
 
 // maxTrailer sorts before every real trailer of a user key: (k, maxTrailer)
@@ -75,6 +76,9 @@ func (it *Iter) loadBlock(i int) bool {
 	it.idx = i
 	return true
 }
+
+// blockKey is block b's index key. REQUIRES: as Reader.blockKey.
+func (it *Iter) blockKey(b int) indexKey { return it.r.blockKey(&it.ic, b, &it.keyBuf) }
 
 // blockErr wraps a fault of the current block.
 func (it *Iter) blockErr(err error) error {
@@ -138,7 +142,8 @@ func (it *Iter) SeekGE(key base.InternalKey) bool {
 	}
 	ok := it.blk.seekGE(ukey, trailer)
 	if !ok && it.blk.err == nil {
-		return it.nextBlock() // only on a malformed index; stay safe
+		// The key lies between the block's last key and its separator.
+		return it.nextBlock()
 	}
 	return it.settle(ok, +1)
 }
@@ -230,11 +235,11 @@ func (it *Iter) Next() bool {
 }
 
 // nextBlock moves to the first entry of the following blocks, skipping empty
-// ones; it stops without reading when the current block already reaches
-// upper (its last key, the index key, is >= upper).
+// ones; it stops without reading when the current block's index key
+// reaches upper: that key is below the next block's first.
 func (it *Iter) nextBlock() bool {
 	for {
-		if it.upper != nil && bytes.Compare(userKey(it.r.blockLastKey(&it.ic, it.idx)), it.upper) >= 0 ||
+		if it.upper != nil && bytes.Compare(it.blockKey(it.idx).ukey, it.upper) >= 0 ||
 			it.idx+1 >= it.r.ix.numBlocks() {
 			it.valid = false
 			return false
@@ -260,10 +265,11 @@ func (it *Iter) Prev() bool {
 }
 
 // prevBlock moves to the last entry of the preceding blocks; it stops
-// without reading when the previous block ends below lower.
+// without reading when the previous block's index key, at or above its
+// last key, is below lower.
 func (it *Iter) prevBlock() bool {
 	for {
-		if it.idx == 0 || it.lower != nil && bytes.Compare(userKey(it.r.blockLastKey(&it.ic, it.idx-1)), it.lower) < 0 {
+		if it.idx == 0 || it.lower != nil && bytes.Compare(it.blockKey(it.idx-1).ukey, it.lower) < 0 {
 			it.valid = false
 			return false
 		}

@@ -25,7 +25,7 @@ import (
 // A paged Reader (MetaBudget) leaves what it keeps: the top-level index
 // and the filter's shape and page checksums. A pinned one's stays pinned
 // when adopted: its memory counts in the budget while it lives, in the
-// cache or not.
+// cache or not; so does the index of one that pinned its index alone.
 type tableMeta struct {
 	tail      []byte // Reader.tail: the properties block and the footer
 	props     Properties
@@ -33,9 +33,9 @@ type tableMeta struct {
 	dataEnd   uint64
 	filter    filter.CacheLine
 	hasFilter bool
-	paged     bool
-	pf        pagedFilter
-	n         int64 // the table's index and filter bytes
+	// indexPaged and filterPaged are the Reader's (reader.go).
+	indexPaged, filterPaged bool
+	pf                      pagedFilter
 }
 
 // metaOffset is the cache key offset of a table's tableMeta: no data
@@ -54,11 +54,14 @@ func (r *Reader) stashMeta() {
 		return
 	}
 	m := &tableMeta{tail: r.tail, props: r.props, ix: r.ix, dataEnd: r.dataEnd, filter: r.filter.Ref(), hasFilter: r.hasFilter,
-		paged: r.paged, pf: r.pf, n: int64(r.props.IndexBytes + r.props.FilterBytes)}
+		indexPaged: r.indexPaged, filterPaged: r.filterPaged, pf: r.pf}
 	m.ix.ref()
 	charge := len(m.ix.top.data) + len(m.pf.crcs) + len(m.tail) + metaCharge
-	if !m.paged {
-		charge += int(m.n)
+	if !m.indexPaged {
+		charge += int(m.props.IndexBytes)
+	}
+	if !m.filterPaged {
+		charge += int(m.props.FilterBytes)
 	}
 	h := cache.NewValue(m, charge, m.release)
 	r.cache.Set(r.fileNum, metaOffset, &h, cache.High)
@@ -94,18 +97,21 @@ func (r *Reader) adoptMeta(size uint64) (bool, error) {
 	if !bytes.Equal(tail.Block(), m.tail) {
 		return false, nil // another file: open it afresh, and let the checks refuse it
 	}
-	if m.paged && r.cache.Capacity() == 0 {
+	if m.filterPaged && r.cache.Capacity() == 0 {
 		return false, nil // a paged reader needs the cache: open afresh, pinned
 	}
 	// A pinned meta's Buffers hold their bytes of the budget already, for
 	// as long as the memory lives (metaClaim): adopting them costs none.
 	mode := pinClaimed
-	if m.paged {
+	switch {
+	case m.indexPaged:
 		mode = pinNever
+	case m.filterPaged:
+		mode = pinClaimedIndex
 	}
-	claim := r.budget.admit(r.fileNum, m.n, mode)
+	claim := r.budget.admit(r.fileNum, int64(m.props.IndexBytes), int64(m.props.FilterBytes), mode)
 	r.tail, r.props, r.ix, r.dataEnd, r.hasFilter = m.tail, m.props, m.ix, m.dataEnd, m.hasFilter
-	r.paged, r.pf, r.claim = m.paged, m.pf, claim
+	r.indexPaged, r.filterPaged, r.pf, r.claim = m.indexPaged, m.filterPaged, m.pf, claim
 	r.ix.ref()
 	r.filter = m.filter.Ref()
 	return true, nil

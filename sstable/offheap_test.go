@@ -21,7 +21,7 @@ import (
 // invariant 3), and the safety net must not have fired.
 func TestMetaOutlivesReader(t *testing.T) {
 	entries := bigMetaEntries()
-	data, _ := buildTable(t, entries, WriterOptions{BloomBitsPerKey: 10, BlockSize: 512})
+	data, _ := buildTable(t, entries, WriterOptions{BloomBitsPerKey: 10, BlockSize: 256})
 	r := openTable(t, data, nil)
 	if pinnedIndexBytes(r) < offheap.MinSize || r.filter.Size() < offheap.MinSize {
 		t.Fatalf("index %d and filter %d bytes: the test needs both over offheap.MinSize", pinnedIndexBytes(r), r.filter.Size())
@@ -73,7 +73,7 @@ func TestMetaOutlivesReader(t *testing.T) {
 // holder has it, or else the last holder's release. In race builds a
 // read of it afterwards faults (offheap, invariant 3).
 func TestMetaFreedAtClose(t *testing.T) {
-	data, _ := buildTable(t, bigMetaEntries(), WriterOptions{BloomBitsPerKey: 10, BlockSize: 512})
+	data, _ := buildTable(t, bigMetaEntries(), WriterOptions{BloomBitsPerKey: 10, BlockSize: 256})
 	for _, holder := range []string{"none", "filter", "view"} {
 		before := offheapNow()
 		r := openTable(t, data, nil)
@@ -124,7 +124,7 @@ func TestWithFileRefusesAnotherSize(t *testing.T) {
 }
 
 // bigMetaEntries make a table whose index and filter are both over
-// offheap.MinSize at BlockSize 512 and 10 bits per key.
+// offheap.MinSize at BlockSize 256 and 10 bits per key.
 func bigMetaEntries() []entry {
 	var entries []entry
 	for i := range 60000 {

@@ -10,17 +10,18 @@ import (
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/cache"
+	"github.com/monbandb/monban/vfs"
 )
 
 // pagedTable is a table with many index partitions and filter pages: 20,000
-// keys key%06d (even numbers only), 256-byte blocks, 10 bits per key.
+// keys key%06d (even numbers only), 64-byte blocks, 10 bits per key.
 func pagedTable(t testing.TB) ([]entry, []byte) {
 	var es []entry
 	for i := range 20000 {
 		k := fmt.Appendf(nil, "key%06d", 2*i)
 		es = append(es, entry{base.MakeInternalKey(k, base.SeqNum(i+1), base.KindSet), fmt.Appendf(nil, "v%d", i)})
 	}
-	data, p := buildTable(t, es, WriterOptions{BlockSize: 256, BloomBitsPerKey: 10})
+	data, p := buildTable(t, es, WriterOptions{BlockSize: 64, BloomBitsPerKey: 10})
 	if pages := p.FilterBytes / filterPageSize; pages < 4 || p.IndexBytes < 8*indexPartitionSize {
 		t.Fatalf("filter %d bytes, index %d: the test needs several pages of each", p.FilterBytes, p.IndexBytes)
 	}
@@ -248,5 +249,83 @@ func TestMetaBudgetFollowsTheMemory(t *testing.T) {
 	kept.Release()
 	if b.Pinned() != 0 {
 		t.Fatalf("after the filter's release: %d bytes pinned", b.Pinned())
+	}
+}
+
+// TestLowTablePinsItsIndexFirst: a low table whose index and filter do not
+// fit together pins its index alone when that fits, pages its filter, and
+// is counted apart (PagedFilterTables); a high table in its place pages
+// both. Its lookups read filter pages and no index partition, and a
+// reopen from the meta it leaves in the block cache keeps the same
+// shape.
+func TestLowTablePinsItsIndexFirst(t *testing.T) {
+	es, data := pagedTable(t)
+	p := *openTable(t, data, nil).Properties()
+	limit := int64(p.IndexBytes + p.FilterBytes/2)
+	low := NewMetaBudget(limit, func(uint64) bool { return true })
+	r := openPaged(t, data, cache.New(1<<20), low)
+	if r.Paged() || !r.FilterPaged() || low.Pinned() != int64(p.IndexBytes) || low.PagedTables() != 0 || low.PagedFilterTables() != 1 {
+		t.Fatalf("low: paged %t, filter paged %t, %d bytes pinned of index %d, %d paged, %d filter-paged",
+			r.Paged(), r.FilterPaged(), low.Pinned(), p.IndexBytes, low.PagedTables(), low.PagedFilterTables())
+	}
+	for _, e := range es {
+		uk := e.key.UserKey
+		if _, _, found, err := r.Get(uk, filter.Hash(uk), base.MaxSeqNum, nil); err != nil || !found {
+			t.Fatalf("Get(%s): %t, %v", uk, found, err)
+		}
+	}
+	if st, pages := r.Stats(), p.FilterBytes/filterPageSize+1; st.MetaBlocksRead > pages {
+		t.Fatalf("%d meta blocks read: more than the filter's %d pages", st.MetaBlocksRead, pages)
+	}
+	r.Close()
+	if low.Pinned() != 0 || low.PagedFilterTables() != 0 {
+		t.Fatalf("after Close: %d bytes pinned, %d filter-paged tables", low.Pinned(), low.PagedFilterTables())
+	}
+
+	high := NewMetaBudget(limit, nil)
+	r = openPaged(t, data, cache.New(1<<20), high)
+	if !r.Paged() || !r.FilterPaged() || high.PagedTables() != 1 || high.PagedFilterTables() != 0 {
+		t.Fatalf("high: paged %t, filter paged %t, %d paged, %d filter-paged", r.Paged(), r.FilterPaged(), high.PagedTables(), high.PagedFilterTables())
+	}
+	r.Close()
+
+	// Through a table cache of one: table 1 pins its index, table 2 finds
+	// no room, and table 1 reopens from its stashed meta as it was.
+	fs := vfs.NewMem()
+	if err := fs.MkdirAll("db"); err != nil {
+		t.Fatal(err)
+	}
+	refs := map[uint64]TableRef{1: writeTableFile(t, fs, "db", 1, es), 2: writeTableFile(t, fs, "db", 2, es)}
+	bc := cache.New(8 << 20)
+	probe := NewTableCache(fs, "db", 1, ReaderOptions{})
+	pr, release, err := probe.Get(refs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := *pr.Properties()
+	release()
+	probe.Close()
+	low = NewMetaBudget(int64(q.IndexBytes+q.FilterBytes/2), func(uint64) bool { return true })
+	tc := NewTableCache(fs, "db", 1, ReaderOptions{Cache: bc, MetaBudget: low})
+	for _, n := range []uint64{1, 2, 1} {
+		r, release, err := tc.Get(refs[n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		uk := es[len(es)/2].key.UserKey
+		if _, _, found, err := r.Get(uk, filter.Hash(uk), base.MaxSeqNum, nil); err != nil || !found {
+			t.Fatalf("table %d: Get(%s): %t, %v", n, uk, found, err)
+		}
+		if n == 1 && (r.Paged() || !r.FilterPaged()) {
+			t.Fatalf("table 1: paged %t, filter paged %t", r.Paged(), r.FilterPaged())
+		}
+		release()
+	}
+	if err := tc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	bc.Close()
+	if low.Pinned() != 0 || low.PagedTables() != 0 || low.PagedFilterTables() != 0 {
+		t.Fatalf("after Close: %d bytes pinned, %d paged, %d filter-paged", low.Pinned(), low.PagedTables(), low.PagedFilterTables())
 	}
 }

@@ -1,7 +1,6 @@
 package sstable
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"sort"
@@ -25,7 +24,7 @@ const indexPartitionSize = 4096
 // Data blocks are numbered across partitions: block i lies in partition
 // p with starts[p] <= i < starts[p+1]. When the table is pinned, parts
 // holds every partition in memory keep owns; when it is paged
-// (Reader.paged), partitions are read through the block cache one at a
+// (Reader.indexPaged), partitions are read through the block cache one at a
 // time, and only the top-level block stays in memory.
 type tableIndex struct {
 	top    index
@@ -63,17 +62,30 @@ func (x *tableIndex) partOf(i int) int {
 }
 
 // lastKey is partition p's last key.
-func (x *tableIndex) lastKey(p int) []byte {
-	if x.top.n == 0 { // version 1: the one partition
-		return x.parts[0].key(x.parts[0].n - 1)
+func (x *tableIndex) lastKey(p int) indexKey {
+	if x.top.n == 0 { // version 1: the one partition, flat
+		return x.parts[0].key(x.parts[0].n-1, nil)
 	}
-	return x.top.key(p)
+	return x.top.key(p, nil)
 }
 
-// partHandle locates partition p. REQUIRES: version 2.
+// partHandle locates partition p. REQUIRES: version 2 or 3.
 func (x *tableIndex) partHandle(p int) handle {
-	h, _, _ := decodePartEntry(x.top.entry(p))
+	_, v := x.top.entry(p)
+	h, _, _ := decodePartEntry(v, x.top.sep)
 	return h
+}
+
+// partOver is partition p's index in block, which checkPartition accepted
+// before (a partition found in the block cache, which holds only checked
+// ones), rebuilt without checking it again.
+func (x *tableIndex) partOver(p int, block []byte) index {
+	r := int(binary.LittleEndian.Uint32(block[len(block)-4:]))
+	ix := index{data: block, restartsOff: len(block) - 4 - 4*r, n: r}
+	if x.top.sep {
+		ix.n, ix.sep, ix.compact = x.starts[p+1]-x.starts[p], true, true
+	}
+	return ix
 }
 
 func (x *tableIndex) ref() {
@@ -88,31 +100,46 @@ func (x *tableIndex) release() {
 	}
 }
 
-// appendPartEntry encodes a top-level value: the partition's handle and
-// the number of its first data block.
-func appendPartEntry(dst []byte, h handle, first int) []byte {
-	return binary.AppendUvarint(appendHandle(dst, h), uint64(first))
+// appendPartEntry encodes a version 3 top-level value: the partition's
+// length<<1 | whole (whether its last key, the entry's, is whole), its
+// offset, and the number of its first data block.
+func appendPartEntry(dst []byte, h handle, whole bool, first int) []byte {
+	dst = binary.AppendUvarint(dst, h.length<<1|b2u(whole))
+	dst = binary.AppendUvarint(dst, h.offset)
+	return binary.AppendUvarint(dst, uint64(first))
 }
 
-func decodePartEntry(_, val []byte) (h handle, first int, ok bool) {
-	off, n := binary.Uvarint(val)
-	length, m := binary.Uvarint(val[max(n, 0):])
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// decodePartEntry decodes a top-level value: version 2's offset | length
+// | first, or (sep) version 3's length<<1 | whole | offset | first.
+func decodePartEntry(val []byte, sep bool) (h handle, first int, ok bool) {
+	a, n := binary.Uvarint(val)
+	b, m := binary.Uvarint(val[max(n, 0):])
 	f, k := binary.Uvarint(val[max(n+m, 0):])
 	if n <= 0 || m <= 0 || k <= 0 || n+m+k != len(val) || f > maxBlockLen {
 		return handle{}, 0, false
 	}
-	return handle{off, length}, int(f), true
+	if sep {
+		return handle{offset: b, length: a >> 1}, int(f), true
+	}
+	return handle{offset: a, length: b}, int(f), true
 }
 
-// newTopIndex checks a version 2 top-level block: its entries are
+// newTopIndex checks a version 2 or (sep) 3 top-level block: its entries are
 // partitions in file order, lying in [lo, hi), whose first blocks start
 // at 0 and increase, all below numBlocks; it returns the index and the
 // partitions' first blocks.
-func newTopIndex(block []byte, lo, hi uint64, numBlocks int) (index, []int, error) {
+func newTopIndex(block []byte, sep bool, lo, hi uint64, numBlocks int) (index, []int, error) {
 	var starts []int
 	next := lo // partitions follow one another in the file
-	x, err := newIndex(block, func(i int, val []byte) error {
-		h, first, ok := decodePartEntry(nil, val)
+	x, err := newIndex(block, sep, func(i int, val []byte) error {
+		h, first, ok := decodePartEntry(val, sep)
 		switch {
 		case !ok:
 			return fmt.Errorf("bad partition entry: %w", base.ErrCorruption)
@@ -138,11 +165,17 @@ func newTopIndex(block []byte, lo, hi uint64, numBlocks int) (index, []int, erro
 // checksum: an index of data blocks in [0, r.dataEnd), as many as the
 // top-level block says, ending at the key it says.
 func (r *Reader) checkPartition(p int, block []byte) (index, error) {
-	x, err := newIndex(block, dataHandles(r.dataEnd))
+	var x index
+	var err error
+	if r.ix.top.sep {
+		x, err = newCompactIndex(block, r.dataEnd)
+	} else {
+		x, err = newIndex(block, false, dataHandles(r.dataEnd))
+	}
 	if err != nil {
 		return index{}, fmt.Errorf("index partition %d: %w", p, err)
 	}
-	if want := r.ix.starts[p+1] - r.ix.starts[p]; x.n != want || !bytes.Equal(x.key(x.n-1), r.ix.top.key(p)) {
+	if want := r.ix.starts[p+1] - r.ix.starts[p]; x.n != want || !x.key(x.n-1, new([]byte)).equal(r.ix.top.key(p, nil)) {
 		return index{}, fmt.Errorf("index partition %d has %d blocks, not the %d its top-level entry says, or another last key: %w",
 			p, x.n, want, base.ErrCorruption)
 	}
@@ -157,6 +190,11 @@ type indexCursor struct {
 	x    index
 	h    cache.Handle
 	held bool
+	// found, if foundOK, is the handle of block foundBlock, which the
+	// last search of a compact partition met on its way (blockHandle).
+	found      handle
+	foundBlock int
+	foundOK    bool
 }
 
 func (c *indexCursor) release() {
@@ -172,14 +210,14 @@ func (r *Reader) holdPart(c *indexCursor, p int) error {
 		return nil
 	}
 	c.release()
-	if !r.paged {
+	if !r.indexPaged {
 		*c = indexCursor{p: p, x: r.ix.parts[p], held: true}
 		return nil
 	}
 	h := r.ix.partHandle(p)
 	if b, ok := r.cache.Get(r.fileNum, h.offset); ok {
 		r.countMetaHit()
-		*c = indexCursor{p: p, x: indexOver(b.Block()), h: b, held: true}
+		*c = indexCursor{p: p, x: r.ix.partOver(p, b.Block()), h: b, held: true}
 		return nil
 	}
 	b, err := r.readBlock(h)
@@ -196,8 +234,8 @@ func (r *Reader) holdPart(c *indexCursor, p int) error {
 	return fmt.Errorf("sstable %s: index partition %d at %d: %w", r.name, p, h.offset, err)
 }
 
-// seekIndex returns the first block from block from on whose last key is
-// >= (ukey, trailer), or the number of blocks; the blocks before from must
+// seekIndex returns the first block from block from on whose index key
+// is >= (ukey, trailer), or the number of blocks; the blocks before from must
 // all end below that key. c then holds the block's partition (any, past
 // the end).
 func (r *Reader) seekIndex(c *indexCursor, from int, ukey []byte, trailer uint64) (int, error) {
@@ -216,21 +254,31 @@ func (r *Reader) seekIndex(c *indexCursor, from int, ukey []byte, trailer uint64
 		return 0, err
 	}
 	start := x.starts[p]
-	return start + c.x.search(max(from-start, 0), ukey, trailer), nil
+	if !c.x.compact {
+		return start + c.x.search(max(from-start, 0), ukey, trailer), nil
+	}
+	i, h, ok := c.x.compactSearch(max(from-start, 0), ukey, trailer)
+	c.found, c.foundBlock, c.foundOK = h, start+i, ok
+	return start + i, nil
 }
 
-// blockLastKey is block b's last key, its index key. REQUIRES: c holds
-// b's partition, or b is the last block of its partition (whose key the
-// top-level block holds).
-func (r *Reader) blockLastKey(c *indexCursor, b int) []byte {
+// blockKey is block b's index key: its last key, or in version 3 a
+// separator between it and the next block's first (appendSeparator),
+// rebuilt in *buf where it must be. REQUIRES: c holds b's partition, or b
+// is the last block of its partition (whose key the top-level block
+// holds).
+func (r *Reader) blockKey(c *indexCursor, b int, buf *[]byte) indexKey {
 	p := r.ix.partOf(b)
 	if b == r.ix.starts[p+1]-1 {
 		return r.ix.lastKey(p)
 	}
-	return c.x.key(b - r.ix.starts[c.p])
+	return c.x.key(b-r.ix.starts[c.p], buf)
 }
 
 // blockHandle locates block b. REQUIRES: c holds b's partition.
 func (r *Reader) blockHandle(c *indexCursor, b int) handle {
+	if c.foundOK && c.foundBlock == b {
+		return c.found
+	}
 	return c.x.handle(b - r.ix.starts[c.p])
 }

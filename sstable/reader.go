@@ -68,13 +68,16 @@ type Reader struct {
 	useRanges bool
 	// useFilter is hasFilter unless ReaderOptions.IgnoreFilter.
 	useFilter bool
-	// paged: the index partitions and the filter (pf) are read through
-	// the block cache, a page at a time; otherwise ix.parts and filter
-	// hold them, pinned. claim is what the Reader holds of budget.
-	paged  bool
-	pf     pagedFilter
-	budget *MetaBudget
-	claim  metaClaim
+	// indexPaged: the index partitions are read through the block cache,
+	// one at a time; otherwise ix.parts holds them, pinned. filterPaged:
+	// the same for the filter (pf), a page at a time, else filter holds
+	// it. Both are paged, or neither, or (a low table, budget.go) only the
+	// filter. claim is what the Reader holds of budget.
+	indexPaged  bool
+	filterPaged bool
+	pf          pagedFilter
+	budget      *MetaBudget
+	claim       metaClaim
 
 	stats   readCounters
 	closed  atomic.Bool
@@ -146,9 +149,9 @@ func (r *Reader) open(size uint64) error {
 	if r.hasFilter = ft.filter.length > 0; r.hasFilter != (r.props.FilterLayout == FilterLayoutCacheLine) {
 		return fmt.Errorf("filter block present=%t, layout %q: %w", r.hasFilter, r.props.FilterLayout, base.ErrCorruption)
 	}
-	n := int64(r.props.IndexBytes + r.props.FilterBytes)
+	ix, fl := int64(r.props.IndexBytes), int64(r.props.FilterBytes)
 	if ft.version == formatVersionOneIndex {
-		r.claim = r.budget.admit(r.fileNum, n, pinAlways)
+		r.claim = r.budget.admit(r.fileNum, ix, fl, pinAlways)
 		return r.openOneIndex(ft)
 	}
 	if err := r.openTopIndex(ft); err != nil {
@@ -158,10 +161,16 @@ func (r *Reader) open(size uint64) error {
 	if r.cache.Capacity() == 0 {
 		mode = pinAlways // nothing to page through
 	}
-	if r.claim = r.budget.admit(r.fileNum, n, mode); r.claim.pinned {
-		return r.pinMeta(ft)
+	r.claim = r.budget.admit(r.fileNum, ix, fl, mode)
+	r.indexPaged, r.filterPaged = !r.claim.pinIndex, !r.claim.pinFilter
+	if r.claim.pinIndex {
+		if err := r.pinIndex(); err != nil {
+			return err
+		}
 	}
-	r.paged = true
+	if r.claim.pinFilter {
+		return r.pinFilter(ft)
+	}
 	if r.hasFilter {
 		if r.pf, err = newPagedFilter(ft.filter, &r.props); err != nil {
 			return err
@@ -176,7 +185,7 @@ func (r *Reader) openOneIndex(ft footer) error {
 	if err != nil {
 		return err
 	}
-	x, err := newIndex(block, dataHandles(r.dataEnd))
+	x, err := newIndex(block, false, dataHandles(r.dataEnd))
 	if err != nil {
 		buf.Release()
 		return fmt.Errorf("index block at %d: %w", ft.index.offset, err)
@@ -189,7 +198,7 @@ func (r *Reader) openOneIndex(ft footer) error {
 	return r.pinFilter(ft)
 }
 
-// openTopIndex reads a version 2 table's top-level index block, which
+// openTopIndex reads a version 2 or 3 table's top-level index block, which
 // stays in memory whether the table is pinned or paged.
 func (r *Reader) openTopIndex(ft footer) error {
 	block, buf, err := r.readMeta(ft.index, "index")
@@ -201,7 +210,7 @@ func (r *Reader) openTopIndex(ft footer) error {
 	if ft.filter.length > 0 {
 		lo = ft.filter.end()
 	}
-	if r.ix.top, r.ix.starts, err = newTopIndex(block, lo, ft.index.offset, int(min(r.props.NumDataBlocks, maxBlockLen))); err != nil {
+	if r.ix.top, r.ix.starts, err = newTopIndex(block, ft.version == formatVersion, lo, ft.index.offset, int(min(r.props.NumDataBlocks, maxBlockLen))); err != nil {
 		return fmt.Errorf("index block at %d: %w", ft.index.offset, err)
 	}
 	if r.ix.numParts() > 0 {
@@ -218,9 +227,9 @@ func (r *Reader) checkBlockCount() error {
 	return nil
 }
 
-// pinMeta reads a version 2 table's index partitions, in one read of the
-// span they fill, and its filter, and keeps both for the Reader's life.
-func (r *Reader) pinMeta(ft footer) error {
+// pinIndex reads a version 2 or 3 table's index partitions, in one read
+// of the span they fill, and keeps them for the Reader's life.
+func (r *Reader) pinIndex() error {
 	if np := r.ix.numParts(); np > 0 {
 		first, last := r.ix.partHandle(0), r.ix.partHandle(np-1)
 		span := offheap.New(int(last.end() - first.offset))
@@ -246,7 +255,7 @@ func (r *Reader) pinMeta(ft footer) error {
 			}
 		}
 	}
-	return r.pinFilter(ft)
+	return nil
 }
 
 // pinFilter reads and keeps the filter block, if the table has one.
@@ -366,7 +375,7 @@ func (r *Reader) WithFile(f vfs.File) (*Reader, error) {
 		return nil, errors.Join(fmt.Errorf("sstable %s: %w", r.name, err), f.Close())
 	}
 	v := &Reader{f: f, fileNum: r.fileNum, name: r.name, tail: r.tail, props: r.props, ix: r.ix, dataEnd: r.dataEnd,
-		filter: r.filter.Ref(), hasFilter: r.hasFilter, useFilter: r.useFilter, paged: r.paged, pf: r.pf}
+		filter: r.filter.Ref(), hasFilter: r.hasFilter, useFilter: r.useFilter, indexPaged: r.indexPaged, filterPaged: r.filterPaged, pf: r.pf}
 	v.rangeDels = r.rangeDels
 	v.ranges, v.useRanges = r.ranges, r.useRanges
 	v.ix.ref()
@@ -484,7 +493,7 @@ func (r *Reader) Stats() ReadStats { return r.stats.snapshot() }
 // memory the Reader frees at Close: a caller that keeps it longer takes a
 // reference of its own (CacheLine.Ref) while it holds the Reader, and
 // releases it when done.
-func (r *Reader) Filter() (filter.CacheLine, bool) { return r.filter, !r.paged || !r.hasFilter }
+func (r *Reader) Filter() (filter.CacheLine, bool) { return r.filter, !r.filterPaged || !r.hasFilter }
 
 // MayContainHash asks the filter without touching the disk, and counts
 // nothing: a paged table's filter answers only from a page in the block
@@ -493,7 +502,7 @@ func (r *Reader) MayContainHash(h uint64) bool {
 	if !r.hasFilter {
 		return true
 	}
-	if r.paged {
+	if r.filterPaged {
 		may, _ := r.pagedMayContain(h, true)
 		return may
 	}
@@ -525,15 +534,21 @@ func (r *Reader) MayContainPrefix(split *filter.Split, prefixHash uint64) bool {
 // mayContain is the filter's answer for a Get: a paged table's reads the
 // page of h's line if the block cache lacks it.
 func (r *Reader) mayContain(h uint64) (bool, error) {
-	if r.paged {
+	if r.filterPaged {
 		return r.pagedMayContain(h, false)
 	}
 	return r.filter.MayContainHash(h), nil
 }
 
 // Paged reports whether the Reader reads its index and filter through
-// the block cache rather than holding them (MetaBudget).
-func (r *Reader) Paged() bool { return r.paged }
+// the block cache rather than holding them (MetaBudget); a Reader that
+// pins its index and pages its filter (a low table's, budget.go) is not
+// Paged, but FilterPaged.
+func (r *Reader) Paged() bool { return r.indexPaged }
+
+// FilterPaged reports whether the Reader reads its filter through the
+// block cache: every paged Reader, and one that pins its index alone.
+func (r *Reader) FilterPaged() bool { return r.filterPaged }
 
 // Close closes the file and releases the index and filter memory, which
 // is freed once no other holder (a reader made by WithFile, a filter's
@@ -555,7 +570,7 @@ func (r *Reader) releaseMeta() {
 	r.filter.Release()
 	r.ix, r.filter, r.pf = tableIndex{}, filter.CacheLine{}, pagedFilter{}
 	r.budget.leave(r.claim)
-	r.claim, r.paged, r.hasFilter, r.useFilter = metaClaim{}, false, false, false
+	r.claim, r.indexPaged, r.filterPaged, r.hasFilter, r.useFilter = metaClaim{}, false, false, false, false
 }
 
 // TableFileName is the name of table fileNum: "000123.sst".

@@ -19,12 +19,12 @@ import (
 func TestRoundTrip(t *testing.T) {
 	seed := rand.Uint64()
 	rng := rand.New(rand.NewPCG(seed, 1))
-	rounds := 20 // four of each shape; MONBAN_LONG=1 for more
+	rounds := 24 // four of each shape; MONBAN_LONG=1 for more
 	if os.Getenv("MONBAN_LONG") != "" {
-		rounds = 1000
+		rounds = 1200
 	}
 	for round := 0; round < rounds; round++ {
-		shape := round % 5
+		shape := round % 6
 		es := randEntries(rng, shape)
 		opts := randOptions(rng)
 		if shape == 2 {
@@ -114,6 +114,8 @@ func checkGets(t *testing.T, desc string, rng *rand.Rand, r *Reader, es []entry)
 		probe(e.key.UserKey, base.MaxSeqNum)
 		// A near miss: the key with a byte appended, or a random short key.
 		probe(append(slices.Clip(e.key.UserKey), 0), base.MaxSeqNum)
+		// A prefix of the key: what a bare separator may be (separator.go).
+		probe(e.key.UserKey[:rng.IntN(len(e.key.UserKey)+1)], []base.SeqNum{base.MaxSeqNum, base.SeqNum(rng.IntN(1200))}[rng.IntN(2)])
 	}
 	for i := 0; i < 50; i++ {
 		probe(randBytes(rng, rng.IntN(4)), base.MaxSeqNum)
@@ -173,6 +175,9 @@ func checkIters(t *testing.T, desc string, rng *rand.Rand, r *Reader, es []entry
 			return nil
 		case len(es) > 0 && rng.IntN(2) == 0:
 			return es[rng.IntN(len(es))].key.UserKey
+		case len(es) > 0 && rng.IntN(2) == 0: // a prefix, as bare separators are
+			uk := es[rng.IntN(len(es))].key.UserKey
+			return uk[:rng.IntN(len(uk)+1)]
 		}
 		return randBytes(rng, rng.IntN(3))
 	}

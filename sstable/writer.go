@@ -73,6 +73,12 @@ type Writer struct {
 
 	data  blockBuilder
 	index blockBuilder // the index partition being filled
+	// unindexed is the last data block written, not yet in the index: its
+	// separator waits for the next block's first key (indexBlock).
+	unindexed    handle
+	hasUnindexed bool
+	sepBuf       []byte
+	lastSepWhole bool // whether the index's last key is whole
 	// parts are the finished index partitions, written after the filter
 	// (Finish), and partsSize their total size.
 	parts     []indexPart
@@ -98,7 +104,7 @@ func NewWriter(f vfs.File, opts WriterOptions) *Writer {
 		bw:    newWriteBuffer(f),
 		opts:  opts,
 		data:  blockBuilder{restartInterval: opts.BlockRestartInterval},
-		index: blockBuilder{restartInterval: 1}, // every index key whole: binary-searchable in place
+		index: blockBuilder{restartInterval: indexRestartInterval},
 		props: Properties{TableID: opts.TableID},
 	}
 	w.ranges = opts.RangeFilter.Builder(opts.TableID)
@@ -175,6 +181,9 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 	p.RawKeyBytes += uint64(len(w.keyBuf))
 	p.RawValueBytes += uint64(len(value))
 
+	if w.hasUnindexed {
+		w.indexBlock(w.keyBuf)
+	}
 	w.data.add(w.keyBuf, value)
 	w.lastKey, w.keyBuf = w.keyBuf, w.lastKey
 	if w.data.estimatedSize() >= w.opts.BlockSize {
@@ -218,41 +227,51 @@ func (w *Writer) EstimatedSize() uint64 {
 	return est
 }
 
-// flushDataBlock writes the pending data block and indexes it under its
-// last key. Using the last key itself (not a shortened separator) lets Get
-// tell a false positive without reading a neighbouring block: the index
-// holds the key just before every block boundary.
+// flushDataBlock writes the pending data block. It is indexed once the
+// next block's first key is known (indexBlock), or at Finish.
 func (w *Writer) flushDataBlock() {
 	if w.data.entries == 0 {
 		return
 	}
-	h := w.writeBlock(w.data.finish(), w.opts.Compression)
+	w.unindexed, w.hasUnindexed = w.writeBlock(w.data.finish(), w.opts.Compression), true
 	w.data.reset()
 	w.props.NumDataBlocks++
-	w.props.DataBytes += h.length + blockTrailerLen
-	var hb [2 * binary.MaxVarintLen64]byte
-	w.index.add(w.lastKey, appendHandle(hb[:0], h))
+	w.props.DataBytes += w.unindexed.length + blockTrailerLen
+}
+
+// indexBlock adds the unindexed block to the index under its separator
+// from next, the first key of the block after it (nil: none, the table's
+// last block), while w.lastKey is still the block's last key. The value
+// is the block's length<<1 | whole, and at a restart point its offset
+// (docs/format.md, "Index partition").
+func (w *Writer) indexBlock(next []byte) {
+	w.hasUnindexed = false
+	h := w.unindexed
+	w.sepBuf, w.lastSepWhole = appendSeparator(w.sepBuf[:0], w.lastKey, next)
+	var vb [2 * binary.MaxVarintLen64]byte
+	w.index.add(w.sepBuf, appendCompactValue(vb[:0], h, w.lastSepWhole, w.index.restartNext()))
 	if w.index.estimatedSize() >= indexPartitionSize {
 		w.cutIndexPartition()
 	}
 }
 
-// indexPart is a finished index partition: its block, its last key, and
-// the number of its first data block.
+// indexPart is a finished index partition: its block, its last key and
+// whether that is whole, and the number of its first data block.
 type indexPart struct {
 	block, lastKey []byte
+	whole          bool
 	first          int
 }
 
 // cutIndexPartition finishes the index partition being filled, if it has
-// an entry.
+// an entry. REQUIRES: no block is unindexed.
 func (w *Writer) cutIndexPartition() {
 	if w.index.entries == 0 {
 		return
 	}
 	first := int(w.props.NumDataBlocks) - w.index.entries
 	block := append([]byte(nil), w.index.finish()...)
-	w.parts = append(w.parts, indexPart{block: block, lastKey: append([]byte(nil), w.index.lastKey...), first: first})
+	w.parts = append(w.parts, indexPart{block: block, lastKey: append([]byte(nil), w.index.lastKey...), whole: w.lastSepWhole, first: first})
 	w.partsSize += len(block) + blockTrailerLen
 	w.index.reset()
 }

@@ -21,6 +21,9 @@ func (w *Writer) Finish() (Properties, error) {
 		return Properties{}, errors.Join(w.err, w.f.Close())
 	}
 	w.flushDataBlock()
+	if w.hasUnindexed {
+		w.indexBlock(nil)
+	}
 	p := &w.props
 	if w.props.NumEntries > 0 {
 		k, _ := decodeInternalKeyCopy(w.lastKey)
@@ -82,7 +85,7 @@ func (w *Writer) writeIndex() handle {
 	var buf []byte
 	for _, part := range w.parts {
 		h := w.writeBlock(part.block, false)
-		buf = appendPartEntry(buf[:0], h, part.first)
+		buf = appendPartEntry(buf[:0], h, part.whole, part.first)
 		top.add(part.lastKey, buf)
 	}
 	return w.writeBlock(top.finish(), false)
