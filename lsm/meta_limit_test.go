@@ -72,3 +72,49 @@ func TestPinnedMetaLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestLastLevelPinsItsIndexFirst: with room for every index but not every
+// filter, last-level tables pin their index alone and page their filter
+// (Stats.MetaPagedFilterTables), and reads still give the model's answers.
+func TestLastLevelPinsItsIndexFirst(t *testing.T) {
+	fs := vfs.NewMem()
+	opts := &Options{FS: fs, MemtableSize: 16 << 10, BlockSize: 256, TargetFileSize: 8 << 10, BlockCacheSize: 64 << 10,
+		PinnedMetaLimit: NoPinnedMetaLimit}
+	d := openMem(t, fs, opts)
+	model := map[string]string{}
+	for i := range 3000 {
+		k, v := fmt.Sprintf("k%05d", 2*i), fmt.Sprintf("v%d", i)
+		if err := d.Put([]byte(k), []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+		model[k] = v
+	}
+	if err := d.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6000 {
+		k := fmt.Sprintf("k%05d", i)
+		mustGet(t, d, k, model[k])
+	}
+	s := d.Stats()
+	all, filters := s.MetaPinnedBytes, int64(s.Total.FilterBytes)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if filters == 0 || filters >= all {
+		t.Fatalf("%d bytes pinned, %d of them filters", all, filters)
+	}
+
+	opts.PinnedMetaLimit = all - filters/2
+	d = openMem(t, fs, opts)
+	defer d.Close()
+	for i := range 6000 {
+		k := fmt.Sprintf("k%05d", i)
+		mustGet(t, d, k, model[k])
+	}
+	s = d.Stats()
+	if s.MetaPagedFilterTables == 0 || s.MetaBlocksRead == 0 || s.MetaPinnedBytes > opts.PinnedMetaLimit {
+		t.Fatalf("limit %d: %d tables page their filter alone, %d both; %d bytes pinned, %d meta blocks read",
+			opts.PinnedMetaLimit, s.MetaPagedFilterTables, s.MetaPagedTables, s.MetaPinnedBytes, s.MetaBlocksRead)
+	}
+}

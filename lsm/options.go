@@ -100,7 +100,9 @@ type Options struct {
 	// byte). One that does not is read paged: its index a 4 KiB partition
 	// at a time and its filter a 4 KiB page at a time, through the block
 	// cache, where they outrank data blocks in up to half of it
-	// (Stats.MetaPagedTables). A Get of a paged table costs a block-cache
+	// (Stats.MetaPagedTables); a last-level table that cannot pin both
+	// pins its index alone if that fits and pages only its filter
+	// (Stats.MetaPagedFilterTables). A Get of a paged table costs a block-cache
 	// lookup or a page read for its filter and for its index, where a
 	// pinned one costs neither, and the delete proofs ask a paged filter
 	// only about pages the cache holds. A pinned table's bytes count until

@@ -207,8 +207,8 @@ func (e *monbanEngine) Describe() string {
 	b = fmt.Appendf(b, "; filter negatives=%d false-pos=%d; deletes elided=%d", s.Total.FilterNegatives,
 		s.Total.FilterFalsePositives, s.DeletesElided)
 	b = fmt.Appendf(b, "; WA(tables/flushed)=%.2f; slowdowns=%d stalls=%d", s.WriteAmplification(), s.Slowdowns, s.Stalls)
-	b = fmt.Appendf(b, "; meta pinned=%.1fMiB paged-tables=%d meta-reads=%d meta-cache-hits=%d",
-		float64(s.MetaPinnedBytes)/(1<<20), s.MetaPagedTables, s.MetaBlocksRead, s.MetaCacheHits)
+	b = fmt.Appendf(b, "; meta pinned=%.1fMiB paged-tables=%d paged-filter-tables=%d meta-reads=%d meta-cache-hits=%d",
+		float64(s.MetaPinnedBytes)/(1<<20), s.MetaPagedTables, s.MetaPagedFilterTables, s.MetaBlocksRead, s.MetaCacheHits)
 	return string(b)
 }
 

@@ -203,7 +203,7 @@ func readsFrom(d lsm.Stats, ops int64, w window, written [lsm.NumLevels]int, pro
 		BlocksFromFilePerOp: perOp(d.Total.BlocksRead, ops), BlocksFromCachePerOp: perOp(d.Total.CacheHits, ops),
 		BytesReadPerOp: perOp(d.Total.BytesRead, ops), FilterBytes: int64(w.stats.Total.FilterBytes),
 		RangeFilterBytes: int64(w.stats.Total.RangeFilterBytes), blocks: d.Total.BlocksRead + d.Total.CacheHits}
-	if w.stats.MetaPagedTables > 0 || d.MetaPagedTables > 0 {
+	if w.stats.MetaPagedTables+w.stats.MetaPagedFilterTables > 0 || d.MetaPagedTables+d.MetaPagedFilterTables > 0 {
 		r.MetaFromFilePerOp, r.MetaFromCachePerOp = perOp(d.MetaBlocksRead, ops), perOp(d.MetaCacheHits, ops)
 	}
 	if promised {
