@@ -87,7 +87,7 @@ func (r *repairer) rebuild() error {
 	if err := vs.Close(); err != nil {
 		return err
 	}
-	r.report.LastSeq = vs.LastSeq()
+	r.report.LastSeq = uint64(vs.LastSeq())
 	r.report.Manifest = manifest.MakeFilename(manifest.KindManifest, vs.ManifestFileNum())
 	return r.commit(r.report.Manifest)
 }

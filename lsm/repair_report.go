@@ -3,8 +3,6 @@ package lsm
 import (
 	"fmt"
 	"strings"
-
-	"github.com/monbandb/monban/internal/base"
 )
 
 // RepairReport says what Repair found, kept, set aside and rebuilt.
@@ -37,7 +35,7 @@ type RepairReport struct {
 	KeysRecovered uint64
 	// LastSeq is the highest sequence number seen; Manifest the new
 	// manifest CURRENT names.
-	LastSeq  base.SeqNum
+	LastSeq  uint64
 	Manifest string
 	// Files lists every file Repair found in the directory (LOCK aside)
 	// and what became of it; SetAside those now in lost/, Removed those

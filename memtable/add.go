@@ -9,7 +9,7 @@ import (
 
 // Add inserts the entry (key, seq, kind) with its value; key and value are
 // copied. It is AddHash with filter.Hash(key).
-func (m *Memtable) Add(seq base.SeqNum, kind base.Kind, key, value []byte) error {
+func (m *Memtable) Add(seq SeqNum, kind Kind, key, value []byte) error {
 	return m.AddHash(seq, kind, key, value, filter.Hash(key))
 }
 
@@ -26,12 +26,12 @@ func (m *Memtable) Add(seq base.SeqNum, kind base.Kind, key, value []byte) error
 //
 // All under the write lock, so a reader never sees a fingerprint without
 // its entry being findable, nor a half-shifted filter.
-func (m *Memtable) AddHash(seq base.SeqNum, kind base.Kind, key, value []byte, hash uint64) error {
+func (m *Memtable) AddHash(seq SeqNum, kind Kind, key, value []byte, hash uint64) error {
 	if !kind.Valid() {
 		return fmt.Errorf("%w: kind %v", ErrInvalidEntry, kind)
 	}
-	if seq > base.MaxSeqNum {
-		return fmt.Errorf("%w: sequence number %d above %d", ErrInvalidEntry, seq, base.MaxSeqNum)
+	if seq > MaxSeqNum {
+		return fmt.Errorf("%w: sequence number %d above %d", ErrInvalidEntry, seq, MaxSeqNum)
 	}
 	if uint64(len(key)) > 1<<32-1 {
 		return fmt.Errorf("%w: key of %d bytes", ErrInvalidEntry, len(key))

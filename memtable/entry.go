@@ -49,13 +49,13 @@ func (e entry) value() []byte {
 	return unsafe.Slice((*byte)(unsafe.Add(e.kv, e.klen)), e.vlen)
 }
 
-func (e entry) internalKey() base.InternalKey {
-	return base.InternalKey{UserKey: e.key(), Trailer: e.trailer}
+func (e entry) internalKey() InternalKey {
+	return InternalKey{UserKey: e.key(), Trailer: e.trailer}
 }
 
 // pivot builds a search key that is not copied anywhere: the B-tree only
 // compares it.
-func pivot(k base.InternalKey) entry {
+func pivot(k InternalKey) entry {
 	return makeEntry(k.UserKey, len(k.UserKey), k.Trailer)
 }
 

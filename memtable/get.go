@@ -9,7 +9,7 @@ import (
 
 // Get returns the newest version of key whose sequence number is at most
 // seq. It is GetHash with filter.Hash(key).
-func (m *Memtable) Get(key []byte, seq base.SeqNum) ([]byte, Result) {
+func (m *Memtable) Get(key []byte, seq SeqNum) ([]byte, Result) {
 	return m.GetHash(key, filter.Hash(key), seq)
 }
 
@@ -27,7 +27,7 @@ func (m *Memtable) Get(key []byte, seq base.SeqNum) ([]byte, Result) {
 //     than seq).
 //
 // Get does not allocate.
-func (m *Memtable) GetHash(key []byte, hash uint64, seq base.SeqNum) ([]byte, Result) {
+func (m *Memtable) GetHash(key []byte, hash uint64, seq SeqNum) ([]byte, Result) {
 	v, res, _ := m.GetVersion(key, hash, seq)
 	return v, res
 }
@@ -36,7 +36,7 @@ func (m *Memtable) GetHash(key []byte, hash uint64, seq base.SeqNum) ([]byte, Re
 // version found (Found or Deleted), which a reader compares with the range
 // tombstones over key (lsm/get.go). It ignores the memtable's own range
 // tombstones, as GetHash does.
-func (m *Memtable) GetVersion(key []byte, hash uint64, seq base.SeqNum) ([]byte, Result, base.SeqNum) {
+func (m *Memtable) GetVersion(key []byte, hash uint64, seq SeqNum) ([]byte, Result, SeqNum) {
 	defer m.runlock(m.rlock())
 	// 1. Filter.
 	if !m.noFilter && !m.filter.ContainsHash(hash) {
@@ -54,8 +54,8 @@ func (m *Memtable) GetVersion(key []byte, hash uint64, seq base.SeqNum) ([]byte,
 		// 3. No visible version.
 		return nil, Absent, 0
 	}
-	found := base.SeqNum(first.trailer >> 8)
-	if base.Kind(first.trailer) == base.KindDelete {
+	found := SeqNum(first.trailer >> 8)
+	if Kind(first.trailer) == KindDelete {
 		return nil, Deleted, found
 	}
 	return first.value(), Found, found

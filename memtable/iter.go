@@ -146,10 +146,10 @@ func (it *Iter) fillLast() bool {
 }
 
 // SeekGE moves to the first entry whose internal key is >= key.
-func (it *Iter) SeekGE(key base.InternalKey) bool { return it.fillAsc(pivot(key), false) }
+func (it *Iter) SeekGE(key InternalKey) bool { return it.fillAsc(pivot(key), false) }
 
 // SeekLT moves to the last entry whose internal key is < key.
-func (it *Iter) SeekLT(key base.InternalKey) bool { return it.fillDesc(pivot(key), true) }
+func (it *Iter) SeekLT(key InternalKey) bool { return it.fillDesc(pivot(key), true) }
 
 // First moves to the smallest entry.
 func (it *Iter) First() bool { return it.fillFirst() }
@@ -193,7 +193,7 @@ func (it *Iter) Prev() bool {
 func (it *Iter) Valid() bool { return it.state == valid }
 
 // Key returns the current entry's internal key. REQUIRES: Valid().
-func (it *Iter) Key() base.InternalKey { return it.win[it.pos].internalKey() }
+func (it *Iter) Key() InternalKey { return it.win[it.pos].internalKey() }
 
 // Value returns the current entry's value. REQUIRES: Valid().
 func (it *Iter) Value() []byte { return it.win[it.pos].value() }

@@ -16,7 +16,7 @@ var (
 	// ErrFrozen is returned by Add on a memtable after Freeze.
 	ErrFrozen = errors.New("memtable: frozen")
 	// ErrInvalidEntry is returned by Add for an entry the memtable cannot
-	// hold: an unknown kind, a sequence number above base.MaxSeqNum, or an
+	// hold: an unknown kind, a sequence number above MaxSeqNum, or an
 	// exact duplicate (same user key, sequence number and kind) of an entry
 	// already present.
 	ErrInvalidEntry = errors.New("memtable: invalid entry")

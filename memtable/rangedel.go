@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/keyspan"
 )
 
@@ -17,8 +16,8 @@ import (
 // AddRangeDelete records a range tombstone: every user key k with
 // start <= k < end deleted at seq. The keys are copied. start >= end is
 // rejected, as an entry Add would reject.
-func (m *Memtable) AddRangeDelete(seq base.SeqNum, start, end []byte) error {
-	if seq == 0 || seq > base.MaxSeqNum {
+func (m *Memtable) AddRangeDelete(seq SeqNum, start, end []byte) error {
+	if seq == 0 || seq > MaxSeqNum {
 		return fmt.Errorf("%w: range tombstone at sequence number %d", ErrInvalidEntry, seq)
 	}
 	if bytes.Compare(start, end) >= 0 {
@@ -37,11 +36,11 @@ func (m *Memtable) AddRangeDelete(seq base.SeqNum, start, end []byte) error {
 // RangeDels returns the memtable's range tombstones, fragmented: every
 // one added before the call. They are immutable and valid for as long as
 // the caller holds them; without any, the call is one atomic load.
-func (m *Memtable) RangeDels() keyspan.Spans { return m.rangeDels.Spans() }
+func (m *Memtable) RangeDels() Spans { return m.rangeDels.Spans() }
 
 // HasRangeDels reports whether any range tombstone was added.
 func (m *Memtable) HasRangeDels() bool { return m.rangeDels.Len() > 0 }
 
 // RangeTombstones returns the range tombstones as added, oldest first,
 // unfragmented (keyspan.Set.Tombstones). The caller must not modify them.
-func (m *Memtable) RangeTombstones() []keyspan.Tombstone { return m.rangeDels.Tombstones() }
+func (m *Memtable) RangeTombstones() []Tombstone { return m.rangeDels.Tombstones() }

@@ -27,7 +27,7 @@ func evenKeys(n int) []entry {
 func TestFalsePositivesCostReads(t *testing.T) {
 	const n = 20000
 	data, _ := buildTable(t, evenKeys(n), WriterOptions{BloomBitsPerKey: 10})
-	for _, c := range []*cache.Cache{nil, cache.New(8 << 20)} {
+	for _, c := range []*Cache{nil, cache.New(8 << 20)} {
 		r := openTable(t, data, c)
 		for i := 0; i < n-1; i++ {
 			k := []byte(fmt.Sprintf("k%06d", 2*i+1))

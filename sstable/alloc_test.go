@@ -20,7 +20,7 @@ func TestGetAllocs(t *testing.T) {
 	present, absent := []byte("k000100"), []byte("k000101")
 	for _, tc := range []struct {
 		name  string
-		c     *cache.Cache
+		c     *Cache
 		evict bool // before each Get, so that it misses
 		key   []byte
 		limit float64
@@ -59,7 +59,7 @@ func TestIterAllocs(t *testing.T) {
 	es := evenKeys(5000)
 	for _, compress := range []bool{false, true} {
 		data, _ := buildTable(t, es, WriterOptions{BlockSize: 512, Compression: compress})
-		for _, c := range []*cache.Cache{nil, cache.New(1 << 20)} {
+		for _, c := range []*Cache{nil, cache.New(1 << 20)} {
 			r := openTable(t, data, c)
 			var it Iter
 			scan := func() {

@@ -34,7 +34,7 @@ func benchKey(i int) []byte { return []byte(fmt.Sprintf("k%015d", i)) }
 
 // benchTable writes the bench table to an OS file (reads then go through
 // the page cache and a syscall, as in a DB) and opens it.
-func benchTable(b *testing.B, opts WriterOptions, c *cache.Cache) *Reader {
+func benchTable(b *testing.B, opts WriterOptions, c *Cache) *Reader {
 	b.Helper()
 	name := filepath.Join(b.TempDir(), TableFileName(1))
 	f, err := vfs.Default.Create(name)
@@ -184,7 +184,7 @@ func BenchmarkGet(b *testing.B) {
 // (seek1000), with and without a block cache; allocs/entry counts every
 // allocation of the op, the iterator's included.
 func BenchmarkScan(b *testing.B) {
-	for _, c := range []*cache.Cache{nil, cache.New(64 << 20)} {
+	for _, c := range []*Cache{nil, cache.New(64 << 20)} {
 		r := benchTable(b, WriterOptions{BloomBitsPerKey: 10}, c)
 		for _, n := range []int{benchKeys, 1000} {
 			name := fmt.Sprintf("cached=%v", c != nil)

@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"github.com/monbandb/monban/filter"
-	"github.com/monbandb/monban/internal/base"
-	"github.com/monbandb/monban/internal/cache"
 	"github.com/monbandb/monban/sstable"
 	"github.com/monbandb/monban/vfs"
 )
@@ -16,21 +14,21 @@ func Example() {
 	fs := vfs.NewMem()
 	f, _ := fs.Create("000001.sst")
 	w := sstable.NewWriter(f, sstable.WriterOptions{BloomBitsPerKey: 10})
-	w.Add(base.MakeInternalKey([]byte("apple"), 2, base.KindSet), []byte("red"))
-	w.Add(base.MakeInternalKey([]byte("pear"), 9, base.KindDelete), nil)
-	w.Add(base.MakeInternalKey([]byte("pear"), 4, base.KindSet), []byte("green"))
+	w.Add(sstable.MakeInternalKey([]byte("apple"), 2, sstable.KindSet), []byte("red"))
+	w.Add(sstable.MakeInternalKey([]byte("pear"), 9, sstable.KindDelete), nil)
+	w.Add(sstable.MakeInternalKey([]byte("pear"), 4, sstable.KindSet), []byte("green"))
 	props, _ := w.Finish()
 	fmt.Println(props.NumEntries, "entries,", props.NumDeletions, "tombstone")
 
 	rf, _ := fs.Open("000001.sst")
-	r, err := sstable.Open(rf, sstable.ReaderOptions{Cache: cache.New(1 << 20), FileNum: 1})
+	r, err := sstable.Open(rf, sstable.ReaderOptions{Cache: sstable.NewCache(1 << 20), FileNum: 1})
 	if err != nil {
 		panic(err)
 	}
 	defer r.Close()
 	for _, q := range []struct {
 		key string
-		seq base.SeqNum
+		seq sstable.SeqNum
 	}{{"pear", 5}, {"pear", 10}, {"fig", 10}} {
 		var trace sstable.GetTrace
 		v, kind, found, _ := r.Get([]byte(q.key), filter.Hash([]byte(q.key)), q.seq, &trace)

@@ -25,7 +25,7 @@ import (
 //	   key, or a separator above it and below the next block) is >= the
 //	   seek key (ukey, seq).
 //	d. data block: from the block cache, else the file; seek in it.
-func (r *Reader) Get(ukey []byte, hash uint64, seq base.SeqNum, trace *GetTrace) (value []byte, kind base.Kind, found bool, err error) {
+func (r *Reader) Get(ukey []byte, hash uint64, seq SeqNum, trace *GetTrace) (value []byte, kind Kind, found bool, err error) {
 	if r.closed.Load() {
 		return nil, 0, false, ErrClosed
 	}
@@ -97,7 +97,7 @@ func (r *Reader) MayContainHashes(hashes []uint64, maybe []bool) {
 // Find is sub-steps c and d of Get, for a key in the table's range that
 // its filter admitted (MayContainHashes): the same results, and trace, if
 // not nil, records the key as in range and admitted.
-func (r *Reader) Find(ukey []byte, seq base.SeqNum, trace *GetTrace) (value []byte, kind base.Kind, found bool, err error) {
+func (r *Reader) Find(ukey []byte, seq SeqNum, trace *GetTrace) (value []byte, kind Kind, found bool, err error) {
 	var cur BlockCursor
 	defer cur.Release()
 	return r.FindNext(ukey, seq, trace, &cur)
@@ -108,7 +108,7 @@ func (r *Reader) Find(ukey []byte, seq base.SeqNum, trace *GetTrace) (value []by
 // them read, and a key that lies in the same block reads it again neither
 // from the file nor from the block cache (trace.SharedBlock). The caller
 // releases cur once the run is done.
-func (r *Reader) FindNext(ukey []byte, seq base.SeqNum, trace *GetTrace, cur *BlockCursor) (value []byte, kind base.Kind, found bool, err error) {
+func (r *Reader) FindNext(ukey []byte, seq SeqNum, trace *GetTrace, cur *BlockCursor) (value []byte, kind Kind, found bool, err error) {
 	if r.closed.Load() {
 		return nil, 0, false, ErrClosed
 	}
@@ -140,7 +140,7 @@ func (c *BlockCursor) Release() {
 
 // findOne is sub-steps c and d for Get's one key, with a cursor of its
 // own.
-func (r *Reader) findOne(ukey []byte, seq base.SeqNum, trace *GetTrace) (value []byte, kind base.Kind, found bool, err error) {
+func (r *Reader) findOne(ukey []byte, seq SeqNum, trace *GetTrace) (value []byte, kind Kind, found bool, err error) {
 	var cur BlockCursor
 	defer cur.Release()
 	return r.find(ukey, seq, trace, &cur)
@@ -148,7 +148,7 @@ func (r *Reader) findOne(ukey []byte, seq base.SeqNum, trace *GetTrace) (value [
 
 // find is sub-steps c and d, with cur holding the block of the lookup
 // before, at a smaller key, if any.
-func (r *Reader) find(ukey []byte, seq base.SeqNum, trace *GetTrace, cur *BlockCursor) (value []byte, kind base.Kind, found bool, err error) {
+func (r *Reader) find(ukey []byte, seq SeqNum, trace *GetTrace, cur *BlockCursor) (value []byte, kind Kind, found bool, err error) {
 	// c. Index. The seek trailer sorts before every version <= seq. A key
 	// above the last one looked up lies in its block or a later one.
 	trailer := base.SeekKey(nil, seq).Trailer
@@ -220,9 +220,9 @@ func (r *Reader) find(ukey []byte, seq base.SeqNum, trace *GetTrace, cur *BlockC
 		return nil, 0, false, r.blockErr(i, h, errBlock)
 	}
 	if trace != nil {
-		trace.Outcome, trace.Found = OutcomeFound, base.InternalKey{Trailer: ik.Trailer}
+		trace.Outcome, trace.Found = OutcomeFound, InternalKey{Trailer: ik.Trailer}
 	}
-	if ik.Kind() == base.KindSet {
+	if ik.Kind() == KindSet {
 		value = make([]byte, len(it.val))
 		copy(value, it.val)
 	}

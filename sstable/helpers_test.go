@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/monbandb/monban/internal/base"
-	"github.com/monbandb/monban/internal/cache"
 	"github.com/monbandb/monban/vfs"
 )
 
@@ -78,7 +77,7 @@ func buildTable(t testing.TB, entries []entry, opts WriterOptions) ([]byte, Prop
 	return f.data, p
 }
 
-func openTable(t testing.TB, data []byte, c *cache.Cache) *Reader {
+func openTable(t testing.TB, data []byte, c *Cache) *Reader {
 	t.Helper()
 	r, err := Open(&memFile{data: data}, ReaderOptions{Cache: c, FileNum: 7})
 	if err != nil {

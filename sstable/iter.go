@@ -53,7 +53,7 @@ func (it *Iter) Init(r *Reader, lower, upper []byte) {
 
 // maxTrailer sorts before every real trailer of a user key: (k, maxTrailer)
 // is the smallest internal key with user key k.
-var maxTrailer = base.SeekKey(nil, base.MaxSeqNum).Trailer
+var maxTrailer = base.SeekKey(nil, MaxSeqNum).Trailer
 
 // loadBlock positions blk on data block i (unpositioned), releasing the
 // block it was on.
@@ -117,7 +117,7 @@ func (it *Iter) settle(ok bool, dir int) bool {
 }
 
 // SeekGE moves to the first entry >= key (and >= lower).
-func (it *Iter) SeekGE(key base.InternalKey) bool {
+func (it *Iter) SeekGE(key InternalKey) bool {
 	if it.err != nil || it.closed {
 		return false
 	}
@@ -149,7 +149,7 @@ func (it *Iter) SeekGE(key base.InternalKey) bool {
 }
 
 // SeekLT moves to the last entry < key (and < upper).
-func (it *Iter) SeekLT(key base.InternalKey) bool {
+func (it *Iter) SeekLT(key InternalKey) bool {
 	if it.err != nil || it.closed {
 		return false
 	}
@@ -181,7 +181,7 @@ func (it *Iter) SeekLT(key base.InternalKey) bool {
 // First moves to the first entry >= lower.
 func (it *Iter) First() bool {
 	if it.lower != nil {
-		return it.SeekGE(base.InternalKey{UserKey: it.lower, Trailer: maxTrailer})
+		return it.SeekGE(InternalKey{UserKey: it.lower, Trailer: maxTrailer})
 	}
 	if it.err != nil || it.closed || it.r.ix.numBlocks() == 0 {
 		it.valid = false
@@ -200,7 +200,7 @@ func (it *Iter) First() bool {
 // Last moves to the last entry < upper.
 func (it *Iter) Last() bool {
 	if it.upper != nil {
-		return it.SeekLT(base.InternalKey{UserKey: it.upper, Trailer: maxTrailer})
+		return it.SeekLT(InternalKey{UserKey: it.upper, Trailer: maxTrailer})
 	}
 	if it.err != nil || it.closed {
 		return false
@@ -287,7 +287,7 @@ func (it *Iter) Valid() bool { return it.valid }
 
 // Key returns the current entry's key; valid until the iterator moves.
 // REQUIRES: Valid().
-func (it *Iter) Key() base.InternalKey {
+func (it *Iter) Key() InternalKey {
 	k, _ := base.DecodeInternalKey(it.blk.key)
 	return k
 }

@@ -87,7 +87,7 @@ func TestConcurrentReads(t *testing.T) {
 	es := lifetimeEntries()
 	for _, compress := range []bool{false, true} {
 		data, _ := buildTable(t, es, WriterOptions{BlockSize: 512, Compression: compress})
-		for _, c := range []*cache.Cache{nil, cache.New(4 << 10)} {
+		for _, c := range []*Cache{nil, cache.New(4 << 10)} {
 			r := openTable(t, data, c)
 			var wg sync.WaitGroup
 			for g := 0; g < 4; g++ {

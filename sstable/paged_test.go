@@ -28,7 +28,7 @@ func pagedTable(t testing.TB) ([]entry, []byte) {
 	return es, data
 }
 
-func openPaged(t testing.TB, data []byte, c *cache.Cache, b *MetaBudget) *Reader {
+func openPaged(t testing.TB, data []byte, c *Cache, b *MetaBudget) *Reader {
 	t.Helper()
 	r, err := Open(&memFile{data: data}, ReaderOptions{Cache: c, FileNum: 7, MetaBudget: b})
 	if err != nil {

@@ -20,8 +20,8 @@ type Properties struct {
 	OlderVersions uint64
 	// Smallest and Largest are the first and last internal keys (zero for
 	// an empty table). They do not alias any buffer.
-	Smallest, Largest       base.InternalKey
-	SmallestSeq, LargestSeq base.SeqNum
+	Smallest, Largest       InternalKey
+	SmallestSeq, LargestSeq SeqNum
 	// FilterLayout is FilterLayoutCacheLine, or "" when the table has no
 	// filter block.
 	FilterLayout string
@@ -238,9 +238,9 @@ func decodeProperties(block []byte) (Properties, error) {
 		case propRawValueBytes:
 			p.RawValueBytes = num
 		case propSeqLargest:
-			p.LargestSeq = base.SeqNum(num)
+			p.LargestSeq = SeqNum(num)
 		case propSeqSmallest:
-			p.SmallestSeq = base.SeqNum(num)
+			p.SmallestSeq = SeqNum(num)
 		case propTableID:
 			p.TableID = num
 		case propRangeDelSpans:
@@ -274,7 +274,7 @@ func decodeProperties(block []byte) (Properties, error) {
 }
 
 // decodeInternalKeyCopy decodes an internal key into memory of its own.
-func decodeInternalKeyCopy(enc []byte) (base.InternalKey, error) {
+func decodeInternalKeyCopy(enc []byte) (InternalKey, error) {
 	k, err := base.DecodeInternalKey(enc)
 	if err != nil {
 		return k, err

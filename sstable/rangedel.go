@@ -24,7 +24,7 @@ import (
 // later call replaces an earlier one. The table's point entries and its
 // spans are independent: the caller decides which spans belong in the
 // table (keyspan.Truncate at its boundaries).
-func (w *Writer) SetRangeDels(spans keyspan.Spans) { w.rangeDels = spans }
+func (w *Writer) SetRangeDels(spans Spans) { w.rangeDels = spans }
 
 // writeRangeDels writes the range-deletion block, if the table has spans,
 // and records it in the properties.
@@ -49,7 +49,7 @@ func (w *Writer) writeRangeDels() {
 
 // RangeDels returns the table's range tombstones (none for a table
 // without a range-deletion block). They stay valid after Close.
-func (r *Reader) RangeDels() keyspan.Spans { return r.rangeDels }
+func (r *Reader) RangeDels() Spans { return r.rangeDels }
 
 // readRangeDels reads and decodes the range-deletion block the properties
 // name, after checking that it lies inside the file before the

@@ -11,7 +11,6 @@ import (
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/cache"
-	"github.com/monbandb/monban/internal/keyspan"
 	"github.com/monbandb/monban/internal/offheap"
 	"github.com/monbandb/monban/vfs"
 )
@@ -20,7 +19,7 @@ import (
 type ReaderOptions struct {
 	// Cache is the block cache for data blocks; nil reads every block from
 	// the file (into pooled buffers all the same, see invariant 6).
-	Cache *cache.Cache
+	Cache *Cache
 	// FileNum keys this table's blocks in Cache; it must be unique among
 	// the tables sharing Cache.
 	FileNum uint64
@@ -49,7 +48,7 @@ type ReaderOptions struct {
 // (TableCache's reference counts guarantee that).
 type Reader struct {
 	f       vfs.File
-	cache   *cache.Cache
+	cache   *Cache
 	fileNum uint64
 	name    string
 
@@ -61,7 +60,7 @@ type Reader struct {
 	dataEnd   uint64 // where the data blocks end
 	filter    filter.CacheLine
 	hasFilter bool
-	rangeDels keyspan.Spans // rangedel.go; decoded at Open, pinned or paged
+	rangeDels Spans // rangedel.go; decoded at Open, pinned or paged
 	// ranges is the range filter (rangefilter.go), asked when useRanges:
 	// the table has one and ReaderOptions.IgnoreFilter is not set.
 	ranges    filter.Grafite

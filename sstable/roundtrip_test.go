@@ -35,7 +35,7 @@ func TestRoundTrip(t *testing.T) {
 		checkProps(t, desc, es, props, len(data))
 		// No cache, one that evicts (and recycles) blocks all the time, or
 		// one that holds them all.
-		c := [...]*cache.Cache{nil, cache.New(4 << 10), cache.New(1 << 20)}[rng.IntN(3)]
+		c := [...]*Cache{nil, cache.New(4 << 10), cache.New(1 << 20)}[rng.IntN(3)]
 		// With a cache, half the rounds read the index and filter paged.
 		var budget *MetaBudget
 		if c != nil && rng.IntN(2) == 0 {

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
-
-	"github.com/monbandb/monban/internal/base"
 )
 
 // ReadStats count what a table's reads did. Each counter counts events,
@@ -130,7 +128,7 @@ type GetTrace struct {
 	// (Reader.FindNext), from neither the cache nor the file again.
 	SharedBlock bool
 	Outcome     GetOutcome
-	Found       base.InternalKey // the version found (UserKey nil)
+	Found       InternalKey // the version found (UserKey nil)
 }
 
 // String renders the trace the way the read path is taught:

@@ -10,7 +10,6 @@ import (
 	"github.com/golang/snappy"
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
-	"github.com/monbandb/monban/internal/keyspan"
 	"github.com/monbandb/monban/vfs"
 )
 
@@ -89,7 +88,7 @@ type Writer struct {
 	compBuf   []byte
 	props     Properties
 	finished  bool
-	rangeDels keyspan.Spans // SetRangeDels; written by Finish
+	rangeDels Spans // SetRangeDels; written by Finish
 	// lastPrefix is the length of the last Add's prefix under
 	// WriterOptions.Split: lastKey[:lastPrefix].
 	lastPrefix int
@@ -144,7 +143,7 @@ func (w *Writer) release() {
 
 // Add appends an entry. key must be strictly greater than the previous key
 // (base.Compare), else the error wraps ErrOutOfOrder.
-func (w *Writer) Add(key base.InternalKey, value []byte) error {
+func (w *Writer) Add(key InternalKey, value []byte) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -167,7 +166,7 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 	}
 	p := &w.props
 	if p.NumEntries == 0 {
-		p.Smallest = base.InternalKey{UserKey: append([]byte(nil), key.UserKey...), Trailer: key.Trailer}
+		p.Smallest = InternalKey{UserKey: append([]byte(nil), key.UserKey...), Trailer: key.Trailer}
 		p.SmallestSeq, p.LargestSeq = key.Seq(), key.Seq()
 	}
 	p.SmallestSeq, p.LargestSeq = min(p.SmallestSeq, key.Seq()), max(p.LargestSeq, key.Seq())
@@ -175,7 +174,7 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 		p.OlderVersions++
 	}
 	p.NumEntries++
-	if key.Kind() == base.KindDelete {
+	if key.Kind() == KindDelete {
 		p.NumDeletions++
 	}
 	p.RawKeyBytes += uint64(len(w.keyBuf))

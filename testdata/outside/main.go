@@ -1,8 +1,9 @@
 // Command outside uses monban as an application outside its module would:
 // only the public packages, on an in-memory file system. It writes, takes
 // a checkpoint, reopens the checkpoint read-only and reads it back; it
-// uses a memtable through that package's own names (memtable.go); and it
-// exits non-zero if anything is off. .ci/run runs it.
+// uses a memtable and a table through those packages' own names
+// (memtable.go, sstable.go); and it exits non-zero if anything is off.
+// .ci/run runs it.
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 
 func main() {
 	checkMemtable()
+	checkSSTable()
 	fs := vfs.NewMem()
 	db, err := lsm.Open("/db", &lsm.Options{FS: fs, MemtableSize: 4 << 10})
 	if err != nil {
