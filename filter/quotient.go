@@ -121,8 +121,8 @@ const (
 //
 // # Concurrency
 //
-// A Quotient is not safe for concurrent use: callers lock. Contains does not
-// modify the filter, so concurrent Contains calls with no writer are safe.
+// A Quotient is not safe for concurrent use: callers lock. MayContain does not
+// modify the filter, so concurrent MayContain calls with no writer are safe.
 type Quotient struct {
 	qbits, rbits uint
 	slots        uint64 // 2^qbits

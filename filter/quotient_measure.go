@@ -81,7 +81,7 @@ func MeasureQuotient(qbits, rbits uint, loads []float64, probes int, seed uint64
 	return rows, nil
 }
 
-// probeCost is ContainsHash instrumented for MeasureQuotient: it also
+// probeCost is MayContainHash instrumented for MeasureQuotient: it also
 // returns the remainders compared and the slots from the cluster start to
 // the last slot compared (both 0 when the quotient is unoccupied).
 func (f *Quotient) probeCost(h uint64) (hit bool, compared, span int) {

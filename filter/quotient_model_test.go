@@ -11,7 +11,7 @@ import (
 
 // qfModel is the reference for the quotient filter: a multiset of
 // fingerprints (the top width bits of each hash). The filter must agree
-// with it exactly: ContainsHash(h) == (count[fp(h)] > 0), Len == total.
+// with it exactly: MayContainHash(h) == (count[fp(h)] > 0), Len == total.
 type qfModel struct {
 	width  uint
 	count  map[uint64]int
@@ -80,14 +80,14 @@ func (m *qfModel) checkCheap(f *Quotient, rng *rand.Rand) error {
 	}
 	for fp, c := range m.count {
 		h := fp << (64 - m.width)
-		if !f.ContainsHash(h) {
+		if !f.MayContainHash(h) {
 			return fmt.Errorf("false negative: fp %#x (count %d)", fp, c)
 		}
 	}
 	for range 64 {
 		h := rng.Uint64()
-		if got, want := f.ContainsHash(h), m.count[m.fp(h)] > 0; got != want {
-			return fmt.Errorf("ContainsHash(%#x) = %v, model %v", h, got, want)
+		if got, want := f.MayContainHash(h), m.count[m.fp(h)] > 0; got != want {
+			return fmt.Errorf("MayContainHash(%#x) = %v, model %v", h, got, want)
 		}
 	}
 	return nil

@@ -1,16 +1,16 @@
 package filter
 
-// Point operations of the quotient filter: Insert, Contains, Delete and
+// Point operations of the quotient filter: Insert, MayContain, Delete and
 // their hash-taking twins. None allocates.
 
 // Insert adds one occurrence of key. It returns ErrFull, leaving the filter
 // unchanged, when all Slots() are taken.
 func (f *Quotient) Insert(key []byte) error { return f.InsertHash(Hash(key)) }
 
-// Contains reports whether key may have been inserted (and not deleted as
+// MayContain reports whether key may have been inserted (and not deleted as
 // often as inserted). False is certain; true is wrong with probability
 // about LoadFactor()·2^-RBits() for an absent key.
-func (f *Quotient) Contains(key []byte) bool { return f.ContainsHash(Hash(key)) }
+func (f *Quotient) MayContain(key []byte) bool { return f.MayContainHash(Hash(key)) }
 
 // Delete removes one occurrence of key's fingerprint and reports whether
 // there was one. Deleting a key that was never inserted may remove another
@@ -65,8 +65,8 @@ func (f *Quotient) insert(fq, fr uint64) {
 	f.setBit(qfShift, pos, pos != fq)
 }
 
-// ContainsHash is Contains for a caller that already has Hash(key).
-func (f *Quotient) ContainsHash(h uint64) bool {
+// MayContainHash is MayContain for a caller that already has Hash(key).
+func (f *Quotient) MayContainHash(h uint64) bool {
 	if f.n == 0 {
 		return false
 	}

@@ -64,20 +64,20 @@ func TestQuotientKeysAndDuplicates(t *testing.T) {
 		}
 	}
 	for i := 3; i > 0; i-- {
-		if !f.Contains(k) || f.Len() != i {
-			t.Fatalf("after deletes: contains %v len %d, want true %d", f.Contains(k), f.Len(), i)
+		if !f.MayContain(k) || f.Len() != i {
+			t.Fatalf("after deletes: contains %v len %d, want true %d", f.MayContain(k), f.Len(), i)
 		}
 		if !f.Delete(k) {
 			t.Fatal("delete of present key failed")
 		}
 	}
-	if f.Contains(k) || f.Delete(k) || f.Len() != 0 {
+	if f.MayContain(k) || f.Delete(k) || f.Len() != 0 {
 		t.Fatal("key still present after deleting every occurrence")
 	}
 	// Zero-length and 1 MiB keys are just keys.
 	big := bytes.Repeat([]byte{0xab}, 1<<20)
 	for _, key := range [][]byte{nil, {}, big} {
-		if err := f.Insert(key); err != nil || !f.Contains(key) {
+		if err := f.Insert(key); err != nil || !f.MayContain(key) {
 			t.Fatalf("key of %d bytes: %v", len(key), err)
 		}
 	}
@@ -110,7 +110,7 @@ func TestQuotientParameters(t *testing.T) {
 		t.Errorf("Grow to rbits 0: %v", err)
 	}
 	var z Quotient // the zero value answers without panicking
-	if z.Contains([]byte("x")) || z.Delete([]byte("x")) || z.Insert([]byte("x")) == nil {
+	if z.MayContain([]byte("x")) || z.Delete([]byte("x")) || z.Insert([]byte("x")) == nil {
 		t.Error("zero Quotient misbehaves")
 	}
 }
@@ -184,7 +184,7 @@ func TestQuotientGrowFPR(t *testing.T) {
 	}
 	count := func() (fp int) {
 		for _, h := range absent {
-			if f.ContainsHash(h) {
+			if f.MayContainHash(h) {
 				fp++
 			}
 		}

@@ -113,7 +113,7 @@ func (d *DB) getMemtables(rs *readState, key []byte, h uint64, seq base.SeqNum, 
 	// them all out at once — but not their range tombstones, which no
 	// filter holds; otherwise each one, newest first.
 	if imms := rs.mem.Immutables(); len(imms) > 0 {
-		if !d.opts.IgnoreFilters && !rs.mem.CombinedFilter().ContainsHash(h) && (c == nil || !c.eager || !anyRangeDels(imms)) {
+		if !d.opts.IgnoreFilters && !rs.mem.CombinedFilter().MayContainHash(h) && (c == nil || !c.eager || !anyRangeDels(imms)) {
 			d.stats.immutableFilterNegatives.Add(1)
 			tr.combined(len(imms), VerdictAbsent)
 			if c != nil {

@@ -39,7 +39,7 @@ func (m *Memtable) GetHash(key []byte, hash uint64, seq SeqNum) ([]byte, Result)
 func (m *Memtable) GetVersion(key []byte, hash uint64, seq SeqNum) ([]byte, Result, SeqNum) {
 	defer m.runlock(m.rlock())
 	// 1. Filter.
-	if !m.noFilter && !m.filter.ContainsHash(hash) {
+	if !m.noFilter && !m.filter.MayContainHash(hash) {
 		return nil, FilteredOut, 0
 	}
 	// 2. Tree. The closure does not escape (AscendGreaterOrEqual only
@@ -65,7 +65,7 @@ func (m *Memtable) GetVersion(key []byte, hash uint64, seq SeqNum) ([]byte, Resu
 // with this filter.Hash. false is certain: no version of the key is here.
 func (m *Memtable) MayContainHash(h uint64) bool {
 	defer m.runlock(m.rlock())
-	return m.filter.ContainsHash(h)
+	return m.filter.MayContainHash(h)
 }
 
 // MayContainPrefix reports whether the memtable may hold a user key k
@@ -77,7 +77,7 @@ func (m *Memtable) MayContainPrefix(split *filter.Split, prefixHash uint64) bool
 		return true
 	}
 	defer m.runlock(m.rlock())
-	return m.filter.ContainsHash(prefixHash)
+	return m.filter.MayContainHash(prefixHash)
 }
 
 // holdsPrefixes reports whether m's filter holds split's prefixes.
@@ -92,6 +92,6 @@ func (m *Memtable) holdsPrefixes(split *filter.Split) bool {
 func (m *Memtable) MayContainHashes(hashes []uint64, maybe []bool) {
 	defer m.runlock(m.rlock())
 	for i, h := range hashes {
-		maybe[i] = m.filter.ContainsHash(h)
+		maybe[i] = m.filter.MayContainHash(h)
 	}
 }

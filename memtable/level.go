@@ -55,7 +55,7 @@ func (l *Level) MayContainHash(h uint64) bool {
 	if l.active.MayContainHash(h) {
 		return true
 	}
-	return l.combined != nil && l.combined.ContainsHash(h)
+	return l.combined != nil && l.combined.MayContainHash(h)
 }
 
 // Rotate freezes the active memtable, which becomes the newest immutable,
