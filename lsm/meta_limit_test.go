@@ -22,14 +22,7 @@ func TestPinnedMetaLimit(t *testing.T) {
 			d := openMem(t, vfs.NewMem(), &Options{MemtableSize: 16 << 10, BlockSize: 256, TargetFileSize: 8 << 10,
 				BlockCacheSize: 64 << 10, PinnedMetaLimit: c.limit})
 			defer d.Close()
-			model := map[string]string{}
-			for i := range 3000 {
-				k, v := fmt.Sprintf("k%05d", 2*i), fmt.Sprintf("v%d", i)
-				if err := d.Put([]byte(k), []byte(v)); err != nil {
-					t.Fatal(err)
-				}
-				model[k] = v
-			}
+			model := putEvenKeys(t, d, 3000)
 			for i := 0; i < 3000; i += 7 {
 				k := fmt.Sprintf("k%05d", 2*i)
 				if err := d.Delete([]byte(k)); err != nil {
@@ -81,14 +74,7 @@ func TestLastLevelPinsItsIndexFirst(t *testing.T) {
 	opts := &Options{FS: fs, MemtableSize: 16 << 10, BlockSize: 256, TargetFileSize: 8 << 10, BlockCacheSize: 64 << 10,
 		PinnedMetaLimit: NoPinnedMetaLimit}
 	d := openMem(t, fs, opts)
-	model := map[string]string{}
-	for i := range 3000 {
-		k, v := fmt.Sprintf("k%05d", 2*i), fmt.Sprintf("v%d", i)
-		if err := d.Put([]byte(k), []byte(v)); err != nil {
-			t.Fatal(err)
-		}
-		model[k] = v
-	}
+	model := putEvenKeys(t, d, 3000)
 	if err := d.Compact(); err != nil {
 		t.Fatal(err)
 	}
@@ -117,4 +103,19 @@ func TestLastLevelPinsItsIndexFirst(t *testing.T) {
 		t.Fatalf("limit %d: %d tables page their filter alone, %d both; %d bytes pinned, %d meta blocks read",
 			opts.PinnedMetaLimit, s.MetaPagedFilterTables, s.MetaPagedTables, s.MetaPinnedBytes, s.MetaBlocksRead)
 	}
+}
+
+// putEvenKeys puts n keys, k00000, k00002, ..., so that the odd keys
+// between them are absent, and returns what it put.
+func putEvenKeys(t *testing.T, d *DB, n int) map[string]string {
+	t.Helper()
+	model := map[string]string{}
+	for i := range n {
+		k, v := fmt.Sprintf("k%05d", 2*i), fmt.Sprintf("v%d", i)
+		if err := d.Put([]byte(k), []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+		model[k] = v
+	}
+	return model
 }
