@@ -155,6 +155,7 @@ type readState struct {
 // pays for no unlink and runs no EventListener.TableDeleted.
 func (rs *readState) unref() {
 	if rs.refs.Add(-1) == 0 {
+		rs.eachMemtable((*memtable.Memtable).Unref)
 		rs.version.Unref()
 		select {
 		case rs.db.obsolete <- struct{}{}:
@@ -218,5 +219,17 @@ func (rs *readState) tryRef() bool {
 func (d *DB) installReadState(mem *memtable.Level, version *manifest.Version) (old *readState) {
 	rs := &readState{db: d, mem: mem, version: version}
 	rs.refs.Store(1)
+	rs.eachMemtable((*memtable.Memtable).Ref)
 	return d.rs.Swap(rs)
+}
+
+// eachMemtable calls f on every memtable of rs's level. A read state
+// holds a reference on each (Memtable.Ref), so a flushed memtable's arena
+// is freed when the last read state that can reach it lets go, not when
+// the collector next runs.
+func (rs *readState) eachMemtable(f func(*memtable.Memtable)) {
+	f(rs.mem.Active())
+	for _, m := range rs.mem.Immutables() {
+		f(m)
+	}
 }

@@ -244,6 +244,7 @@ func (d *DB) flushLoop() {
 		d.maybeScheduleCompaction()
 		d.mu.Unlock()
 		old.unref()
+		m.Unref() // the reference newMemtable's caller took: the level no longer holds m
 		d.removeFile(manifest.KindLog, oldLog)
 		// Weighed once the flushed memtable is out of the way of reads and
 		// writes, then asked of the picker again.

@@ -25,8 +25,8 @@
 // filter insert atomic for readers. Iterators hold no lock: they read a
 // snapshot no writer modifies. Values returned by Get and iterators alias
 // the memtable and are immutable; they stay valid as long as referenced,
-// or with Options.OffHeap as long as the Memtable (for Get) or the Iter is
-// reachable.
+// or with Options.OffHeap until the Memtable's last Unref (for Get) or as
+// long as the Iter is reachable and the Memtable not let go of.
 // A Level is an immutable value (see Level).
 //
 // # Invariants

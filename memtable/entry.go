@@ -93,11 +93,9 @@ const entryOverhead = 48
 //
 // With Options.OffHeap, chunks of offheap.MinSize or more are mapped
 // outside the heap, each owned by a Buffer the arena holds a reference on,
-// and released when the Memtable is collected (a cleanup New registers):
-// the engine drops a memtable from read states and iterators with no call
-// that says it is the last, so the collector is what knows (offheap,
-// invariant 1: the Memtable, and each Iter, which holds it, are the
-// holders).
+// and released at the Memtable's last Unref, or, for a Memtable nobody
+// let go of, when it is collected (a cleanup New registers, stopped by
+// that Unref).
 //
 // Invariant: used = bytes handed out + tails of chunks given up on. The
 // current chunk's unused tail is not counted: the engine rotates a memtable

@@ -104,6 +104,11 @@ type Memtable struct {
 	split         *filter.Split
 	lastPrefix    uint64
 	hasLastPrefix bool
+	// refs counts the holders (New's caller, and one per Ref); the last
+	// Unref frees the off-heap arena, and cleanup, which would free it
+	// when the Memtable is collected, is stopped then.
+	refs    atomic.Int32
+	cleanup runtime.Cleanup
 }
 
 // New returns an empty memtable.
@@ -119,11 +124,40 @@ func New(opts Options) *Memtable {
 		arena:    arena{offHeap: opts.OffHeap},
 		split:    opts.Split,
 	}
+	m.refs.Store(1)
 	if opts.OffHeap {
 		m.arena.held = new(heldChunks)
-		runtime.AddCleanup(m, (*heldChunks).release, m.arena.held)
+		m.cleanup = runtime.AddCleanup(m, (*heldChunks).release, m.arena.held)
 	}
 	return m
+}
+
+// Ref adds a holder, who must Unref once done. It panics on a Memtable
+// whose last holder let go: its arena may be gone.
+func (m *Memtable) Ref() {
+	if m.refs.Add(1) <= 1 {
+		panic("memtable: Ref of a released Memtable")
+	}
+}
+
+// Unref drops a holder. The last one frees an off-heap arena at once,
+// rather than when the collector finds the Memtable unreachable: the
+// collector does not see the arena, so a process that allocates little
+// on the heap would otherwise keep every flushed memtable's arena until
+// its next collection. After it, nothing may read the Memtable, nor any
+// value or key it returned. A Memtable never let go of is freed when
+// collected, as before.
+func (m *Memtable) Unref() {
+	switch n := m.refs.Add(-1); {
+	case n > 0:
+		return
+	case n < 0:
+		panic("memtable: Unref of a released Memtable")
+	}
+	if m.arena.held != nil {
+		m.cleanup.Stop()
+		m.arena.held.release()
+	}
 }
 
 // Len returns the number of entries (versions, not user keys).

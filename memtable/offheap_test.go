@@ -96,3 +96,50 @@ func TestOffHeapChunksReleasedWithMemtable(t *testing.T) {
 		t.Fatalf("the safety net freed %d Buffers: the memtable did not release its chunks", got-before)
 	}
 }
+
+// TestLastUnrefFreesArena: the last Unref unmaps the arena at once, with
+// no collection, and a Ref after it, or an Unref too many, panics rather
+// than touch freed memory.
+func TestLastUnrefFreesArena(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("buffers are heap slices on " + runtime.GOOS)
+	}
+	m := New(Options{OffHeap: true})
+	for i := range 5000 {
+		if err := m.Add(base.SeqNum(i+1), base.KindSet, fmt.Appendf(nil, "key%06d", i), make([]byte, 100)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var arena int64 // the mapped part: chunks under offheap.MinSize are heap slices
+	for _, b := range m.arena.held.bufs {
+		if n := cap(b.Bytes()); n >= offheap.MinSize {
+			arena += int64(n)
+		}
+	}
+	if arena < 256<<10 {
+		t.Fatalf("%d bytes of arena off the heap: the test checks nothing", arena)
+	}
+	m.Ref() // a reader
+	before := offheap.Stats().Mapped
+	m.Unref() // the creator lets go: the reader still reads
+	if v, res := m.Get([]byte("key004999"), base.MaxSeqNum); res != Found || len(v) != 100 {
+		t.Fatalf("Get with a holder left: %v, %d bytes", res, len(v))
+	}
+	if got := offheap.Stats().Mapped; got != before {
+		t.Fatalf("mapped bytes went from %d to %d with a holder left", before, got)
+	}
+	m.Unref()
+	if got := offheap.Stats().Mapped; before-got < arena {
+		t.Fatalf("the last Unref unmapped %d bytes, want the arena's %d", before-got, arena)
+	}
+	for name, f := range map[string]func(){"Ref": m.Ref, "Unref": m.Unref} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s after the last Unref did not panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
