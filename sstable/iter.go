@@ -66,7 +66,9 @@ func (it *Iter) loadBlock(i int) bool {
 	}
 	h := it.r.blockHandle(&it.ic, i)
 	b, from, err := it.r.dataBlock(i, h)
-	it.r.stats.countBlock(from, h.length)
+	var n LookupCounts
+	n.block(from, h.length)
+	it.r.stats.add(&n)
 	it.block = b
 	if err == nil {
 		err = it.blk.init(b.Block())

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Lookup is what one table lookup (Get, Find, FindNext) did, the one
+// Lookup is what one table lookup (Get; Probe, then Find or FindNext) did, the one
 // record of it: the lookup fills it in place, every field every time, and
 // its caller counts from it and explains from it after the fact — lsm's
 // per-level counters and Explain's steps are made from it, and Get counts
@@ -58,12 +58,17 @@ func (c *LookupCounts) Count(l *Lookup) {
 			c.FilterFalsePositives++
 		}
 	}
-	switch l.From {
+	c.block(l.From, l.Length)
+}
+
+// block adds a data block of length stored bytes that came from from.
+func (c *LookupCounts) block(from BlockSource, length uint64) {
+	switch from {
 	case BlockFromCache:
 		c.CacheHits++
 	case BlockFromFile:
 		c.BlocksRead++
-		c.BytesRead += l.Length
+		c.BytesRead += length
 	}
 }
 

@@ -84,6 +84,11 @@ func (c *readCounters) snapshot() ReadStats {
 func (c *readCounters) count(l *Lookup) {
 	var n LookupCounts
 	n.Count(l)
+	c.add(&n)
+}
+
+// add adds n, the counts of a Get or of an iterator's block.
+func (c *readCounters) add(n *LookupCounts) {
 	addNonZero := func(c *atomic.Uint64, n uint64) {
 		if n > 0 {
 			c.Add(n)
@@ -94,17 +99,5 @@ func (c *readCounters) count(l *Lookup) {
 	addNonZero(&c.filterFalsePositives, n.FilterFalsePositives)
 	addNonZero(&c.cacheHits, n.CacheHits)
 	addNonZero(&c.blocksRead, n.BlocksRead)
-	addNonZero(&c.bytesRead, n.BytesRead+n.BlocksRead*blockTrailerLen)
-}
-
-// countBlock adds a data block a Get or an iterator looked at, of length
-// stored bytes.
-func (c *readCounters) countBlock(from BlockSource, length uint64) {
-	switch from {
-	case BlockFromCache:
-		c.cacheHits.Add(1)
-	case BlockFromFile:
-		c.blocksRead.Add(1)
-		c.bytesRead.Add(length + blockTrailerLen)
-	}
+	addNonZero(&c.bytesRead, n.BytesRead+n.BlocksRead*blockTrailerLen) // ReadStats count trailers
 }
