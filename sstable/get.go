@@ -26,23 +26,26 @@ import (
 //	   seek key (ukey, seq).
 //	d. data block: from the block cache, else the file; seek in it.
 func (r *Reader) Get(ukey []byte, hash uint64, seq SeqNum, l *Lookup) (value []byte, kind Kind, found bool, err error) {
-	*l = Lookup{}
 	if r.closed.Load() {
+		*l = Lookup{}
 		return nil, 0, false, ErrClosed
 	}
-	defer r.stats.count(l)
 	// a. Key range.
 	p := &r.props
 	if p.NumEntries == 0 || bytes.Compare(ukey, p.Smallest.UserKey) < 0 || bytes.Compare(ukey, p.Largest.UserKey) > 0 {
+		*l = Lookup{} // nothing consulted, nothing to count
 		return nil, 0, false, nil
 	}
 	// b. Filter.
 	if may, err := r.Probe(hash, l); err != nil || !may {
+		r.stats.count(l)
 		return nil, 0, false, err
 	}
 	var cur BlockCursor
 	defer cur.Release()
-	return r.find(ukey, seq, l, &cur)
+	value, kind, found, err = r.find(ukey, seq, l, &cur)
+	r.stats.count(l)
+	return value, kind, found, err
 }
 
 // Probe is sub-step b of Get, for a caller that found the key in the

@@ -66,9 +66,7 @@ func (it *Iter) loadBlock(i int) bool {
 	}
 	h := it.r.blockHandle(&it.ic, i)
 	b, from, err := it.r.dataBlock(i, h)
-	var n LookupCounts
-	n.block(from, h.length)
-	it.r.stats.add(&n)
+	it.r.stats.block(from, h.length)
 	it.block = b
 	if err == nil {
 		err = it.blk.init(b.Block())

@@ -33,8 +33,8 @@ type Lookup struct {
 
 // LookupCounts are what table lookups did, counted from their Lookups
 // as plain integers, so that a caller sums a batch of lookups and adds
-// the sums to shared counters once: the Reader's ReadStats for Get, lsm's
-// per-level Stats for every lookup it makes.
+// the sums to shared counters once, as lsm does for its per-level Stats.
+// The Reader counts a Get's Lookup the same way in its ReadStats.
 type LookupCounts struct {
 	// FilterProbes counts lookups that asked the table's filter;
 	// FilterNegatives those it answered absent, FilterFalsePositives those
@@ -58,17 +58,12 @@ func (c *LookupCounts) Count(l *Lookup) {
 			c.FilterFalsePositives++
 		}
 	}
-	c.block(l.From, l.Length)
-}
-
-// block adds a data block of length stored bytes that came from from.
-func (c *LookupCounts) block(from BlockSource, length uint64) {
-	switch from {
+	switch l.From {
 	case BlockFromCache:
 		c.CacheHits++
 	case BlockFromFile:
 		c.BlocksRead++
-		c.BytesRead += length
+		c.BytesRead += l.Length
 	}
 }
 
