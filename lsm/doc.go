@@ -45,6 +45,9 @@
 //     way (4a–4d).
 //
 // Only 3d and 4d read the disk, and only after a filter said maybe.
+// Each table's part of the walk leaves one record, an sstable.Lookup:
+// Stats' per-level read counters are counted from it, and Explain's step
+// for the table is made from it.
 //
 // Range tombstones (DeleteRange) are met on the same walk: each memtable's
 // and table's that cover the key, held in memory, are asked before its

@@ -106,34 +106,24 @@ type BlockRead struct {
 	CacheHit       bool // from the block cache; false: read from the file
 }
 
-// Outcome is how a step ended.
-type Outcome uint8
+// Outcome is how a step ended. It is sstable's Outcome, not a type of
+// lsm's own: a table step's outcome is the table lookup's (sstable.Lookup),
+// unconverted, and a memtable's ends the same ways. OutcomeSearchEach and
+// OutcomeRangeDeleted, which no single table lookup ends in, are the read
+// path's above the sources, declared with the others so that a step's
+// outcome is one enum with one String whatever its source.
+type Outcome = sstable.Outcome
 
+// The outcomes of a step; sstable's constants document each.
 const (
-	// OutcomeOutOfRange: the table's key range does not cover the key, or
-	// no table of the level does (sub-step a). Nothing was read.
-	OutcomeOutOfRange Outcome = iota
-	// OutcomeFilteredOut: the filter said absent (sub-step b): no tree
-	// search, no index or block lookup.
-	OutcomeFilteredOut
-	// OutcomeSearchEach: the combined filter said maybe, so each immutable
-	// memtable is asked in turn, newest first.
-	OutcomeSearchEach
-	// OutcomeNoVersion: the source holds no version of the key. After a
-	// filter's maybe, that answer was a false positive.
-	OutcomeNoVersion
-	// OutcomeNotVisible: the source holds only versions newer than the
-	// read's sequence number.
-	OutcomeNotVisible
-	// OutcomeFound: the newest visible version is a value; the search ends.
-	OutcomeFound
-	// OutcomeTombstone: the newest visible version is a tombstone; the
-	// search ends with "not found" and no older source is asked.
-	OutcomeTombstone
-	// OutcomeRangeDeleted: a range tombstone met at this source or a newer
-	// one (Range, at Seq) is newer than the source's version, or covers a
-	// key the source has none of; the search ends with "not found".
-	OutcomeRangeDeleted
+	OutcomeOutOfRange   = sstable.OutcomeOutOfRange   // sub-step a: nothing read
+	OutcomeFilteredOut  = sstable.OutcomeFilteredOut  // sub-step b: the filter said absent
+	OutcomeSearchEach   = sstable.OutcomeSearchEach   // step 2: each immutable memtable is asked
+	OutcomeNoVersion    = sstable.OutcomeNoVersion    // no version; after a maybe, a false positive
+	OutcomeNotVisible   = sstable.OutcomeNotVisible   // only versions newer than the read
+	OutcomeFound        = sstable.OutcomeFound        // a value: the search ends
+	OutcomeTombstone    = sstable.OutcomeTombstone    // a tombstone: the search ends, not found
+	OutcomeRangeDeleted = sstable.OutcomeRangeDeleted // a range tombstone (Step.Range, Step.Seq) deletes it
 )
 
 // Result is how a lookup ended.
@@ -286,37 +276,35 @@ func (t *Trace) noTable(level int) {
 	}
 }
 
-// table records one table's lookup from what sstable.Reader.Get recorded.
-func (t *Trace) table(level int, fileNum uint64, g *sstable.GetTrace) {
+// table records one table's lookup, as the lookup recorded itself.
+func (t *Trace) table(level int, fileNum uint64, l *sstable.Lookup) {
 	if t == nil {
 		return
 	}
-	s := Step{Num: tableStep(level), Source: Source{Kind: SourceTable, Level: level, FileNum: fileNum}}
-	if g.FilterConsulted {
+	s := Step{Num: tableStep(level), Source: Source{Kind: SourceTable, Level: level, FileNum: fileNum}, Outcome: l.Outcome, Seq: uint64(l.Seq)}
+	if l.FilterAsked {
 		s.Filter, s.Verdict = FilterBloom, VerdictMaybe
-		if !g.FilterMayContain {
+		if l.Outcome == OutcomeFilteredOut {
 			s.Verdict = VerdictAbsent
 		}
 	}
-	if g.BlockIndex >= 0 {
-		s.Block = &BlockRead{Index: g.BlockIndex, Offset: g.BlockOffset, Length: g.BlockLength, CacheHit: g.CacheHit}
-	}
-	switch g.Outcome {
-	case sstable.OutcomeOutOfRange:
-		s.Outcome = OutcomeOutOfRange
-	case sstable.OutcomeFilterNegative:
-		s.Outcome = OutcomeFilteredOut
-	case sstable.OutcomeAbsent:
-		s.Outcome = OutcomeNoVersion
-	case sstable.OutcomeNotVisible:
-		s.Outcome = OutcomeNotVisible
-	case sstable.OutcomeFound:
-		s.Outcome, s.Seq = OutcomeFound, uint64(g.Found.Seq())
-		if g.Found.Kind() == base.KindDelete {
-			s.Outcome = OutcomeTombstone
-		}
+	if l.From != sstable.BlockNone {
+		s.Block = &BlockRead{Index: l.Block, Offset: l.Offset, Length: l.Length, CacheHit: l.From == sstable.BlockFromCache}
 	}
 	t.add(s)
+}
+
+// lookup is the table lookup a table step was recorded from (table), back
+// again, for its text: one rendering of a table lookup, sstable's.
+func (s Step) lookup() sstable.Lookup {
+	l := sstable.Lookup{Outcome: s.Outcome, FilterAsked: s.Verdict != VerdictNotConsulted, Seq: base.SeqNum(s.Seq)}
+	if b := s.Block; b != nil {
+		l.Block, l.Offset, l.Length, l.From = b.Index, b.Offset, b.Length, sstable.BlockFromFile
+		if b.CacheHit {
+			l.From = sstable.BlockFromCache
+		}
+	}
+	return l
 }
 
 func tableStep(level int) int {

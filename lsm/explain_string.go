@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/sstable"
 )
 
@@ -60,51 +61,24 @@ func (s Step) String() string {
 
 // parts says what each sub-step of s found, in order.
 func (s Step) parts() []string {
-	if s.Outcome == OutcomeRangeDeleted {
+	switch {
+	case s.Outcome == OutcomeRangeDeleted:
 		return []string{fmt.Sprintf("covered by [%q, %q)#%d", s.Range[0], s.Range[1], s.Seq)}
-	}
-	var parts []string
-	switch s.Source.Kind {
-	case SourceTable:
-		if s.Outcome == OutcomeOutOfRange {
-			return []string{"key range: out"}
-		}
-		parts = append(parts, "in range")
-	case SourceLevel:
+	case s.Source.Kind == SourceTable:
+		l := s.lookup()
+		return strings.Split(l.String(), "; ")
+	case s.Source.Kind == SourceLevel:
 		return []string{"no table covers the key"}
 	}
-	if s.Verdict == VerdictNotConsulted {
-		parts = append(parts, "no filter asked")
-	} else {
-		parts = append(parts, fmt.Sprintf("%s: %s", s.Filter, s.Verdict))
+	// A memtable, or the immutable memtables' combined filter.
+	parts := []string{"no filter asked"}
+	if s.Verdict != VerdictNotConsulted {
+		parts[0] = fmt.Sprintf("%s: %s", s.Filter, s.Verdict)
 	}
 	if s.Outcome == OutcomeFilteredOut || s.Outcome == OutcomeSearchEach {
 		return parts
 	}
-	if s.Source.Kind == SourceTable {
-		if b := s.Block; b != nil {
-			from := "read from file"
-			if b.CacheHit {
-				from = "block cache hit"
-			}
-			parts = append(parts, fmt.Sprintf("block %d @%d+%d %s", b.Index, b.Offset, b.Length, from))
-		} else {
-			parts = append(parts, "index: no block")
-		}
-	}
-	outcome := s.Outcome.String()
-	switch {
-	case s.Outcome == OutcomeFound:
-		outcome = fmt.Sprintf("found #%d,SET", s.Seq)
-	case s.Outcome == OutcomeTombstone:
-		outcome = fmt.Sprintf("tombstone #%d,DEL", s.Seq)
-	case s.Outcome == OutcomeNoVersion && s.Verdict == VerdictMaybe:
-		outcome += " (false positive)"
-	}
-	if s.Source.Kind != SourceTable {
-		outcome = "tree: " + outcome
-	}
-	return append(parts, outcome)
+	return append(parts, "tree: "+s.Outcome.Text(base.SeqNum(s.Seq), s.Verdict == VerdictMaybe))
 }
 
 func (s Source) String() string {
@@ -147,28 +121,6 @@ func (v Verdict) String() string {
 		return "maybe"
 	}
 	return fmt.Sprintf("verdict(%d)", uint8(v))
-}
-
-func (o Outcome) String() string {
-	switch o {
-	case OutcomeOutOfRange:
-		return "out of key range"
-	case OutcomeFilteredOut:
-		return "filtered out"
-	case OutcomeSearchEach:
-		return "each memtable asked"
-	case OutcomeNoVersion:
-		return "no version"
-	case OutcomeNotVisible:
-		return "only newer versions"
-	case OutcomeFound:
-		return "found"
-	case OutcomeTombstone:
-		return "tombstone"
-	case OutcomeRangeDeleted:
-		return "covered by a range tombstone"
-	}
-	return fmt.Sprintf("outcome(%d)", uint8(o))
 }
 
 func (r Result) String() string {

@@ -198,9 +198,9 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 	// cache has closed the table since.
 	fl := d.knownFilter(f)
 	if fl != nil && !fl.MayContainHash(h) {
-		t := sstable.GetTrace{InRange: true, FilterConsulted: true, BlockIndex: -1, Outcome: sstable.OutcomeFilterNegative}
-		d.stats.levels[level].count(&t)
-		tr.table(level, f.FileNum, &t)
+		l := sstable.Lookup{Outcome: sstable.OutcomeFilteredOut, FilterAsked: true}
+		d.stats.levels[level].count(&l)
+		tr.table(level, f.FileNum, &l)
 		if c != nil {
 			if err := c.put(rangeDelSource{f: f}); err != nil {
 				return nil, true, err
@@ -237,34 +237,36 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 
 // findInTable is getFromTable's sub-steps c and d, and b when the
 // table's metadata holds no filter (fl nil): the point version of key the
-// table holds, and its sequence number.
+// table holds, and its sequence number. The lookup counts nothing itself
+// (sstable.Lookup): its record is counted here, per level, and explained.
 func (d *DB) findInTable(level int, f *manifest.FileMetadata, fl *filter.CacheLine, key []byte, h uint64, seq base.SeqNum, tr *Trace) ([]byte, bool, base.SeqNum, error) {
-	var t sstable.GetTrace
-	asked := fl != nil
 	r, release, err := d.table(f)
 	if err != nil {
 		return nil, true, 0, err
 	}
 	defer release()
+	var l sstable.Lookup
 	var v []byte
 	var kind base.Kind
 	var found bool
-	if asked {
-		v, kind, found, err = r.Find(key, seq, &t) // c and d: b said maybe
-	} else {
-		v, kind, found, err = r.Get(key, h, seq, &t)
+	may := true
+	if fl == nil {
+		may, err = r.Probe(h, &l) // b., reading a filter page if need be
 	}
-	d.stats.levels[level].count(&t)
-	tr.table(level, f.FileNum, &t)
+	if may && err == nil {
+		v, kind, found, err = r.Find(key, seq, &l) // c and d
+	}
+	d.stats.levels[level].count(&l)
+	tr.table(level, f.FileNum, &l)
 	switch {
 	case err != nil:
 		return nil, true, 0, err
 	case !found:
 		return nil, false, 0, nil
 	case kind == base.KindDelete:
-		return nil, true, t.Found.Seq(), ErrNotFound
+		return nil, true, l.Seq, ErrNotFound
 	}
-	return v, true, t.Found.Seq(), nil
+	return v, true, l.Seq, nil
 }
 
 // table returns the reader of f from the table cache (opening it if

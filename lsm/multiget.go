@@ -90,7 +90,7 @@ type multiGet struct {
 	errs   []error
 	// counts are the batch's table-lookup counters, added to the DB's
 	// stats once at the end.
-	counts [NumLevels]lookupCounts
+	counts [NumLevels]sstable.LookupCounts
 
 	// shared is the longest prefix every key of the batch begins with,
 	// and prefixes are the 8 bytes of each key after it (base.KeyPrefix):
@@ -344,8 +344,8 @@ func (b *multiGet) table(level int, f *manifest.FileMetadata, run, left []int) [
 	if asked {
 		fl.MayContainHashes(hashes, maybe)
 		if !slices.Contains(maybe, true) {
-			c.filterProbes += uint64(len(run))
-			c.filterNegatives += uint64(len(run))
+			c.FilterProbes += uint64(len(run))
+			c.FilterNegatives += uint64(len(run))
 			return append(left, run...)
 		}
 	}
@@ -364,14 +364,14 @@ func (b *multiGet) table(level int, f *manifest.FileMetadata, run, left []int) [
 	}
 	for n, i := range run {
 		if !maybe[n] {
-			c.filterProbes++
-			c.filterNegatives++
+			c.FilterProbes++
+			c.FilterNegatives++
 			left = append(left, i)
 			continue
 		}
-		var t sstable.GetTrace
-		v, kind, found, err := r.FindNext(b.keys[i], b.seq, &t, &cur)
-		c.count(&t)
+		var l sstable.Lookup
+		v, kind, found, err := r.FindNext(b.keys[i], b.seq, &l, &cur)
+		c.Count(&l)
 		switch {
 		case err != nil:
 			b.errs[i] = err

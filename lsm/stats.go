@@ -253,52 +253,26 @@ type levelCounters struct {
 }
 
 // count adds what one table lookup did.
-func (c *levelCounters) count(t *sstable.GetTrace) {
-	var n lookupCounts
-	n.count(t)
+func (c *levelCounters) count(l *sstable.Lookup) {
+	var n sstable.LookupCounts
+	n.Count(l)
 	c.add(&n)
 }
 
 // add adds counts made without atomics, as MultiGet makes them for a
 // whole batch: one atomic add per counter and batch, not per key.
-func (c *levelCounters) add(n *lookupCounts) {
+func (c *levelCounters) add(n *sstable.LookupCounts) {
 	addNonZero := func(c *atomic.Uint64, n uint64) {
 		if n > 0 {
 			c.Add(n)
 		}
 	}
-	addNonZero(&c.filterProbes, n.filterProbes)
-	addNonZero(&c.filterNegatives, n.filterNegatives)
-	addNonZero(&c.filterFalsePositives, n.filterFalsePositives)
-	addNonZero(&c.cacheHits, n.cacheHits)
-	addNonZero(&c.blocksRead, n.blocksRead)
-	addNonZero(&c.bytesRead, n.bytesRead)
-}
-
-// lookupCounts are levelCounters' read counters as plain integers.
-type lookupCounts struct {
-	filterProbes, filterNegatives, filterFalsePositives uint64
-	cacheHits, blocksRead, bytesRead                    uint64
-}
-
-func (c *lookupCounts) count(t *sstable.GetTrace) {
-	if t.FilterConsulted {
-		c.filterProbes++
-		switch {
-		case !t.FilterMayContain:
-			c.filterNegatives++
-		case t.Outcome == sstable.OutcomeAbsent:
-			c.filterFalsePositives++
-		}
-	}
-	if t.BlockIndex >= 0 && !t.SharedBlock { // a shared block was counted once, for the key before
-		if t.CacheHit {
-			c.cacheHits++
-		} else {
-			c.blocksRead++
-			c.bytesRead += t.BlockLength
-		}
-	}
+	addNonZero(&c.filterProbes, n.FilterProbes)
+	addNonZero(&c.filterNegatives, n.FilterNegatives)
+	addNonZero(&c.filterFalsePositives, n.FilterFalsePositives)
+	addNonZero(&c.cacheHits, n.CacheHits)
+	addNonZero(&c.blocksRead, n.BlocksRead)
+	addNonZero(&c.bytesRead, n.BytesRead)
 }
 
 type dbStats struct {

@@ -31,7 +31,7 @@ func TestFalsePositivesCostReads(t *testing.T) {
 		r := openTable(t, data, c)
 		for i := 0; i < n-1; i++ {
 			k := []byte(fmt.Sprintf("k%06d", 2*i+1))
-			if _, _, found, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, nil); found || err != nil {
+			if _, _, found, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, &Lookup{}); found || err != nil {
 				t.Fatalf("absent %s: found=%v err=%v", k, found, err)
 			}
 		}
@@ -53,7 +53,7 @@ func TestFalsePositivesCostReads(t *testing.T) {
 		before := r.Stats()
 		for i := 0; i < 1000; i++ {
 			k := []byte(fmt.Sprintf("k%06d", 2*i))
-			if _, _, found, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, nil); !found || err != nil {
+			if _, _, found, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, &Lookup{}); !found || err != nil {
 				t.Fatalf("present %s: found=%v err=%v", k, found, err)
 			}
 		}
@@ -74,7 +74,7 @@ func TestFalsePositivesCostReads(t *testing.T) {
 	r := openTable(t, data, nil)
 	for i := 0; i < 999; i++ {
 		k := []byte(fmt.Sprintf("k%06d", 2*i+1))
-		r.Get(k, filter.Hash(k), base.MaxSeqNum, nil)
+		r.Get(k, filter.Hash(k), base.MaxSeqNum, &Lookup{})
 	}
 	if s := r.Stats(); s.FilterProbes != 0 || s.BlocksRead != 999 {
 		t.Fatalf("no filter: %+v", s)
@@ -96,20 +96,20 @@ func TestTraceOutcomes(t *testing.T) {
 		seq  base.SeqNum
 		want string
 	}{
-		{"aardvark", 9, "000007.sst: out of key range"},
-		{"apple", 9, "000007.sst: in range; filter: maybe; block 0 @0+27 read from file; found #3,SET"},
-		{"apple", 9, "000007.sst: in range; filter: maybe; block 0 @0+27 block cache hit; found #3,SET"},
-		{"banana", 9, "000007.sst: in range; filter: maybe; block 1 @32+25 read from file; found #5,DEL"},
-		{"banana", 4, "000007.sst: in range; filter: maybe; block 2 @62+31 read from file; found #2,SET"},
-		{"banana", 1, "000007.sst: in range; filter: maybe; block 2 @62+31 block cache hit; only newer versions"},
-		{"cherry", 8, "000007.sst: in range; filter: maybe; only newer versions"},
-		{"b", 9, "000007.sst: in range; filter: absent (read avoided)"},
+		{"aardvark", 9, "key range: out"},
+		{"apple", 9, "in range; bloom: maybe; block 0 @0+27 read from file; found #3,SET"},
+		{"apple", 9, "in range; bloom: maybe; block 0 @0+27 block cache hit; found #3,SET"},
+		{"banana", 9, "in range; bloom: maybe; block 1 @32+25 read from file; tombstone #5,DEL"},
+		{"banana", 4, "in range; bloom: maybe; block 2 @62+31 read from file; found #2,SET"},
+		{"banana", 1, "in range; bloom: maybe; block 2 @62+31 block cache hit; only newer versions"},
+		{"cherry", 8, "in range; bloom: maybe; index: no block; only newer versions"},
+		{"b", 9, "in range; bloom: absent"},
 	} {
-		var tr GetTrace
-		if _, _, _, err := r.Get([]byte(tc.key), filter.Hash([]byte(tc.key)), tc.seq, &tr); err != nil {
+		var l Lookup
+		if _, _, _, err := r.Get([]byte(tc.key), filter.Hash([]byte(tc.key)), tc.seq, &l); err != nil {
 			t.Fatal(err)
 		}
-		if got := tr.String(); got != tc.want {
+		if got := l.String(); got != tc.want {
 			t.Errorf("Get(%s, %d):\n got %s\nwant %s", tc.key, tc.seq, got, tc.want)
 		}
 	}

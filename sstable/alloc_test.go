@@ -32,18 +32,18 @@ func TestGetAllocs(t *testing.T) {
 	} {
 		r := openTable(t, data, tc.c)
 		h := filter.Hash(tc.key)
-		var tr GetTrace
+		var l Lookup
 		get := func() {
 			if tc.evict {
 				tc.c.EvictFile(7)
 			}
-			r.Get(tc.key, h, base.MaxSeqNum, &tr)
+			r.Get(tc.key, h, base.MaxSeqNum, &l)
 		}
 		get() // warm the cache and the pools
 		if got := testing.AllocsPerRun(200, get); got > tc.limit {
 			t.Errorf("%s: %.2f allocations per Get, want <= %.0f", tc.name, got, tc.limit)
 		}
-		if tc.evict && tr.CacheHit {
+		if tc.evict && l.From != BlockFromFile {
 			t.Errorf("%s: the Get hit the cache", tc.name)
 		}
 	}

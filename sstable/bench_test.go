@@ -135,12 +135,13 @@ func benchGet(b *testing.B, r *Reader, key func(i int) []byte, wantFound bool) {
 		hashes[i] = filter.Hash(keys[i])
 	}
 	before := r.Stats()
+	var l Lookup
 	b.ReportAllocs()
 	b.ResetTimer()
 	defer cpuClock(b)()
 	for i := 0; i < b.N; i++ {
 		j := i % len(keys)
-		_, _, found, err := r.Get(keys[j], hashes[j], base.MaxSeqNum, nil)
+		_, _, found, err := r.Get(keys[j], hashes[j], base.MaxSeqNum, &l)
 		if err != nil || found != wantFound {
 			b.Fatalf("Get(%s): found=%v err=%v", keys[j], found, err)
 		}
@@ -160,7 +161,7 @@ func BenchmarkGet(b *testing.B) {
 		r := benchTable(b, WriterOptions{BloomBitsPerKey: 10}, cache.New(64<<20))
 		for i := 0; i < benchKeys; i += 10 { // warm the cache
 			k := present(i)
-			r.Get(k, filter.Hash(k), base.MaxSeqNum, nil)
+			r.Get(k, filter.Hash(k), base.MaxSeqNum, &Lookup{})
 		}
 		benchGet(b, r, present, true)
 	})

@@ -77,7 +77,7 @@ func churn(t *testing.T, fs vfs.FS, es []entry, size uint64, capacity, perTable 
 			t.Fatal(err)
 		}
 		uk := e.key.UserKey
-		if _, _, found, err := rd.Get(uk, filter.Hash(uk), base.MaxSeqNum, nil); err != nil || !found {
+		if _, _, found, err := rd.Get(uk, filter.Hash(uk), base.MaxSeqNum, &Lookup{}); err != nil || !found {
 			t.Fatalf("Get %d: table %d, key %s: found %t, %v", i, n, uk, found, err)
 		}
 		release()
@@ -136,7 +136,7 @@ func TestConcurrentChurn(t *testing.T) {
 				}
 				e := es[rng.IntN(len(es))]
 				uk := e.key.UserKey
-				v, _, found, err := r.Get(uk, filter.Hash(uk), base.MaxSeqNum, nil)
+				v, _, found, err := r.Get(uk, filter.Hash(uk), base.MaxSeqNum, &Lookup{})
 				release()
 				if err != nil || !found || !bytes.Equal(v, e.value) {
 					t.Errorf("table %d: Get(%s) = %q, %t, %v", n, uk, v, found, err)

@@ -67,7 +67,7 @@ func readAllWith(t *testing.T, es []entry, data []byte, what string, opts Reader
 	}
 	for _, e := range es {
 		for _, seq := range []base.SeqNum{e.key.Seq(), base.MaxSeqNum} {
-			v, k, found, err := r.Get(e.key.UserKey, filter.Hash(e.key.UserKey), seq, nil)
+			v, k, found, err := r.Get(e.key.UserKey, filter.Hash(e.key.UserKey), seq, &Lookup{})
 			if err != nil {
 				note(err)
 				continue

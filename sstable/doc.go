@@ -17,10 +17,12 @@
 // filter_pages.go (a paged filter), budget.go (pinned or paged), identity.go
 // (is this file the table the manifest means?), rangedel.go (the range
 // tombstones' block), rangefilter.go (the range filter's block), get.go (the point-read
-// path, four numbered steps), iter.go (two-level iterator), table_cache.go
-// (open readers, reference counted, checked against the caller's
-// TableRef), meta.go (what a closed table leaves in the block cache),
-// stats.go (what was counted and what a trace shows).
+// path, four numbered steps), lookup.go (Lookup, the one record of a
+// point lookup, and how it is counted and printed), iter.go (two-level
+// iterator), table_cache.go (open readers, reference counted, checked
+// against the caller's TableRef), meta.go (what a closed table leaves in
+// the block cache), stats.go (ReadStats: what a Reader's Gets and
+// iterators read).
 //
 // # Lifetime and concurrency
 //
@@ -90,6 +92,13 @@
 //     match. Checksums cannot tell a valid table in the wrong file (two
 //     files swapped); this check does. TableCache.Get checks every reader
 //     it returns, open already or not, against the TableRef it is given.
+//  8. A point lookup (Get; Probe, Find and FindNext for a caller that
+//     asks the filter itself) fills one Lookup, every field, and counts
+//     nothing while it runs: Get counts its Lookup in ReadStats after the
+//     fact, and Probe, Find, FindNext and MayContainHashes leave the
+//     counting to their caller, which has the Lookups. So each lookup is
+//     counted once, by whoever reads the count (lsm, per level), and
+//     ReadStats add up for every Reader: what its Gets and iterators did.
 //
 // # Caveats
 //

@@ -30,14 +30,14 @@ func Example() {
 		key string
 		seq sstable.SeqNum
 	}{{"pear", 5}, {"pear", 10}, {"fig", 10}} {
-		var trace sstable.GetTrace
-		v, kind, found, _ := r.Get([]byte(q.key), filter.Hash([]byte(q.key)), q.seq, &trace)
+		var l sstable.Lookup
+		v, kind, found, _ := r.Get([]byte(q.key), filter.Hash([]byte(q.key)), q.seq, &l)
 		if found {
 			fmt.Printf("%s@%d: %v %q\n", q.key, q.seq, kind, v)
 		} else {
 			fmt.Printf("%s@%d: not found\n", q.key, q.seq)
 		}
-		fmt.Println(" ", trace.String())
+		fmt.Println(" ", l.String())
 	}
 	it := r.NewIter(nil, nil)
 	for ok := it.First(); ok; ok = it.Next() {
@@ -47,11 +47,11 @@ func Example() {
 	// Output:
 	// 3 entries, 1 tombstone
 	// pear@5: SET "green"
-	//   000001.sst: in range; filter: maybe; block 0 @0+58 read from file; found #4,SET
+	//   in range; bloom: maybe; block 0 @0+58 read from file; found #4,SET
 	// pear@10: DEL ""
-	//   000001.sst: in range; filter: maybe; block 0 @0+58 block cache hit; found #9,DEL
+	//   in range; bloom: maybe; block 0 @0+58 block cache hit; tombstone #9,DEL
 	// fig@10: not found
-	//   000001.sst: in range; filter: absent (read avoided)
+	//   in range; bloom: absent
 	// "apple"#2,SET "red"
 	// "pear"#9,DEL ""
 	// "pear"#4,SET "green"

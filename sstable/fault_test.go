@@ -59,7 +59,7 @@ func TestIOFaults(t *testing.T) {
 			}
 			continue
 		}
-		v, _, found, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, nil)
+		v, _, found, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, &Lookup{})
 		if err != nil && !errors.Is(err, vfs.ErrInjected) || err == nil && (!found || string(v) != "value") {
 			t.Fatalf("read #%d failed: Get = %q %v %v", n, v, found, err)
 		}

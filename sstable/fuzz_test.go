@@ -224,7 +224,7 @@ func readEverything(t *testing.T, r *Reader) {
 	}
 	for _, k := range append(keys, []byte("zz")) {
 		r.MayContainRange(k, append(k, 0))
-		if _, _, _, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, nil); err != nil && !errors.Is(err, base.ErrCorruption) {
+		if _, _, _, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, &Lookup{}); err != nil && !errors.Is(err, base.ErrCorruption) {
 			t.Fatalf("Get: %v does not wrap ErrCorruption", err)
 		}
 		it.SeekGE(base.SeekKey(k, 5))

@@ -13,7 +13,7 @@ import (
 // tables. found reports that such a version exists; kind says whether it is
 // a value or a tombstone. The value is a fresh copy, the caller's to keep
 // (nil for a tombstone); nothing else is allocated on a block-cache hit.
-// trace may be nil; otherwise Get records its steps in it.
+// Get fills l with what it did, and counts it in the Reader's ReadStats.
 //
 // The sub-steps, lettered as in docs/read-path.md: they are what steps 3
 // (an L0 table) and 4 (a deeper level's table) of lsm/get.go do in each
@@ -25,58 +25,61 @@ import (
 //	   key, or a separator above it and below the next block) is >= the
 //	   seek key (ukey, seq).
 //	d. data block: from the block cache, else the file; seek in it.
-func (r *Reader) Get(ukey []byte, hash uint64, seq SeqNum, trace *GetTrace) (value []byte, kind Kind, found bool, err error) {
+func (r *Reader) Get(ukey []byte, hash uint64, seq SeqNum, l *Lookup) (value []byte, kind Kind, found bool, err error) {
 	if r.closed.Load() {
+		*l = Lookup{}
 		return nil, 0, false, ErrClosed
-	}
-	if trace != nil {
-		*trace = GetTrace{Table: r.name, BlockIndex: -1}
 	}
 	// a. Key range.
 	p := &r.props
 	if p.NumEntries == 0 || bytes.Compare(ukey, p.Smallest.UserKey) < 0 || bytes.Compare(ukey, p.Largest.UserKey) > 0 {
+		*l = Lookup{} // nothing consulted, nothing to count
 		return nil, 0, false, nil
 	}
-	if trace != nil {
-		trace.InRange = true
-	}
 	// b. Filter.
-	if r.useFilter {
-		r.stats.filterProbes.Add(1)
-		may, err := r.mayContain(hash)
-		if err != nil {
-			return nil, 0, false, err
-		}
-		if trace != nil {
-			trace.FilterConsulted, trace.FilterMayContain = true, may
-		}
-		if !may {
-			r.stats.filterNegatives.Add(1)
-			if trace != nil {
-				trace.Outcome = OutcomeFilterNegative
-			}
-			return nil, 0, false, nil
-		}
+	if may, err := r.Probe(hash, l); err != nil || !may {
+		r.stats.count(l)
+		return nil, 0, false, err
 	}
-	return r.findOne(ukey, seq, trace)
+	var cur BlockCursor
+	defer cur.Release()
+	value, kind, found, err = r.find(ukey, seq, l, &cur)
+	r.stats.count(l)
+	return value, kind, found, err
+}
+
+// Probe is sub-step b of Get, for a caller that found the key in the
+// table's key range itself and counts from its Lookups (lsm): the filter's
+// answer for hash, reading a paged table's filter page through the block
+// cache if need be; true for a table without a filter, or with filters
+// ignored. false is certain. It records the probe in l, as a lookup the
+// filter ended when it says false, and counts nothing.
+func (r *Reader) Probe(hash uint64, l *Lookup) (bool, error) {
+	*l = Lookup{FilterAsked: r.useFilter}
+	if !r.useFilter {
+		return true, nil
+	}
+	may, err := r.mayContain(hash)
+	if err == nil && !may {
+		l.Outcome = OutcomeFilteredOut
+	}
+	return may, err
 }
 
 // MayContainHashes is sub-step b for a batch of keys a caller has already
 // found in the table's key range: maybe[i] reports whether the filter
 // admits hashes[i] (true for every key of a table without a filter, or
 // with filters ignored). It probes the keys' cache lines together
-// (filter.CacheLine.MayContainHashes) and adds to the reader's counters
-// once for the batch, not once per key. A paged table probes one key at a
-// time, and a filter page it fails to read answers "maybe", leaving the
-// error to the data-block read that follows. maybe must be as long as
-// hashes.
+// (filter.CacheLine.MayContainHashes) and counts nothing, as Probe. A
+// paged table probes one key at a time, and a filter page it fails to
+// read answers "maybe", leaving the error to the data-block read that
+// follows. maybe must be as long as hashes.
 func (r *Reader) MayContainHashes(hashes []uint64, maybe []bool) {
 	switch {
 	case !r.useFilter:
 		for i := range hashes {
 			maybe[i] = true
 		}
-		return
 	case r.filterPaged:
 		for i, h := range hashes {
 			maybe[i], _ = r.pagedMayContain(h, false)
@@ -84,38 +87,30 @@ func (r *Reader) MayContainHashes(hashes []uint64, maybe []bool) {
 	default:
 		r.filter.MayContainHashes(hashes, maybe)
 	}
-	negatives := 0
-	for _, m := range maybe[:len(hashes)] {
-		if !m {
-			negatives++
-		}
-	}
-	r.stats.filterProbes.Add(uint64(len(hashes)))
-	r.stats.filterNegatives.Add(uint64(negatives))
 }
 
 // Find is sub-steps c and d of Get, for a key in the table's range that
-// its filter admitted (MayContainHashes): the same results, and trace, if
-// not nil, records the key as in range and admitted.
-func (r *Reader) Find(ukey []byte, seq SeqNum, trace *GetTrace) (value []byte, kind Kind, found bool, err error) {
+// its filter admitted (Probe, MayContainHashes, or the caller's copy of
+// the filter): the same results, and l records the key as in range and
+// admitted by the filter the table has. It counts nothing: the caller
+// counts from l.
+func (r *Reader) Find(ukey []byte, seq SeqNum, l *Lookup) (value []byte, kind Kind, found bool, err error) {
 	var cur BlockCursor
 	defer cur.Release()
-	return r.FindNext(ukey, seq, trace, &cur)
+	return r.FindNext(ukey, seq, l, &cur)
 }
 
 // FindNext is Find for one of a run of keys looked up in this table in
 // ascending order (a MultiGet's): cur keeps the data block the last of
 // them read, and a key that lies in the same block reads it again neither
-// from the file nor from the block cache (trace.SharedBlock). The caller
+// from the file nor from the block cache (BlockFromCursor). The caller
 // releases cur once the run is done.
-func (r *Reader) FindNext(ukey []byte, seq SeqNum, trace *GetTrace, cur *BlockCursor) (value []byte, kind Kind, found bool, err error) {
+func (r *Reader) FindNext(ukey []byte, seq SeqNum, l *Lookup, cur *BlockCursor) (value []byte, kind Kind, found bool, err error) {
+	*l = Lookup{FilterAsked: r.useFilter}
 	if r.closed.Load() {
 		return nil, 0, false, ErrClosed
 	}
-	if trace != nil {
-		*trace = GetTrace{Table: r.name, BlockIndex: -1, InRange: true, FilterConsulted: r.useFilter, FilterMayContain: true}
-	}
-	return r.find(ukey, seq, trace, cur)
+	return r.find(ukey, seq, l, cur)
 }
 
 // BlockCursor holds the data block a lookup of FindNext read, pinned, for
@@ -138,17 +133,9 @@ func (c *BlockCursor) Release() {
 	}
 }
 
-// findOne is sub-steps c and d for Get's one key, with a cursor of its
-// own.
-func (r *Reader) findOne(ukey []byte, seq SeqNum, trace *GetTrace) (value []byte, kind Kind, found bool, err error) {
-	var cur BlockCursor
-	defer cur.Release()
-	return r.find(ukey, seq, trace, &cur)
-}
-
 // find is sub-steps c and d, with cur holding the block of the lookup
 // before, at a smaller key, if any.
-func (r *Reader) find(ukey []byte, seq SeqNum, trace *GetTrace, cur *BlockCursor) (value []byte, kind Kind, found bool, err error) {
+func (r *Reader) find(ukey []byte, seq SeqNum, l *Lookup, cur *BlockCursor) (value []byte, kind Kind, found bool, err error) {
 	// c. Index. The seek trailer sorts before every version <= seq. A key
 	// above the last one looked up lies in its block or a later one.
 	trailer := base.SeekKey(nil, seq).Trailer
@@ -167,26 +154,19 @@ func (r *Reader) find(ukey []byte, seq SeqNum, trace *GetTrace, cur *BlockCursor
 	// extra read.
 	prevIsUkey := func() bool { return i > 0 && r.endsWithVersionOf(&cur.ic, i-1, ukey) }
 	if i == r.ix.numBlocks() {
-		return nil, 0, false, r.notFound(prevIsUkey(), trace)
+		l.notFound(prevIsUkey())
+		return nil, 0, false, nil
 	}
 	// d. Data block, read in place under the cursor's handle: the value is
 	// copied out before the cursor lets the buffer go.
 	h := r.blockHandle(&cur.ic, i)
-	if trace != nil {
-		trace.BlockIndex, trace.BlockOffset, trace.BlockLength = i, h.offset, h.length
-	}
-	if cur.held && cur.index == i {
-		if trace != nil {
-			trace.SharedBlock = true
-		}
-	} else {
+	l.Block, l.Offset, l.Length, l.From = i, h.offset, h.length, BlockFromCursor
+	if !cur.held || cur.index != i {
 		if cur.held {
 			cur.block.Release()
 		}
-		block, hit, err := r.dataBlock(i, h)
-		if trace != nil {
-			trace.CacheHit = hit
-		}
+		block, from, err := r.dataBlock(i, h)
+		l.From = from
 		if err != nil {
 			cur.held = false
 			return nil, 0, false, err
@@ -213,16 +193,16 @@ func (r *Reader) find(ukey []byte, seq SeqNum, trace *GetTrace, cur *BlockCursor
 		if !it.prevSeen {
 			newer = prevIsUkey()
 		}
-		return nil, 0, false, r.notFound(newer, trace)
+		l.notFound(newer)
+		return nil, 0, false, nil
 	}
 	ik, _ := base.DecodeInternalKey(it.key) // length checked by seekGE
 	if !ik.Kind().Valid() {
 		return nil, 0, false, r.blockErr(i, h, errBlock)
 	}
-	if trace != nil {
-		trace.Outcome, trace.Found = OutcomeFound, InternalKey{Trailer: ik.Trailer}
-	}
+	l.Outcome, l.Seq = OutcomeTombstone, ik.Seq()
 	if ik.Kind() == KindSet {
+		l.Outcome = OutcomeFound
 		value = make([]byte, len(it.val))
 		copy(value, it.val)
 	}
@@ -237,20 +217,14 @@ func (r *Reader) endsWithVersionOf(c *indexCursor, b int, ukey []byte) bool {
 	return r.blockKey(c, b, &buf).isVersionOf(ukey)
 }
 
-// notFound ends a Get that passed the filter and found no visible version:
-// a false positive of the filter unless newer versions of the key exist.
-func (r *Reader) notFound(newerExists bool, trace *GetTrace) error {
-	outcome := OutcomeNotVisible
-	if !newerExists {
-		outcome = OutcomeAbsent
-		if r.hasFilter {
-			r.stats.filterFalsePositives.Add(1)
-		}
+// notFound ends a lookup that passed the filter and found no visible
+// version: a false positive of the filter, if one was asked, unless newer
+// versions of the key exist.
+func (l *Lookup) notFound(newerExists bool) {
+	l.Outcome = OutcomeNoVersion
+	if newerExists {
+		l.Outcome = OutcomeNotVisible
 	}
-	if trace != nil {
-		trace.Outcome = outcome
-	}
-	return nil
 }
 
 func (r *Reader) blockErr(i int, h handle, err error) error {

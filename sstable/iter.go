@@ -65,7 +65,8 @@ func (it *Iter) loadBlock(i int) bool {
 		return it.fail(err)
 	}
 	h := it.r.blockHandle(&it.ic, i)
-	b, _, err := it.r.dataBlock(i, h)
+	b, from, err := it.r.dataBlock(i, h)
+	it.r.stats.block(from, h.length)
 	it.block = b
 	if err == nil {
 		err = it.blk.init(b.Block())

@@ -42,7 +42,7 @@ func TestIterHoldsBlock(t *testing.T) {
 		k, v := it.Key().UserKey, it.Value()
 		for j := 0; j < 50; j++ { // other blocks through the cache
 			uk := es[(n+37*j+500)%len(es)].key.UserKey
-			if _, _, found, err := r.Get(uk, filter.Hash(uk), base.MaxSeqNum, nil); err != nil || !found {
+			if _, _, found, err := r.Get(uk, filter.Hash(uk), base.MaxSeqNum, &Lookup{}); err != nil || !found {
 				t.Fatalf("Get(%s): found %v, %v", uk, found, err)
 			}
 		}
@@ -98,7 +98,7 @@ func TestConcurrentReads(t *testing.T) {
 					for i := 0; i < 200; i++ {
 						e := es[rng.IntN(len(es))]
 						uk := e.key.UserKey
-						v, _, found, err := r.Get(uk, filter.Hash(uk), base.MaxSeqNum, nil)
+						v, _, found, err := r.Get(uk, filter.Hash(uk), base.MaxSeqNum, &Lookup{})
 						if err != nil || !found || !bytes.Equal(v, e.value) {
 							t.Errorf("Get(%s) = %q, %v, %v", uk, v, found, err)
 							return

@@ -39,7 +39,7 @@ func TestReopenReadsTailOnly(t *testing.T) {
 		defer release()
 		for _, i := range []int{0, len(es) / 3, len(es) - 1} {
 			uk := es[i].key.UserKey
-			v, _, found, err := r.Get(uk, filter.Hash(uk), base.MaxSeqNum, nil)
+			v, _, found, err := r.Get(uk, filter.Hash(uk), base.MaxSeqNum, &Lookup{})
 			if err != nil || !found || !bytes.Equal(v, es[i].value) {
 				t.Fatalf("table %d: Get(%s) = %q, %t, %v", n, uk, v, found, err)
 			}

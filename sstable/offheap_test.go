@@ -57,7 +57,7 @@ func TestMetaOutlivesReader(t *testing.T) {
 		t.Fatalf("the view read %d of %d entries (%v)", i, len(entries), err)
 	}
 	k := entries[len(entries)/2].key.UserKey
-	if _, _, found, err := view.Get(k, filter.Hash(k), base.MaxSeqNum, nil); !found || err != nil {
+	if _, _, found, err := view.Get(k, filter.Hash(k), base.MaxSeqNum, &Lookup{}); !found || err != nil {
 		t.Fatalf("Get(%q) through the view: found %t, %v", k, found, err)
 	}
 	if err := view.Close(); err != nil {

@@ -61,7 +61,7 @@ func TestPagedOpenReadsTheTopOnly(t *testing.T) {
 	for i := range 2000 {
 		k := fmt.Appendf(nil, "key%06d", 2*i+1)
 		before := r.Stats()
-		_, _, found, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, nil)
+		_, _, found, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, &Lookup{})
 		if err != nil || found {
 			t.Fatalf("Get(%s) = %t, %v", k, found, err)
 		}
@@ -82,7 +82,7 @@ func TestPagedOpenReadsTheTopOnly(t *testing.T) {
 	}
 	for _, i := range []int{0, 1, 7777, len(es) - 1} {
 		e := es[i]
-		v, _, found, err := r.Get(e.key.UserKey, filter.Hash(e.key.UserKey), base.MaxSeqNum, nil)
+		v, _, found, err := r.Get(e.key.UserKey, filter.Hash(e.key.UserKey), base.MaxSeqNum, &Lookup{})
 		if err != nil || !found || !bytes.Equal(v, e.value) {
 			t.Fatalf("Get(%s) = %q, %t, %v", e.key.UserKey, v, found, err)
 		}
@@ -134,7 +134,7 @@ func TestPagedFilterPageCorruption(t *testing.T) {
 	hitBad := 0
 	for _, e := range es {
 		k := e.key.UserKey
-		_, _, found, err := p.Get(k, filter.Hash(k), base.MaxSeqNum, nil)
+		_, _, found, err := p.Get(k, filter.Hash(k), base.MaxSeqNum, &Lookup{})
 		onBadPage := shape.LineOffset(filter.Hash(k))/filterPageSize == 2
 		switch {
 		case onBadPage && !errors.Is(err, base.ErrCorruption):
@@ -169,7 +169,7 @@ func TestVersion1TableStillReads(t *testing.T) {
 		}
 		for i := range 2000 {
 			k := fmt.Appendf(nil, "key%05d", i)
-			v, _, found, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, nil)
+			v, _, found, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, &Lookup{})
 			if err != nil || found != (i%2 == 0) || found && string(v) != fmt.Sprintf("value%05d", i) {
 				t.Fatalf("Get(%s) = %q, %t, %v", k, v, found, err)
 			}
@@ -270,7 +270,7 @@ func TestLowTablePinsItsIndexFirst(t *testing.T) {
 	}
 	for _, e := range es {
 		uk := e.key.UserKey
-		if _, _, found, err := r.Get(uk, filter.Hash(uk), base.MaxSeqNum, nil); err != nil || !found {
+		if _, _, found, err := r.Get(uk, filter.Hash(uk), base.MaxSeqNum, &Lookup{}); err != nil || !found {
 			t.Fatalf("Get(%s): %t, %v", uk, found, err)
 		}
 	}
@@ -313,7 +313,7 @@ func TestLowTablePinsItsIndexFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 		uk := es[len(es)/2].key.UserKey
-		if _, _, found, err := r.Get(uk, filter.Hash(uk), base.MaxSeqNum, nil); err != nil || !found {
+		if _, _, found, err := r.Get(uk, filter.Hash(uk), base.MaxSeqNum, &Lookup{}); err != nil || !found {
 			t.Fatalf("table %d: Get(%s): %t, %v", n, uk, found, err)
 		}
 		if n == 1 && (r.Paged() || !r.FilterPaged()) {

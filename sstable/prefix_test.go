@@ -133,7 +133,7 @@ func TestPrefixModel(t *testing.T) {
 			}
 			for i := 0; i < len(es); i += len(es)/500 + 1 { // whole keys are still there
 				e := es[i]
-				if _, _, found, err := r.Get(e.key.UserKey, filter.Hash(e.key.UserKey), base.MaxSeqNum, nil); !found || err != nil {
+				if _, _, found, err := r.Get(e.key.UserKey, filter.Hash(e.key.UserKey), base.MaxSeqNum, &Lookup{}); !found || err != nil {
 					t.Fatalf("seed %d: Get(%q): found %t, %v", seed, e.key.UserKey, found, err)
 				}
 			}

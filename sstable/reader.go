@@ -461,22 +461,20 @@ func leUint32(b []byte) uint32 {
 }
 
 // dataBlock returns a handle on data block i at h, from the block cache
-// or else the file (then caching it), counting a hit or a file read. The
-// caller reads the block in place and releases the handle once no slice of
-// it is in use (internal/cache, invariant 5).
-func (r *Reader) dataBlock(i int, h handle) (b cache.Handle, cacheHit bool, err error) {
+// or else the file (then caching it), and which of the two (BlockNone on
+// error); the caller counts it. The caller reads the block in place and
+// releases the handle once no slice of it is in use (internal/cache,
+// invariant 5).
+func (r *Reader) dataBlock(i int, h handle) (b cache.Handle, from BlockSource, err error) {
 	if b, ok := r.cache.Get(r.fileNum, h.offset); ok {
-		r.stats.cacheHits.Add(1)
-		return b, true, nil
+		return b, BlockFromCache, nil
 	}
 	b, err = r.readBlock(h)
 	if err != nil {
-		return cache.Handle{}, false, fmt.Errorf("sstable %s: data block %d at %d: %w", r.name, i, h.offset, err)
+		return cache.Handle{}, BlockNone, fmt.Errorf("sstable %s: data block %d at %d: %w", r.name, i, h.offset, err)
 	}
-	r.stats.blocksRead.Add(1)
-	r.stats.bytesRead.Add(h.length + blockTrailerLen)
 	r.cache.Set(r.fileNum, h.offset, &b, cache.Low)
-	return b, false, nil
+	return b, BlockFromFile, nil
 }
 
 // Properties returns the table's properties; the caller must not modify

@@ -98,7 +98,7 @@ func checkGets(t *testing.T, desc string, rng *rand.Rand, r *Reader, es []entry)
 	t.Helper()
 	probe := func(uk []byte, seq base.SeqNum) {
 		wv, wk, wf := modelGet(es, uk, seq)
-		v, k, f, err := r.Get(uk, filter.Hash(uk), seq, nil)
+		v, k, f, err := r.Get(uk, filter.Hash(uk), seq, &Lookup{})
 		if err != nil || f != wf || (f && (k != wk || !bytes.Equal(v, wv))) {
 			t.Fatalf("%s: Get(%.20q, %d) = %.20q %v %v %v; model %.20q %v %v", desc, uk, seq, v, k, f, err, wv, wk, wf)
 		}
@@ -149,19 +149,19 @@ func checkFindNext(t *testing.T, desc string, rng *rand.Rand, r *Reader, es []en
 		var cur BlockCursor
 		last := -1 // the block of the last lookup that reached one
 		for _, uk := range keys {
-			var trace GetTrace
-			v, k, f, err := r.FindNext(uk, seq, &trace, &cur)
+			var l Lookup
+			v, k, f, err := r.FindNext(uk, seq, &l, &cur)
 			wv, wk, wf := modelGet(es, uk, seq)
 			if err != nil || f != wf || (f && (k != wk || !bytes.Equal(v, wv))) {
 				t.Fatalf("%s: FindNext(%.20q, %d) = %.20q %v %v %v; model %.20q %v %v", desc, uk, seq, v, k, f, err, wv, wk, wf)
 			}
-			if trace.BlockIndex < 0 {
+			if l.From == BlockNone {
 				continue
 			}
-			if shared := trace.BlockIndex == last; trace.SharedBlock != shared {
-				t.Fatalf("%s: FindNext(%.20q) in block %d after block %d: SharedBlock %v", desc, uk, trace.BlockIndex, last, trace.SharedBlock)
+			if shared := l.Block == last; (l.From == BlockFromCursor) != shared {
+				t.Fatalf("%s: FindNext(%.20q) in block %d after block %d: %v", desc, uk, l.Block, last, l.From)
 			}
-			last = trace.BlockIndex
+			last = l.Block
 		}
 		cur.Release()
 	}

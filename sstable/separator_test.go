@@ -34,21 +34,21 @@ func TestSeparatorIsNotAVersion(t *testing.T) {
 	for _, tc := range []struct {
 		key     string
 		seq     base.SeqNum
-		outcome GetOutcome
+		outcome Outcome
 	}{
-		{"b", base.MaxSeqNum, OutcomeAbsent},
-		{"b", 3, OutcomeAbsent},
+		{"b", base.MaxSeqNum, OutcomeNoVersion},
+		{"b", 3, OutcomeNoVersion},
 		{"bz", base.MaxSeqNum, OutcomeFound},
 		{"c", base.MaxSeqNum, OutcomeFound}, // (c, the greatest trailer) is above the bare "c"
 		{"c", 4, OutcomeFound},              // "c"#3, past the whole "c"#5
 		{"c", 2, OutcomeNotVisible},
-		{"ca", base.MaxSeqNum, OutcomeAbsent},
+		{"ca", base.MaxSeqNum, OutcomeNoVersion},
 		{"d", 1, OutcomeNotVisible}, // above the table's last key, "d"#2
 	} {
-		var tr GetTrace
-		_, _, found, err := r.Get([]byte(tc.key), filter.Hash([]byte(tc.key)), tc.seq, &tr)
-		if err != nil || found != (tc.outcome == OutcomeFound) || tr.Outcome != tc.outcome {
-			t.Errorf("Get(%s, %d): found %t, %v, %s", tc.key, tc.seq, found, err, tr.String())
+		var l Lookup
+		_, _, found, err := r.Get([]byte(tc.key), filter.Hash([]byte(tc.key)), tc.seq, &l)
+		if err != nil || found != (tc.outcome == OutcomeFound) || l.Outcome != tc.outcome {
+			t.Errorf("Get(%s, %d): found %t, %v, %s", tc.key, tc.seq, found, err, l.String())
 		}
 	}
 }
@@ -110,11 +110,11 @@ func TestVersion2TableStillReads(t *testing.T) {
 		}
 		for i := range 2000 {
 			k := fmt.Appendf(nil, "key%05d", i)
-			v, _, found, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, nil)
+			v, _, found, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, &Lookup{})
 			if err != nil || found != (i%2 == 0) || found && string(v) != fmt.Sprintf("value%05d", i) {
 				t.Fatalf("Get(%s) = %q, %t, %v", k, v, found, err)
 			}
-			if _, _, found, _ := r.Get(k, filter.Hash(k), base.SeqNum(i), nil); found {
+			if _, _, found, _ := r.Get(k, filter.Hash(k), base.SeqNum(i), &Lookup{}); found {
 				t.Fatalf("Get(%s) at a snapshot before it found it", k)
 			}
 		}
@@ -176,7 +176,7 @@ func TestLongKeyVersionsSpanBlocks(t *testing.T) {
 		for _, uk := range [][]byte{nil, long, append(bytes.Clone(long), 0), long[:1000]} {
 			for seq := base.SeqNum(0); seq <= 10; seq++ {
 				wv, _, wf := modelGet(es, uk, seq)
-				v, _, f, err := r.Get(uk, filter.Hash(uk), seq, nil)
+				v, _, f, err := r.Get(uk, filter.Hash(uk), seq, &Lookup{})
 				if err != nil || f != wf || !bytes.Equal(v, wv) {
 					t.Fatalf("paged %t: Get(%d-byte key, %d) = %q %t %v; model %q %t", budget != nil, len(uk), seq, v, f, err, wv, wf)
 				}

@@ -1,13 +1,14 @@
 package sstable
 
-import (
-	"fmt"
-	"strings"
-	"sync/atomic"
-)
+import "sync/atomic"
 
-// ReadStats count what a table's reads did. Each counter counts events,
-// exactly:
+// ReadStats count what a table's reads through this Reader did. Each
+// counter counts events, exactly, and they add up for every Reader:
+// point lookups are counted only by Get, wholly — its filter probe, the
+// probe's answer and the data block it cost, from its Lookup — and Find,
+// FindNext and MayContainHashes count nothing, for their caller probes a
+// filter the Reader may never see (lsm asks a copy of it, with no Reader
+// open) and counts from the Lookups itself.
 //
 //   - FilterProbes: Get calls that consulted the filter (in key range, table
 //     has a filter). MayContainHash is not counted.
@@ -26,7 +27,8 @@ import (
 //     properties) — once per open, kept apart from the read path.
 //   - MetaCacheHits, MetaBlocksRead, MetaBytesRead: a paged table's index
 //     partitions and filter pages (MetaBudget) found in the block cache,
-//     and read from the file on the read path.
+//     and read from the file on the read path (by every lookup and
+//     iterator: the budget sums them for lsm's Stats).
 type ReadStats struct {
 	FilterProbes, FilterNegatives, FilterFalsePositives uint64
 	PrefixProbes, PrefixNegatives                       uint64
@@ -76,98 +78,33 @@ func (c *readCounters) snapshot() ReadStats {
 	}
 }
 
-// GetOutcome is how a Get ended in one table.
-type GetOutcome uint8
-
-const (
-	// OutcomeOutOfRange: the key is outside [Smallest, Largest]; nothing
-	// was consulted.
-	OutcomeOutOfRange GetOutcome = iota
-	// OutcomeFilterNegative: the filter said no; no block was read.
-	OutcomeFilterNegative
-	// OutcomeAbsent: the table holds no version of the key; if the filter
-	// was consulted this was a false positive.
-	OutcomeAbsent
-	// OutcomeNotVisible: the table holds only versions newer than the
-	// snapshot.
-	OutcomeNotVisible
-	// OutcomeFound: a version visible at the snapshot was found (its kind
-	// says set or tombstone).
-	OutcomeFound
-)
-
-func (o GetOutcome) String() string {
-	switch o {
-	case OutcomeOutOfRange:
-		return "out of key range"
-	case OutcomeFilterNegative:
-		return "filter: absent"
-	case OutcomeAbsent:
-		return "not in table"
-	case OutcomeNotVisible:
-		return "only newer versions"
-	case OutcomeFound:
-		return "found"
+// count adds what one Get did, from its Lookup, after the fact: the
+// lookup itself counts nothing, so that a caller that counts on its own
+// (lsm, per level) pays no atomic add for counters it does not read. It
+// counts as LookupCounts.Count does, straight into the atomics: a
+// LookupCounts built and added cost a Get the filter rejects a tenth more
+// (BenchmarkGet/absent/filter).
+func (c *readCounters) count(l *Lookup) {
+	if l.FilterAsked {
+		c.filterProbes.Add(1)
+		switch l.Outcome {
+		case OutcomeFilteredOut:
+			c.filterNegatives.Add(1)
+		case OutcomeNoVersion:
+			c.filterFalsePositives.Add(1)
+		}
 	}
-	return fmt.Sprintf("outcome(%d)", uint8(o))
+	c.block(l.From, l.Length)
 }
 
-// GetTrace records the steps of one Reader.Get, for lsm's Explain. Get
-// fills it in place and allocates nothing for it.
-type GetTrace struct {
-	Table            string // ReaderOptions.Name or the table file name
-	InRange          bool
-	FilterConsulted  bool
-	FilterMayContain bool
-	// BlockIndex is the data block looked at, -1 if none; BlockOffset and
-	// BlockLength locate its stored bytes.
-	BlockIndex               int
-	BlockOffset, BlockLength uint64
-	CacheHit                 bool // block came from the block cache, not the file
-	// SharedBlock: the block was the one the lookup before read
-	// (Reader.FindNext), from neither the cache nor the file again.
-	SharedBlock bool
-	Outcome     GetOutcome
-	Found       InternalKey // the version found (UserKey nil)
-}
-
-// String renders the trace the way the read path is taught:
-// "000007.sst: in range; filter: maybe; block 3 @8192+4011 read from file; not in table (false positive)".
-func (t *GetTrace) String() string {
-	var b strings.Builder
-	b.WriteString(t.Table)
-	b.WriteString(": ")
-	if !t.InRange {
-		b.WriteString("out of key range")
-		return b.String()
+// block adds a data block of length stored bytes that a Get or an
+// iterator looked at; ReadStats count the bytes read with the trailer.
+func (c *readCounters) block(from BlockSource, length uint64) {
+	switch from {
+	case BlockFromCache:
+		c.cacheHits.Add(1)
+	case BlockFromFile:
+		c.blocksRead.Add(1)
+		c.bytesRead.Add(length + blockTrailerLen)
 	}
-	b.WriteString("in range")
-	if t.FilterConsulted {
-		if !t.FilterMayContain {
-			b.WriteString("; filter: absent (read avoided)")
-			return b.String()
-		}
-		b.WriteString("; filter: maybe")
-	} else {
-		b.WriteString("; no filter")
-	}
-	if t.BlockIndex >= 0 {
-		src := "read from file"
-		switch {
-		case t.SharedBlock:
-			src = "held from the key before"
-		case t.CacheHit:
-			src = "block cache hit"
-		}
-		fmt.Fprintf(&b, "; block %d @%d+%d %s", t.BlockIndex, t.BlockOffset, t.BlockLength, src)
-	}
-	b.WriteString("; ")
-	b.WriteString(t.Outcome.String())
-	switch {
-	case t.Outcome == OutcomeFound:
-		fmt.Fprintf(&b, " #%d,%s", t.Found.Seq(), t.Found.Kind())
-	case t.Outcome == OutcomeAbsent && t.FilterConsulted:
-		b.WriteString(" (false positive)")
-	}
-	return b.String()
 }

@@ -68,11 +68,11 @@ func TestTableCache(t *testing.T) {
 		rel()
 	}
 	k := []byte("k000000")
-	if _, _, found, err := r1.Get(k, filter.Hash(k), base.MaxSeqNum, nil); !found || err != nil {
+	if _, _, found, err := r1.Get(k, filter.Hash(k), base.MaxSeqNum, &Lookup{}); !found || err != nil {
 		t.Fatalf("evicted reader in use: found=%v err=%v", found, err)
 	}
 	rel1()
-	if _, _, _, err := r1.Get(k, filter.Hash(k), base.MaxSeqNum, nil); !errors.Is(err, ErrClosed) {
+	if _, _, _, err := r1.Get(k, filter.Hash(k), base.MaxSeqNum, &Lookup{}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("released evicted reader still open: %v", err)
 	}
 	if _, _, ok := tc.Peek(1); ok {
@@ -85,12 +85,12 @@ func TestTableCache(t *testing.T) {
 	rel5()
 	// Evict drops the table and its blocks.
 	r5, rel5 = get(5)
-	r5.Get(k, filter.Hash(k), base.MaxSeqNum, nil) // caches a block
+	r5.Get(k, filter.Hash(k), base.MaxSeqNum, &Lookup{}) // caches a block
 	tc.Evict(5)
 	if _, ok := bc.Get(5, 0); ok {
 		t.Fatal("Evict left blocks in the block cache")
 	}
-	if _, _, found, err := r5.Get(k, filter.Hash(k), base.MaxSeqNum, nil); !found || err != nil {
+	if _, _, found, err := r5.Get(k, filter.Hash(k), base.MaxSeqNum, &Lookup{}); !found || err != nil {
 		t.Fatal("Evict closed a reader in use")
 	}
 	rel5()
@@ -128,7 +128,7 @@ func TestTableCacheConcurrent(t *testing.T) {
 					return
 				}
 				k := []byte(fmt.Sprintf("k%06d", 2*(i%200)))
-				if _, _, found, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, nil); !found || err != nil {
+				if _, _, found, err := r.Get(k, filter.Hash(k), base.MaxSeqNum, &Lookup{}); !found || err != nil {
 					t.Errorf("table %d key %s: found=%v err=%v", n, k, found, err)
 				}
 				release()
