@@ -13,7 +13,8 @@ import (
 // tables. found reports that such a version exists; kind says whether it is
 // a value or a tombstone. The value is a fresh copy, the caller's to keep
 // (nil for a tombstone); nothing else is allocated on a block-cache hit.
-// Get fills l with what it did, and counts it in the Reader's ReadStats.
+// Get fills l (not nil) with what it did, and counts it in the Reader's
+// ReadStats.
 //
 // The sub-steps, lettered as in docs/read-path.md: they are what steps 3
 // (an L0 table) and 4 (a deeper level's table) of lsm/get.go do in each

@@ -32,8 +32,9 @@ func checkSSTable() {
 		log.Fatal(err)
 	}
 	defer r.Close()
-	v, kind, found, err := r.Get([]byte("pear"), filter.Hash([]byte("pear")), sstable.MaxSeqNum, nil)
+	var l sstable.Lookup
+	v, kind, found, err := r.Get([]byte("pear"), filter.Hash([]byte("pear")), sstable.MaxSeqNum, &l)
 	if err != nil || !found || kind != sstable.KindSet || string(v) != "green" {
-		log.Fatalf("sstable: pear = %q, %v, found %v, %v; want green", v, kind, found, err)
+		log.Fatalf("sstable: pear = %q, %v, found %v, %v (%v); want green", v, kind, found, err, &l)
 	}
 }
