@@ -423,6 +423,7 @@ func (d *DB) closeResources() error {
 	if d.tables != nil {
 		errs = append(errs, d.tables.Close())
 	}
+	d.metaBudget.Close()
 	d.cache.Close()
 	if d.vs != nil {
 		errs = append(errs, d.vs.Close())

@@ -33,7 +33,10 @@ import (
 // touching the index, so its index alone would save little.
 type MetaBudget struct {
 	limit int64
-	low   func(fileNum uint64) bool
+	// low is the owner's, and refers back to it; Close drops it, since
+	// the Buffers whose bytes the budget counts keep the budget for as
+	// long as they live.
+	low atomic.Pointer[func(fileNum uint64) bool]
 
 	mu sync.Mutex
 	// pinned and lowPinned are the bytes pinned, by all Readers and by
@@ -51,7 +54,23 @@ type MetaBudget struct {
 // NewMetaBudget returns a budget of limit bytes (limit <= 0 pins nothing);
 // low, if not nil, names the tables of low priority.
 func NewMetaBudget(limit int64, low func(fileNum uint64) bool) *MetaBudget {
-	return &MetaBudget{limit: limit, low: low}
+	b := &MetaBudget{limit: limit}
+	if low != nil {
+		b.low.Store(&low)
+	}
+	return b
+}
+
+// Close drops the low func; tables admitted afterwards are all of one
+// priority. A pinned Buffer's OnFree holds the budget, and so whatever
+// low refers to (lsm: the DB), until the Buffer is freed, and the
+// metadata keeping a table's filter is freed only once it is collected:
+// with low held, a closed DB stayed reachable from its own filters'
+// cleanups, and they never ran.
+func (b *MetaBudget) Close() {
+	if b != nil {
+		b.low.Store(nil)
+	}
 }
 
 // Pinned is the bytes pinned now by open Readers.
@@ -131,7 +150,10 @@ func (b *MetaBudget) admit(fileNum uint64, index, filter int64, mode pinMode) me
 		return metaClaim{pinIndex: mode != pinNever, pinFilter: mode != pinNever && mode != pinClaimedIndex}
 	}
 	n := index + filter
-	c := metaClaim{low: b.low != nil && b.low(fileNum), held: true}
+	c := metaClaim{held: true}
+	if low := b.low.Load(); low != nil {
+		c.low = (*low)(fileNum)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !c.low {
