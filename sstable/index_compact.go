@@ -11,12 +11,10 @@ import (
 // indexRestartInterval is the number of entries per restart point in a
 // version 3 index partition (docs/format.md, "Index partition"). A lookup
 // compares restart keys by binary search, then decodes at most this many
-// entries of one run. Measured at bench/peers' shape (BenchmarkIndexBytes,
-// BenchmarkSeekIndex, on a shared 2-core machine): 4 costs 9.3 index
-// bytes per data block and a tenth to a sixth more time per lookup than
-// version 2's flat partitions (some 30 ns, a few percent of a Get from
-// the block cache); 8 costs 8.2 bytes and about a tenth more again, 16
-// costs 7.6 bytes and two fifths more than 4.
+// entries of one run: a longer interval shares more of each key and
+// stores fewer offsets, a shorter one decodes less per lookup. 4 is the
+// balance docs/format.md measures against 8 and 16, with the commands
+// that measure it (BenchmarkIndexBytes, BenchmarkSeekIndex).
 const indexRestartInterval = 4
 
 // A compact entry is a block entry (block.go) whose stored key is a

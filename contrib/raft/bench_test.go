@@ -118,10 +118,9 @@ func BenchmarkGetLog(b *testing.B) {
 // deleted, as raft's compaction after a snapshot deletes them: what a
 // long-lived log's appends cost, against a fresh log's. The fresh log is
 // a second store of the same kind, opened beside it, and the two take
-// turns (takeTurns): measured after the truncated one's, the fresh one's
-// rate would be taken on another disk than it, not one still writing
-// back the 150 MB the fill left dirty in the page cache (the 0.75× of the
-// first run of this benchmark, taken that way, was that and no more).
+// turns (takeTurns): measured one after the other, the first would pay
+// for the writeback of what the fill left dirty in the page cache and the
+// second would not, and the ratio would measure the disk, not the log.
 // x-fresh is the truncated log's rate over the fresh one's.
 func BenchmarkAppendAfterTruncate(b *testing.B) {
 	const total, kept, batch = 1_000_000, 1000, 16
