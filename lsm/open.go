@@ -246,9 +246,14 @@ func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (bas
 	}
 	defer f.Close()
 	r := wal.NewReader(f, name)
-	mem := d.newMemtable(0)
+	var mem *memtable.Memtable
 	if d.opts.ReadOnly {
 		mem = d.rs.Load().mem.Active() // it grows past MemtableSize: nothing may flush
+	} else {
+		// Each replayed memtable is this function's alone: its arena goes
+		// back when it has been written, not when the collector finds it.
+		mem = d.newMemtable(0)
+		defer func() { mem.Unref() }()
 	}
 	var last base.SeqNum
 	flush := func() error {
@@ -267,6 +272,7 @@ func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (bas
 		if meta != nil {
 			edit.Added = append(edit.Added, manifest.NewFile{Level: 0, Meta: meta})
 		}
+		mem.Unref()
 		mem = d.newMemtable(0)
 		return nil
 	}

@@ -61,13 +61,15 @@ func (d *DB) Tables() ([]TableInfo, error) {
 // current version: the tables Options.PinnedMetaLimit pins last
 // (sstable.MetaBudget). It is asked when a table opens, not per read, so
 // a scan of the level's files is cheap enough. Before the first read
-// state is installed (Open loading the tables), it asks the version set.
+// state is installed (Open loading the tables), it asks the version set;
+// after Close, when neither has a version, no table is low.
 func (d *DB) inLastLevel(fileNum uint64) bool {
 	var v *manifest.Version
 	if rs := d.rs.Load(); rs != nil {
 		v = rs.version
+	} else if v = d.vs.Current(); v == nil {
+		return false
 	} else {
-		v = d.vs.Current()
 		defer v.Unref()
 	}
 	return slices.ContainsFunc(v.Levels[NumLevels-1], func(f *manifest.FileMetadata) bool { return f.FileNum == fileNum })

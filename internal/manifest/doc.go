@@ -16,7 +16,9 @@
 // # Lifetime and concurrency
 //
 // Create (new DB) or Recover (existing DB) returns a VersionSet; Close
-// closes its manifest. LogAndApply and Close must be serialized by the
+// closes its manifest and drops the set's reference to the current
+// Version (Current returns nil afterwards; tables that leave the last
+// live Version after Close are not queued as obsolete). LogAndApply and Close must be serialized by the
 // caller (the DB holds one lock across installing flush and compaction
 // results). Current, Version.Ref/Unref, LiveFiles, TakeObsolete,
 // NextFileNum, MarkFileNumUsed, LastSeq/SetLastSeq, LogNum and

@@ -48,9 +48,9 @@ type FileMetadata struct {
 	// reference of its own on the filter's memory (offheap, invariant 1),
 	// so it stays valid after the table cache closes the reader. The
 	// reference is dropped when the table leaves the last live Version
-	// (VersionSet.release), or else when the metadata is collected (a
-	// Version still live at Close, metadata replaced by a move). nil until
-	// a reader was opened.
+	// (VersionSet.release, Close included), or else when the metadata is
+	// collected (metadata replaced by a move). nil until a reader was
+	// opened.
 	filter atomic.Pointer[heldFilter]
 	// rangeDels (in-memory) are the table's range tombstones, recorded
 	// from its first reader as the filter is (rangedels.go).

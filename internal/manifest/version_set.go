@@ -48,7 +48,8 @@ type VersionSet struct {
 	droppedBytes    int64
 
 	mu sync.Mutex
-	// current is the newest Version; the set holds one reference to it.
+	// current is the newest Version; the set holds one reference to it
+	// until Close, which drops it and sets current to nil.
 	current *Version
 	// live holds every Version with references, current included.
 	live map[*Version]struct{}
@@ -76,11 +77,14 @@ func newVersionSet(fs vfs.FS, dir string) *VersionSet {
 func (vs *VersionSet) path(name string) string { return filepath.Join(vs.dir, name) }
 
 // Current returns the current Version with a reference taken for the
-// caller, who must Unref it when done. Safe from any goroutine.
+// caller, who must Unref it when done, or nil after Close. Safe from any
+// goroutine.
 func (vs *VersionSet) Current() *Version {
 	vs.mu.Lock()
 	v := vs.current
-	v.Ref()
+	if v != nil {
+		v.Ref()
+	}
 	vs.mu.Unlock()
 	return v
 }
@@ -199,7 +203,10 @@ func (vs *VersionSet) install(v *Version) {
 	}
 }
 
-// release is called by the last Unref of v.
+// release is called by the last Unref of v. A table that leaves the last
+// live Version after Close is not obsolete: the closed set's current
+// Version, which the manifest names, may hold it, and nothing is deleted
+// on a guess.
 func (vs *VersionSet) release(v *Version) {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
@@ -209,16 +216,19 @@ func (vs *VersionSet) release(v *Version) {
 			vs.fileRefs[f.FileNum]--
 			if vs.fileRefs[f.FileNum] == 0 {
 				delete(vs.fileRefs, f.FileNum)
-				vs.obsolete = append(vs.obsolete, f)
+				if !vs.closed {
+					vs.obsolete = append(vs.obsolete, f)
+				}
 				f.releaseFilter()
 			}
 		}
 	}
 }
 
-// Close closes the manifest. The current Version stays readable (and
-// referenced) so that readers still holding Versions finish normally; no
-// edit can be applied after Close.
+// Close closes the manifest and drops the set's reference to the current
+// Version, so that the filters its tables' metadata keeps are released
+// when the last reader still holding it lets go, not when the collector
+// finds them. No edit can be applied after Close, and Current returns nil.
 func (vs *VersionSet) Close() error {
 	vs.mu.Lock()
 	if vs.closed {
@@ -226,7 +236,12 @@ func (vs *VersionSet) Close() error {
 		return ErrClosed
 	}
 	vs.closed = true
+	current := vs.current
+	vs.current = nil
 	vs.mu.Unlock()
+	if current != nil {
+		current.Unref()
+	}
 	if vs.manifest == nil {
 		return nil
 	}

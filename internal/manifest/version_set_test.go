@@ -478,3 +478,35 @@ func TestManifestIsWritten(t *testing.T) {
 		t.Fatalf("open manifest of %d bytes (%v), %d appended: it was mapped", size, err, vs.manifest.Size())
 	}
 }
+
+// TestCloseReleasesCurrentNotItsFiles: Close drops the set's reference to
+// the current Version, so its tables' metadata lets go of their filters
+// when the last reader does, but a table that leaves the last live
+// Version after Close is not obsolete: the manifest still names it.
+func TestCloseReleasesCurrentNotItsFiles(t *testing.T) {
+	vs, err := Create(vfs.NewMem(), testDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	num := vs.NextFileNum()
+	if err := vs.LogAndApply(&VersionEdit{Added: []NewFile{{Level: 0, Meta: tableFor(num, "a", "b", 1)}}}); err != nil {
+		t.Fatal(err)
+	}
+	reader := vs.Current()
+	if err := vs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if v := vs.Current(); v != nil {
+		t.Fatalf("Current after Close = %v, want nil", v)
+	}
+	if !vs.LiveFiles()[num] {
+		t.Fatal("the reader's table left the live files while the reader holds it")
+	}
+	reader.Unref()
+	if got := vs.TakeObsolete(); len(got) != 0 {
+		t.Fatalf("after Close, tables the manifest names were called obsolete: %v", got)
+	}
+	if live := vs.LiveFiles(); len(live) != 0 {
+		t.Fatalf("live files after the last reader left a closed set: %v", live)
+	}
+}
