@@ -68,6 +68,7 @@ type phaseResult struct {
 	Commits       uint64  `json:"commits,omitempty"`     // engines that count them (monban)
 	WALSyncs      uint64  `json:"wal_syncs,omitempty"`   // fsyncs those commits waited for
 	L0AtStart     *int    `json:"l0_at_start,omitempty"` // L0 tables when the phase began (not for fill)
+	PeakRSSBytes  int64   `json:"peak_rss_bytes,omitempty"`
 	Note          string  `json:"note,omitempty"`
 }
 
@@ -333,8 +334,10 @@ func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, ke
 	if !keep {
 		defer os.RemoveAll(dir)
 	}
+	peak := runPeak{perPhase: true}
 	if err := resetPeakRSS(); err != nil {
 		sum.PeakRSSScope = "process"
+		peak.perPhase = false
 		logf("%s cannot reset peak RSS (%v); peak RSS is process-wide", tag, err)
 	}
 	// Memory freed by earlier runs is not always returned to the OS (e.g.
@@ -383,12 +386,16 @@ func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, ke
 		if err != nil {
 			return err
 		}
+		peak.phaseStart()
 		o, ferr := f()
 		after, err := pio.snapshot()
 		if err != nil {
 			return err
 		}
 		ph := makePhase(idx, r, workload, o, diff(before, after))
+		if ph.PeakRSSBytes = peak.phaseEnd(); ph.PeakRSSBytes > 0 {
+			ph.Note = strings.TrimSpace(fmt.Sprintf("peak=%s %s", fmtSize(ph.PeakRSSBytes), ph.Note))
+		}
 		if l0 >= 0 {
 			ph.L0AtStart = &l0
 			ph.Note = strings.TrimSpace(fmt.Sprintf("L0=%d %s", l0, ph.Note))
@@ -484,9 +491,11 @@ func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, ke
 	if err := e.Close(); err != nil {
 		return phases, sum, fmt.Errorf("close: %w", err)
 	}
-	if sum.PeakRSSBytes, err = peakRSS(); err != nil {
+	if _, err = peakRSS(); err != nil {
 		return phases, sum, err
 	}
+	peak.fold()
+	sum.PeakRSSBytes = peak.bytes
 	return phases, sum, nil
 }
 
