@@ -58,19 +58,21 @@ func (d *DB) Tables() ([]TableInfo, error) {
 }
 
 // inLastLevel reports whether table fileNum is in the last level of the
-// current version: the tables Options.PinnedMetaLimit pins last
-// (sstable.MetaBudget). It is asked when a table opens, not per read, so
-// a scan of the level's files is cheap enough. Before the first read
-// state is installed (Open loading the tables), it asks the version set;
-// after Close, when neither has a version, no table is low.
-func (d *DB) inLastLevel(fileNum uint64) bool {
+// current version, and how many tables that level holds: the tables
+// Options.PinnedMetaLimit pins last (sstable.MetaBudget). It is asked when
+// a table opens, not per read, so a scan of the level's files is cheap
+// enough. Before the first read state is installed (Open loading the
+// tables), it asks the version set; after Close, when neither has a
+// version, no table is low.
+func (d *DB) inLastLevel(fileNum uint64) (low bool, tables int) {
 	var v *manifest.Version
 	if rs := d.rs.Load(); rs != nil {
 		v = rs.version
 	} else if v = d.vs.Current(); v == nil {
-		return false
+		return false, 0
 	} else {
 		defer v.Unref()
 	}
-	return slices.ContainsFunc(v.Levels[NumLevels-1], func(f *manifest.FileMetadata) bool { return f.FileNum == fileNum })
+	last := v.Levels[NumLevels-1]
+	return slices.ContainsFunc(last, func(f *manifest.FileMetadata) bool { return f.FileNum == fileNum }), len(last)
 }

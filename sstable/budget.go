@@ -23,20 +23,25 @@ import (
 // a far larger share per byte (a level's lookups over a tenth of the
 // tables, or fewer), so it is the upper levels' that pinning serves best.
 //
-// A low table whose index and filter do not fit together pins its index
-// alone if that fits, and pages its filter. Most lookups that reach the
-// last level find their key there, so its filter rarely says no, while
-// every such hit searches the index: per byte the index saves far more
-// reads (a version 3 index is about 0.25 bytes per key, the filter 1.25
-// at 10 bits per key). An upper table does not: most lookups that reach
-// it are of keys that live deeper, which its filter turns away without
-// touching the index, so its index alone would save little.
+// Low tables pin every index before any filter: a low table pins its
+// filter only if, beside its index, room remains for the indexes of the
+// low tables whose index is not pinned yet (their number from low, their
+// size the average of the low indexes seen), and otherwise pins its index
+// alone if that fits. Most lookups that reach the last level find their
+// key there, so its filter rarely says no, while every such hit searches
+// the index: per byte the index saves far more reads (a version 3 index
+// is about 0.25 bytes per key, the filter 1.25 at 10 bits per key). Were
+// the low tables admitted first come, first served, those opened first
+// would pin both and the rest neither. An upper table is not split: most
+// lookups that reach it are of keys that live deeper, which its filter
+// turns away without touching the index, so its index alone would save
+// little.
 type MetaBudget struct {
 	limit int64
 	// low is the owner's, and refers back to it; Close drops it, since
 	// the Buffers whose bytes the budget counts keep the budget for as
 	// long as they live.
-	low atomic.Pointer[func(fileNum uint64) bool]
+	low atomic.Pointer[LowTables]
 
 	mu sync.Mutex
 	// pinned and lowPinned are the bytes pinned, by all Readers and by
@@ -45,15 +50,23 @@ type MetaBudget struct {
 	// and filter, filterPaged those that pin their index and page their
 	// filter.
 	pinned, lowPinned, highOpen, paged, filterPaged int64
+	// lowIndexed counts the open low Readers that pin their index;
+	// lowSeen and lowIndexSeen the low Readers ever admitted and their
+	// index bytes, whose average sizes the indexes still to come.
+	lowIndexed, lowSeen, lowIndexSeen int64
 
 	// What paged Readers fetched: as ReadStats' Meta counters, summed
 	// over every Reader of the budget.
 	hits, reads, readBytes atomic.Uint64
 }
 
+// LowTables reports whether table fileNum is of low priority, and how
+// many low tables there are (lsm: the last level's).
+type LowTables func(fileNum uint64) (low bool, tables int)
+
 // NewMetaBudget returns a budget of limit bytes (limit <= 0 pins nothing);
 // low, if not nil, names the tables of low priority.
-func NewMetaBudget(limit int64, low func(fileNum uint64) bool) *MetaBudget {
+func NewMetaBudget(limit int64, low LowTables) *MetaBudget {
 	b := &MetaBudget{limit: limit}
 	if low != nil {
 		b.low.Store(&low)
@@ -151,8 +164,9 @@ func (b *MetaBudget) admit(fileNum uint64, index, filter int64, mode pinMode) me
 	}
 	n := index + filter
 	c := metaClaim{held: true}
+	lowTables := 0
 	if low := b.low.Load(); low != nil {
-		c.low = (*low)(fileNum)
+		c.low, lowTables = (*low)(fileNum)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -163,17 +177,26 @@ func (b *MetaBudget) admit(fileNum uint64, index, filter int64, mode pinMode) me
 	room := b.limit - b.pinned
 	if c.low {
 		room = min(room, b.limit-b.highOpen-b.lowPinned)
+		b.lowSeen++
+		b.lowIndexSeen += index
 	}
 	switch mode {
 	case pinIfRoom:
 		c.pinIndex, c.pinFilter = n <= room, n <= room
-		if c.low && !c.pinIndex && filter > 0 && index <= room {
-			c.pinIndex, n = true, index
+		if c.low && filter > 0 && index <= room {
+			others := max(0, int64(lowTables)-b.lowIndexed-1) * b.lowIndexSeen / b.lowSeen
+			c.pinIndex, c.pinFilter = true, n+others <= room
+			if !c.pinFilter {
+				n = index
+			}
 		}
 	case pinAlways, pinClaimed:
 		c.pinIndex, c.pinFilter = true, true
 	case pinClaimedIndex:
 		c.pinIndex = true
+	}
+	if c.low && c.pinIndex {
+		b.lowIndexed++
 	}
 	switch {
 	case !c.pinIndex:
@@ -213,6 +236,9 @@ func (b *MetaBudget) leave(c metaClaim) {
 	defer b.mu.Unlock()
 	b.highOpen -= c.open
 	b.addPinned(-c.unhooked, c.low)
+	if c.low && c.pinIndex {
+		b.lowIndexed--
+	}
 	switch {
 	case !c.pinIndex:
 		b.paged--

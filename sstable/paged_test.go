@@ -197,7 +197,7 @@ func TestMetaBudgetKeepsRoomForHighPriority(t *testing.T) {
 	_, data := pagedTable(t)
 	p := openTable(t, data, nil).Properties()
 	n := int64(p.IndexBytes + p.FilterBytes)
-	low := func(fileNum uint64) bool { return fileNum >= 100 }
+	low := func(fileNum uint64) (bool, int) { return fileNum >= 100, 0 }
 	b := NewMetaBudget(2*n, low)
 	c := cache.New(1 << 20)
 	open := func(fileNum uint64) *Reader {
@@ -262,7 +262,7 @@ func TestLowTablePinsItsIndexFirst(t *testing.T) {
 	es, data := pagedTable(t)
 	p := *openTable(t, data, nil).Properties()
 	limit := int64(p.IndexBytes + p.FilterBytes/2)
-	low := NewMetaBudget(limit, func(uint64) bool { return true })
+	low := NewMetaBudget(limit, func(uint64) (bool, int) { return true, 1 })
 	r := openPaged(t, data, cache.New(1<<20), low)
 	if r.Paged() || !r.FilterPaged() || low.Pinned() != int64(p.IndexBytes) || low.PagedTables() != 0 || low.PagedFilterTables() != 1 {
 		t.Fatalf("low: paged %t, filter paged %t, %d bytes pinned of index %d, %d paged, %d filter-paged",
@@ -305,7 +305,7 @@ func TestLowTablePinsItsIndexFirst(t *testing.T) {
 	q := *pr.Properties()
 	release()
 	probe.Close()
-	low = NewMetaBudget(int64(q.IndexBytes+q.FilterBytes/2), func(uint64) bool { return true })
+	low = NewMetaBudget(int64(q.IndexBytes+q.FilterBytes/2), func(uint64) (bool, int) { return true, 1 })
 	tc := NewTableCache(fs, "db", 1, ReaderOptions{Cache: bc, MetaBudget: low})
 	for _, n := range []uint64{1, 2, 1} {
 		r, release, err := tc.Get(refs[n])
@@ -327,5 +327,35 @@ func TestLowTablePinsItsIndexFirst(t *testing.T) {
 	bc.Close()
 	if low.Pinned() != 0 || low.PagedTables() != 0 || low.PagedFilterTables() != 0 {
 		t.Fatalf("after Close: %d bytes pinned, %d paged, %d filter-paged", low.Pinned(), low.PagedTables(), low.PagedFilterTables())
+	}
+}
+
+// TestLowTablesPinEveryIndexBeforeAFilter: low tables opened one after
+// another, with room for every index and half a filter, all pin their
+// index. First come, first served, the first would pin both and the last
+// neither, each of its hits then reading an index partition.
+func TestLowTablesPinEveryIndexBeforeAFilter(t *testing.T) {
+	_, data := pagedTable(t)
+	p := *openTable(t, data, nil).Properties()
+	const tables = 4
+	limit := int64(tables*p.IndexBytes + p.FilterBytes/2)
+	b := NewMetaBudget(limit, func(uint64) (bool, int) { return true, tables })
+	c := cache.New(1 << 20)
+	var readers []*Reader
+	for range tables {
+		r := openPaged(t, data, c, b)
+		readers = append(readers, r)
+		if r.Paged() {
+			t.Fatalf("low table %d of %d pages its index: %d of %d bytes pinned", len(readers), tables, b.Pinned(), limit)
+		}
+	}
+	if b.Pinned() > limit || b.PagedFilterTables() != tables {
+		t.Fatalf("%d bytes pinned of %d, %d tables page their filter", b.Pinned(), limit, b.PagedFilterTables())
+	}
+	for _, r := range readers {
+		r.Close()
+	}
+	if b.Pinned() != 0 || b.PagedFilterTables() != 0 {
+		t.Fatalf("after Close: %d bytes pinned, %d filter-paged", b.Pinned(), b.PagedFilterTables())
 	}
 }
