@@ -87,6 +87,11 @@ type Options struct {
 	// rangeLen: monban Options.RangeFilter; Pebble and goleveldb have
 	// none. Set when rangemiss runs.
 	RangeFilterBits int
+	// PinnedMeta, if not 0, is monban's Options.PinnedMetaLimit (the
+	// bytes of table indexes and filters held outside the block cache);
+	// the other engines have no such knob. Set by an engine entry's
+	// pinned=SIZE.
+	PinnedMeta int64
 }
 
 func (o Options) String() string {
@@ -96,6 +101,9 @@ func (o Options) String() string {
 	}
 	if o.PrefixLen > 0 {
 		s += fmt.Sprintf(" prefix=%d", o.PrefixLen)
+	}
+	if o.PinnedMeta != 0 {
+		s += " pinned=" + fmtSize(o.PinnedMeta)
 	}
 	if o.RangeFilterBits > 0 {
 		s += fmt.Sprintf(" rangefilter=%d/%d", o.RangeFilterBits, rangeLen)

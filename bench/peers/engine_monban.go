@@ -64,7 +64,7 @@ func (e *monbanEngine) Open(dir string, o Options) error {
 		MemtableSize:    o.MemtableBytes,
 		BufferedWAL:     e.bufferedWAL,
 		Sync:            o.Sync,
-		PinnedMetaLimit: map[bool]int64{false: 0, true: -1}[e.paged],
+		PinnedMetaLimit: map[bool]int64{false: o.PinnedMeta, true: -1}[e.paged],
 		EventListener: &lsm.EventListener{
 			FlushBegin:      func(lsm.FlushInfo) { e.running.Add(1) },
 			FlushEnd:        func(lsm.FlushInfo) { e.running.Add(-1) },

@@ -20,7 +20,11 @@ import (
 
 // entry is r as an -engines entry that gives a child exactly r's options.
 func (r runSpec) entry() string {
-	return fmt.Sprintf("%s:bits=%d:cache=%dB:memtable=%dB", r.engine, r.opts.BitsPerKey, r.opts.CacheBytes, r.opts.MemtableBytes)
+	e := fmt.Sprintf("%s:bits=%d:cache=%dB:memtable=%dB", r.engine, r.opts.BitsPerKey, r.opts.CacheBytes, r.opts.MemtableBytes)
+	if r.opts.PinnedMeta != 0 {
+		e += fmt.Sprintf(":pinned=%dB", r.opts.PinnedMeta)
+	}
+	return e
 }
 
 // childArgs are the flags this process was given, but for those the child

@@ -84,7 +84,8 @@ type runResult struct {
 	TableBytes    int64   `json:"table_bytes"`     // .sst/.ldb part of dir_bytes
 	StartRSSBytes int64   `json:"start_rss_bytes"` // RSS when the run began (after GC)
 	PeakRSSBytes  int64   `json:"peak_rss_bytes"`
-	PeakRSSScope  string  `json:"peak_rss_scope"` // "run" or "process" (reset failed)
+	PeakRSSScope  string  `json:"peak_rss_scope"`        // "run" or "process" (reset failed)
+	PinnedMeta    int64   `json:"pinned_meta,omitempty"` // monban's PinnedMetaLimit, when the entry set it
 	Shape         string  `json:"shape,omitempty"`
 	Error         string  `json:"error,omitempty"`
 }
@@ -113,7 +114,7 @@ type configRecord struct {
 
 func mainErr() error {
 	var (
-		enginesFlag   = flag.String("engines", "monban,pebble,pebble-l6,goleveldb", "comma-separated engines to run, in order; repeats allowed. Entry syntax: name[:bits=N][:cache=SIZE][:memtable=SIZE]. Registered: "+strings.Join(engineNames(), ","))
+		enginesFlag   = flag.String("engines", "monban,pebble,pebble-l6,goleveldb", "comma-separated engines to run, in order; repeats allowed. Entry syntax: name[:bits=N][:cache=SIZE][:memtable=SIZE][:pinned=SIZE] (pinned: monban's PinnedMetaLimit). Registered: "+strings.Join(engineNames(), ","))
 		n             = flag.Int("n", 1000000, "keys written by fill")
 		m             = flag.Int("m", 200000, "operations in readhit, readmiss, delmiss and mixed")
 		bits          = flag.Int("bits", 10, "bloom filter bits per key (0 = no filter)")
@@ -226,8 +227,15 @@ func mainErr() error {
 					if base.MemtableBytes, err = parseSize(v); err != nil {
 						return fmt.Errorf("engine entry %q: %w", entry, err)
 					}
+				case "pinned":
+					if !strings.HasPrefix(name, "monban") {
+						return fmt.Errorf("engine entry %q: pinned is monban's PinnedMetaLimit", entry)
+					}
+					if base.PinnedMeta, err = parseSize(v); err != nil || base.PinnedMeta == 0 {
+						return fmt.Errorf("engine entry %q: bad pinned size %q", entry, v)
+					}
 				default:
-					return fmt.Errorf("engine entry %q: unknown key %q (bits, cache, memtable)", entry, k)
+					return fmt.Errorf("engine entry %q: unknown key %q (bits, cache, memtable, pinned)", entry, k)
 				}
 			}
 		}
@@ -324,7 +332,7 @@ func mainErr() error {
 func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, keep bool) ([]phaseResult, runResult, error) {
 	tag := fmt.Sprintf("[run %d/%d %s %s]", idx, total, r.engine, r.opts)
 	sum := runResult{Type: "run", Run: idx, Engine: r.engine, Bits: r.opts.BitsPerKey,
-		CacheBytes: r.opts.CacheBytes, MemtableBytes: r.opts.MemtableBytes, PeakRSSScope: "run"}
+		CacheBytes: r.opts.CacheBytes, MemtableBytes: r.opts.MemtableBytes, PeakRSSScope: "run", PinnedMeta: r.opts.PinnedMeta}
 	var phases []phaseResult
 
 	dir, err := os.MkdirTemp(parent, fmt.Sprintf("run%02d-%s-b%d-", idx, r.engine, r.opts.BitsPerKey))
