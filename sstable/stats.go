@@ -57,8 +57,12 @@ func (s *ReadStats) Add(o ReadStats) {
 	s.MetaBytesRead += o.MetaBytesRead
 }
 
+// readCounters are a Reader's ReadStats as they are counted. A filter
+// probe is counted once, in filterMaybes or filterNegatives by its answer,
+// and FilterProbes is their sum: one atomic add per probe, not two, on
+// the path of a Get the filter rejects.
 type readCounters struct {
-	filterProbes, filterNegatives, filterFalsePositives atomic.Uint64
+	filterMaybes, filterNegatives, filterFalsePositives atomic.Uint64
 	prefixProbes, prefixNegatives                       atomic.Uint64
 	rangeProbes, rangeNegatives                         atomic.Uint64
 	cacheHits, blocksRead, bytesRead                    atomic.Uint64
@@ -67,8 +71,9 @@ type readCounters struct {
 }
 
 func (c *readCounters) snapshot() ReadStats {
+	negatives := c.filterNegatives.Load()
 	return ReadStats{
-		FilterProbes: c.filterProbes.Load(), FilterNegatives: c.filterNegatives.Load(),
+		FilterProbes: c.filterMaybes.Load() + negatives, FilterNegatives: negatives,
 		FilterFalsePositives: c.filterFalsePositives.Load(),
 		PrefixProbes:         c.prefixProbes.Load(), PrefixNegatives: c.prefixNegatives.Load(),
 		RangeProbes: c.rangeProbes.Load(), RangeNegatives: c.rangeNegatives.Load(),
@@ -94,14 +99,15 @@ func (c *readCounters) count(l *Lookup) {
 // within the inliner's budget, and count, with the block too, does not
 // (BenchmarkGet/absent/filter-no).
 func (c *readCounters) countFilter(l *Lookup) {
-	if l.FilterAsked {
-		c.filterProbes.Add(1)
-		switch l.Outcome {
-		case OutcomeFilteredOut:
-			c.filterNegatives.Add(1)
-		case OutcomeNoVersion:
-			c.filterFalsePositives.Add(1)
-		}
+	switch {
+	case !l.FilterAsked:
+	case l.Outcome == OutcomeFilteredOut:
+		c.filterNegatives.Add(1)
+	case l.Outcome == OutcomeNoVersion:
+		c.filterFalsePositives.Add(1)
+		fallthrough
+	default:
+		c.filterMaybes.Add(1)
 	}
 }
 
