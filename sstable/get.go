@@ -37,14 +37,12 @@ func (r *Reader) Get(ukey []byte, hash uint64, seq SeqNum, l *Lookup) (value []b
 		*l = Lookup{} // nothing consulted, nothing to count
 		return nil, 0, false, nil
 	}
-	// b. Filter.
+	// b. Filter. A Lookup that Probe ends holds no block to count.
 	if may, err := r.Probe(hash, l); err != nil || !may {
-		r.stats.count(l)
+		r.stats.countFilter(l)
 		return nil, 0, false, err
 	}
-	var cur BlockCursor
-	defer cur.Release()
-	value, kind, found, err = r.find(ukey, seq, l, &cur)
+	value, kind, found, err = r.Find(ukey, seq, l)
 	r.stats.count(l)
 	return value, kind, found, err
 }
@@ -55,16 +53,18 @@ func (r *Reader) Get(ukey []byte, hash uint64, seq SeqNum, l *Lookup) (value []b
 // cache if need be; true for a table without a filter, or with filters
 // ignored. false is certain. It records the probe in l, as a lookup the
 // filter ended when it says false, and counts nothing.
-func (r *Reader) Probe(hash uint64, l *Lookup) (bool, error) {
+//
+// Probe stays within the Go inliner's budget, so that Get's filter step
+// costs no call beyond the filter's own: its body is one call and the
+// record, no more (go build -gcflags=-m=2 ./sstable prints its cost;
+// BenchmarkGet/absent/filter-no measures the step).
+func (r *Reader) Probe(hash uint64, l *Lookup) (may bool, err error) {
+	may, err = r.mayContain(hash)
 	*l = Lookup{FilterAsked: r.useFilter}
-	if !r.useFilter {
-		return true, nil
-	}
-	may, err := r.mayContain(hash)
-	if err == nil && !may {
+	if !may {
 		l.Outcome = OutcomeFilteredOut
 	}
-	return may, err
+	return
 }
 
 // MayContainHashes is sub-step b for a batch of keys a caller has already
@@ -101,19 +101,6 @@ func (r *Reader) Find(ukey []byte, seq SeqNum, l *Lookup) (value []byte, kind Ki
 	return r.FindNext(ukey, seq, l, &cur)
 }
 
-// FindNext is Find for one of a run of keys looked up in this table in
-// ascending order (a MultiGet's): cur keeps the data block the last of
-// them read, and a key that lies in the same block reads it again neither
-// from the file nor from the block cache (BlockFromCursor). The caller
-// releases cur once the run is done.
-func (r *Reader) FindNext(ukey []byte, seq SeqNum, l *Lookup, cur *BlockCursor) (value []byte, kind Kind, found bool, err error) {
-	*l = Lookup{FilterAsked: r.useFilter}
-	if r.closed.Load() {
-		return nil, 0, false, ErrClosed
-	}
-	return r.find(ukey, seq, l, cur)
-}
-
 // BlockCursor holds the data block a lookup of FindNext read, pinned, for
 // the next, and the index partition that located it. The zero value holds
 // none.
@@ -134,9 +121,16 @@ func (c *BlockCursor) Release() {
 	}
 }
 
-// find is sub-steps c and d, with cur holding the block of the lookup
-// before, at a smaller key, if any.
-func (r *Reader) find(ukey []byte, seq SeqNum, l *Lookup, cur *BlockCursor) (value []byte, kind Kind, found bool, err error) {
+// FindNext is Find for one of a run of keys looked up in this table in
+// ascending order (a MultiGet's): cur keeps the data block the last of
+// them read, and a key that lies in the same block reads it again neither
+// from the file nor from the block cache (BlockFromCursor). The caller
+// releases cur once the run is done.
+func (r *Reader) FindNext(ukey []byte, seq SeqNum, l *Lookup, cur *BlockCursor) (value []byte, kind Kind, found bool, err error) {
+	*l = Lookup{FilterAsked: r.useFilter}
+	if r.closed.Load() {
+		return nil, 0, false, ErrClosed
+	}
 	// c. Index. The seek trailer sorts before every version <= seq. A key
 	// above the last one looked up lies in its block or a later one.
 	trailer := base.SeekKey(nil, seq).Trailer

@@ -529,9 +529,13 @@ func (r *Reader) MayContainPrefix(split *filter.Split, prefixHash uint64) bool {
 }
 
 // mayContain is the filter's answer for a Get: a paged table's reads the
-// page of h's line if the block cache lacks it.
+// page of h's line if the block cache lacks it; true for a Reader that
+// does not use its filter, and with any error.
 func (r *Reader) mayContain(h uint64) (bool, error) {
-	if r.filterPaged {
+	switch {
+	case !r.useFilter:
+		return true, nil
+	case r.filterPaged:
 		return r.pagedMayContain(h, false)
 	}
 	return r.filter.MayContainHash(h), nil
