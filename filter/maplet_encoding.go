@@ -6,7 +6,7 @@ import (
 	"hash/crc32"
 )
 
-// Encoding of a maplet (docs/format.md, "Maplet"): the snapshot Open can
+// Encoding of a maplet (docs/format.md, "Maplet"): the snapshot Open could
 // load instead of rebuilding from the tables.
 //
 //	offset  size  field
