@@ -97,6 +97,8 @@ const MapletMaxLoad = 0.9
 // # Concurrency
 //
 // Not safe for concurrent use; concurrent Lookups with no writer are safe.
+// The zero Maplet has no code and no table: it is only a target for
+// UnmarshalBinary.
 type Maplet struct {
 	qf   Quotient
 	code *runCode
