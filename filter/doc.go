@@ -4,7 +4,7 @@
 // the read path skip a table's index and data blocks, and lets the engine
 // prove a key absent (docs/design.md, "The filters and their three jobs").
 //
-// Three filters, all probing from the one 64-bit Hash of a key:
+// Four filters, all probing from the one 64-bit Hash of a key:
 //
 //   - Bloom: the standard Bloom filter, m bits and k probes spread over all
 //     of them by double hashing, sized from (n, p). The teaching reference
@@ -18,6 +18,11 @@
 //     table.
 //   - Quotient: the mutable level's filter, which can also delete, merge and
 //     grow; see its type documentation.
+//   - Maplet (experimental, issue 29; not used by the engine yet): a
+//     quotient filter whose slots also hold a run id (an L0 table or a
+//     level), so one probe answers which runs of a whole tree may hold a
+//     key. Run ids are a prefix code chosen by RunCodeLengths, short for
+//     the big runs, and the fingerprint takes the rest of the slot.
 //
 // theory.go has the FPR formulas and measure.go the measurements that the
 // tests bound and `kvbench filters` prints.
@@ -48,7 +53,9 @@
 // value over bytes it does not own: it aliases the slice given to
 // OpenCacheLine, which must stay unchanged while the CacheLine is used, and
 // may be queried from many goroutines. So with a GrafiteBuilder and the
-// Grafite that OpenGrafite returns over its bytes.
+// Grafite that OpenGrafite returns over its bytes. A Quotient or a Maplet
+// takes one writer or many readers; a Maplet's table lies outside the Go
+// heap, and its owner calls Release when done with it.
 //
 // # Invariants
 //
@@ -73,6 +80,11 @@
 //     length its header implies and that the Elias–Fano high part and its
 //     samples are consistent, so a query of a filter it returned never
 //     reads outside the bytes, whatever they held.
+//  8. A Maplet never leaves out a run of an entry it stores (no false
+//     negatives), as long as callers Remove and Move only entries they
+//     Inserted; its slot payloads always start with a codeword of its run
+//     code, every codeword leaving at least one fingerprint bit, which
+//     UnmarshalBinary checks on decoded bytes as it checks a Quotient's.
 //
 // # Format
 //

@@ -150,6 +150,18 @@ func NewQuotient(qbits, rbits uint) (*Quotient, error) {
 // init sets the geometry and allocates zeroed words. Callers have checked
 // the parameters.
 func (f *Quotient) init(qbits, rbits uint) {
+	f.initWords(qbits, rbits, make([]uint64, quotientWords(qbits, rbits)))
+}
+
+// quotientWords is the length of the table of a filter of 2^qbits slots
+// and rbits-bit remainders.
+func quotientWords(qbits, rbits uint) uint64 {
+	return (uint64(1)<<qbits + 63) / 64 * (3 + uint64(rbits))
+}
+
+// initWords is init over zeroed words the caller allocated (a Maplet's lie
+// outside the Go heap), of length quotientWords(qbits, rbits).
+func (f *Quotient) initWords(qbits, rbits uint, words []uint64) {
 	f.qbits, f.rbits = qbits, rbits
 	f.slots = 1 << qbits
 	f.nblocks = (f.slots + 63) / 64
@@ -160,7 +172,7 @@ func (f *Quotient) init(qbits, rbits uint) {
 		f.lastValid = 1<<f.slots - 1
 	}
 	f.n = 0
-	f.words = make([]uint64, f.nblocks*f.stride)
+	f.words = words
 }
 
 // QBits returns the number of quotient bits: the filter has 2^QBits slots.

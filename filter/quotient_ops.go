@@ -92,6 +92,12 @@ func (f *Quotient) DeleteHash(h uint64) bool {
 		return false
 	}
 	fq, fr := f.split(h)
+	return f.deleteFP(fq, fr)
+}
+
+// deleteFP removes one occurrence of fingerprint (fq, fr) and reports
+// whether there was one.
+func (f *Quotient) deleteFP(fq, fr uint64) bool {
 	if !f.bit(qfOcc, fq) {
 		return false
 	}

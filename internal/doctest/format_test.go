@@ -36,6 +36,7 @@ var formatGenerators = map[string]func(t *testing.T) []byte{
 	"manifest-create":    func(t *testing.T) []byte { return createExample(t)["MANIFEST-000001"] },
 	"version-edit":       versionEditExample,
 	"quotient-filter":    quotientExample,
+	"maplet":             mapletExample,
 	"grafite-filter":     grafiteExample,
 }
 
@@ -280,6 +281,30 @@ func quotientExample(t *testing.T) []byte {
 		}
 	}
 	b, err := f.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// mapletExample is the maplet of 4 slots and 4-bit payloads, run codes
+// 0 → "0", 1 → "10", 2 → "11", holding the entries (quotient 1, hash bits
+// 1011, run 0), (quotient 1, 0110, run 2) and (quotient 3, 1110, run 1).
+func mapletExample(t *testing.T) []byte {
+	m, err := filter.NewMaplet(2, 4, []uint8{1, 2, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Release()
+	for _, e := range []struct {
+		bits uint64 // quotient<<4 | the next four hash bits
+		run  int
+	}{{0x1b, 0}, {0x16, 2}, {0x3e, 1}} {
+		if err := m.Insert(e.bits<<(64-6), e.run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := m.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
