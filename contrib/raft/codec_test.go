@@ -11,6 +11,12 @@ import (
 	"github.com/monbandb/monban/lsm"
 )
 
+// appendLog appends l's encoding in the layout before runs, the value of
+// its 'l' key: what a Store of that layout wrote, and this one reads.
+func appendLog(dst []byte, l *hraft.Log) []byte {
+	return appendEntry(append(dst, logFormatV1), l)
+}
+
 // TestLogEncodingExample holds doc.go's worked example to the code.
 func TestLogEncodingExample(t *testing.T) {
 	l := hraft.Log{Index: 7, Term: 2, Type: hraft.LogCommand, Data: []byte("hi"),
