@@ -90,13 +90,17 @@ func (s *Store) StoreLog(l *hraft.Log) error {
 	return s.StoreLogs([]*hraft.Log{l})
 }
 
-// Runs end at whichever limit an entry reaches first: GetLog steps over
-// the entries of a run before the one it reads, and the engine refuses a
-// value over lsm.MaxValueSize. raft's batches (MaxAppendEntries, 64 by
-// default, at most 1,024) fit in one run or a few.
+// A run holds at most runMaxEntries entries, and no more than runMaxBytes
+// unless it is one entry: GetLog steps over the entries of a run before
+// the one it reads, and a table's block holding a larger value is a
+// mapping of its own in the engine's block cache, mapped and unmapped at
+// every read of a compaction (internal/cache, buffers.go), which made
+// StoreLogs of 64 entries of 1 KiB, one run of 66 KiB, slower than one
+// key per entry. raft's batches (MaxAppendEntries, 64 by default, at most
+// 1,024) take one run or a few.
 const (
 	runMaxEntries = 256
-	runMaxBytes   = 1 << 20
+	runMaxBytes   = 24 << 10
 )
 
 // StoreLogs stores logs, which must continue the log without a gap
@@ -124,21 +128,22 @@ func (s *Store) StoreLogs(logs []*hraft.Log) error {
 	// header is written into the end of that room once the run is closed.
 	s.openRun()
 	n := 0
-	for i, l := range logs {
+	for _, l := range logs {
 		if l == nil || l.Index != want {
 			return s.gap(l, want)
 		}
 		s.entry = appendEntry(s.entry[:0], l)
-		s.buf = binary.AppendUvarint(s.buf, uint64(len(s.entry)))
-		s.buf = append(s.buf, s.entry...)
-		n++
-		if i == len(logs)-1 || n == runMaxEntries || len(s.buf) >= runMaxBytes {
-			s.batch.Put(runKey(want), s.closeRun(n))
+		if n == runMaxEntries || (n > 0 && len(s.buf)+binary.MaxVarintLen64+len(s.entry) > runMaxBytes) {
+			s.batch.Put(runKey(want-1), s.closeRun(n))
 			s.openRun()
 			n = 0
 		}
+		s.buf = binary.AppendUvarint(s.buf, uint64(len(s.entry)))
+		s.buf = append(s.buf, s.entry...)
+		n++
 		want++
 	}
+	s.batch.Put(runKey(want-1), s.closeRun(n))
 	if b.last == 0 {
 		b.first = logs[0].Index
 		s.batch.Put([]byte(firstKey), logKey(b.first)[1:])
