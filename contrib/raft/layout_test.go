@@ -402,6 +402,7 @@ func checkModel(t *testing.T, s *Store, m *logModel, rng *rand.Rand, step int) {
 	if err := errors.Join(err1, err2); err != nil || first != m.first || last != m.last {
 		t.Fatalf("step %d: bounds [%d, %d], %v; model [%d, %d]", step, first, last, err, m.first, m.last)
 	}
+	checkRunIndex(t, s, step)
 	probes := []uint64{m.first, m.last, m.first - 1, m.last + 1, rng.Uint64N(m.last + 2)}
 	for range 5 {
 		if m.last != 0 {
@@ -410,6 +411,31 @@ func checkModel(t *testing.T, s *Store, m *logModel, rng *rand.Rand, step int) {
 	}
 	for _, i := range probes {
 		checkEntry(t, s, m, i, step)
+	}
+}
+
+// checkRunIndex checks the runs the bounds know against the DB's: each
+// is there, follows the one before it, and the last ends the log.
+func checkRunIndex(t *testing.T, s *Store, step int) {
+	t.Helper()
+	b := s.bounds.Load()
+	if b.oldLast > b.known || (b.last != 0 && b.known > b.last) {
+		t.Fatalf("step %d: oldLast %d, known %d, last %d", step, b.oldLast, b.known, b.last)
+	}
+	prev := b.known
+	for i, end := range b.ends {
+		v, err := s.db.Get(runKey(end))
+		if err != nil {
+			t.Fatalf("step %d: known run ending at %d: %v", step, end, err)
+		}
+		r, err := parseRun(end, v)
+		if err != nil || end <= prev || r.first > prev+1 || (i > 0 && r.first != prev+1) {
+			t.Fatalf("step %d: known run [%d, %d], %v, after %d", step, r.first, end, err, prev)
+		}
+		prev = end
+	}
+	if b.last != 0 && prev != b.last {
+		t.Fatalf("step %d: the runs known end at %d, the log at %d", step, prev, b.last)
 	}
 }
 

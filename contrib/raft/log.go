@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	hraft "github.com/hashicorp/raft"
 	"github.com/monbandb/monban/lsm"
@@ -48,7 +49,7 @@ func (s *Store) GetLog(index uint64, l *hraft.Log) error {
 		}
 		return decodeLog(index, v, l)
 	}
-	err := s.withRun(index, func(r run) error { return r.decode(index, l) })
+	err := s.withRun(b, index, func(r run) error { return r.decode(index, l) })
 	if err != nil && err != hraft.ErrLogNotFound {
 		return fmt.Errorf("monban raft: log %d: %w", index, err)
 	}
@@ -57,9 +58,16 @@ func (s *Store) GetLog(index uint64, l *hraft.Log) error {
 
 // withRun calls f with the run holding index, which lives only as long as
 // the call, and returns f's error; raft.ErrLogNotFound, unwrapped, if no
-// run holds index (deleted since the caller read the bounds).
-func (s *Store) withRun(index uint64, f func(run) error) error {
-	it := s.db.NewIter(runIterOptions)
+// run holds index (deleted since b was read). An iterator reads the run,
+// not Get, which would copy the whole run to return one entry of it; one
+// bounded to the run's key when b knows it, which spares the memtable's
+// iterator the keys after it.
+func (s *Store) withRun(b *logBounds, index uint64, f func(run) error) error {
+	opts := runIterOptions
+	if end, ok := b.runEnd(index); ok {
+		opts = &lsm.IterOptions{LowerBound: runKey(end), UpperBound: keyAfter(runPrefix, end)}
+	}
+	it := s.db.NewIter(opts)
 	var err error
 	found := it.SeekGE(runKey(index))
 	if found {
@@ -121,6 +129,7 @@ func (s *Store) StoreLogs(logs []*hraft.Log) error {
 	want := b.last + 1
 	if b.last == 0 {
 		want = max(logs[0].Index, 1) // an empty log starts anywhere from 1
+		b.known, b.ends = want-1, nil
 	}
 	s.batch.Reset()
 	// A run's header goes before its entries and holds their count: the
@@ -135,6 +144,7 @@ func (s *Store) StoreLogs(logs []*hraft.Log) error {
 		s.entry = appendEntry(s.entry[:0], l)
 		if n == runMaxEntries || (n > 0 && len(s.buf)+binary.MaxVarintLen64+len(s.entry) > runMaxBytes) {
 			s.batch.Put(runKey(want-1), s.closeRun(n))
+			b.ends = append(b.ends, want-1)
 			s.openRun()
 			n = 0
 		}
@@ -144,6 +154,7 @@ func (s *Store) StoreLogs(logs []*hraft.Log) error {
 		want++
 	}
 	s.batch.Put(runKey(want-1), s.closeRun(n))
+	b.ends = append(b.ends, want-1)
 	if b.last == 0 {
 		b.first = logs[0].Index
 		s.batch.Put([]byte(firstKey), logKey(b.first)[1:])
@@ -214,13 +225,13 @@ func (s *Store) DeleteRange(from, to uint64) error {
 		if to >= b.oldLast {
 			b.oldLast = 0
 		}
+		i, _ := slices.BinarySearch(b.ends, to+1)
+		b.known, b.ends = max(b.known, to), b.ends[i:]
 		s.batch.Put([]byte(firstKey), logKey(b.first)[1:])
 	case to == last:
-		if err := s.deleteSuffix(b, from); err != nil {
+		if err := s.deleteSuffix(&b, from); err != nil {
 			return fmt.Errorf("monban raft: deleting logs %d-%d: %w", from, to, err)
 		}
-		b.last = from - 1
-		b.oldLast = min(b.oldLast, b.last)
 	default:
 		return fmt.Errorf("%w: [%d, %d] inside [%d, %d]", ErrHole, from, to, first, last)
 	}
@@ -247,39 +258,50 @@ func (s *Store) deleteHead(b logBounds, to uint64) {
 // deleteSuffix adds to the batch the deletion of the entries from from
 // (> b.first) to b.last: the 'l' keys from from, every run ending at or
 // after from, and, if from cuts a run, the run's entries before from
-// written again as a run ending at from-1.
-func (s *Store) deleteSuffix(b logBounds, from uint64) error {
+// written again as a run ending at from-1; and sets b to the bounds after.
+func (s *Store) deleteSuffix(b *logBounds, from uint64) error {
 	if from <= b.oldLast {
 		s.batch.DeleteRange(logKey(from), []byte{logPrefix + 1})
 	}
 	s.batch.DeleteRange(runKey(from), []byte{runPrefix + 1})
-	if from <= b.oldLast {
-		return nil // every run is after from
-	}
-	err := s.withRun(from, func(r run) error {
-		// Only what the log still holds is kept: the entries of a run
-		// cut by a head truncation, below b.first, are dropped here.
-		keep := max(r.first, b.first)
-		if keep >= from {
+	i, _ := slices.BinarySearch(b.ends, from)
+	ends := slices.Clone(b.ends[:i])
+	known := min(b.known, from-1)
+	if from > b.oldLast {
+		err := s.withRun(b, from, func(r run) error {
+			// Only what the log still holds is kept: the entries of a
+			// run cut by a head truncation, below b.first, are dropped.
+			keep := max(r.first, b.first)
+			if keep >= from {
+				return nil
+			}
+			kept, err := r.seek(keep)
+			if err != nil {
+				return err
+			}
+			after, err := r.seek(from)
+			if err != nil {
+				return err
+			}
+			s.openRun()
+			s.buf = append(s.buf, kept[:len(kept)-len(after)]...)
+			s.batch.Put(runKey(from-1), s.closeRun(int(from-keep)))
+			if len(ends) == 0 {
+				known = keep - 1
+			}
+			ends = append(ends, from-1)
 			return nil
+		})
+		if err == hraft.ErrLogNotFound {
+			return fmt.Errorf("%w: no run holds %d, inside [%d, %d]", errBadLog, from, b.first, b.last)
 		}
-		kept, err := r.seek(keep)
 		if err != nil {
 			return err
 		}
-		after, err := r.seek(from)
-		if err != nil {
-			return err
-		}
-		s.openRun()
-		s.buf = append(s.buf, kept[:len(kept)-len(after)]...)
-		s.batch.Put(runKey(from-1), s.closeRun(int(from-keep)))
-		return nil
-	})
-	if err == hraft.ErrLogNotFound {
-		return fmt.Errorf("%w: no run holds %d, inside [%d, %d]", errBadLog, from, b.first, b.last)
 	}
-	return err
+	b.last, b.oldLast = from-1, min(b.oldLast, from-1)
+	b.known, b.ends = known, ends
+	return nil
 }
 
 // keyAfter returns the exclusive end of the keys of prefix up to index:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -130,6 +131,7 @@ func (s *Store) loadBounds() error {
 	case runLast != 0:
 		b.first, b.last = runFirst, runLast
 	}
+	b.known = b.last // no run is known yet
 	s.bounds.Store(&b)
 	return nil
 }
@@ -176,7 +178,33 @@ var runIterOptions = &lsm.IterOptions{LowerBound: []byte{runPrefix}, UpperBound:
 // logBounds are the log's first and last index, and oldLast, the last one
 // held under a 'l' key (0: none is), so that the 'l' keys hold
 // [first, oldLast] and the runs the rest.
-type logBounds struct{ first, last, oldLast uint64 }
+//
+// ends are the keys of the runs that hold (known, last], in order, each
+// index held by the first run whose end is at or after it: the runs
+// written since Open, so that GetLog of an index after known is a point
+// read of its run's key, not an iterator's seek. known ≥ oldLast.
+// A write publishes ends extended in place (readers of older bounds read
+// no further than their own length) or trimmed at the front; a suffix
+// truncation, which would make the next append overwrite what readers of
+// older bounds read, publishes a copy.
+type logBounds struct {
+	first, last, oldLast uint64
+	known                uint64
+	ends                 []uint64
+}
+
+// runEnd returns the end of the run that holds index, or false if the
+// bounds do not know it.
+func (b *logBounds) runEnd(index uint64) (uint64, bool) {
+	if index <= b.known {
+		return 0, false
+	}
+	i, _ := slices.BinarySearch(b.ends, index)
+	if i == len(b.ends) {
+		return 0, false
+	}
+	return b.ends[i], true
+}
 
 // Close closes the DB. Every method called after it returns lsm.ErrClosed.
 func (s *Store) Close() error {
