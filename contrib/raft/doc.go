@@ -46,12 +46,15 @@
 //	's' key                           a StableStore value; SetUint64's is 8 bytes big-endian
 //
 // Big-endian indexes sort as the numbers do. StoreLogs writes one 'r'
-// key per call (more when a call exceeds 256 entries or 1 MiB: a run is
-// closed after the entry that reaches either), so that a call costs the
-// memtable one insert rather than one per entry. A run's key is its last
-// index, so that the run holding index i is the first 'r' key at or after
-// 'r' i: one forward seek, then a step over the entries before i in the
-// run, each a length read. The last run's key is the last index.
+// key per call, so that a call costs the memtable one insert rather than
+// one per entry; more when a call's entries exceed 256 or 24 KiB (a run
+// is closed before the entry that would take it past either, and an
+// entry larger than 24 KiB is a run alone; log.go says why). A run's key
+// is its last index, so that the run holding index i is the first 'r'
+// key at or after 'r' i: one forward seek (bounded to the run's own key
+// when the Store wrote it since Open and keeps its key in memory), then
+// a step over the entries before i in the run, each a length read. The
+// last run's key is the last index.
 //
 // 'l' keys, where a store written before runs has any, hold a prefix of
 // the log [first, L] and the runs the rest, [L+1, last]: appends go to
@@ -104,15 +107,15 @@
 //
 // and nothing after. The entries are indexes key-n+1 to key, in order.
 // For example the entry above at index 7 followed by Term 2, LogNoop, the
-// zero AppendedAt, no Data, at index 8, under 'r' 8:
+// zero AppendedAt (-62135596800 seconds), no Data, at index 8, stored by
+// one StoreLogs under 'r' 8:
 //
 //	02 02
 //	0c 02 00 02 80 ca b5 ee 01 02 68 69 00
-//	0a 02 03 ff ff a3 bd f3 e5 03 00 00 00
+//	0b 02 01 ff db 8f f9 ce 03 00 00 00
 //
-// (the zero time.Time is -62135596800 seconds.) The engine checksums
-// every record and block below this; a value that does not decode is an
-// error wrapping lsm.ErrCorruption, never a panic.
+// The engine checksums every record and block below this; a value that
+// does not decode is an error wrapping lsm.ErrCorruption, never a panic.
 //
 // # FSM invariants
 //
