@@ -412,6 +412,12 @@ func checkModel(t *testing.T, s *Store, m *logModel, rng *rand.Rand, step int) {
 	for _, i := range probes {
 		checkEntry(t, s, m, i, step)
 	}
+	// A stretch read in order, as raft reads, which GetLog serves from
+	// the run it keeps: kept before this step's write, it must not serve.
+	from := m.first + rng.Uint64N(m.last-m.first+1)
+	for i := from; i <= m.last+1 && i < from+40 && m.last != 0; i++ {
+		checkEntry(t, s, m, i, step)
+	}
 }
 
 // checkRunIndex checks the runs the bounds know against the DB's: each

@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -49,7 +50,34 @@ func (s *Store) GetLog(index uint64, l *hraft.Log) error {
 		}
 		return decodeLog(index, v, l)
 	}
-	err := s.withRun(b, index, func(r run) error { return r.decode(index, l) })
+	// raft reads its log in order (a follower applying, a leader
+	// replicating): a run read twice in a row is kept, whole, so that the
+	// next reads of it take no seek. A read at random keeps nothing and
+	// copies nothing.
+	if c := s.cached.Load(); c != nil && c.gen == b.gen && c.r.first <= index && index <= c.r.last {
+		s.lastRead.Store(index)
+		return wrapRead(index, c.r.decode(index, l))
+	}
+	inOrder := s.lastRead.Swap(index) == index-1
+	return wrapRead(index, s.withRun(b, index, func(r run) error {
+		if inOrder && index < r.last {
+			s.cached.Store(&cachedRun{gen: b.gen, r: run{first: r.first, last: r.last, body: bytes.Clone(r.body)}})
+		}
+		return r.decode(index, l)
+	}))
+}
+
+// cachedRun is a copy of a run GetLog read, and the generation of the
+// bounds it was read under: a DeleteRange, which may delete or rewrite a
+// run, makes a new generation, and a reader uses only a copy of its own.
+// Appends make no new one: they never write a key there was.
+type cachedRun struct {
+	gen uint64
+	r   run
+}
+
+// wrapRead gives err GetLog's form: raft.ErrLogNotFound as it is.
+func wrapRead(index uint64, err error) error {
 	if err != nil && err != hraft.ErrLogNotFound {
 		return fmt.Errorf("monban raft: log %d: %w", index, err)
 	}
@@ -212,12 +240,13 @@ func (s *Store) DeleteRange(from, to uint64) error {
 	}
 	from, to = max(from, first), min(to, last)
 	s.batch.Reset()
+	b.gen++
 	switch {
 	case from == first && to == last:
 		s.deleteHead(b, last)
 		// The log is empty: there is nothing at or above last+1 to find,
 		// and the next append records its own first index.
-		b = logBounds{}
+		b = logBounds{gen: b.gen}
 		s.batch.Put([]byte(firstKey), logKey(last + 1)[1:])
 	case from == first:
 		s.deleteHead(b, to)

@@ -73,6 +73,11 @@ type Store struct {
 	// committed, never bounds ahead of the DB.
 	bounds atomic.Pointer[logBounds]
 	closed atomic.Bool
+
+	// cached and lastRead are GetLog's: the run it keeps, and the index
+	// it read last, which tells reads in order from reads at random.
+	cached   atomic.Pointer[cachedRun]
+	lastRead atomic.Uint64
 }
 
 var (
@@ -187,10 +192,13 @@ var runIterOptions = &lsm.IterOptions{LowerBound: []byte{runPrefix}, UpperBound:
 // no further than their own length) or trimmed at the front; a suffix
 // truncation, which would make the next append overwrite what readers of
 // older bounds read, publishes a copy.
+//
+// gen counts the DeleteRanges since Open (cachedRun).
 type logBounds struct {
 	first, last, oldLast uint64
 	known                uint64
 	ends                 []uint64
+	gen                  uint64
 }
 
 // runEnd returns the end of the run that holds index, or false if the
