@@ -9,7 +9,14 @@ import (
 
 	hraft "github.com/hashicorp/raft"
 	"github.com/monbandb/monban/lsm"
+	"github.com/monbandb/monban/vfs"
 )
+
+// appendLog appends l's encoding in the layout before runs, the value of
+// its 'l' key: what a Store of that layout wrote, and this one reads.
+func appendLog(dst []byte, l *hraft.Log) []byte {
+	return appendEntry(append(dst, logFormatV1), l)
+}
 
 // TestLogEncodingExample holds doc.go's worked example to the code.
 func TestLogEncodingExample(t *testing.T) {
@@ -19,6 +26,23 @@ func TestLogEncodingExample(t *testing.T) {
 	want := []byte{0x01, 0x02, 0x00, 0x02, 0x80, 0xca, 0xb5, 0xee, 0x01, 0x02, 'h', 'i', 0x00}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("encoding % x, doc.go says % x", got, want)
+	}
+}
+
+// TestRunEncodingExample holds doc.go's worked example of a run to what
+// StoreLogs writes.
+func TestRunEncodingExample(t *testing.T) {
+	s := openStore(t, "db", &lsm.Options{FS: vfs.NewMem()})
+	store(t, s, []*hraft.Log{
+		{Index: 7, Term: 2, Type: hraft.LogCommand, Data: []byte("hi"), AppendedAt: time.Unix(1, 5e8)},
+		{Index: 8, Term: 2, Type: hraft.LogNoop},
+	})
+	got, err := s.db.Get(runKey(8))
+	want := []byte{0x02, 0x02,
+		0x0c, 0x02, 0x00, 0x02, 0x80, 0xca, 0xb5, 0xee, 0x01, 0x02, 'h', 'i', 0x00,
+		0x0b, 0x02, 0x01, 0xff, 0xdb, 0x8f, 0xf9, 0xce, 0x03, 0x00, 0x00, 0x00}
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("run % x, %v; doc.go says % x", got, err, want)
 	}
 }
 

@@ -24,13 +24,15 @@
 //     (from any index ≥ 1 on an empty log) and DeleteRange removes only a
 //     prefix or a suffix, so no write can make a gap; hence IsMonotonic.
 //  3. FirstIndex and LastIndex are read from memory: Open finds them with
-//     one iterator seek to each end of the log's keys, and every write
-//     replaces the pair, together, after its commit, under the write lock.
-//     Open's seek starts from the first index recorded under "mfirst",
-//     which every write that changes the first index records in its own
-//     batch: it is at most the first entry's index while there is one, so
-//     the seek lands on it without stepping over the entries a head
-//     truncation's range tombstone still covers.
+//     iterator seeks to the ends of the log's keys, and every write
+//     replaces them, together, after its commit, under the write lock.
+//     Every write that changes the first index records it under "mfirst"
+//     in its own batch. Open's seeks start from it, so that they land on
+//     the first entry without stepping over the entries a head
+//     truncation's range tombstone still covers; and the first index is
+//     mfirst's wherever a run holds entries below it (a head truncation
+//     that ends inside a run leaves the run whole). GetLog asks the bounds
+//     before the DB for the same reason.
 //  4. Errors raft tests by identity keep it: GetLog of an absent index
 //     returns raft.ErrLogNotFound unwrapped, Get and GetUint64 of an
 //     absent key ErrKeyNotFound, whose text is "not found". A closed
@@ -38,19 +40,45 @@
 //
 // # Keys
 //
-//	'l' index (8 bytes, big-endian)   one log entry, encoded as below
-//	"mfirst"                          where Open looks for the first entry: an index, 8 bytes big-endian
+//	'r' index (8 bytes, big-endian)   a run: the entries of one StoreLogs, index the last one's
+//	'l' index (8 bytes, big-endian)   one log entry: the layout before runs, read, never written
+//	"mfirst"                          the log's first index, 8 bytes big-endian (see invariant 3)
 //	's' key                           a StableStore value; SetUint64's is 8 bytes big-endian
 //
-// Big-endian indexes sort as the numbers do, so the first and last
-// entries are the ends of the 'l' range, and a DeleteRange of entries
-// [a, b] is one range tombstone ['l' a, 'l' b+1).
+// Big-endian indexes sort as the numbers do. StoreLogs writes one 'r'
+// key per call, so that a call costs the memtable one insert rather than
+// one per entry; more when a call's entries exceed 256 or 24 KiB (a run
+// is closed before the entry that would take it past either, and an
+// entry larger than 24 KiB is a run alone; log.go says why). A run's key
+// is its last index, so that the run holding index i is the first 'r'
+// key at or after 'r' i: one forward seek (bounded to the run's own key
+// when the Store wrote it since Open and keeps its key in memory), then
+// a step over the entries before i in the run, each a length read. The
+// last run's key is the last index.
+//
+// 'l' keys, where a store written before runs has any, hold a prefix of
+// the log [first, L] and the runs the rest, [L+1, last]: appends go to
+// runs, and a truncation cuts both. No migration rewrites them: the next
+// head truncation past L deletes them. This version opens such a store
+// and reads it; an older version opening a store with runs would not see
+// them, so there is no going back.
+//
+// DeleteRange of [a, b] writes range tombstones, whatever the length:
+//
+//   - a prefix (a = first): ['l' first, 'l' min(b, L)+1) if there are 'l'
+//     keys, ['r' first, 'r' b+1) if b > L, and mfirst = b+1; the run
+//     holding b+1, if it holds b too, is left whole, its entries up to b
+//     hidden by mfirst;
+//   - a suffix (b = last): ['l' a, 'l'+1) if a ≤ L, and ['r' a, 'r'+1);
+//     if a run holds a-1 and a (it has a key ≥ a, so the tombstone takes
+//     it), its entries from max(its first, first) to a-1 are written again
+//     as a run under 'r' a-1, in the same batch;
+//   - all of it: the prefix's tombstones to last, mfirst = last+1.
 //
 // # Log entry format
 //
-// The value of a log key, version 1:
+// An entry's fields, in a run and under a 'l' key alike:
 //
-//	byte     version, 1
 //	uvarint  Term
 //	byte     Type (raft.LogType)
 //	varint   AppendedAt, seconds since 1970-01-01 UTC (zig-zag)
@@ -58,12 +86,33 @@
 //	uvarint  len(Data), then Data
 //	uvarint  len(Extensions), then Extensions
 //
-// and nothing after. Index is the key. AppendedAt keeps its instant, not
-// its location (it decodes in UTC); the zero time stays zero. Empty Data
-// or Extensions decode as nil. For example Term 2, LogCommand, AppendedAt
+// Index is not among them: the key and the run's count give it.
+// AppendedAt keeps its instant, not its location (it decodes in UTC); the
+// zero time stays zero. Empty Data or Extensions decode as nil.
+//
+// The value of a 'l' key, version 1, is the byte 1, then the fields, and
+// nothing after. For example Term 2, LogCommand, AppendedAt
 // 1970-01-01T00:00:01.5Z, Data "hi", no Extensions:
 //
 //	01 02 00 02 80 ca b5 ee 01 02 68 69 00
+//
+// # Run format
+//
+// The value of a 'r' key, version 2:
+//
+//	byte     version, 2
+//	uvarint  n, the number of entries, 1 ≤ n ≤ the key's index
+//	n times:
+//	  uvarint  len(fields), then the entry's fields
+//
+// and nothing after. The entries are indexes key-n+1 to key, in order.
+// For example the entry above at index 7 followed by Term 2, LogNoop, the
+// zero AppendedAt (-62135596800 seconds), no Data, at index 8, stored by
+// one StoreLogs under 'r' 8:
+//
+//	02 02
+//	0c 02 00 02 80 ca b5 ee 01 02 68 69 00
+//	0b 02 01 ff db 8f f9 ce 03 00 00 00
 //
 // The engine checksums every record and block below this; a value that
 // does not decode is an error wrapping lsm.ErrCorruption, never a panic.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -16,14 +17,20 @@ import (
 // Key prefixes of the Store's DB (doc.go, "Keys"). Each is one byte, and
 // the byte after it bounds its keys from above.
 const (
-	logPrefix    = 'l'
+	// logPrefix holds one entry per key, the layout before runs: read,
+	// truncated, never written (doc.go, "Keys").
+	logPrefix = 'l'
+	// runPrefix holds runs: the entries of one StoreLogs under one key,
+	// so that a call costs the memtable one insert, not one per entry.
+	runPrefix    = 'r'
 	stablePrefix = 's'
 	// firstKey holds the log's first index, 8 bytes big-endian, written
 	// with every write that changes it (a head truncation, the first
-	// append to an empty log): a lower bound of the first entry, which
-	// Open seeks to. Found by First instead, the first entry costs a step
-	// over every entry a head truncation's range tombstone covers, until
-	// compaction drops them.
+	// append to an empty log). A head truncation leaves the run it cuts
+	// whole, so the entries of that run below firstKey's index are
+	// deleted by it alone. Open also seeks from it: found by First
+	// instead, the first entry costs a step over every entry a head
+	// truncation's range tombstone covers, until compaction drops them.
 	firstKey = "mfirst"
 )
 
@@ -56,7 +63,8 @@ type Store struct {
 	// Reads take no lock.
 	writeMu sync.Mutex
 	batch   lsm.Batch // reused under writeMu
-	buf     []byte    // the encoding of one entry, reused under writeMu
+	buf     []byte    // a run being encoded, reused under writeMu
+	entry   []byte    // an entry being encoded, reused under writeMu
 
 	// bounds are the log's first and last index, both 0 when it is empty
 	// (invariant 2), replaced together so that no reader sees the first
@@ -65,6 +73,11 @@ type Store struct {
 	// committed, never bounds ahead of the DB.
 	bounds atomic.Pointer[logBounds]
 	closed atomic.Bool
+
+	// cached and lastRead are GetLog's: the run it keeps, and the index
+	// it read last, which tells reads in order from reads at random.
+	cached   atomic.Pointer[cachedRun]
+	lastRead atomic.Uint64
 }
 
 var (
@@ -95,18 +108,43 @@ func Open(dir string, opts *lsm.Options) (*Store, error) {
 	return s, nil
 }
 
-// loadBounds finds the first and last log keys: an iterator bounded to
-// the log prefix, sought to the recorded first index, then at its end.
+// loadBounds finds the log's bounds from its keys: the first index is
+// firstKey's, or the first entry's if that is greater (an old layout's
+// log, or one never truncated); the last is the last key's. The 'l' keys,
+// where there are any, hold a prefix of the log and the runs the rest.
 func (s *Store) loadBounds() error {
-	from := uint64(0) // a DB without firstKey: from the prefix's start
+	from := uint64(0) // a DB without firstKey: from the prefixes' starts
 	if v, err := s.db.Get([]byte(firstKey)); err == nil && len(v) == 8 {
 		from = binary.BigEndian.Uint64(v)
 	} else if err != nil && !errors.Is(err, lsm.ErrNotFound) {
 		return fmt.Errorf("monban raft: reading the log's first index: %w", err)
 	}
+	oldFirst, oldLast, err := s.oldBounds(from)
+	if err != nil {
+		return err
+	}
+	runFirst, runLast, err := s.runBounds(from)
+	if err != nil {
+		return err
+	}
+	b := logBounds{first: oldFirst, last: oldLast, oldLast: oldLast}
+	switch {
+	case runLast != 0 && oldLast != 0 && runFirst != oldLast+1:
+		return fmt.Errorf("monban raft: %w: entries to %d, then runs from %d", errBadLog, oldLast, runFirst)
+	case runLast != 0 && oldLast != 0:
+		b.last = runLast
+	case runLast != 0:
+		b.first, b.last = runFirst, runLast
+	}
+	b.known = b.last // no run is known yet
+	s.bounds.Store(&b)
+	return nil
+}
+
+// oldBounds returns the first and last 'l' keys' indexes, the first at or
+// after from; both 0 if there are none.
+func (s *Store) oldBounds(from uint64) (first, last uint64, err error) {
 	it := s.db.NewIter(&lsm.IterOptions{LowerBound: []byte{logPrefix}, UpperBound: []byte{logPrefix + 1}})
-	var first, last uint64
-	var err error
 	if it.SeekGE(logKey(from)) {
 		first, err = indexOf(it.Key())
 		if err == nil && it.Last() {
@@ -114,13 +152,67 @@ func (s *Store) loadBounds() error {
 		}
 	}
 	if err := errors.Join(err, it.Close()); err != nil {
-		return fmt.Errorf("monban raft: finding the log's bounds: %w", err)
+		return 0, 0, fmt.Errorf("monban raft: finding the log's bounds: %w", err)
 	}
-	s.bounds.Store(&logBounds{first, last})
-	return nil
+	return first, last, nil
 }
 
-type logBounds struct{ first, last uint64 }
+// runBounds returns the first index held by the runs at or after from, and
+// the last; both 0 if there are none.
+func (s *Store) runBounds(from uint64) (first, last uint64, err error) {
+	it := s.db.NewIter(runIterOptions)
+	if it.SeekGE(runKey(from)) {
+		var r run
+		if last, err = runIndexOf(it.Key()); err == nil {
+			r, err = parseRun(last, it.Value())
+			first = max(r.first, from)
+		}
+		if err == nil && it.Last() {
+			last, err = runIndexOf(it.Key())
+		}
+	}
+	if err := errors.Join(err, it.Close()); err != nil {
+		return 0, 0, fmt.Errorf("monban raft: finding the log's bounds: %w", err)
+	}
+	return first, last, nil
+}
+
+// runIterOptions bound an iterator to the run keys.
+var runIterOptions = &lsm.IterOptions{LowerBound: []byte{runPrefix}, UpperBound: []byte{runPrefix + 1}}
+
+// logBounds are the log's first and last index, and oldLast, the last one
+// held under a 'l' key (0: none is), so that the 'l' keys hold
+// [first, oldLast] and the runs the rest.
+//
+// ends are the keys of the runs that hold (known, last], in order, each
+// index held by the first run whose end is at or after it: the runs
+// written since Open, so that GetLog of an index after known is a point
+// read of its run's key, not an iterator's seek. known ≥ oldLast.
+// A write publishes ends extended in place (readers of older bounds read
+// no further than their own length) or trimmed at the front; a suffix
+// truncation, which would make the next append overwrite what readers of
+// older bounds read, publishes a copy.
+//
+// gen counts the DeleteRanges since Open (cachedRun).
+type logBounds struct {
+	first, last, oldLast uint64
+	known                uint64
+	ends                 []uint64
+	gen                  uint64
+}
+
+// runEnd returns the end of the run that holds index, or false if the
+// bounds do not know it.
+func (b *logBounds) runEnd(index uint64) (uint64, bool) {
+	if index <= b.known {
+		return 0, false
+	}
+	i, _ := slices.BinarySearch(b.ends, index)
+	if i == len(b.ends) {
+		return 0, false
+	}
+	return b.ends[i], true
+}
 
 // Close closes the DB. Every method called after it returns lsm.ErrClosed.
 func (s *Store) Close() error {
@@ -149,6 +241,23 @@ func logKey(index uint64) []byte {
 	k[0] = logPrefix
 	binary.BigEndian.PutUint64(k[1:], index)
 	return k
+}
+
+// runKey returns the key of the run whose last entry is index: a run's
+// last index rather than its first, so that the run holding an index is
+// the first at or after its key, found by a forward seek.
+func runKey(index uint64) []byte {
+	k := logKey(index)
+	k[0] = runPrefix
+	return k
+}
+
+// runIndexOf is runKey's inverse.
+func runIndexOf(key []byte) (uint64, error) {
+	if len(key) != 9 || key[0] != runPrefix {
+		return 0, fmt.Errorf("%w: run key %x is not 9 bytes", errBadLog, key)
+	}
+	return binary.BigEndian.Uint64(key[1:]), nil
 }
 
 // indexOf is logKey's inverse.
