@@ -110,6 +110,11 @@ type DB struct {
 	// snapMu guards snapshots.
 	snapMu    sync.RWMutex
 	snapshots snapshotList
+	// deleteOnlyWaiting is set when the picker last found a table that
+	// range tombstones delete wholly but for an open snapshot between
+	// them (compaction.PickDeleteOnly): closing a snapshot then asks the
+	// picker again, since no flush or compaction may come to.
+	deleteOnlyWaiting atomic.Bool
 
 	// manifestMu serializes VersionSet.LogAndApply between flushes and
 	// compactions; it is never held with mu.
