@@ -56,15 +56,34 @@ const (
 	snapshot                // covered, but a snapshot between the table and the tombstone sees it
 )
 
+// Waiting is where the open snapshots that alone keep tables from a
+// delete-only compaction lie: every such snapshot s has Lo <= s < Hi. The
+// zero value holds none.
+type Waiting struct{ Lo, Hi base.SeqNum }
+
+// Holds reports whether closing the snapshot at seq may let a table go.
+func (w Waiting) Holds(seq base.SeqNum) bool { return w.Lo <= seq && seq < w.Hi }
+
+// add widens w to take in [lo, hi).
+func (w *Waiting) add(lo, hi base.SeqNum) {
+	if w.Hi == 0 {
+		*w = Waiting{lo, hi}
+		return
+	}
+	w.Lo, w.Hi = min(w.Lo, lo), max(w.Hi, hi)
+}
+
 // PickDeleteOnly returns a delete-only compaction of the free tables of
 // one level that the range tombstones of the tables above it delete
-// wholly (the conditions above), or nil. waiting reports a table that
-// only an open snapshot keeps: the caller asks again when snapshots close.
+// wholly (the conditions above), or nil. waiting bounds the snapshots
+// that alone keep some table from going (of the levels it looked at): the
+// caller asks again when one of those closes, as no flush or compaction
+// may come to.
 // snapshots returns the open snapshots' seqs, ascending; it is called only
 // when some table holds range tombstones, so a DB that has none pays a
 // load per table. Levels are tried top down; the compaction's Level and
 // OutputLevel are both the tables' level, and it writes nothing.
-func PickDeleteOnly(v *manifest.Version, snapshots func() []base.SeqNum, inProgress []*Compaction) (c *Compaction, waiting bool) {
+func PickDeleteOnly(v *manifest.Version, snapshots func() []base.SeqNum, inProgress []*Compaction) (c *Compaction, waiting Waiting) {
 	var above []keyspan.Spans
 	add := func(files []*manifest.FileMetadata) {
 		for _, f := range files {
@@ -98,11 +117,11 @@ func PickDeleteOnly(v *manifest.Version, snapshots func() []base.SeqNum, inProgr
 			if held(f, inProgress) {
 				continue
 			}
-			switch deletable(spans, f, seqs) {
+			switch got, newest := deletable(spans, f, seqs); got {
 			case covered:
 				dropped = append(dropped, f)
 			case snapshot:
-				waiting = true
+				waiting.add(f.SmallestSeq, newest)
 			}
 		}
 		if len(dropped) == 0 {
@@ -119,15 +138,17 @@ func PickDeleteOnly(v *manifest.Version, snapshots func() []base.SeqNum, inProgr
 }
 
 // deletable checks conditions 1 and 2 for f against spans, the merged
-// tombstones of every table a read meets before f.
-func deletable(spans keyspan.Spans, f *manifest.FileMetadata, snapshots []base.SeqNum) verdict {
+// tombstones of every table a read meets before f. newest is the newest
+// of the tombstones it relied on: a snapshot below it and at or above
+// f.SmallestSeq is one that keeps f.
+func deletable(spans keyspan.Spans, f *manifest.FileMetadata, snapshots []base.SeqNum) (v verdict, newest base.SeqNum) {
 	lo, hi := f.Smallest.UserKey, f.Largest.UserKey
 	i := spans.Seek(lo)
 	if i == spans.Len() || bytes.Compare(spans.At(i).Start, lo) > 0 {
-		return kept
+		return kept, 0
 	}
 	stripe := stripeOf(snapshots, f.SmallestSeq)
-	v := covered
+	v = covered
 	for ; i < spans.Len(); i++ {
 		sp := spans.At(i)
 		// The oldest seq above f's newest entry: if a snapshot separates
@@ -140,19 +161,20 @@ func deletable(spans keyspan.Spans, f *manifest.FileMetadata, snapshots []base.S
 			t = seq
 		}
 		if t == 0 {
-			return kept
+			return kept, 0
 		}
 		if stripeOf(snapshots, t) != stripe {
 			v = snapshot
 		}
+		newest = max(newest, t)
 		if bytes.Compare(hi, sp.End) < 0 {
-			return v
+			return v, newest
 		}
 		if i+1 < spans.Len() && !bytes.Equal(spans.At(i+1).Start, sp.End) {
-			return kept // a gap: the keys between two spans are not covered
+			return kept, 0 // a gap: the keys between two spans are not covered
 		}
 	}
-	return kept
+	return kept, 0
 }
 
 // stripeOf returns the stripe of seq among snapshots (ascending): the

@@ -60,22 +60,24 @@ func TestPickDeleteOnly(t *testing.T) {
 	}
 	v := build()
 	c, waiting := PickDeleteOnly(v, noSnapshots, nil)
-	if c == nil || c.Kind() != KindDeleteOnly || c.Level != 6 || c.OutputLevel != 6 || nums(c.Inputs[0]) != "[2 3]" || len(c.Inputs[1]) != 0 || waiting {
+	if c == nil || c.Kind() != KindDeleteOnly || c.Level != 6 || c.OutputLevel != 6 || nums(c.Inputs[0]) != "[2 3]" || len(c.Inputs[1]) != 0 || waiting != (Waiting{}) {
 		t.Fatalf("picked %v (inputs %v), waiting %v; want a delete-only of L6's tables [2 3]", c, c.Inputs, waiting)
 	}
 
 	// Snapshots: one between a table's oldest key and the tombstone sees
 	// the table's keys, so it stays; one below the table or at or above
-	// the tombstone does not.
+	// the tombstone does not. Waiting bounds the snapshots whose Close
+	// may let a table go: from the kept tables' oldest keys to the
+	// tombstone.
 	for _, tc := range []struct {
 		snaps []base.SeqNum
 		want  string
-		wait  bool
+		wait  Waiting
 	}{
-		{[]base.SeqNum{11}, "[3]", true},        // 11 reads table 2's oldest key
-		{[]base.SeqNum{10, 99}, "[]", true},     // 99 reads both
-		{[]base.SeqNum{5, 100}, "[2 3]", false}, // 100 sees the tombstone
-		{[]base.SeqNum{20}, "[3]", true},        // sees all of 2, none of 3
+		{[]base.SeqNum{11}, "[3]", Waiting{11, 100}},    // 11 reads table 2's oldest key
+		{[]base.SeqNum{10, 99}, "[]", Waiting{11, 100}}, // 99 reads both
+		{[]base.SeqNum{5, 100}, "[2 3]", Waiting{}},     // 100 sees the tombstone
+		{[]base.SeqNum{20}, "[3]", Waiting{11, 100}},    // sees all of 2, none of 3
 	} {
 		c, waiting := PickDeleteOnly(build(), snapshotsAt(tc.snaps...), nil)
 		got := "[]"
@@ -84,6 +86,11 @@ func TestPickDeleteOnly(t *testing.T) {
 		}
 		if got != tc.want || waiting != tc.wait {
 			t.Errorf("snapshots %v: dropped %s, waiting %v; want %s, %v", tc.snaps, got, waiting, tc.want, tc.wait)
+		}
+		for _, s := range tc.snaps {
+			if blocks := s >= 11 && s < 100; waiting.Holds(s) != blocks {
+				t.Errorf("snapshots %v: Holds(%d) = %v, want %v", tc.snaps, s, waiting.Holds(s), blocks)
+			}
 		}
 	}
 
@@ -158,7 +165,7 @@ func TestPickDeleteOnlyNothingToDo(t *testing.T) {
 	v.Levels[6] = []*manifest.FileMetadata{seqs(table(1, "b", "c", 10), 1, 2)}
 	asked := false
 	c, waiting := PickDeleteOnly(&v, func() []base.SeqNum { asked = true; return nil }, nil)
-	if c != nil || waiting || asked {
+	if c != nil || waiting != (Waiting{}) || asked {
 		t.Fatalf("picked %v, waiting %v, snapshots asked %v; want nothing", c, waiting, asked)
 	}
 }

@@ -203,7 +203,11 @@ func (d *DB) maybeScheduleCompaction() {
 		// Delete-only first: it reads nothing, and what it drops no merge
 		// after it need read.
 		c, waiting := compaction.PickDeleteOnly(v, d.snapshotSeqs, d.mu.compactions)
-		d.deleteOnlyWaiting.Store(waiting)
+		if waiting == (compaction.Waiting{}) {
+			d.deleteOnlyWaiting.Store(nil)
+		} else {
+			d.deleteOnlyWaiting.Store(&waiting)
+		}
 		if c == nil {
 			c = compaction.Pick(v, d.compactionOptions(), d.vs.CompactPointer, d.mu.compactions)
 			switch {

@@ -110,11 +110,12 @@ type DB struct {
 	// snapMu guards snapshots.
 	snapMu    sync.RWMutex
 	snapshots snapshotList
-	// deleteOnlyWaiting is set when the picker last found a table that
-	// range tombstones delete wholly but for an open snapshot between
-	// them (compaction.PickDeleteOnly): closing a snapshot then asks the
-	// picker again, since no flush or compaction may come to.
-	deleteOnlyWaiting atomic.Bool
+	// deleteOnlyWaiting bounds the open snapshots that alone kept tables
+	// from the picker's last delete-only compaction
+	// (compaction.PickDeleteOnly): closing one of them asks the picker
+	// again, since no flush or compaction may come to, and closing any
+	// other does not take d.mu.
+	deleteOnlyWaiting atomic.Pointer[compaction.Waiting]
 
 	// manifestMu serializes VersionSet.LogAndApply between flushes and
 	// compactions; it is never held with mu.
