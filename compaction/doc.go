@@ -1,6 +1,7 @@
 // Package compaction decides what a flush or a compaction writes, and
-// which tables to merge (Pick; PickRest once the DB is at rest; Conflicts
-// says which compactions may run side by side).
+// which tables to merge (Pick; PickRest once the DB is at rest;
+// PickDeleteOnly for tables range tombstones delete wholly, which go
+// unread; Conflicts says which compactions may run side by side).
 //
 // Iter filters a merged stream of internal entries. Its invariants are the
 // rules that let an LSM tree forget:
@@ -20,6 +21,11 @@
 //     dropped as shadowed (rangedel.go); the tombstone stays in the output,
 //     hiding what lies below, until no table below overlaps it (the
 //     caller's keyspan.Compact with bottom).
+//  5. A table leaves the tree unread (a delete-only compaction,
+//     PickDeleteOnly) only when every user key of its range is covered by
+//     range tombstones newer than all its entries, in its oldest entry's
+//     snapshot stripe, held by tables that every read meets before it:
+//     then no reader, at any snapshot, can see one of its entries.
 //
 // The package is the engine's own policy, kept where a reader of the
 // tree's layout finds it; its inputs are the versions of

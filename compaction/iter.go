@@ -157,18 +157,7 @@ func (c *Iter) elideOldestTombstones(ukey []byte) {
 // stripe returns the index of the snapshot stripe holding seq: the number
 // of snapshots below seq. Versions in one stripe are seen by the same
 // snapshots, so only the newest of them is ever read.
-func (c *Iter) stripe(seq base.SeqNum) int {
-	lo, hi := 0, len(c.snapshots)
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if c.snapshots[mid] < seq {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	return lo
-}
+func (c *Iter) stripe(seq base.SeqNum) int { return stripeOf(c.snapshots, seq) }
 
 // Valid reports whether the iterator is on an entry.
 func (c *Iter) Valid() bool { return c.pos < len(c.pending) }

@@ -28,6 +28,10 @@ const (
 	// KindRest merges L0 into the level below though it is not due,
 	// because the DB is at rest (PickRest).
 	KindRest
+	// KindDeleteOnly drops tables that range tombstones above them delete
+	// wholly, by a manifest edit alone, reading and writing no table
+	// (PickDeleteOnly).
+	KindDeleteOnly
 
 	// NumKinds is the number of kinds: a Kind indexes an array of
 	// NumKinds counters.
@@ -35,17 +39,18 @@ const (
 )
 
 var kindNames = [NumKinds]string{
-	KindMove:    "move",
-	KindL0:      "L0",
-	KindIntraL0: "intra-L0",
-	KindSize:    "size",
-	KindRewrite: "rewrite",
-	KindRest:    "rest",
+	KindMove:       "move",
+	KindL0:         "L0",
+	KindIntraL0:    "intra-L0",
+	KindSize:       "size",
+	KindRewrite:    "rewrite",
+	KindRest:       "rest",
+	KindDeleteOnly: "delete-only",
 }
 
 // String returns the kind's name as Compaction.String and the DB's event
-// listener payloads print it: "move", "L0", "intra-L0", "size", "rewrite"
-// or "rest".
+// listener payloads print it: "move", "L0", "intra-L0", "size", "rewrite",
+// "rest" or "delete-only".
 func (k Kind) String() string {
 	if k < NumKinds {
 		return kindNames[k]
@@ -53,11 +58,14 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", k)
 }
 
-// Kind returns why c runs. The tests are ordered: a move out of L0 is a
-// move, an intra-L0 merge is not an L0 one, and a rest compaction (of L0)
-// is not counted as a due one.
+// Kind returns why c runs. The tests are ordered: a delete-only
+// compaction (Level = OutputLevel) is no rewrite nor intra-L0 merge, a move
+// out of L0 is a move, an intra-L0 merge is not an L0 one, and a rest
+// compaction (of L0) is not counted as a due one.
 func (c *Compaction) Kind() Kind {
 	switch {
+	case c.DeleteOnly:
+		return KindDeleteOnly
 	case c.Trivial():
 		return KindMove
 	case c.IntraL0():

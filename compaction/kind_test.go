@@ -13,7 +13,7 @@ func TestKindStrings(t *testing.T) {
 		}
 		seen[s] = k
 	}
-	if got := NumKinds.String(); got != "Kind(6)" {
-		t.Errorf("NumKinds.String() = %q, want Kind(6)", got)
+	if got := NumKinds.String(); got != "Kind(7)" {
+		t.Errorf("NumKinds.String() = %q, want Kind(7)", got)
 	}
 }

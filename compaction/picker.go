@@ -45,6 +45,10 @@ type Compaction struct {
 	// Rest marks a rest compaction (PickRest): L0 merged down, though not
 	// due, because the DB is at rest.
 	Rest bool
+	// DeleteOnly marks a delete-only compaction (PickDeleteOnly): the
+	// tables of Inputs[0], in Level (= OutputLevel), are dropped from the
+	// manifest unread, and nothing is written.
+	DeleteOnly bool
 }
 
 // Trivial reports whether the compaction is a move: input tables that
@@ -356,7 +360,7 @@ func pickIntraL0(v *manifest.Version, o Options, inProgress []*Compaction) *Comp
 }
 
 // IntraL0 reports whether c merges L0 tables into L0.
-func (c *Compaction) IntraL0() bool { return c.Level == 0 && c.OutputLevel == 0 }
+func (c *Compaction) IntraL0() bool { return c.Level == 0 && c.OutputLevel == 0 && !c.DeleteOnly }
 
 // pickMinOverlap returns the compaction of one table of level (>= 1) into
 // level+1 with the least overlap ratio that does not conflict with
@@ -427,7 +431,13 @@ func (c *Compaction) Holds(f *manifest.FileMetadata) bool {
 // their outputs must not overlap there (manifest invariant 2), and (3) two
 // compactions of L0 write into the same level: L0's output level moves
 // with the base level, and a newer L0 table written below an older one's
-// output would be shadowed by it wherever their keys meet. Nothing else
+// output would be shadowed by it wherever their keys meet. A delete-only
+// compaction of L0 counts as one into L0 under (3) and is no intra-L0
+// one: while it holds an L0 table, newer L0 tables — the tombstone's
+// among them — must not go below it, or, should its edit fail, the table
+// it meant to drop would be read before the tombstone that deletes it.
+// (2) does not apply to a delete-only compaction, which writes nothing;
+// beside an intra-L0 merge, which keeps L0's order, it may run. Nothing else
 // can go wrong: a table of c's input level that is not an input of a
 // compaction writing into that level lies outside that compaction's range,
 // so their keys are disjoint, and data only moves down, so the deeper
@@ -447,7 +457,7 @@ func Conflicts(c *Compaction, inProgress []*Compaction) bool {
 		if p.Level == 0 && c.Level == 0 && p.OutputLevel != c.OutputLevel && !(c.IntraL0() && p.OutputLevel > 0) {
 			return true
 		}
-		if p.OutputLevel == c.OutputLevel {
+		if p.OutputLevel == c.OutputLevel && !p.DeleteOnly && !c.DeleteOnly {
 			plo, phi := p.Bounds()
 			if bytes.Compare(lo, phi) <= 0 && bytes.Compare(plo, hi) <= 0 {
 				return true

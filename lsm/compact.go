@@ -36,7 +36,9 @@ func (d *DB) Compact() error { return d.CompactRange(nil, nil) }
 
 // CompactRange flushes the memtable and compacts the tables overlapping the
 // user keys [lo, hi] (nil bounds are open) level by level down to the last
-// level. lo above hi is ErrInvalidRange.
+// level. lo above hi is ErrInvalidRange. First it drops, unread, every
+// table that range tombstones above it delete wholly, wherever it lies
+// (compaction.PickDeleteOnly): a merge would read it only to drop it.
 func (d *DB) CompactRange(lo, hi []byte) error {
 	if lo != nil && hi != nil && bytes.Compare(lo, hi) > 0 {
 		return fmt.Errorf("%w: CompactRange from %q to %q", ErrInvalidRange, lo, hi)
@@ -61,12 +63,7 @@ func (d *DB) CompactRange(lo, hi []byte) error {
 		d.mu.flushCond.Broadcast()
 		d.maybeScheduleCompaction()
 	}()
-	for level := 0; level < NumLevels-1 && d.mu.bgErr == nil && !d.closed.Load(); level++ {
-		v := d.rs.Load().version
-		c := compaction.PickRange(v, level, lo, hi)
-		if c == nil {
-			continue
-		}
+	run := func(c *compaction.Compaction) error {
 		d.startCompaction(c)
 		err := d.compactLocked(c)
 		d.stats.compactionsRunning.Add(-1)
@@ -75,6 +72,28 @@ func (d *DB) CompactRange(lo, hi []byte) error {
 				return ErrClosed
 			}
 			d.setBgErr(fmt.Errorf("monban: compaction %v: %w", c, err))
+		}
+		return nil
+	}
+	// First what range tombstones delete wholly, so that the merges below
+	// neither read those tables nor rewrite them.
+	for d.mu.bgErr == nil && !d.closed.Load() {
+		c, _ := compaction.PickDeleteOnly(d.rs.Load().version, d.snapshotSeqs, nil)
+		if c == nil {
+			break
+		}
+		if err := run(c); err != nil {
+			return err
+		}
+	}
+	for level := 0; level < NumLevels-1 && d.mu.bgErr == nil && !d.closed.Load(); level++ {
+		v := d.rs.Load().version
+		c := compaction.PickRange(v, level, lo, hi)
+		if c == nil {
+			continue
+		}
+		if err := run(c); err != nil {
+			return err
 		}
 	}
 	// The last level: no compaction above overlaps a table there that was
@@ -174,19 +193,29 @@ func (d *DB) finishCompaction(c *compaction.Compaction) {
 }
 
 // maybeScheduleCompaction starts background compactions, each in its own
-// goroutine, while a level is over its target, a due compaction does not
-// conflict with those running, and fewer than MaxConcurrentCompactions
-// run — or, when nothing is due, a rest compaction (restDue). d.mu is
-// held.
+// goroutine, while a delete-only compaction can drop tables or a level is
+// over its target, a due compaction does not conflict with those running,
+// and fewer than MaxConcurrentCompactions run — or, when nothing is due,
+// a rest compaction (restDue). d.mu is held.
 func (d *DB) maybeScheduleCompaction() {
 	for len(d.mu.compactions) < d.opts.MaxConcurrentCompactions && !d.mu.manualCompaction && d.mu.bgErr == nil && !d.closed.Load() {
 		v := d.rs.Load().version
-		c := compaction.Pick(v, d.compactionOptions(), d.vs.CompactPointer, d.mu.compactions)
-		switch {
-		case c != nil && c.Level == 0:
-			d.stats.l0WasDue.Store(true)
-		case c == nil && d.restDue():
-			c = compaction.PickRest(v, d.compactionOptions(), d.mu.compactions)
+		// Delete-only first: it reads nothing, and what it drops no merge
+		// after it need read.
+		c, waiting := compaction.PickDeleteOnly(v, d.snapshotSeqs, d.mu.compactions)
+		if waiting == (compaction.Waiting{}) {
+			d.deleteOnlyWaiting.Store(nil)
+		} else {
+			d.deleteOnlyWaiting.Store(&waiting)
+		}
+		if c == nil {
+			c = compaction.Pick(v, d.compactionOptions(), d.vs.CompactPointer, d.mu.compactions)
+			switch {
+			case c != nil && c.Level == 0:
+				d.stats.l0WasDue.Store(true)
+			case c == nil && d.restDue():
+				c = compaction.PickRest(v, d.compactionOptions(), d.mu.compactions)
+			}
 		}
 		if c == nil {
 			return
@@ -240,16 +269,23 @@ func (d *DB) backgroundCompaction(c *compaction.Compaction) {
 // logs the edit that swaps them in. A trivial compaction just moves its
 // table.
 func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapshots []base.SeqNum) ([]manifest.NewFile, error) {
-	edit := &manifest.VersionEdit{
-		Deleted:         map[manifest.DeletedFile]bool{},
-		CompactPointers: []manifest.CompactPointer{{Level: c.Level, Key: c.Pointer}},
-	}
+	edit := &manifest.VersionEdit{Deleted: map[manifest.DeletedFile]bool{}}
 	for i, level := range [2]int{c.Level, c.OutputLevel} {
 		for _, f := range c.Inputs[i] {
 			edit.Deleted[manifest.DeletedFile{Level: level, FileNum: f.FileNum}] = true
 		}
 	}
 	d.stats.compactions[c.Kind()].Add(1)
+	if c.DeleteOnly {
+		// The edit alone: nothing is read or written, and the level's
+		// compact pointer stays where its last merge left it. The files
+		// go once no live Version holds them (deleter.go).
+		for _, f := range c.Inputs[0] {
+			d.stats.spaceReclaimed.Add(f.Size)
+		}
+		return nil, d.logAndApply(edit)
+	}
+	edit.CompactPointers = []manifest.CompactPointer{{Level: c.Level, Key: c.Pointer}}
 	if c.Trivial() {
 		for _, f := range c.Inputs[0] {
 			edit.Added = append(edit.Added, manifest.NewFile{Level: c.OutputLevel, Meta: f})

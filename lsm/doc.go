@@ -54,7 +54,10 @@
 // point entries, and a version older than the newest covering tombstone
 // met so far is deleted; the first source with a covering tombstone ends
 // the walk (rangedel_read.go). Iterators ask the tombstones of every
-// source at once, merged.
+// source at once, merged. A table that range tombstones above it delete
+// wholly, with no snapshot between, leaves by a manifest edit alone,
+// unread (a delete-only compaction, compaction.PickDeleteOnly), and its
+// file goes by invariant 2 below, as any compaction input's does.
 // Explain(k) returns these steps for one key as a Trace of Steps;
 // docs/read-path.md walks through them on a DB that `kvbench teach`
 // builds.

@@ -220,6 +220,11 @@ type CompactionCounts struct {
 	// Rest counts merges of L0 into the level below, though not due, once
 	// writes stopped (compaction.PickRest).
 	Rest uint64
+	// DeleteOnly counts delete-only compactions: tables that range
+	// tombstones above them deleted wholly, dropped by a manifest edit
+	// without being read (compaction.PickDeleteOnly). Their bytes count
+	// in SpaceReclaimed, not in CompactionBytesRead nor TableBytesIn.
+	DeleteOnly uint64
 }
 
 // of returns the field that counts kind k. It panics on a kind it does
@@ -229,6 +234,7 @@ func (c *CompactionCounts) of(k compaction.Kind) *uint64 {
 	fields := [compaction.NumKinds]*uint64{
 		compaction.KindMove: &c.Move, compaction.KindL0: &c.L0, compaction.KindIntraL0: &c.IntraL0,
 		compaction.KindSize: &c.Size, compaction.KindRewrite: &c.Rewrite, compaction.KindRest: &c.Rest,
+		compaction.KindDeleteOnly: &c.DeleteOnly,
 	}
 	if k < compaction.NumKinds && fields[k] != nil {
 		return fields[k]

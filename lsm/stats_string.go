@@ -52,8 +52,8 @@ func (s Stats) String() string {
 	line("deletes:", "%d elided (%d WAL bytes saved), %d not proved (proofs kept failing); proof probes %d by deletes, %d by merges",
 		s.DeletesElided, s.WALBytesSaved, s.DeleteProofsSkipped, s.DeleteProofProbes, s.MergeProofProbes)
 	line("flushes:", "%d; dropped %s", s.Flushes, s.FlushDrops)
-	line("compactions:", "%d moves, %d L0, %d intra-L0, %d size, %d rewrites, %d rest; dropped %s; read %d blocks (%d bytes); reclaimed %d bytes",
-		s.Compactions.Move, s.Compactions.L0, s.Compactions.IntraL0, s.Compactions.Size, s.Compactions.Rewrite, s.Compactions.Rest, s.CompactionDrops,
+	line("compactions:", "%d moves, %d L0, %d intra-L0, %d size, %d rewrites, %d rest, %d delete-only; dropped %s; read %d blocks (%d bytes); reclaimed %d bytes",
+		s.Compactions.Move, s.Compactions.L0, s.Compactions.IntraL0, s.Compactions.Size, s.Compactions.Rewrite, s.Compactions.Rest, s.Compactions.DeleteOnly, s.CompactionDrops,
 		s.CompactionBlocksRead, s.CompactionBytesRead, s.SpaceReclaimed)
 	line("debt:", "%d bytes of compaction; running now: %d", s.CompactionDebt, s.CompactionsRunning)
 	line("range dels:", "%d spans in tables, covering an estimated %d bytes below them", s.Total.RangeDels, s.Total.RangeDelBytes)

@@ -25,6 +25,12 @@ type rangeDeletes struct {
 	TableBytesBefore int64   `json:"table_bytes_before"` // after the calls' Flush, before Compact
 	TableBytesAfter  int64   `json:"table_bytes_after"`
 	CompactSec       float64 `json:"compact_sec"`
+	// CompactionBytesRead is what compactions read from tables from the
+	// first call to the end of the Compact (Stats.CompactionBytesRead);
+	// DeleteOnly the delete-only compactions among them, which dropped
+	// tables the ranges deleted wholly without reading them.
+	CompactionBytesRead uint64 `json:"compaction_bytes_read"`
+	DeleteOnly          uint64 `json:"delete_only"`
 	// DirBytesAtOpen is the DB directory's bytes when the run opened it,
 	// before its first workload (for a fresh DB, before the fill wrote
 	// the keys); DirBytesBefore before the calls; DirBytesAfter after the
@@ -81,7 +87,10 @@ func (b *bench) deleteRange(name string) (*record, error) {
 		return nil, fmt.Errorf("compact after deleting ranges: %w", err)
 	}
 	rd.CompactSec = time.Since(start).Seconds()
-	rd.TableBytesAfter = tableBytes(b.db.Stats())
+	compacted := b.db.Stats()
+	rd.TableBytesAfter = tableBytes(compacted)
+	rd.CompactionBytesRead = compacted.CompactionBytesRead - before.CompactionBytesRead
+	rd.DeleteOnly = compacted.Compactions.DeleteOnly - before.Compactions.DeleteOnly
 	// The tables the Compact replaced are deleted in the background once
 	// no read holds them; Close deletes what is left.
 	err = b.db.Close()

@@ -44,7 +44,9 @@
 // disjoint random ranges of -range_size (default 1000) consecutive keys,
 // one op per call, then flushes and runs DB.Compact untimed; a second line
 // gives the keys covered, the commits and WAL bytes the calls wrote, the
-// Compact's time, the table bytes (Stats, every level) it reclaimed, and
+// Compact's time, the table bytes (Stats, every level) it reclaimed, the
+// bytes compactions read from the first call to the end of the Compact
+// and how many delete-only compactions dropped tables unread, and
 // the DB directory's bytes when the run opened it, before the calls,
 // after the Compact (and a Close, which deletes the tables it replaced)
 // and after the DB is opened again (which starts a new manifest).

@@ -85,9 +85,10 @@ func (r *reporter) line(prefix string, rec *record) {
 			bt.Count, bt.Size, fixed(3, bt.MicrosPerBatch), fixed(3, bt.CPUMicrosPerBatch), fixed(0, bt.BatchesPerSec))
 	}
 	if rd := rec.RangeDeletes; rd != nil {
-		fmt.Fprintf(r.w, "%s%d DeleteRange calls of %d keys, %d keys covered; %d commits, %s of WAL; Compact after them (%.2f s): tables %s -> %s, %s reclaimed; directory %s at open, %s before the calls, %s after Compact and Close, %s reopened\n",
+		fmt.Fprintf(r.w, "%s%d DeleteRange calls of %d keys, %d keys covered; %d commits, %s of WAL; Compact after them (%.2f s): tables %s -> %s, %s reclaimed, %s read by compactions (%d delete-only); directory %s at open, %s before the calls, %s after Compact and Close, %s reopened\n",
 			indent, rd.Calls, rd.KeysPerCall, rd.KeysCovered, rd.Commits, size(int64(rd.WALBytes)), rd.CompactSec,
 			size(rd.TableBytesBefore), size(rd.TableBytesAfter), size(rd.TableBytesBefore-rd.TableBytesAfter),
+			size(int64(rd.CompactionBytesRead)), rd.DeleteOnly,
 			size(rd.DirBytesAtOpen), size(rd.DirBytesBefore), size(rd.DirBytesAfter), size(rd.DirBytesReopened))
 	}
 	if r.cfg.histogram && rec.LatencyUs != nil {

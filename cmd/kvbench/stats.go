@@ -40,6 +40,8 @@ type statsLine struct {
 		Size    uint64 `json:"size"`
 		Rewrite uint64 `json:"rewrite"`
 		Rest    uint64 `json:"rest"`
+		// DeleteOnly counts tables' drops by a manifest edit alone, unread.
+		DeleteOnly uint64 `json:"delete_only"`
 	} `json:"compactions"`
 	CompactionBlocksRead uint64   `json:"compaction_blocks_read"`
 	CompactionBytesRead  uint64   `json:"compaction_bytes_read"`
@@ -107,6 +109,7 @@ func newStatsLine(b *bench, s lsm.Stats) statsLine {
 	}
 	c := &out.Compactions
 	c.Move, c.L0, c.IntraL0, c.Size, c.Rewrite, c.Rest = s.Compactions.Move, s.Compactions.L0, s.Compactions.IntraL0, s.Compactions.Size, s.Compactions.Rewrite, s.Compactions.Rest
+	c.DeleteOnly = s.Compactions.DeleteOnly
 	return out
 }
 
@@ -148,9 +151,9 @@ func (r *reporter) stats(b *bench, s lsm.Stats) {
 	tw.Flush()
 	fmt.Fprintf(r.w, "  memtable filter negatives %d, immutable combined-filter negatives %d, memtable false positives %d\n",
 		s.MemtableFilterNegatives, s.ImmutableFilterNegatives, s.MemtableFalsePositives)
-	fmt.Fprintf(r.w, "  deletes elided %d (WAL %s saved), WAL written %s, flushes %d, compactions %d move / %d L0 / %d intra-L0 / %d size / %d rest, write amplification %s\n",
+	fmt.Fprintf(r.w, "  deletes elided %d (WAL %s saved), WAL written %s, flushes %d, compactions %d move / %d L0 / %d intra-L0 / %d size / %d rest / %d delete-only, write amplification %s\n",
 		s.DeletesElided, size(int64(s.WALBytesSaved)), size(int64(s.WALBytes)), s.Flushes,
-		s.Compactions.Move, s.Compactions.L0, s.Compactions.IntraL0, s.Compactions.Size, s.Compactions.Rest, fixed(2, writeAmp(s)))
+		s.Compactions.Move, s.Compactions.L0, s.Compactions.IntraL0, s.Compactions.Size, s.Compactions.Rest, s.Compactions.DeleteOnly, fixed(2, writeAmp(s)))
 	fmt.Fprintf(r.w, "  commits %d, WAL syncs %d (%s per commit: what group commit shared)\n",
 		s.Commits, s.WALSyncs, fixed(3, perOp(s.WALSyncs, int64(s.Commits))))
 	fmt.Fprintf(r.w, "  dropped at flush: %s; at compaction: %s; stalls %d (%v)\n",

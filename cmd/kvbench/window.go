@@ -172,6 +172,7 @@ func statsDiff(a, b lsm.Stats) lsm.Stats {
 	d.Compactions.Size -= a.Compactions.Size
 	d.Compactions.Rewrite -= a.Compactions.Rewrite
 	d.Compactions.Rest -= a.Compactions.Rest
+	d.Compactions.DeleteOnly -= a.Compactions.DeleteOnly
 	d.CompactionBlocksRead -= a.CompactionBlocksRead
 	d.CompactionBytesRead -= a.CompactionBytesRead
 	d.Stalls -= a.Stalls

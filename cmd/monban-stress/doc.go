@@ -16,7 +16,8 @@
 //  2. The child opens the DB, reads it whole and checks its digest against
 //     the state the parent verified last, then runs a workload from several
 //     goroutines: puts, overwrites, deletes of present and absent keys,
-//     DeleteRange over up to 16 consecutive keys (logged, and checked, as
+//     DeleteRange over up to 16 consecutive keys, one in eight over up to
+//     an eighth of the key space (logged, and checked, as
 //     a batch of their deletes), batches (one write in eight made with lsm.Sync, so Sync and NoSync
 //     writers share commit groups), Gets and bounded iterators over up to
 //     four keys checked against its model under those keys' locks, longer

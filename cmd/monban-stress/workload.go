@@ -13,7 +13,8 @@ import (
 
 // writer runs ops as writer id w: puts (new keys and overwrites), deletes
 // of present and absent keys, deletes in the delete-only range,
-// DeleteRange over up to 16 consecutive keys, batches, and Gets and short
+// DeleteRange over up to 16 consecutive keys (one in eight over up to an
+// eighth of the keys), batches, and Gets and short
 // bounded iterators checked against the model.
 func (c *child) writer(w uint64, rng *rand.Rand) {
 	n := c.cfg.keys
@@ -27,8 +28,14 @@ func (c *child) writer(w uint64, rng *rand.Rand) {
 		case r < 65:
 			o.entries = []entry{{key: n + rng.IntN(checkedKeys(n)-n), del: true}}
 		case r < 69:
+			// One in eight spans up to an eighth of the keys: wide enough
+			// to cover whole tables, which delete-only compactions drop.
+			width := 16
+			if rng.IntN(8) == 0 {
+				width = max(width, n/8)
+			}
 			lo := rng.IntN(n)
-			hi := min(n, lo+1+rng.IntN(16))
+			hi := min(n, lo+1+rng.IntN(width))
 			for k := lo; k < hi; k++ {
 				o.entries = append(o.entries, entry{key: k, del: true})
 			}

@@ -158,7 +158,7 @@ func NewCollector(db *lsm.DB) *Collector {
 		"Entries compactions did not write, by reason: shadowed versions no snapshot could see, tombstones at the bottom of the tree, tombstones the filters proved unnecessary.",
 		[]string{"reason"}, nil)
 	c.compactions = prometheus.NewDesc(name("compactions_total"),
-		"Compactions by kind: trivial moves, L0 to base-level merges, L0 into L0 merges, size-triggered merges of deeper levels, rewrites.",
+		"Compactions by kind: trivial moves, L0 to base-level merges, L0 into L0 merges, size-triggered merges of deeper levels, rewrites, rest compactions, tables dropped unread under range tombstones (delete_only).",
 		[]string{"kind"}, nil)
 	return c
 }
@@ -194,7 +194,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, k := range []struct {
 		kind string
 		n    uint64
-	}{{"move", s.Compactions.Move}, {"l0", s.Compactions.L0}, {"intra_l0", s.Compactions.IntraL0}, {"size", s.Compactions.Size}, {"rewrite", s.Compactions.Rewrite}, {"rest", s.Compactions.Rest}} {
+	}{{"move", s.Compactions.Move}, {"l0", s.Compactions.L0}, {"intra_l0", s.Compactions.IntraL0}, {"size", s.Compactions.Size}, {"rewrite", s.Compactions.Rewrite}, {"rest", s.Compactions.Rest}, {"delete_only", s.Compactions.DeleteOnly}} {
 		ch <- prometheus.MustNewConstMetric(c.compactions, prometheus.CounterValue, float64(k.n), k.kind)
 	}
 }

@@ -16,7 +16,7 @@ import (
 // perScrape is the number of metrics one Collect sends: twelve families
 // by level, the unlabelled ones, three drop reasons twice, six compaction
 // kinds.
-func perScrape(c *Collector) int { return len(c.levels)*lsm.NumLevels + len(c.global) + 2*3 + 6 }
+func perScrape(c *Collector) int { return len(c.levels)*lsm.NumLevels + len(c.global) + 2*3 + 7 }
 
 func openDB(t *testing.T) *lsm.DB {
 	t.Helper()
