@@ -25,8 +25,8 @@ import (
 //
 // Low tables pin every index before any filter: a low table pins its
 // filter only if, beside its index, room remains for the indexes of the
-// low tables whose index is not pinned yet (their number from low, their
-// size the average of the low indexes seen), and otherwise pins its index
+// low tables whose index is not pinned yet (their number from low, each
+// the size of the largest low index seen), and otherwise pins its index
 // alone if that fits. Most lookups that reach the last level find their
 // key there, so its filter rarely says no, while every such hit searches
 // the index: per byte the index saves far more reads (a version 3 index
@@ -51,9 +51,10 @@ type MetaBudget struct {
 	// filter.
 	pinned, lowPinned, highOpen, paged, filterPaged int64
 	// lowIndexed counts the open low Readers that pin their index;
-	// lowSeen and lowIndexSeen the low Readers ever admitted and their
-	// index bytes, whose average sizes the indexes still to come.
-	lowIndexed, lowSeen, lowIndexSeen int64
+	// lowIndexMax is the largest index of a low Reader ever admitted,
+	// which sizes the indexes still to come: over the average, so that
+	// tables of uneven sizes still find room.
+	lowIndexed, lowIndexMax int64
 
 	// What paged Readers fetched: as ReadStats' Meta counters, summed
 	// over every Reader of the budget.
@@ -177,14 +178,13 @@ func (b *MetaBudget) admit(fileNum uint64, index, filter int64, mode pinMode) me
 	room := b.limit - b.pinned
 	if c.low {
 		room = min(room, b.limit-b.highOpen-b.lowPinned)
-		b.lowSeen++
-		b.lowIndexSeen += index
+		b.lowIndexMax = max(b.lowIndexMax, index)
 	}
 	switch mode {
 	case pinIfRoom:
 		c.pinIndex, c.pinFilter = n <= room, n <= room
 		if c.low && filter > 0 && index <= room {
-			others := max(0, int64(lowTables)-b.lowIndexed-1) * b.lowIndexSeen / b.lowSeen
+			others := max(0, int64(lowTables)-b.lowIndexed-1) * b.lowIndexMax
 			c.pinIndex, c.pinFilter = true, n+others <= room
 			if !c.pinFilter {
 				n = index
