@@ -172,9 +172,27 @@ func (d *DB) compactLocked(c *compaction.Compaction) error {
 	old := d.installReadState(d.rs.Load().mem, d.vs.Current())
 	d.mu.Unlock()
 	old.unref()
+	d.reloadTables(c, added)
 	d.estimateRangeDels() // before the caller asks the picker what is due
 	d.mu.Lock()
 	return nil
+}
+
+// reloadTables opens a compaction's outputs once its inputs have left the
+// table cache. Opened beside the inputs they replace, the outputs were
+// admitted to the meta budget while the inputs still held their bytes,
+// and, at a full budget, paged for good: nothing admits an open table
+// again. A table moved down is input and output both: it opens again as a
+// table of its new level (the last level pins its index first,
+// sstable.MetaBudget). A read of an older version that still needs an
+// input opens it again.
+func (d *DB) reloadTables(c *compaction.Compaction, added []manifest.NewFile) {
+	for _, files := range c.Inputs {
+		for _, f := range files {
+			d.tables.Evict(f.FileNum)
+		}
+	}
+	d.loadTables(added)
 }
 
 // startCompaction registers c as running, so Pick keeps later
@@ -339,7 +357,6 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 	if inBytes > outBytes {
 		d.stats.spaceReclaimed.Add(inBytes - outBytes)
 	}
-	d.loadTables(edit.Added)
 	return edit.Added, d.logAndApply(edit)
 }
 

@@ -26,6 +26,11 @@ type DB struct {
 	cache  *cache.Cache
 	// metaBudget keeps Options.PinnedMetaLimit.
 	metaBudget *sstable.MetaBudget
+	// loading names the level of each table loadTables is opening before
+	// the edit that adds it is applied, for inLastLevel: the current
+	// version does not hold those tables yet.
+	loadingMu sync.Mutex
+	loading   map[uint64]int
 
 	// rangeDelsPossible is false while no source of the DB can hold a range
 	// tombstone: none was written (apply), none of the tables opened holds

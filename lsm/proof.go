@@ -178,11 +178,24 @@ func (d *DB) recordFilter(f *manifest.FileMetadata, r *sstable.Reader) {
 // memory before the first read needs them and the absent-key proofs (which
 // never open a table) can count on them.
 func (d *DB) loadTables(metas []manifest.NewFile) {
+	d.loadingMu.Lock()
+	if d.loading == nil {
+		d.loading = make(map[uint64]int)
+	}
+	for _, nf := range metas {
+		d.loading[nf.Meta.FileNum] = nf.Level
+	}
+	d.loadingMu.Unlock()
 	for _, nf := range metas {
 		if _, release, err := d.table(nf.Meta); err == nil {
 			release()
 		}
 	}
+	d.loadingMu.Lock()
+	for _, nf := range metas {
+		delete(d.loading, nf.Meta.FileNum)
+	}
+	d.loadingMu.Unlock()
 }
 
 // tombstoneElider is the absent-key proof of flushes and compactions: a

@@ -61,10 +61,14 @@ func (d *DB) Tables() ([]TableInfo, error) {
 // current version, and how many tables that level holds: the tables
 // Options.PinnedMetaLimit pins last (sstable.MetaBudget). It is asked when
 // a table opens, not per read, so a scan of the level's files is cheap
-// enough. Before the first read state is installed (Open loading the
-// tables), it asks the version set; after Close, when neither has a
-// version, no table is low.
+// enough. A table loadTables is opening is not in the version yet: its
+// level is the one loadTables was given. Before the first read state is
+// installed (Open loading the tables), it asks the version set; after
+// Close, when neither has a version, no table is low.
 func (d *DB) inLastLevel(fileNum uint64) (low bool, tables int) {
+	d.loadingMu.Lock()
+	level, loading := d.loading[fileNum]
+	d.loadingMu.Unlock()
 	var v *manifest.Version
 	if rs := d.rs.Load(); rs != nil {
 		v = rs.version
@@ -74,5 +78,8 @@ func (d *DB) inLastLevel(fileNum uint64) (low bool, tables int) {
 		defer v.Unref()
 	}
 	last := v.Levels[NumLevels-1]
+	if loading {
+		return level == NumLevels-1, len(last)
+	}
 	return slices.ContainsFunc(last, func(f *manifest.FileMetadata) bool { return f.FileNum == fileNum }), len(last)
 }
