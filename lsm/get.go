@@ -236,8 +236,7 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 }
 
 // findInTable is getFromTable's sub-steps c and d, and b when the
-// table's metadata holds no filter (fl nil) and probing the reader's can
-// save reads (sstable.Reader.FilterSavesReads): the point version of key the
+// table's metadata holds no filter (fl nil): the point version of key the
 // table holds, and its sequence number. The lookup counts nothing itself
 // (sstable.Lookup): its record is counted here, per level, and explained.
 func (d *DB) findInTable(level int, f *manifest.FileMetadata, fl *filter.CacheLine, key []byte, h uint64, seq base.SeqNum, tr *Trace) ([]byte, bool, base.SeqNum, error) {
@@ -251,7 +250,7 @@ func (d *DB) findInTable(level int, f *manifest.FileMetadata, fl *filter.CacheLi
 	var kind base.Kind
 	var found bool
 	may := true
-	if fl == nil && r.FilterSavesReads() {
+	if fl == nil {
 		may, err = r.Probe(h, &l) // b., reading a filter page if need be
 	}
 	if may && err == nil {

@@ -359,14 +359,8 @@ func (b *multiGet) table(level int, f *manifest.FileMetadata, run, left []int) [
 	defer release()
 	var cur sstable.BlockCursor // the keys of run are in key order
 	defer cur.Release()
-	switch {
-	case asked:
-	case r.FilterSavesReads():
+	if !asked {
 		r.MayContainHashes(hashes, maybe)
-	default:
-		for n := range maybe {
-			maybe[n] = true
-		}
 	}
 	for n, i := range run {
 		if !maybe[n] {

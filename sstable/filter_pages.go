@@ -72,15 +72,6 @@ func (r *Reader) filterPage(i int, cachedOnly bool) (cache.Handle, bool, error) 
 	return b, true, nil
 }
 
-// FilterSavesReads reports whether probing the filter before a lookup in
-// the table can save reads. Not when its index is pinned and its filter
-// paged (a low table's, budget.go): a probe that misses the block cache
-// reads a filter page to spare, on a "no", the one data block a "maybe"
-// leads to, while every key the table holds pays for the page on top of
-// that block. Lookups then go to the index directly; the proofs, which
-// never read, still ask the pages the cache holds.
-func (r *Reader) FilterSavesReads() bool { return !r.filterPaged || r.indexPaged }
-
 // pagedMayContain probes a paged table's filter for hash h, reading the
 // page of its line if it must (and, cachedOnly, answering "maybe" rather
 // than read).
