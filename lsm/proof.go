@@ -175,8 +175,10 @@ func (d *DB) recordFilter(f *manifest.FileMetadata, r *sstable.Reader) {
 }
 
 // loadTables opens new tables in the table cache, so their filters are in
-// memory before the first read needs them and the absent-key proofs (which
-// never open a table) can count on them.
+// memory for the reads that follow and the absent-key proofs (which never
+// open a table) can count on them: before their edit for a flush and for
+// Open, after it for a compaction (reloadTables). Until the version holds
+// them, inLastLevel learns their level from d.loading.
 func (d *DB) loadTables(metas []manifest.NewFile) {
 	d.loadingMu.Lock()
 	if d.loading == nil {
