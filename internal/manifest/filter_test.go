@@ -7,7 +7,6 @@ import (
 
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/offheap"
-	"github.com/monbandb/monban/vfs"
 )
 
 // TestFilterHeldUntilObsolete: the filter FileMetadata keeps holds a
@@ -36,14 +35,7 @@ func TestFilterHeldUntilObsolete(t *testing.T) {
 		t.Fatal("the filter is not off the heap: the test checks nothing")
 	}
 
-	vs, err := Create(vfs.NewMem(), testDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	num := vs.NextFileNum()
-	if err := vs.LogAndApply(&VersionEdit{Added: []NewFile{{Level: 0, Meta: tableFor(num, "a", "b", 1)}}}); err != nil {
-		t.Fatal(err)
-	}
+	vs, num := setWithOneTable(t)
 	v := vs.Current()
 	f := v.Levels[0][0]
 	f.SetFilter(readers)

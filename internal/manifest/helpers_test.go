@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/vfs"
 )
 
 // newRNG returns a seeded generator and logs the seed on failure, so a
@@ -162,4 +163,19 @@ func versionsEqual(a, b *Version) error {
 		}
 	}
 	return nil
+}
+
+// setWithOneTable returns a new version set in memory whose current
+// Version holds one L0 table, and the table's number.
+func setWithOneTable(t *testing.T) (*VersionSet, uint64) {
+	t.Helper()
+	vs, err := Create(vfs.NewMem(), testDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	num := vs.NextFileNum()
+	if err := vs.LogAndApply(&VersionEdit{Added: []NewFile{{Level: 0, Meta: tableFor(num, "a", "b", 1)}}}); err != nil {
+		t.Fatal(err)
+	}
+	return vs, num
 }

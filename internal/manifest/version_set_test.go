@@ -237,14 +237,7 @@ func TestVersionSetModel(t *testing.T) {
 }
 
 func TestObsoleteWaitsForReaders(t *testing.T) {
-	vs, err := Create(vfs.NewMem(), testDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	num := vs.NextFileNum()
-	if err := vs.LogAndApply(&VersionEdit{Added: []NewFile{{Level: 0, Meta: tableFor(num, "a", "b", 1)}}}); err != nil {
-		t.Fatal(err)
-	}
+	vs, num := setWithOneTable(t)
 	reader := vs.Current()
 	if err := vs.LogAndApply(&VersionEdit{Deleted: map[DeletedFile]bool{{Level: 0, FileNum: num}: true}}); err != nil {
 		t.Fatal(err)
@@ -484,14 +477,7 @@ func TestManifestIsWritten(t *testing.T) {
 // when the last reader does, but a table that leaves the last live
 // Version after Close is not obsolete: the manifest still names it.
 func TestCloseReleasesCurrentNotItsFiles(t *testing.T) {
-	vs, err := Create(vfs.NewMem(), testDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	num := vs.NextFileNum()
-	if err := vs.LogAndApply(&VersionEdit{Added: []NewFile{{Level: 0, Meta: tableFor(num, "a", "b", 1)}}}); err != nil {
-		t.Fatal(err)
-	}
+	vs, num := setWithOneTable(t)
 	reader := vs.Current()
 	if err := vs.Close(); err != nil {
 		t.Fatal(err)
