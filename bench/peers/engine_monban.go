@@ -38,10 +38,14 @@ func init() {
 }
 
 type monbanEngine struct {
-	bufferedWAL bool
-	paged       bool
-	db          *lsm.DB
-	dir         string
+	bufferedWAL   bool
+	paged         bool
+	db            *lsm.DB
+	dir           string
+	memtableBytes int64
+	// sampled is db for MemParts, which -memsample calls from its own
+	// goroutine, across the open workload's Close and Open.
+	sampled atomic.Pointer[lsm.DB]
 	// running counts flushes and compactions between their Begin and End
 	// events: Stats counts running compactions but not flushes.
 	running atomic.Int64
@@ -89,7 +93,8 @@ func (e *monbanEngine) Open(dir string, o Options) error {
 	if err != nil {
 		return err
 	}
-	e.db, e.dir = db, dir
+	e.db, e.dir, e.memtableBytes = db, dir, o.MemtableBytes
+	e.sampled.Store(db)
 	return nil
 }
 
@@ -188,6 +193,7 @@ func (e *monbanEngine) Close() error {
 	if e.db == nil {
 		return nil
 	}
+	e.sampled.Store(nil)
 	err := e.db.Close()
 	e.db = nil
 	return err
@@ -257,3 +263,17 @@ func (e *monbanEngine) RangeHow() string { return "LowerBound/UpperBound, Option
 func (e *monbanEngine) DeleteRange(start, end []byte) error { return e.db.DeleteRange(start, end) }
 
 func (e *monbanEngine) RangeDeleteHow() string { return "" }
+
+// MemParts names what the DB holds off the Go heap (Stats.OffHeapMapped:
+// pinned metadata, memtable arenas, block buffers), the part of it that is
+// pinned index and filter blocks, and the memtables' arenas at most (the
+// mutable one and those queued for flush, each of the configured size).
+func (e *monbanEngine) MemParts() []memPart {
+	db := e.sampled.Load()
+	if db == nil {
+		return nil
+	}
+	s := db.Stats()
+	return []memPart{{"offheap", s.OffHeapMapped}, {"pinned", s.MetaPinnedBytes},
+		{"memtables", int64(1+s.MemtablesQueued) * e.memtableBytes}}
+}

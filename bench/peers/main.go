@@ -69,6 +69,7 @@ type phaseResult struct {
 	WALSyncs      uint64  `json:"wal_syncs,omitempty"`   // fsyncs those commits waited for
 	L0AtStart     *int    `json:"l0_at_start,omitempty"` // L0 tables when the phase began (not for fill)
 	PeakRSSBytes  int64   `json:"peak_rss_bytes,omitempty"`
+	MemAtPeak     string  `json:"mem_at_peak,omitempty"`
 	Note          string  `json:"note,omitempty"`
 }
 
@@ -134,6 +135,7 @@ func mainErr() error {
 		threads       = flag.Int("threads", 1, "goroutines that fill, readhit, readmiss, delmiss and mixed split their operations among")
 		rangeSize     = flag.Int("range_size", 1000, "present keys each delrange call deletes (delrange makes m/1000 calls, at least one)")
 		dist          = flag.String("dist", "uniform", "mixed's key choice: uniform, or zipfian (YCSB's, constant 0.99, over the n filled keys)")
+		memSample     = flag.Duration("memsample", 0, "sample memory at this interval during every phase (e.g. 20ms) and note at its peak the split between the Go heap, the runtime, and what the engine says it holds off the heap (0 = off)")
 		fresh         = flag.Bool("fresh", false, "run each engine in a process of its own (this program again, with one engine), so every run starts at the same memory and peak-RSS compares like with like")
 	)
 	flag.Parse()
@@ -287,7 +289,7 @@ func mainErr() error {
 	p := &params{
 		n: *n, m: *m, valSize: *valSize, scans: *scans, scanLen: *scanLen,
 		seed: *seed, reopen: *reopen, keys: newKeyGen(*seed), workloads: workloads,
-		threads: *threads, zipf: zipf, rangeSize: *rangeSize,
+		threads: *threads, zipf: zipf, rangeSize: *rangeSize, memSample: *memSample,
 	}
 	cfg := configRecord{
 		Type: "config", Date: time.Now().Format(time.RFC3339), GoVersion: runtime.Version(),
@@ -395,12 +397,24 @@ func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, ke
 			return err
 		}
 		peak.phaseStart()
+		var sampler *memSampler
+		if p.memSample > 0 {
+			sampler = startMemSampler(e, p.memSample)
+		}
 		o, ferr := f()
 		after, err := pio.snapshot()
 		if err != nil {
 			return err
 		}
 		ph := makePhase(idx, r, workload, o, diff(before, after))
+		if sampler != nil {
+			at, err := sampler.finish()
+			if err != nil {
+				return fmt.Errorf("memsample: %w", err)
+			}
+			ph.MemAtPeak = at.String()
+			ph.Note = strings.TrimSpace(fmt.Sprintf("%s mem@peak: %s", ph.Note, ph.MemAtPeak))
+		}
 		if ph.PeakRSSBytes = peak.phaseEnd(); ph.PeakRSSBytes > 0 {
 			ph.Note = strings.TrimSpace(fmt.Sprintf("peak=%s %s", fmtSize(ph.PeakRSSBytes), ph.Note))
 		}
