@@ -23,15 +23,19 @@ type memPart struct {
 // memSample is the process's memory at one instant, split the way the
 // kernel and the Go runtime can each account for it: resident anonymous and
 // file-backed pages (the binary's text, mapped files), and of the Go
-// runtime's mappings the live heap, the heap it holds free (resident until
-// the scavenger returns it) and its own stacks and metadata.
+// runtime's mappings the heap the last collection found live, the objects
+// allocated since (garbage, mostly, until the next collection), the heap
+// it holds free (resident until the scavenger returns it) and its own
+// stacks and metadata. The collector lets the heap grow to about twice
+// what it found live (GOGC=100), so a live byte costs about two.
 type memSample struct {
-	rss, anon, file           int64
-	goLive, goFree, goRuntime int64
-	engine                    []memPart
+	rss, anon, file                    int64
+	goLive, goSince, goFree, goRuntime int64
+	engine                             []memPart
 }
 
 var memMetrics = []string{
+	"/gc/heap/live:bytes",
 	"/memory/classes/heap/objects:bytes",
 	"/memory/classes/heap/unused:bytes",
 	"/memory/classes/heap/free:bytes",
@@ -64,8 +68,9 @@ func takeMemSample(e Engine, m []metrics.Sample) (memSample, error) {
 		return int64(m[i].Value.Uint64())
 	}
 	s.goLive = v(0)
-	s.goFree = v(1) + v(2)
-	for i := 3; i < len(m); i++ {
+	s.goSince = max(v(1)-v(0), 0)
+	s.goFree = v(2) + v(3)
+	for i := 4; i < len(m); i++ {
 		s.goRuntime += v(i)
 	}
 	if r, ok := e.(MemReporter); ok {
@@ -79,8 +84,8 @@ func takeMemSample(e Engine, m []metrics.Sample) (memSample, error) {
 // counts (another allocator's, or pages the runtime maps but does not class).
 func (s memSample) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "rss=%s(anon=%s file=%s) go(live=%s free=%s runtime=%s)",
-		fmtSize(s.rss), fmtSize(s.anon), fmtSize(s.file), fmtSize(s.goLive), fmtSize(s.goFree), fmtSize(s.goRuntime))
+	fmt.Fprintf(&b, "rss=%s(anon=%s file=%s) go(live=%s since=%s free=%s runtime=%s)",
+		fmtSize(s.rss), fmtSize(s.anon), fmtSize(s.file), fmtSize(s.goLive), fmtSize(s.goSince), fmtSize(s.goFree), fmtSize(s.goRuntime))
 	for _, p := range s.engine {
 		fmt.Fprintf(&b, " %s=%s", p.label, fmtSize(p.bytes))
 	}
