@@ -12,7 +12,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -136,6 +138,7 @@ func mainErr() error {
 		rangeSize     = flag.Int("range_size", 1000, "present keys each delrange call deletes (delrange makes m/1000 calls, at least one)")
 		dist          = flag.String("dist", "uniform", "mixed's key choice: uniform, or zipfian (YCSB's, constant 0.99, over the n filled keys)")
 		memSample     = flag.Duration("memsample", 0, "sample memory at this interval during every phase (e.g. 20ms) and note at its peak the split between the Go heap, the runtime, and what the engine says it holds off the heap (0 = off)")
+		cpuProfile    = flag.String("cpuprofile", "", "write a CPU profile of every phase into this directory, named after the run's database directory and the workload (go tool pprof reads them)")
 		fresh         = flag.Bool("fresh", false, "run each engine in a process of its own (this program again, with one engine), so every run starts at the same memory and peak-RSS compares like with like")
 	)
 	flag.Parse()
@@ -290,6 +293,7 @@ func mainErr() error {
 		n: *n, m: *m, valSize: *valSize, scans: *scans, scanLen: *scanLen,
 		seed: *seed, reopen: *reopen, keys: newKeyGen(*seed), workloads: workloads,
 		threads: *threads, zipf: zipf, rangeSize: *rangeSize, memSample: *memSample,
+		profileDir: *cpuProfile,
 	}
 	cfg := configRecord{
 		Type: "config", Date: time.Now().Format(time.RFC3339), GoVersion: runtime.Version(),
@@ -401,7 +405,14 @@ func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, ke
 		if p.memSample > 0 {
 			sampler = startMemSampler(e, p.memSample)
 		}
+		stopProfile, err := startCPUProfile(p.profileDir, filepath.Base(dir)+"-"+workload)
+		if err != nil {
+			return err
+		}
 		o, ferr := f()
+		if err := stopProfile(); err != nil {
+			return err
+		}
 		after, err := pio.snapshot()
 		if err != nil {
 			return err
@@ -689,4 +700,24 @@ func fmtSize(b int64) string {
 	default:
 		return fmt.Sprintf("%dB", b)
 	}
+}
+
+// startCPUProfile profiles the CPU into dir/name.pprof until the returned
+// stop is called; with dir empty it does nothing.
+func startCPUProfile(dir, name string) (stop func() error, err error) {
+	if dir == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(filepath.Join(dir, name+".pprof"))
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
