@@ -119,6 +119,8 @@
 // original: the cycle's line lists the keys and Repair's report, the first
 // differing cycle's repair/killed/ is kept as repair-cycle-N/ (Repair of
 // a copy of it shows the difference again), and the summary's second line
-// counts resurrected, lost and differing keys over all cycles. A Repair,
-// Open or read of the copy that fails is a failure of the cycle.
+// counts resurrected, lost and differing keys over all cycles checked. A
+// first cycle killed before its child's Open made the DB's directory has
+// nothing to repair, and counts as such, not as checked. A Repair, Open
+// or read of the copy that fails is a failure of the cycle.
 package main
