@@ -98,7 +98,7 @@ func (cy *cycle) check(base state) (verdict, state, error) {
 
 // writerBase is the cycle's first writer id; writers ids never repeat, so
 // a value names the cycle that wrote it.
-func (cy *cycle) writerBase() uint64 { return uint64(cy.n) * writers }
+func (cy *cycle) writerBase() uint64 { return uint64(cy.n) * writerIDs }
 
 // runChild starts the child, kills it as the plan says and waits for it.
 func (cy *cycle) runChild(digest string) error {
