@@ -23,6 +23,10 @@ const (
 // keep the commit queue busy enough to form write groups.
 const writers = 4
 
+// writerIDs is the number of writer ids a cycle uses: the writers', then
+// the snapshot deleter's, whose writes are logged as a writer's are.
+const writerIDs = writers + 1
+
 // childConfig is what the parent passes to the child on its command line.
 type childConfig struct {
 	dir, log         string
@@ -113,6 +117,7 @@ func runChild(args []string, stderr io.Writer) int {
 	go c.scanner(c.rng(writers))
 	go c.snapshotter(c.rng(writers + 1))
 	go c.maintainer(c.rng(writers + 2))
+	go c.snapshotDeleter(cfg.writerBase+writers, c.rng(writers+3))
 	select {}
 }
 

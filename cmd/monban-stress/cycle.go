@@ -39,6 +39,14 @@ func (cy *cycle) run(base state) (verdict, state, error) {
 	if err := cy.runChild(digest(base, keys)); err != nil {
 		return verdict{}, nil, err
 	}
+	return cy.check(base)
+}
+
+// check verifies what the kill left in the directory, the ack log and db/,
+// against base: steps 4 and 5 of doc.go's cycle.
+func (cy *cycle) check(base state) (verdict, state, error) {
+	c := cy.cfg
+	keys := checkedKeys(c.keys)
 	data, err := os.ReadFile(ackPath(c))
 	if err != nil {
 		return verdict{}, nil, err
@@ -54,14 +62,13 @@ func (cy *cycle) run(base state) (verdict, state, error) {
 			cy.inFlight++
 		}
 	}
-	repair := c.repair
-	if repair {
+	if c.repair {
 		switch err := copyKilled(c); {
 		case cy.n == 0 && errors.Is(err, fs.ErrNotExist):
 			// Killed before its Open made the DB's directory: nothing was
 			// written, and Repair rightly refuses a directory that was
 			// never a DB. A later cycle's missing directory is a loss.
-			repair = false
+			cy.repair.nothing = true
 		case err != nil:
 			return verdict{}, nil, fmt.Errorf("copying the killed DB: %w", err)
 		}
@@ -81,7 +88,7 @@ func (cy *cycle) run(base state) (verdict, state, error) {
 	for _, p := range problems {
 		v.fail(false, "%s", p)
 	}
-	if repair {
+	if c.repair && !cy.repair.nothing {
 		if cy.repair, err = cy.checkRepair(got, keys); err != nil {
 			return v, next, err
 		}
@@ -91,7 +98,7 @@ func (cy *cycle) run(base state) (verdict, state, error) {
 
 // writerBase is the cycle's first writer id; writers ids never repeat, so
 // a value names the cycle that wrote it.
-func (cy *cycle) writerBase() uint64 { return uint64(cy.n) * writers }
+func (cy *cycle) writerBase() uint64 { return uint64(cy.n) * writerIDs }
 
 // runChild starts the child, kills it as the plan says and waits for it.
 func (cy *cycle) runChild(digest string) error {

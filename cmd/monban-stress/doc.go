@@ -22,9 +22,16 @@
 //     writers share commit groups), Gets and bounded iterators over up to
 //     four keys checked against its model under those keys' locks, longer
 //     bounded iterators in both directions, snapshots read twice while
-//     writes go on, and Flush, CompactRange and Compact. Half the random
-//     option sets build range filters (lsm.Options.RangeFilter), which
-//     every iterator with both bounds asks.
+//     writes go on, and Flush, CompactRange and Compact. A snapshot
+//     deleter (snapdel.go) takes a snapshot of a range, deletes most of it
+//     with DeleteRange (half the time the keys of a table below L0), puts
+//     a few keys back, runs Flush and CompactRange over it, so that
+//     delete-only compactions meet tables the tombstone covers, and checks
+//     the snapshot still reads what the model held when it was taken, and
+//     the range now what the model holds; its writes are logged as a
+//     writer's. Half the random option sets build range filters
+//     (lsm.Options.RangeFilter), which every iterator with both bounds
+//     asks.
 //  3. The parent sends SIGKILL after a random time (-kill-after), or just
 //     after the child announces a Flush or compaction, or, one cycle in
 //     ten, within 50 ms of the start, which may land in Open's recovery.
@@ -119,6 +126,8 @@
 // original: the cycle's line lists the keys and Repair's report, the first
 // differing cycle's repair/killed/ is kept as repair-cycle-N/ (Repair of
 // a copy of it shows the difference again), and the summary's second line
-// counts resurrected, lost and differing keys over all cycles. A Repair,
-// Open or read of the copy that fails is a failure of the cycle.
+// counts resurrected, lost and differing keys over all cycles checked. A
+// first cycle killed before its child's Open made the DB's directory has
+// nothing to repair, and counts as such, not as checked. A Repair, Open
+// or read of the copy that fails is a failure of the cycle.
 package main

@@ -24,14 +24,20 @@ func (t totals) String() string {
 }
 
 // repairTotals sums the cycles' repair checks, for the summary's second
-// line.
+// line. Cycles with nothing to repair count apart, so that keys compared
+// are exactly the checked cycles' keys.
 type repairTotals struct {
 	cycles, failed                         int // checked, and of those differing
+	nothing                                int // killed before the DB existed
 	compared, resurrected, lost, differing int
 	kept                                   string // the first failing cycle's copy before Repair
 }
 
 func (t *repairTotals) add(v repairVerdict) {
+	if v.nothing {
+		t.nothing++
+		return
+	}
 	t.cycles++
 	if !v.ok() {
 		t.failed++
@@ -43,8 +49,8 @@ func (t *repairTotals) add(v repairVerdict) {
 }
 
 func (t repairTotals) String() string {
-	return fmt.Sprintf("repair: cycles %d, keys compared %d, resurrected %d, lost %d, differing %d",
-		t.cycles, t.compared, t.resurrected, t.lost, t.differing)
+	return fmt.Sprintf("repair: cycles %d, nothing to repair %d, keys compared %d, resurrected %d, lost %d, differing %d",
+		t.cycles, t.nothing, t.compared, t.resurrected, t.lost, t.differing)
 }
 
 // stress runs cycles until -cycles or -duration is reached or one fails,

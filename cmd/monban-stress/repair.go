@@ -12,6 +12,9 @@ import (
 // repaired copy of the killed directory against orig, the state Open of
 // the directory itself read (doc.go, "Repair after the kill").
 type repairVerdict struct {
+	// nothing is a first cycle killed before its child's Open made the
+	// DB's directory: there was no copy to repair, and nothing compared.
+	nothing                      bool
 	compared                     int
 	resurrected, lost, differing int
 	problems                     []string // the first maxProblems
@@ -29,6 +32,9 @@ func (v *repairVerdict) fail(count *int, format string, args ...any) {
 func (v repairVerdict) ok() bool { return v.resurrected == 0 && v.lost == 0 && v.differing == 0 }
 
 func (v repairVerdict) String() string {
+	if v.nothing {
+		return "nothing to repair: killed before Open made the DB"
+	}
 	if v.ok() {
 		return fmt.Sprintf("repaired copy: %d keys the same", v.compared)
 	}
