@@ -68,7 +68,7 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 	var c *cover
 	var cv cover // on the stack: a Get allocates nothing for it
 	if d.rangeDelsPossible.Load() {
-		cv.db, cv.key, cv.readSeq, cv.eager = d, key, seq, tr != nil
+		cv.db, cv.rs, cv.key, cv.readSeq, cv.next, cv.eager = d, rs, key, seq, walkPos{-1, 0}, tr != nil
 		c = &cv
 	}
 	if v, res := d.getMemtables(rs, key, h, seq, tr, c); answered(res) {
@@ -79,8 +79,8 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 		// 3. L0, newest table first: its tables overlap, so every one whose
 		// key range covers the key is asked in turn.
 		if level == 0 {
-			for _, f := range files {
-				if v, found, err := d.getFromTable(0, f, key, h, seq, tr, c); found || err != nil {
+			for i, f := range files {
+				if v, found, err := d.getFromTable(walkPos{0, i}, f, key, h, seq, tr, c); found || err != nil {
 					return v, err
 				}
 			}
@@ -89,7 +89,7 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 		// 4. L1…L6: tables of a level do not overlap, so a binary search
 		// on their key ranges finds the only one that can hold the key.
 		if f := rs.version.FindFile(level, key); f != nil {
-			if v, found, err := d.getFromTable(level, f, key, h, seq, tr, c); found || err != nil {
+			if v, found, err := d.getFromTable(walkPos{level, 0}, f, key, h, seq, tr, c); found || err != nil {
 				return v, err
 			}
 		} else if len(files) > 0 {
@@ -111,16 +111,13 @@ func (d *DB) getMemtables(rs *readState, key []byte, h uint64, seq base.SeqNum, 
 
 	// 2. The immutable memtables: one probe of their combined filter rules
 	// them all out at once — but not their range tombstones, which no
-	// filter holds; otherwise each one, newest first.
+	// filter holds: a Get searches those later if it must, and Explain,
+	// which searches as it passes, asks the memtables one by one when any
+	// holds some; otherwise each one, newest first.
 	if imms := rs.mem.Immutables(); len(imms) > 0 {
 		if !d.opts.IgnoreFilters && !rs.mem.CombinedFilter().MayContainHash(h) && (c == nil || !c.eager || !anyRangeDels(imms)) {
 			d.stats.immutableFilterNegatives.Add(1)
 			tr.combined(len(imms), VerdictAbsent)
-			if c != nil {
-				for _, m := range imms {
-					c.put(rangeDelSource{m: m}) // no error: a memtable's are in memory
-				}
-			}
 		} else {
 			tr.combined(len(imms), maybeUnless(d.opts.IgnoreFilters))
 			for i, m := range imms {
@@ -140,14 +137,10 @@ func (d *DB) getMemtable(m *memtable.Memtable, src Source, key []byte, h uint64,
 	v, res, found := m.GetVersion(key, h, seq)
 	d.stats.countMemtable(res)
 	tr.memtable(src, m, key, seq, res, !d.opts.IgnoreFilters)
-	if c == nil {
-		return v, res
-	}
-	c.put(rangeDelSource{m: m}) // no error: a memtable's are in memory
-	if !answered(res) && !c.eager {
+	if c == nil || !answered(res) && !c.eager {
 		return v, res // nothing to judge: the search waits (rangedel_read.go)
 	}
-	c.settle() // no error: only memtables are pending before the tables
+	c.settle(memtablePos(src).after()) // no error: a memtable's are in memory
 	if c.covers(answered(res), found) {
 		tr.rangeDeleted(src, 0, c)
 		return nil, memtable.Deleted
@@ -174,7 +167,8 @@ func memtableValue(v []byte, res memtable.Result) ([]byte, error) {
 // here (rule 2 of rangedel_read.go), and the table's own are searched
 // with them for the version it holds (rule 1). found means the search
 // ends here: err is ErrNotFound for a tombstone, point or range.
-func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uint64, seq base.SeqNum, tr *Trace, c *cover) ([]byte, bool, error) {
+func (d *DB) getFromTable(pos walkPos, f *manifest.FileMetadata, key []byte, h uint64, seq base.SeqNum, tr *Trace, c *cover) ([]byte, bool, error) {
+	level := pos.level
 	if f.NumEntries == 0 && c != nil && !c.eager {
 		// A table of range tombstones only (rangedel_write.go): no version
 		// to find, so no filter to ask, only tombstones, which wait as
@@ -182,7 +176,6 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 		// often most of the key space, so most Gets would pass its range
 		// check (a.), which is left to the search: a key outside the range
 		// lies in none of its spans.
-		c.put(rangeDelSource{f: f})
 		return nil, false, nil
 	}
 	// a. Key range, before the table is even opened. It covers the table's
@@ -201,11 +194,11 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 		l := sstable.Lookup{Outcome: sstable.OutcomeFilteredOut, FilterAsked: true}
 		d.stats.levels[level].count(&l)
 		tr.table(level, f.FileNum, &l)
-		if c != nil {
-			if err := c.put(rangeDelSource{f: f}); err != nil {
+		if c != nil && c.eager {
+			if err := c.settle(pos.after()); err != nil {
 				return nil, true, err
 			}
-			if c.eager && c.covers(false, 0) {
+			if c.covers(false, 0) {
 				tr.rangeDeleted(src, tableStep(level), c)
 				return nil, true, ErrNotFound
 			}
@@ -213,14 +206,14 @@ func (d *DB) getFromTable(level int, f *manifest.FileMetadata, key []byte, h uin
 		return nil, false, nil
 	}
 	if c != nil {
-		if err := c.settle(); err != nil {
+		if err := c.settle(pos); err != nil {
 			return nil, true, err
 		}
 		if c.covers(false, 0) {
 			tr.rangeDeleted(src, tableStep(level), c)
 			return nil, true, ErrNotFound
 		}
-		if err := c.raiseSource(rangeDelSource{f: f}); err != nil {
+		if err := c.pass(pos, f); err != nil {
 			return nil, true, err
 		}
 	}

@@ -143,7 +143,7 @@ func (b *multiGet) run(rs *readState) {
 	for _, i := range sorted {
 		if batchFilter && !b.maybe[i] {
 			filteredOut++
-		} else if v, res := b.d.getMemtables(rs, b.keys[i], b.hashes[i], b.seq, nil, new(cover)); answered(res) {
+		} else if v, res := b.d.getMemtables(rs, b.keys[i], b.hashes[i], b.seq, nil, nil); answered(res) {
 			b.values[i], b.errs[i] = memtableValue(v, res)
 			continue
 		}

@@ -3,7 +3,12 @@ package lsm
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
+	"runtime"
 	"testing"
+	"time"
+
+	"github.com/monbandb/monban/internal/cpuclock"
 )
 
 // BenchmarkGetBesideRangeTombstones is GetHit and GetMiss beside n live
@@ -128,4 +133,72 @@ func BenchmarkFlushRangeTombstones(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkGetBesideRangeTombstonesPaired is BenchmarkGetBesideRangeTombstones
+// with both DBs, n=0 and n=1000, built in one process and read in turns:
+// the same keys, pairedChunk Gets at a time on one DB then the other, the
+// first alternating, each chunk timed on this thread's CPU clock. Load from
+// other processes then falls on both alike, and "ratio" (n=1000's CPU time
+// over n=0's) is what issue 24 asks to be within 1.05, which separate runs
+// on a shared machine spread too widely to show. An op is one Get on each.
+func BenchmarkGetBesideRangeTombstonesPaired(b *testing.B) {
+	without, with := benchDBBesideRangeTombstones(b, 0), benchDBBesideRangeTombstones(b, 1000)
+	for _, present := range []bool{true, false} {
+		name := "hit"
+		if !present {
+			name = "miss"
+			for _, d := range []*DB{without, with} {
+				if err := d.Flush(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.Run(name, func(b *testing.B) { benchGetsPaired(b, [2]*DB{without, with}, present) })
+	}
+}
+
+// pairedChunk is how many Gets a turn of benchGetsPaired makes on one DB:
+// enough that reading the clock is lost in them (a read took about 2 µs
+// here, 14% of a turn of 100 misses), few enough that a burst of load
+// elsewhere meets both DBs.
+const pairedChunk = 1000
+
+// benchGetsPaired reads the same random present keys of both DBs, or
+// absent ones, in turns, and reports each one's CPU ns per Get and the
+// ratio of the second's to the first's.
+func benchGetsPaired(b *testing.B, dbs [2]*DB, present bool) {
+	var rngs [2]*rand.Rand
+	for i := range rngs {
+		rngs[i] = rand.New(rand.NewPCG(1, 2))
+	}
+	var cpu [2]time.Duration
+	var k []byte
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ResetTimer()
+	for done, turn := 0, 0; done < b.N; done, turn = done+pairedChunk, turn+1 {
+		gets := min(pairedChunk, b.N-done)
+		for j := range 2 {
+			// Each DB goes first in every other turn, so that neither
+			// always follows the other's use of the caches.
+			i := j ^ turn&1
+			start := cpuclock.Thread()
+			for range gets {
+				x := 2 * rngs[i].Uint64N(benchKeys)
+				if !present {
+					x++
+				}
+				k = benchKey(k, x)
+				if _, err := dbs[i].Get(k); present != (err == nil) {
+					b.Fatalf("Get(%x): %v", k, err)
+				}
+			}
+			cpu[i] += cpuclock.Thread() - start
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(cpu[0])/float64(b.N), "cpu-ns/get-n=0")
+	b.ReportMetric(float64(cpu[1])/float64(b.N), "cpu-ns/get-n=1000")
+	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "ratio")
 }

@@ -25,23 +25,25 @@ import (
 //
 // Searching every source's tombstones as the walk passes it would cost
 // every lookup a search per source that holds any, though most lookups
-// meet none. So the searches wait (cover.put)
-// until they can change what the lookup costs or answers: before the
-// first read of a table that is not answered from memory (a filter in
-// memory said maybe, or there is none), where rule 2 may spare the read,
-// and when a source holds a version, which rule 1 judges. A key no
-// source holds is not found whatever covers it, and a key the filters
-// rule out everywhere searches nothing. Rule 2 still stops the walk
-// before any read a tombstone makes useless; only in-memory filter probes
-// happen past the source that holds the tombstone.
+// meet none. So the searches wait until they can change what the lookup
+// costs or answers: before the first read of a table that is not answered
+// from memory (a filter in memory said maybe, or there is none), where
+// rule 2 may spare the read, and when a source holds a version, which
+// rule 1 judges. A key no source holds is not found whatever covers it,
+// and a key the filters rule out everywhere searches nothing. Rule 2 still
+// stops the walk before any read a tombstone makes useless; only in-memory
+// filter probes happen past the source that holds the tombstone.
 //
-// What waits is the source itself, not its tombstones: even loading them
-// (an atomic load of a memtable's Set or a table's FileMetadata.RangeDels,
-// and a copy of the Spans) made a lookup the filters answer cost 18% more
-// beside 1,000 tombstones than beside none, a pointer 4%
-// (BenchmarkGetBesideRangeTombstones/n=1000/miss against n=0, CPU ns).
-// A source without range tombstones costs its search a load and a length
-// test.
+// What waits is not even a list of the sources passed: a cover keeps only
+// its place in the walk (walkPos), the first source not yet searched, and
+// a search goes from there to where the walk has come, finding the
+// sources again in the read state. Even loading a source's tombstones as
+// the walk passed it (an atomic load of a memtable's Set or a table's
+// FileMetadata.RangeDels, and a copy of the Spans) made a lookup the
+// filters answer cost 18% more beside 1,000 tombstones than beside none,
+// a pointer put aside per source 4%, and a list that outgrew the cover
+// an allocation (BenchmarkGetBesideRangeTombstones/n=1000/miss against
+// n=0, CPU ns; TestReadAllocsBesideRangeTombstones).
 //
 // Explain searches as it passes each source instead (cover.eager), so
 // that its trace shows the tombstone over a key where it lies, and stops
@@ -50,69 +52,98 @@ import (
 // source. Its answer is the Get's.
 
 // cover is the newest range tombstone over key, visible at readSeq, that
-// a read has met so far: its seq (0: none) and the fragment it was met
-// in, for Explain; and the sources passed since the last search, not yet
-// searched.
+// a read through rs has met so far: its seq (0: none) and the fragment it
+// was met in, for Explain; and next, the first source of the walk whose
+// tombstones it has not searched.
 type cover struct {
 	db         *DB
+	rs         *readState
 	key        []byte
 	readSeq    base.SeqNum
 	seq        base.SeqNum
 	start, end []byte
-	// pending holds the first few deferred sources in place (a cover
-	// lives on its Get's stack), more the rest.
-	pending [6]rangeDelSource
-	n       int
-	more    []rangeDelSource
+	next       walkPos
 	// eager searches each source as it is passed (Explain).
 	eager bool
 }
 
-// rangeDelSource is a source whose range tombstones a cover has not
-// searched yet: a memtable (m) or a table (f).
-type rangeDelSource struct {
-	m *memtable.Memtable
-	f *manifest.FileMetadata
+// walkPos is a source's place in the read path's walk, newest first:
+// level -1 for the memtables (i 0 the active one, i the i-th immutable),
+// then the tables of L0 by index i, then those of L1…L6, one a level (i
+// 0): the table whose key range holds the key, if any.
+type walkPos struct{ level, i int }
+
+// memtablePos is the place of the memtable src names.
+func memtablePos(src Source) walkPos { return walkPos{-1, src.Index} }
+
+// after is the place of the source after p, for a p that names one.
+func (p walkPos) after() walkPos {
+	if p.level > 0 {
+		return walkPos{p.level + 1, 0}
+	}
+	return walkPos{p.level, p.i + 1}
 }
 
-// put defers the search of one passed source's tombstones, or makes it
-// at once when c is eager.
-func (c *cover) put(src rangeDelSource) error {
-	switch {
-	case c.eager:
-		return c.raiseSource(src)
-	case c.n < len(c.pending):
-		c.pending[c.n] = src
-		c.n++
-	default:
-		c.more = append(c.more, src)
+func (p walkPos) before(q walkPos) bool {
+	return p.level < q.level || p.level == q.level && p.i < q.i
+}
+
+// settle searches the tombstones of every source the walk has passed
+// before to and c has not searched yet, raising c.
+func (c *cover) settle(to walkPos) error {
+	p := c.next
+	if p.level < 0 {
+		imms := c.rs.mem.Immutables()
+		for ; p.level < 0 && p.before(to); p = p.after() {
+			if p.i > len(imms) {
+				p = walkPos{0, 0}
+				break
+			}
+			m := c.rs.mem.Active()
+			if p.i > 0 {
+				m = imms[p.i-1]
+			}
+			c.raise(m.RangeDels())
+		}
 	}
+	levels := c.rs.version.Levels
+	for ; p.level == 0 && p.before(to); p = p.after() {
+		if p.i == len(levels[0]) {
+			p = walkPos{1, 0}
+			break
+		}
+		// A table's key range covers its tombstones (rangedel_write.go):
+		// one whose range misses the key has none over it.
+		if f := levels[0][p.i]; f.ContainsUserKey(c.key) {
+			if err := c.raiseTable(f); err != nil {
+				return err
+			}
+		}
+	}
+	for ; p.level < len(levels) && p.before(to); p = p.after() {
+		if f := c.rs.version.FindFile(p.level, c.key); f != nil {
+			if err := c.raiseTable(f); err != nil {
+				return err
+			}
+		}
+	}
+	c.next = p
 	return nil
 }
 
-// settle searches the deferred sources, raising c.
-func (c *cover) settle() error {
-	for i := range c.n {
-		if err := c.raiseSource(c.pending[i]); err != nil {
-			return err
-		}
+// pass searches the tombstones of f, the table at p, as settle would,
+// once the sources before it are searched: the walk has found f already.
+func (c *cover) pass(p walkPos, f *manifest.FileMetadata) error {
+	if err := c.raiseTable(f); err != nil {
+		return err
 	}
-	for _, src := range c.more {
-		if err := c.raiseSource(src); err != nil {
-			return err
-		}
-	}
-	c.n, c.more = 0, c.more[:0]
+	c.next = p.after()
 	return nil
 }
 
-// raiseSource raises c with one source's tombstones.
-func (c *cover) raiseSource(src rangeDelSource) error {
-	if src.m != nil {
-		c.raise(src.m.RangeDels())
-		return nil
-	}
-	spans, err := c.db.tableRangeDels(src.f)
+// raiseTable raises c with f's tombstones.
+func (c *cover) raiseTable(f *manifest.FileMetadata) error {
+	spans, err := c.db.tableRangeDels(f)
 	if err != nil {
 		return err
 	}
