@@ -155,10 +155,11 @@ func TestReadsWhileLoading(t *testing.T) {
 }
 
 // TestCloseDuringBackgroundLoad: Close while the load is opening a table
-// waits for that open (no table is opened after Close released the
-// directory), then the load stops: the tables after the held one are
-// opened once only, by Open's identity check. Run under -race; a leak or
-// a use after Close shows there, or as a load that never ends.
+// waits for that open and for the load to end (no table is opened after
+// Close released the directory), and the load stops: the tables after the
+// held one are opened once only, by Open's identity check. So does Close
+// right after Open, wherever the load is. Run under -race; a use after
+// Close shows there.
 func TestCloseDuringBackgroundLoad(t *testing.T) {
 	base := vfs.NewMem()
 	buildDamageDB(t, base, nil, "new")
@@ -181,7 +182,7 @@ func TestCloseDuringBackgroundLoad(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Fatal(err)
 	}
-	<-d.loaded
+	loadEnded(t, d)
 	for _, ti := range tables[len(tables)/2+1:] {
 		if n := g.opens[fmt.Sprintf("%06d.sst", ti.FileNum)].Load(); n != 1 {
 			t.Errorf("table %06d after the held one opened %d times; want once (the identity check)", ti.FileNum, n)
@@ -197,7 +198,17 @@ func TestCloseDuringBackgroundLoad(t *testing.T) {
 		if err := d.Close(); err != nil {
 			t.Fatal(err)
 		}
-		<-d.loaded
+		loadEnded(t, d)
+	}
+}
+
+// loadEnded fails unless d's background load has ended: Close waits for it.
+func loadEnded(t *testing.T, d *DB) {
+	t.Helper()
+	select {
+	case <-d.loaded:
+	default:
+		t.Fatal("Close returned before the background load ended")
 	}
 }
 
