@@ -144,9 +144,13 @@ func TestCheckIdentityAgreesWithOpen(t *testing.T) {
 				t.Errorf("table %d in table %d's place passes CheckIdentity", (i+1)%len(tables), i)
 			}
 		}
-		props, err := CheckIdentity(&memFile{data: data}, ref)
+		f := &countingFile{memFile: memFile{data: data}}
+		props, err := CheckIdentity(f, ref)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if f.reads != 1 {
+			t.Errorf("table %d: CheckIdentity made %d reads; want one", i, f.reads)
 		}
 		tailStart := size - footerLen - propsBlockLen(t, data)
 		// Every byte of the tail, a sample of the rest.
@@ -192,11 +196,26 @@ func TestCheckIdentityLargeProperties(t *testing.T) {
 		t.Fatalf("properties block of %d bytes fits in the first read of %d", n, identityTail)
 	}
 	ref := TableRef{FileNum: 3, Size: uint64(len(data)), TableID: 5}
-	if _, err := CheckIdentity(&memFile{data: data}, ref); err != nil {
+	f := &countingFile{memFile: memFile{data: data}}
+	if _, err := CheckIdentity(f, ref); err != nil {
 		t.Fatal(err)
+	}
+	if f.reads != 2 {
+		t.Errorf("CheckIdentity made %d reads; want two", f.reads)
 	}
 	data[len(data)-footerLen-int(n)+1] ^= 1
 	if _, err := CheckIdentity(&memFile{data: data}, ref); !errors.Is(err, base.ErrCorruption) || !strings.Contains(err.Error(), "properties block") {
 		t.Fatalf("properties block damaged outside the first read: %v", err)
 	}
+}
+
+// countingFile counts its reads.
+type countingFile struct {
+	memFile
+	reads int
+}
+
+func (f *countingFile) ReadAt(p []byte, off int64) (int, error) {
+	f.reads++
+	return f.memFile.ReadAt(p, off)
 }
