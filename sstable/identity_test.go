@@ -90,7 +90,8 @@ func TestOpenChecksIdentity(t *testing.T) {
 // TestCheckIdentityAgreesWithOpen: CheckIdentity gives the error Open
 // gives, word for word, for every file whose fault lies in what it reads
 // (size, footer, properties block, table id): truncated, another table's
-// file, and a bit flipped anywhere from the properties block to the end.
+// file, a footer that disagrees with the properties about the filter, and
+// a bit flipped anywhere from the properties block to the end.
 // A flip before the properties block is in what it does not read (data,
 // index, filter), so it passes there whatever Open says; and a good table
 // passes both.
@@ -142,6 +143,17 @@ func TestCheckIdentityAgreesWithOpen(t *testing.T) {
 			r.Size = want
 			if err := check(fmt.Sprintf("table %d's file in table %d's place", (i+1)%len(tables), i), other, r); err == nil {
 				t.Errorf("table %d in table %d's place passes CheckIdentity", (i+1)%len(tables), i)
+			}
+		}
+		// A footer that lost its filter handle, checksummed anew: the
+		// properties still describe a filter.
+		noFilter := bytes.Clone(data)
+		ft := noFilter[size-footerLen:]
+		clear(ft[16:32])
+		putLE32(ft[52:], crc32Castagnoli(ft[:52]))
+		if hasFilter := !bytes.Equal(ft[16:32], data[size-footerLen+16:size-footerLen+32]); hasFilter {
+			if err := check(fmt.Sprintf("table %d without its filter handle", i), noFilter, ref); err == nil {
+				t.Errorf("table %d: a footer without the filter the properties describe passes CheckIdentity", i)
 			}
 		}
 		f := &countingFile{memFile: memFile{data: data}}
