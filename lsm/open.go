@@ -31,7 +31,10 @@ import (
 // manifest, a manifest whose live WAL is gone (it lost edits), a live table
 // that is missing, of another size or another table's file, and damage
 // anywhere but a crash's torn tail fail Open with an error wrapping
-// ErrCorruption that names the file; Repair rebuilds such a DB. A failed
+// ErrCorruption that names the file; Repair rebuilds such a DB. Of a
+// table it checks the tail (footer and properties); the tables load after
+// it returns (open_tables.go), and damage deeper in one is reported by the
+// first read that needs it. A failed
 // Open deletes nothing but the tables its own WAL replay wrote. Only after
 // a clean recovery does it delete other files,
 // and only those the recovered state proves unneeded: WALs below the log
