@@ -34,10 +34,9 @@ import (
 // ErrCorruption that names the file; Repair rebuilds such a DB. Of a
 // table it checks the tail (footer and properties); the tables load after
 // it returns (open_tables.go), and damage deeper in one is reported by the
-// first read that needs it. A failed
-// Open deletes nothing but the tables its own WAL replay wrote. Only after
-// a clean recovery does it delete other files,
-// and only those the recovered state proves unneeded: WALs below the log
+// first read that needs it. A failed Open deletes nothing but the tables
+// its own WAL replay wrote. Only after a clean recovery does it delete
+// other files, and only those the recovered state proves unneeded: WALs below the log
 // number, and tables no live version names (the output of a flush or
 // compaction whose edit never reached the manifest).
 func Open(dir string, opts *Options) (*DB, error) {
@@ -318,10 +317,10 @@ func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (bas
 // checkLiveFiles checks the manifest against the directory before anything
 // is replayed or written: the WAL its log number names was created before
 // the edit that recorded it and is deleted only after a later edit moves
-// the log number on, so a missing one means the manifest lost edits (the
-// flushed data they recorded would be gone); and every table it names
-// must be there and be the table it names (checkTables). It returns the
-// tables to load once Open is done.
+// the log number on, so a missing one means the manifest lost durable
+// edits (the flushed data they recorded would be gone); and every table
+// it names must be there and be the table it names (checkTables). It
+// returns the tables to load once Open is done.
 func (d *DB) checkLiveFiles(names []string) ([]manifest.NewFile, error) {
 	present := make(map[string]bool, len(names))
 	for _, n := range names {
