@@ -78,28 +78,30 @@ func (d *DB) checkIdentity(f *manifest.FileMetadata) (*sstable.Properties, error
 
 // loadInBackground is step 3: it loads tables (loadTables) in a goroutine
 // that Close waits for (d.bg) and stops, and closes d.loaded when done.
-// Each table is loaded under a read state that still holds it at the
-// level Open saw: its file and metadata stay while it opens, and a table
-// a compaction has replaced meanwhile is not loaded at all. A reference
-// held for the whole load would keep such tables' files from the deleter
-// until the load ends.
+//
+// It holds no read state while it opens a table: held across the open,
+// one kept the tables a compaction replaced meanwhile from the deleter for
+// as long as the load was held up (behind a Get opening the same table,
+// or waiting for a CPU), and TestCrashRecovery found them left on disk
+// after its wait for a quiet DB. It peeks at the current version instead,
+// as inLastLevel does, so as not to open a table already replaced at the
+// level Open saw. One replaced after the peek opens as a compaction's
+// output replaced at once does (reloadTables): its reader stays in the
+// table cache until evicted, and the filter its metadata takes until the
+// collector finds the metadata.
 func (d *DB) loadInBackground(tables []manifest.NewFile) {
 	d.bg.Add(1)
 	go func() {
 		defer d.bg.Done()
 		defer close(d.loaded)
 		for _, nf := range tables {
-			if d.closed.Load() {
-				return
-			}
-			rs := d.loadReadState()
-			if rs == nil {
+			rs := d.rs.Load()
+			if rs == nil || d.closed.Load() {
 				return
 			}
 			if holds(rs.version, nf) {
 				d.loadTables([]manifest.NewFile{nf})
 			}
-			rs.unref()
 		}
 	}()
 }
