@@ -31,10 +31,14 @@ type DB struct {
 	// version does not hold those tables yet.
 	loadingMu sync.Mutex
 	loading   map[uint64]int
+	// loaded is closed when Open's background load of the tables has
+	// ended, done or stopped by Close (open_tables.go, step 3).
+	loaded chan struct{}
 
 	// rangeDelsPossible is false while no source of the DB can hold a range
-	// tombstone: none was written (apply), none of the tables opened holds
-	// one (table), and Open opened every table (checkLiveFiles). A Get then
+	// tombstone: none was written (apply) and none of the tables opened
+	// holds one (table); Open reads every table's count of them and opens
+	// those that hold any (checkTables). A Get then
 	// skips the range-tombstone checks of every source (get): a DB that
 	// never had one reads as before DeleteRange existed. It is set before
 	// a tombstone reaches a memtable, and a read loads it after its

@@ -31,14 +31,16 @@ import (
 // manifest, a manifest whose live WAL is gone (it lost edits), a live table
 // that is missing, of another size or another table's file, and damage
 // anywhere but a crash's torn tail fail Open with an error wrapping
-// ErrCorruption that names the file; Repair rebuilds such a DB. A failed
-// Open deletes nothing but the tables its own WAL replay wrote. Only after
-// a clean recovery does it delete other files,
-// and only those the recovered state proves unneeded: WALs below the log
+// ErrCorruption that names the file; Repair rebuilds such a DB. Of a
+// table it checks the tail (footer and properties); the tables load after
+// it returns (open_tables.go), and damage deeper in one is reported by the
+// first read that needs it. A failed Open deletes nothing but the tables
+// its own WAL replay wrote. Only after a clean recovery does it delete
+// other files, and only those the recovered state proves unneeded: WALs below the log
 // number, and tables no live version names (the output of a flush or
 // compaction whose edit never reached the manifest).
 func Open(dir string, opts *Options) (*DB, error) {
-	d := &DB{dir: dir, opts: opts.withDefaults(), obsolete: make(chan struct{}, 1)}
+	d := &DB{dir: dir, opts: opts.withDefaults(), obsolete: make(chan struct{}, 1), loaded: make(chan struct{})}
 	if err := checkDir(dir); err != nil {
 		return nil, err
 	}
@@ -184,7 +186,8 @@ func (d *DB) recover() error {
 		}
 	}
 	slices.Sort(logs)
-	if err := d.checkLiveFiles(names); err != nil {
+	later, err := d.checkLiveFiles(names)
+	if err != nil {
 		return err
 	}
 
@@ -207,6 +210,7 @@ func (d *DB) recover() error {
 	d.mu.lastSeq = seq
 	d.visibleSeq.Store(uint64(seq))
 	if d.opts.ReadOnly {
+		d.loadInBackground(later)
 		return nil
 	}
 
@@ -230,6 +234,7 @@ func (d *DB) recover() error {
 	}
 	d.removeStrayTables(names)
 	d.estimateRangeDels()
+	d.loadInBackground(later)
 	d.mu.Lock()
 	d.maybeScheduleCompaction()
 	d.mu.Unlock()
@@ -313,65 +318,29 @@ func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (bas
 // is replayed or written: the WAL its log number names was created before
 // the edit that recorded it and is deleted only after a later edit moves
 // the log number on, so a missing one means the manifest lost durable
-// edits (the flushed data they recorded would be gone); and every table it
-// names must be there, as large as it says. The first MaxOpenFiles tables
-// are opened, which checks their identity too and puts their filters in
-// memory from the start.
-func (d *DB) checkLiveFiles(names []string) error {
+// edits (the flushed data they recorded would be gone); and every table
+// it names must be there and be the table it names (checkTables). It
+// returns the tables to load once Open is done.
+func (d *DB) checkLiveFiles(names []string) ([]manifest.NewFile, error) {
 	present := make(map[string]bool, len(names))
 	for _, n := range names {
 		present[n] = true
 	}
 	manifestName := manifest.MakeFilename(manifest.KindManifest, d.vs.ManifestFileNum())
 	if ln := d.vs.LogNum(); ln != 0 && !present[manifest.MakeFilename(manifest.KindLog, ln)] {
-		return fmt.Errorf("monban: %s names WAL %s as live, which is missing: the manifest lost edits: %w",
+		return nil, fmt.Errorf("monban: %s names WAL %s as live, which is missing: the manifest lost edits: %w",
 			manifestName, manifest.MakeFilename(manifest.KindLog, ln), ErrCorruption)
 	}
 	v := d.vs.Current()
 	defer v.Unref()
-	opened := 0
 	for level, files := range v.Levels {
 		for _, f := range files {
-			name := manifest.MakeFilename(manifest.KindTable, f.FileNum)
-			if !present[name] {
-				return fmt.Errorf("monban: table %s of L%d, named by %s, is missing: %w", name, level, manifestName, ErrCorruption)
+			if name := manifest.MakeFilename(manifest.KindTable, f.FileNum); !present[name] {
+				return nil, fmt.Errorf("monban: table %s of L%d, named by %s, is missing: %w", name, level, manifestName, ErrCorruption)
 			}
-			if opened >= d.opts.MaxOpenFiles {
-				if err := d.checkTableSize(f); err != nil {
-					return err
-				}
-				d.rangeDelsPossible.Store(true) // a table not opened may hold range tombstones
-				continue
-			}
-			_, release, err := d.table(f)
-			if err != nil {
-				return fmt.Errorf("monban: %w", err)
-			}
-			release()
-			opened++
 		}
 	}
-	return nil
-}
-
-// checkTableSize compares a table file's length with its manifest entry.
-// Opening the table checks the same and its identity; this cheaper check
-// covers the tables Open does not load (beyond MaxOpenFiles).
-func (d *DB) checkTableSize(f *manifest.FileMetadata) error {
-	name := manifest.MakeFilename(manifest.KindTable, f.FileNum)
-	file, err := d.fs.Open(d.path(manifest.KindTable, f.FileNum))
-	if err != nil {
-		return fmt.Errorf("monban: opening table %s: %w", name, err)
-	}
-	size, err := file.Size()
-	file.Close()
-	if err != nil {
-		return fmt.Errorf("monban: table %s: %w", name, err)
-	}
-	if uint64(size) != f.Size {
-		return fmt.Errorf("monban: table %s is %d bytes, the manifest says %d: %w", name, size, f.Size, ErrCorruption)
-	}
-	return nil
+	return d.checkTables(v)
 }
 
 // removeStrayTables deletes table files that no live version names:

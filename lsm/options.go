@@ -85,10 +85,12 @@ type Options struct {
 	// admits the key. A table the cache closed to make room leaves its
 	// verified index, filter and properties in the block cache, charged to
 	// its budget, and while they are there a reopen reads only the table's
-	// tail (docs/design.md, "The table cache and closed tables"). A table
-	// not opened since Open has no filter in memory yet: the first Get
-	// that reaches it opens it, and until then the proofs count it as
-	// "maybe". Default 1000. An open table costs a file descriptor and its
+	// tail (docs/design.md, "The table cache and closed tables"). Open
+	// checks every table's identity but opens only those holding range
+	// tombstones; after it returns, a background load opens the first
+	// MaxOpenFiles in level order. A table not opened yet has no filter
+	// in memory: the first Get that reaches it opens it, and until then
+	// the proofs count it as "maybe". Default 1000. An open table costs a file descriptor and its
 	// index and filter (what they weigh per key: docs/design.md, "Memory").
 	MaxOpenFiles int
 

@@ -174,11 +174,15 @@ func (d *DB) recordFilter(f *manifest.FileMetadata, r *sstable.Reader) {
 	}
 }
 
-// loadTables opens new tables in the table cache, so their filters are in
+// loadTables opens tables in the table cache, so their filters are in
 // memory for the reads that follow and the absent-key proofs (which never
-// open a table) can count on them: before their edit for a flush and for
-// Open, after it for a compaction (reloadTables). Until the version holds
-// them, inLastLevel learns their level from d.loading.
+// open a table) can count on them: before their edit for a flush and a
+// WAL replayed by Open, after it for a compaction (reloadTables), and in
+// the background after Open for the tables already there
+// (loadInBackground). Until the version holds them, inLastLevel learns
+// their level from d.loading; so does a table of Open's background load,
+// whose level is then the one Open saw, as when Open loaded it. A failed
+// open is left to the read that next needs the table to report.
 func (d *DB) loadTables(metas []manifest.NewFile) {
 	d.loadingMu.Lock()
 	if d.loading == nil {

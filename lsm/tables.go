@@ -61,10 +61,12 @@ func (d *DB) Tables() ([]TableInfo, error) {
 // current version, and how many tables that level holds: the tables
 // Options.PinnedMetaLimit pins last (sstable.MetaBudget). It is asked when
 // a table opens, not per read, so a scan of the level's files is cheap
-// enough. A table loadTables is opening is not in the version yet: its
-// level is the one loadTables was given. Before the first read state is
-// installed (Open loading the tables), it asks the version set; after
-// Close, when neither has a version, no table is low.
+// enough. A table loadTables is opening takes the level loadTables was
+// given: a flush's is not in the version yet, and one of Open's
+// background load gets the level Open saw, as when Open loaded it. Before
+// the first read state is installed (Open loading the tables that hold
+// range tombstones), it asks the version set; after Close, when neither
+// has a version, no table is low.
 func (d *DB) inLastLevel(fileNum uint64) (low bool, tables int) {
 	d.loadingMu.Lock()
 	level, loading := d.loading[fileNum]

@@ -121,8 +121,8 @@ func Open(f vfs.File, opts ReaderOptions) (*Reader, error) {
 }
 
 func (r *Reader) open(size uint64) error {
-	if size < footerLen {
-		return fmt.Errorf("file of %d bytes is shorter than the %d-byte footer: %w", size, footerLen, base.ErrCorruption)
+	if err := checkFooterFits(size); err != nil {
+		return err
 	}
 	if adopted, err := r.adoptMeta(size); adopted || err != nil {
 		return err
@@ -145,8 +145,9 @@ func (r *Reader) open(size uint64) error {
 	if err := r.readProps(ft, fb, size); err != nil {
 		return err
 	}
-	if r.hasFilter = ft.filter.length > 0; r.hasFilter != (r.props.FilterLayout == FilterLayoutCacheLine) {
-		return fmt.Errorf("filter block present=%t, layout %q: %w", r.hasFilter, r.props.FilterLayout, base.ErrCorruption)
+	r.hasFilter = ft.filter.length > 0
+	if err := checkFilterLayout(ft, &r.props); err != nil {
+		return err
 	}
 	ix, fl := int64(r.props.IndexBytes), int64(r.props.FilterBytes)
 	if ft.version == formatVersionOneIndex {
@@ -299,20 +300,9 @@ func (r *Reader) readProps(ft footer, fb []byte, size uint64) error {
 	}
 	r.stats.openBlocksRead.Add(1)
 	r.stats.openBytesRead.Add(tailLen)
-	block, typ, err := verifyBlock(tail, ft.props)
-	if err == nil && typ != compressionNone {
-		var dlen int
-		if dlen, err = decodedLen(block); err == nil {
-			dec := make([]byte, dlen)
-			err = decompress(dec, block)
-			block = dec
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("properties block at %d: %w", ft.props.offset, err)
-	}
-	if r.props, err = decodeProperties(block); err != nil {
-		return fmt.Errorf("properties block: %w", err)
+	var err error
+	if r.props, err = decodePropsBlock(tail, ft.props); err != nil {
+		return err
 	}
 	r.props.FileSize = size
 	r.tail = append(tail, fb...)
@@ -381,8 +371,43 @@ func (r *Reader) WithFile(f vfs.File) (*Reader, error) {
 	return v, nil
 }
 
-func (r *Reader) readAt(b []byte, off uint64) error {
-	n, err := r.f.ReadAt(b, int64(off))
+// decodePropsBlock verifies and decodes the properties block at h, read
+// with its trailer into b.
+func decodePropsBlock(b []byte, h handle) (Properties, error) {
+	block, typ, err := verifyBlock(b, h)
+	if err == nil && typ != compressionNone {
+		var dlen int
+		if dlen, err = decodedLen(block); err == nil {
+			dec := make([]byte, dlen)
+			err = decompress(dec, block)
+			block = dec
+		}
+	}
+	if err != nil {
+		return Properties{}, fmt.Errorf("properties block at %d: %w", h.offset, err)
+	}
+	p, err := decodeProperties(block)
+	if err != nil {
+		return Properties{}, fmt.Errorf("properties block: %w", err)
+	}
+	return p, nil
+}
+
+// checkFilterLayout: the footer locates a filter block exactly when the
+// properties describe one.
+func checkFilterLayout(ft footer, p *Properties) error {
+	if has := ft.filter.length > 0; has != (p.FilterLayout == FilterLayoutCacheLine) {
+		return fmt.Errorf("filter block present=%t, layout %q: %w", has, p.FilterLayout, base.ErrCorruption)
+	}
+	return nil
+}
+
+func (r *Reader) readAt(b []byte, off uint64) error { return readFullAt(r.f, b, off) }
+
+// readFullAt fills b from f at off; a short read is corruption (the file
+// is shorter than its footer says).
+func readFullAt(f vfs.File, b []byte, off uint64) error {
+	n, err := f.ReadAt(b, int64(off))
 	if n == len(b) {
 		return nil // io.ReaderAt may report io.EOF along with a full read
 	}
