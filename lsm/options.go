@@ -111,7 +111,7 @@ type Options struct {
 	// their memory is freed: the filter kept for a table the table cache
 	// closed (MaxOpenFiles) counts until the table is deleted.
 	//
-	// Default 32 MiB (DefaultPinnedMetaLimit); NoPinnedMetaLimit pins every
+	// Default 20 MiB (DefaultPinnedMetaLimit); NoPinnedMetaLimit pins every
 	// open table's; a negative limit pins none (the memory of the block
 	// cache and memtables alone, as Pebble's). Tables written before
 	// format version 2 are always pinned. How many keys the default holds
@@ -254,7 +254,7 @@ const (
 // NoPinnedMetaLimit the limit that pins every open table's index and
 // filter.
 const (
-	DefaultPinnedMetaLimit = 32 << 20
+	DefaultPinnedMetaLimit = 20 << 20
 	NoPinnedMetaLimit      = math.MaxInt64
 )
 

@@ -133,7 +133,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.Int64Var(&c.writeBufferSize, "write_buffer_size", 1<<20, "memtable bytes before a flush (lsm default 4 MiB; smaller makes a deeper tree from less data)")
 	fs.Int64Var(&c.targetFileSize, "target_file_size_base", 1<<20, "compaction output table size in the base level")
 	fs.IntVar(&c.fileSizeMult, "target_file_size_multiplier", 2, "Options.TargetFileSizeMultiplier: how much larger tables get per level below the base")
-	fs.Int64Var(&c.pinnedMeta, "pinned_meta_limit", 0, "Options.PinnedMetaLimit: bytes of table indexes and filters pinned in memory; tables beyond it read them a page at a time through the block cache (0: the default, 32 MiB; negative: none pinned)")
+	fs.Int64Var(&c.pinnedMeta, "pinned_meta_limit", 0, "Options.PinnedMetaLimit: bytes of table indexes and filters pinned in memory; tables beyond it read them a page at a time through the block cache (0: the default, 20 MiB; negative: none pinned)")
 	fs.Int64Var(&c.levelBase, "max_bytes_for_level_base", 4<<20, "Options.LBaseMaxBytes: the base level's size target (levels are dynamic)")
 	hint := func() { usageHint(stderr, "", "[flags]") }
 	if err := parseFlags(fs, args, stderr, mainUsage, hint); err != nil {
