@@ -139,6 +139,7 @@ func mainErr() error {
 		dist          = flag.String("dist", "uniform", "mixed's key choice: uniform, or zipfian (YCSB's, constant 0.99, over the n filled keys)")
 		memSample     = flag.Duration("memsample", 0, "sample memory at this interval during every phase (e.g. 20ms) and note at its peak the split between the Go heap, the runtime, and what the engine says it holds off the heap (0 = off)")
 		cpuProfile    = flag.String("cpuprofile", "", "write a CPU profile of every phase into this directory, named after the run's database directory and the workload (go tool pprof reads them)")
+		memProfile    = flag.String("memprofile", "", "write a heap profile at the end of every phase into this directory, named as -cpuprofile's with -heap (in use as of the last collection, and allocated since the program began: go tool pprof -sample_index=alloc_space -diff_base PREVIOUS)")
 		fresh         = flag.Bool("fresh", false, "run each engine in a process of its own (this program again, with one engine), so every run starts at the same memory and peak-RSS compares like with like")
 	)
 	flag.Parse()
@@ -289,11 +290,16 @@ func mainErr() error {
 		return fmt.Errorf("need /proc/self/io: %w", err)
 	}
 
+	if *memProfile != "" {
+		// The default rate samples one allocation per 512 KiB, a score of
+		// samples in a heap of ten MiB; one per 4 KiB names every holder.
+		runtime.MemProfileRate = 4096
+	}
 	p := &params{
 		n: *n, m: *m, valSize: *valSize, scans: *scans, scanLen: *scanLen,
 		seed: *seed, reopen: *reopen, keys: newKeyGen(*seed), workloads: workloads,
 		threads: *threads, zipf: zipf, rangeSize: *rangeSize, memSample: *memSample,
-		profileDir: *cpuProfile,
+		profileDir: *cpuProfile, heapProfileDir: *memProfile,
 	}
 	cfg := configRecord{
 		Type: "config", Date: time.Now().Format(time.RFC3339), GoVersion: runtime.Version(),
@@ -411,6 +417,9 @@ func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, ke
 		}
 		o, ferr := f()
 		if err := stopProfile(); err != nil {
+			return err
+		}
+		if err := writeHeapProfile(p.heapProfileDir, filepath.Base(dir)+"-"+workload); err != nil {
 			return err
 		}
 		after, err := pio.snapshot()
@@ -700,6 +709,23 @@ func fmtSize(b int64) string {
 	default:
 		return fmt.Sprintf("%dB", b)
 	}
+}
+
+// writeHeapProfile writes the heap profile to dir/name-heap.pprof; with dir
+// empty it does nothing.
+func writeHeapProfile(dir, name string) error {
+	if dir == "" {
+		return nil
+	}
+	f, err := os.Create(filepath.Join(dir, name+"-heap.pprof"))
+	if err != nil {
+		return fmt.Errorf("-memprofile: %w", err)
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("-memprofile: %w", err)
+	}
+	return f.Close()
 }
 
 // startCPUProfile profiles the CPU into dir/name.pprof until the returned
