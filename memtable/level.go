@@ -124,7 +124,13 @@ func (l *Level) Flushed(m *Memtable) (*Level, error) {
 	if n == 0 || l.imm[n-1] != m {
 		return nil, fmt.Errorf("%w: only the oldest immutable memtable can be flushed", ErrLevelTransition)
 	}
-	rest := slices.Clip(l.imm[:n-1])
+	// A copy, not a reslice: the GC keeps a whole backing array live, so
+	// l.imm's array would keep m's tree and filter on the heap for as
+	// long as the new level lasts.
+	var rest []*Memtable
+	if n > 1 {
+		rest = slices.Clone(l.imm[:n-1])
+	}
 	var combined *filter.Quotient
 	switch len(rest) {
 	case 0:

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+	"weak"
 
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
@@ -157,5 +159,36 @@ func TestLevelTransitionErrors(t *testing.T) {
 	}
 	if _, err := l.Flushed(New(Options{})); !errors.Is(err, ErrLevelTransition) {
 		t.Fatalf("Flushed(stranger) err = %v", err)
+	}
+}
+
+// TestFlushedLevelLetsGoOfTheMemtable: the level Flushed returns must not
+// keep the flushed memtable reachable, or its tree and filter, on the Go
+// heap, live until the next rotation replaces the level: a memtable's
+// worth of heap held for nothing, between every flush and the next.
+func TestFlushedLevelLetsGoOfTheMemtable(t *testing.T) {
+	for _, queued := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("queued=%d", queued), func(t *testing.T) {
+			l := NewLevel(New(Options{}))
+			for range queued {
+				var err error
+				if l, err = l.Rotate(New(Options{})); err != nil {
+					t.Fatal(err)
+				}
+			}
+			imms := l.Immutables()
+			oldest := weak.Make(imms[len(imms)-1])
+			l, err := l.Flushed(imms[len(imms)-1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			imms = nil
+			runtime.GC()
+			runtime.GC()
+			if oldest.Value() != nil {
+				t.Fatalf("the flushed memtable is still reachable from the level (%d immutables left)", len(l.Immutables()))
+			}
+			runtime.KeepAlive(l)
+		})
 	}
 }
