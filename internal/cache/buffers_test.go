@@ -61,3 +61,48 @@ func TestLeakedBufferComesBack(t *testing.T) {
 	h := Alloc(1000) // the class still works after the reclaim
 	h.Release()
 }
+
+// TestChunkMakesValuesForBuffersInUse: a chunk gives a buffer its value when
+// first allocated and reuses a free one before carving another, so the
+// values on the heap follow the buffers in use at once, not the chunk's
+// thousand buffers of the smallest class.
+func TestChunkMakesValuesForBuffersInUse(t *testing.T) {
+	var bc bufClass // a class of the test's own: no other test's chunks
+	const c = 0     // the smallest buffers, the most per chunk
+	held := make([]*value, 3)
+	for i := range held {
+		held[i] = bc.alloc(c)
+	}
+	ch := held[0].chunk
+	values := func() int {
+		bc.mu.Lock()
+		defer bc.mu.Unlock()
+		return len(ch.free) + len(held)
+	}
+	if got := values(); got != len(held) || ch.n < 100 {
+		t.Fatalf("a chunk of %d buffers made %d values for %d in use", ch.n, got, len(held))
+	}
+	for range 10 {
+		freeBuffer(held[1])
+		held[1] = bc.alloc(c)
+		if held[1].chunk != ch {
+			t.Fatalf("a freed buffer's chunk was passed over")
+		}
+	}
+	if got := values(); got != len(held) {
+		t.Fatalf("after frees and allocations with %d in use, the chunk holds %d values", len(held), got)
+	}
+	for _, v := range held {
+		freeBuffer(v)
+	}
+	bc.mu.Lock()
+	defer bc.mu.Unlock()
+	if bc.spare != ch || len(bc.partial) != 0 {
+		t.Fatalf("the wholly free chunk is not the class's spare (spare %p, chunk %p, %d partial)", bc.spare, ch, len(bc.partial))
+	}
+	spareBytes.Add(-int64(len(ch.mem.Bytes())))
+	for _, v := range ch.free {
+		v.net.Stop()
+	}
+	ch.mem.Release()
+}
