@@ -135,8 +135,8 @@ func (e *monbanEngine) Flush() error {
 // (Stats.CompactionsRunning: on a busy machine a scheduled compaction's
 // goroutine can start, and fire CompactionBegin, tens of milliseconds
 // later), no memtable was queued and no flush, compaction or
-// compaction-read counter in Stats moved, and the directory held no
-// table the tree no longer does. A finished compaction may schedule the
+// compaction-read counter in Stats moved, and, at the last of them, the
+// directory held no table the tree no longer does. A finished compaction may schedule the
 // next one a moment later, hence several quiet polls, as in the Pebble
 // adapter. The last check is the Pebble adapter's obsolete-table one: a
 // deleter goroutine unlinks a compaction's inputs some 20-100 ms after it
@@ -155,11 +155,18 @@ func (e *monbanEngine) waitQuiet(limit time.Duration) error {
 	for quiet < quietPolls {
 		time.Sleep(time.Millisecond)
 		now := progress()
-		obsolete, err := e.obsoleteTables()
-		if err != nil {
-			return err
+		busy := now != last || now[1] > 0 || e.running.Load() > 0 || e.db.Stats().CompactionsRunning > 0
+		if !busy && quiet == quietPolls-1 {
+			// Listing the directory allocates, and the garbage is this
+			// process's, counted in the engine's phase: list it only
+			// when every other sign says the engine is done.
+			obsolete, err := e.obsoleteTables()
+			if err != nil {
+				return err
+			}
+			busy = obsolete
 		}
-		if now != last || now[1] > 0 || e.running.Load() > 0 || e.db.Stats().CompactionsRunning > 0 || obsolete {
+		if busy {
 			quiet = 0
 		} else {
 			quiet++
