@@ -136,9 +136,9 @@ func (e *monbanEngine) Flush() error {
 // goroutine can start, and fire CompactionBegin, tens of milliseconds
 // later), no memtable was queued and no flush, compaction or
 // compaction-read counter in Stats moved, and, at the last of them, the
-// directory held no table the tree no longer does. A finished compaction may schedule the
-// next one a moment later, hence several quiet polls, as in the Pebble
-// adapter. The last check is the Pebble adapter's obsolete-table one: a
+// directory held no table the tree no longer does. A finished compaction
+// may schedule the next one a moment later, hence several quiet polls, as
+// in the Pebble adapter. The last check is the Pebble adapter's obsolete-table one: a
 // deleter goroutine unlinks a compaction's inputs some 20-100 ms after it
 // ends, and without waiting for it the directory size measured after Flush
 // counted them (dir-after-fill 154 MiB of which 122 MiB live, at 1M keys).

@@ -37,9 +37,9 @@ type bufClass struct {
 // buffers are referenced from here: an allocated one is its holders' alone,
 // so that the collector can find it if they forget it. A buffer gets its
 // value (and safety net) when first allocated, and a free one is reused
-// before another is carved: a chunk of the smallest class holds almost a
-// thousand buffers, and values made for every buffer of every chunk up
-// front held 2 MiB of the Go heap in bench/peers at 50M keys.
+// before another is carved, so the values on the Go heap follow the
+// buffers in use at once, not the chunks' capacity: a chunk of the
+// smallest class holds almost a thousand buffers.
 type bufChunk struct {
 	mem    *offheap.Buffer
 	class  *bufClass
