@@ -73,6 +73,9 @@ func (w *memWindow) Put(at int, p []byte) error {
 	return nil
 }
 
+// Write is Put: MemFS has no writeback to write-protect a page.
+func (w *memWindow) Write(at int, p []byte) error { return w.Put(at, p) }
+
 // Stored appends b[w.stored:n] to the file's data, after zeros for any of
 // the window's range below it that holds none (bytes an earlier window
 // never stored). The window must continue the file's data: anything

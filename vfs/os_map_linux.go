@@ -68,6 +68,10 @@ func (w *osWindow) Put(at int, p []byte) error {
 		copy(w.b[at:], p)
 		return nil
 	}
+	return w.Write(at, p)
+}
+
+func (w *osWindow) Write(at int, p []byte) error {
 	for len(p) > 0 {
 		n, err := syscall.Pwrite(w.fd, p, w.off+int64(at))
 		if err == syscall.EINTR {

@@ -38,9 +38,10 @@ func TestMapWithoutFallocate(t *testing.T) {
 	}
 }
 
-// TestPutWritesCoherently: a Put of a page or more goes through pwrite(2),
-// and the mapping sees those bytes at once (one page cache), beside the
-// bytes a short Put stored, and the file holds both after Truncate.
+// TestPutWritesCoherently: a Put of a page or more, and a Write of any
+// length, go through pwrite(2), and the mapping sees those bytes at once
+// (one page cache), beside the bytes a short Put stored, and the file
+// holds them all after Truncate.
 func TestPutWritesCoherently(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "log")
 	f, err := Default.Create(name)
@@ -60,9 +61,13 @@ func TestPutWritesCoherently(t *testing.T) {
 	if err := w.Put(len(short), long); err != nil {
 		t.Fatal(err)
 	}
-	want := append(append([]byte{}, short...), long...)
+	written := bytes.Repeat([]byte{'w'}, 10)
+	if err := w.Write(len(short)+len(long), written); err != nil {
+		t.Fatal(err)
+	}
+	want := append(append(append([]byte{}, short...), long...), written...)
 	if got := w.Bytes()[:len(want)]; !bytes.Equal(got, want) {
-		t.Fatalf("the mapping shows %q... after the Puts, want %q...", got[:120], want[:120])
+		t.Fatalf("the mapping shows %q...%q after the Puts and the Write, want %q...%q", got[:120], got[len(got)-20:], want[:120], want[len(want)-20:])
 	}
 	w.Stored(len(want))
 	if err := w.Unmap(); err != nil {

@@ -106,6 +106,11 @@ type Window interface {
 	// written). An error
 	// leaves the window's bytes at [at, at+len(p)) unknown.
 	Put(at int, p []byte) error
+	// Write is Put by pwrite(2) on the OS whatever p's length, for pages
+	// a Sync has written back: writeback leaves them write-protected, so
+	// the next store into one takes a fault that costs more than the
+	// system call (BenchmarkSyncedAppend in wal). MemFS copies, as for Put.
+	Write(at int, p []byte) error
 	// Unmap ends the window. Bytes stored past the last Stored may or may
 	// not be in the file.
 	Unmap() error

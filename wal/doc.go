@@ -11,7 +11,9 @@
 // stores it into a 256 KiB window mapped on the file, no system call, for
 // the same promise: the window is the kernel's page cache (a record of a
 // page or more is written into the window's range with pwrite(2) instead,
-// which costs less than its page faults). The windows are
+// which costs less than its page faults, and so is every record after a
+// Sync until the next window, whose writeback left its pages to fault
+// again). The windows are
 // mapped one at a time as the log reaches them, each reserving its disk
 // space first; if the first Map fails the Writer writes instead for the
 // file's life. Sync makes everything appended so far survive a machine

@@ -20,7 +20,8 @@ import (
 //
 // The record is framed in w.buf and handed to the window with Put, which
 // stores it, or on the OS writes it with pwrite(2) when it is a page or
-// longer: one system call then costs less than a page fault per page.
+// longer: one system call then costs less than a page fault per page. It
+// is always written once a Sync has written the window back (w.synced).
 // Framing straight into the window saved a copy of a short record (about
 // a hundred bytes: a few nanoseconds of a 150 ns append) but could not
 // write a long one.
@@ -47,7 +48,11 @@ func (w *Writer) appendMapped(record []byte) (start int64, ok bool) {
 		}
 		i := int(at - w.winOff)
 		n := min(len(frame), w.ws-i)
-		if err := w.win.Put(i, frame[:n]); err != nil {
+		put := w.win.Put
+		if w.synced {
+			put = w.win.Write
+		}
+		if err := put(i, frame[:n]); err != nil {
 			w.err = fmt.Errorf("wal: append at offset %d: %w", at, err)
 			return 0, true
 		}
@@ -91,7 +96,7 @@ func (w *Writer) nextWindow(off int64) error {
 	if err != nil {
 		return fmt.Errorf("wal: map at offset %d: %w", off, err)
 	}
-	w.win, w.winOff, w.mapped = win, off, true
+	w.win, w.winOff, w.mapped, w.synced = win, off, true, false
 	return nil
 }
 

@@ -265,6 +265,81 @@ func TestMappedStickyError(t *testing.T) {
 	}
 }
 
+// waysMapper is a MemFS file whose windows count how the Writer hands
+// them records: stored (Put) or written (Write).
+type waysMapper struct {
+	vfs.File
+	m           vfs.Mapper
+	puts, wrote int
+}
+
+func (f *waysMapper) Map(off int64, size int) (vfs.Window, error) {
+	win, err := f.m.Map(off, size)
+	if err != nil {
+		return nil, err
+	}
+	return waysWindow{win, f}, nil
+}
+
+func (f *waysMapper) Truncate(size int64) error { return f.m.Truncate(size) }
+
+type waysWindow struct {
+	vfs.Window
+	f *waysMapper
+}
+
+func (w waysWindow) Put(at int, p []byte) error   { w.f.puts++; return w.Window.Put(at, p) }
+func (w waysWindow) Write(at int, p []byte) error { w.f.wrote++; return w.Window.Write(at, p) }
+
+// TestMappedWritesAfterSync: a mapped Writer stores records until a Sync,
+// writes them from the Sync to the end of that window (whose pages
+// writeback left write-protected), and stores again in the next window;
+// the log is the one a writing Writer makes.
+func TestMappedWritesAfterSync(t *testing.T) {
+	mem := vfs.NewMem()
+	f := mustCreate(t, mem, "log")
+	wf := &waysMapper{File: f, m: f.(vfs.Mapper)}
+	w := NewWriter(wf)
+	w.ws = 4096
+	var recs [][]byte
+	appendN := func(n int) {
+		for range n {
+			rec := bytes.Repeat([]byte{byte('a' + len(recs))}, 300)
+			recs = append(recs, rec)
+			if _, err := w.Append(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	step := func(what string, wantPuts, wantWrote int) {
+		t.Helper()
+		if wf.puts != wantPuts || wf.wrote != wantWrote {
+			t.Fatalf("%s: %d stored, %d written; want %d, %d", what, wf.puts, wf.wrote, wantPuts, wantWrote)
+		}
+	}
+	appendN(3)
+	step("before a Sync", 3, 0)
+	if err := w.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	appendN(2)
+	step("after a Sync", 3, 2)
+	// A record frames to 307 bytes: 5 fill 1535 bytes of the window, 8
+	// more end at 3991, and the 14th crosses the window's end, written up
+	// to it and stored past it, in a window no Sync has touched.
+	appendN(10)
+	step("across the window", 3+1+1, 2+8+1)
+	appendN(1)
+	step("in the next window", 6, 11)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := logOf(t, recs)
+	if got := fileBytes(t, mem, "log"); !bytes.Equal(got, want) {
+		t.Fatalf("closed log of %d bytes differs from the written one of %d", len(got), len(want))
+	}
+}
+
 // mappedChildEnv, when set, names the log TestMappedKillChild appends to.
 const mappedChildEnv = "MONBAN_WAL_MAPPED_CHILD"
 
