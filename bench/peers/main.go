@@ -458,8 +458,23 @@ func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, ke
 			Bits: r.opts.BitsPerKey, Workload: workload, Note: note})
 	}
 
+	var syncBefore time.Duration
+	if r.opts.Sync {
+		if syncBefore, err = diskSyncLatency(dir); err != nil {
+			return phases, sum, err
+		}
+	}
 	if err := measure(wFill, func() (phaseOutcome, error) { return doFill(e, p, flush) }); err != nil {
 		return phases, sum, err
+	}
+	if r.opts.Sync {
+		after, err := diskSyncLatency(dir)
+		if err != nil {
+			return phases, sum, err
+		}
+		fill := &phases[len(phases)-1]
+		fill.Note += fmt.Sprintf(" disk-fsync=%.0f/%.0fus", syncBefore.Seconds()*1e6, after.Seconds()*1e6)
+		logf("%s fill: the disk's 4 KiB write+fsync took %v before the fill, %v after", tag, syncBefore, after)
 	}
 	if sum.DirBytes, sum.TableBytes, err = dirSize(dir); err != nil {
 		return phases, sum, err
