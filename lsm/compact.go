@@ -391,11 +391,11 @@ func (d *DB) compactionInputs(c *compaction.Compaction) []base.InternalIterator 
 
 // compactionTables opens a compaction's input tables as private readers
 // (sstable.Reader.WithFile) of the table cache's: they share its index and
-// filter, so no meta block is read or held twice; they read through a
-// readahead window and skip the block cache, which a compaction, reading
-// each block once, must not flush of what reads are using. Their read
-// counters are the compaction's reads (blocks, as the tables count them;
-// the file sees fewer, larger reads through readaheadFile).
+// filter, so no meta block is read or held twice; they skip the block
+// cache, which a compaction, reading each block once, must not flush of
+// what reads are using, and their iterators read ahead as any does
+// (sstable/readahead.go). Their read counters are the compaction's reads
+// (blocks, as the tables count them; the file sees fewer, larger reads).
 type compactionTables struct{ d *DB }
 
 func (c compactionTables) table(f *manifest.FileMetadata) (*sstable.Reader, func(), error) {
@@ -408,14 +408,9 @@ func (c compactionTables) table(f *manifest.FileMetadata) (*sstable.Reader, func
 	if err != nil {
 		return nil, nil, err
 	}
-	ra, err := newReadaheadFile(file)
+	r, err := shared.WithFile(file)
 	if err != nil {
-		file.Close()
-		return nil, nil, err
-	}
-	r, err := shared.WithFile(ra)
-	if err != nil {
-		return nil, nil, err // WithFile closed ra, and file with it
+		return nil, nil, err // WithFile closed file
 	}
 	return r, func() {
 		st := r.Stats()

@@ -160,7 +160,7 @@ func (r *Reader) FindNext(ukey []byte, seq SeqNum, l *Lookup, cur *BlockCursor) 
 		if cur.held {
 			cur.block.Release()
 		}
-		block, from, err := r.dataBlock(i, h)
+		block, from, err := r.dataBlock(i, h, nil)
 		l.From = from
 		if err != nil {
 			cur.held = false

@@ -27,6 +27,7 @@ type Iter struct {
 	ic           indexCursor  // idx's index partition
 	blk          blockIter
 	keyBuf       []byte // where blockKey rebuilds a compact partition's keys
+	ra           readahead
 	valid        bool
 	err          error
 	closed       bool
@@ -65,7 +66,8 @@ func (it *Iter) loadBlock(i int) bool {
 		return it.fail(err)
 	}
 	h := it.r.blockHandle(&it.ic, i)
-	b, from, err := it.r.dataBlock(i, h)
+	it.ra.loaded(i)
+	b, from, err := it.r.dataBlock(i, h, &it.ra)
 	it.r.stats.block(from, h.length)
 	it.block = b
 	if err == nil {
@@ -309,5 +311,6 @@ func (it *Iter) Close() error {
 	it.block.Release()
 	it.block = cache.Handle{}
 	it.ic.release()
+	it.ra.release()
 	return it.err
 }

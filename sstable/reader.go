@@ -350,7 +350,7 @@ func (r *Reader) readMeta(h handle, what string) ([]byte, *offheap.Buffer, error
 // WithFile returns a Reader of the same table that reads through f,
 // another handle on r's file, with no block cache and counters of its own:
 // what a compaction reads its inputs with, each block once and in order
-// (f is typically a readahead window), without evicting the blocks that
+// (its iterators read ahead, readahead.go), without evicting the blocks that
 // reads are using. It shares r's index, filter and properties, with
 // references of its own on their memory, so it reads no meta block and
 // stays valid after r is closed, until its own Close. It owns f from now
@@ -459,6 +459,13 @@ func (r *Reader) readBlock(h handle) (cache.Handle, error) {
 		raw.Release()
 		return cache.Handle{}, err
 	}
+	return decodeBlock(raw, h)
+}
+
+// decodeBlock verifies and decompresses raw, the block at h as read with
+// its trailer, taking over raw: the handle it returns is raw itself or a
+// buffer of the decompressed block.
+func decodeBlock(raw cache.Handle, h handle) (cache.Handle, error) {
 	stored, typ, err := verifyBlock(raw.Block(), h)
 	if err != nil {
 		raw.Release()
@@ -487,14 +494,19 @@ func leUint32(b []byte) uint32 {
 
 // dataBlock returns a handle on data block i at h, from the block cache
 // or else the file (then caching it), and which of the two (BlockNone on
-// error); the caller counts it. The caller reads the block in place and
-// releases the handle once no slice of it is in use (internal/cache,
-// invariant 5).
-func (r *Reader) dataBlock(i int, h handle) (b cache.Handle, from BlockSource, err error) {
+// error); the caller counts it. An iterator passes its readahead, which
+// reads the file for it (readahead.go); a Get passes nil. The caller
+// reads the block in place and releases the handle once no slice of it
+// is in use (internal/cache, invariant 5).
+func (r *Reader) dataBlock(i int, h handle, ra *readahead) (b cache.Handle, from BlockSource, err error) {
 	if b, ok := r.cache.Get(r.fileNum, h.offset); ok {
 		return b, BlockFromCache, nil
 	}
-	b, err = r.readBlock(h)
+	if ra != nil {
+		b, err = ra.read(r, i, h)
+	} else {
+		b, err = r.readBlock(h)
+	}
 	if err != nil {
 		return cache.Handle{}, BlockNone, fmt.Errorf("sstable %s: data block %d at %d: %w", r.name, i, h.offset, err)
 	}

@@ -1,7 +1,7 @@
 // Package offheap allocates byte buffers outside the Go heap: the memory
 // an open table pins for its whole life (its filter and index blocks),
 // memtable arenas, the chunks the block cache carves its buffers from,
-// and compaction readahead windows. The collector lets the heap grow to twice what is live before it
+// and iterators' readahead windows. The collector lets the heap grow to twice what is live before it
 // collects (GOGC 100), so every pinned byte on the heap costs two bytes of
 // resident memory; at 4M keys those blocks are most of what a DB keeps
 // live while it fills (docs/design.md, "Memory").
