@@ -205,7 +205,7 @@ func randDeleteOnlyTree(rng *rand.Rand) *manifest.Version {
 		num++
 		f := table(num, string(deleteOnlyKeys[lo]), string(deleteOnlyKeys[hi]), 10)
 		band := base.SeqNum(10 * (manifest.NumLevels - level)) // L0: 70, L6: 10
-		f.SmallestSeq = band - base.SeqNum(rng.IntN(15))
+		f.SmallestSeq = band - base.SeqNum(rng.IntN(9))
 		f.LargestSeq = f.SmallestSeq + base.SeqNum(rng.IntN(6))
 		randTombstones(rng, f, lo, hi)
 		return f
