@@ -1,10 +1,7 @@
 package compaction
 
 import (
-	"bytes"
-
 	"github.com/monbandb/monban/internal/base"
-	"github.com/monbandb/monban/internal/keyspan"
 	"github.com/monbandb/monban/internal/manifest"
 )
 
@@ -35,26 +32,18 @@ import (
 //     before the edit that drops f, so no crash can keep the edit and lose
 //     the tombstone.
 //
-// Tombstones cut at table boundaries still cover f when they abut: the
-// spans of every table above f are merged (keyspan.Merge) before f's
-// range is checked, so a tombstone split over two tables of a level
-// covers a table below that spans their boundary. A table whose range
-// tombstones are unknown (no reader opened since Open) lends none; a
-// table only partly covered stays, for an ordinary merge to cut.
+// Tombstones cut at table boundaries still cover f when they abut: f's
+// range is walked over the spans of every table above it at once, from
+// one span boundary to the next (cover.go), so a tombstone split over two
+// tables of a level covers a table below that spans their boundary. A
+// table whose range tombstones are unknown (no reader opened since Open)
+// lends none; a table only partly covered stays, for an ordinary merge to
+// cut.
 //
 // The file goes as any compaction's inputs do: once no live Version
 // holds it (lsm/deleter.go), so an iterator or Get still reading it keeps
 // it on disk. The tombstones stay: what they cover lower down, and their
 // own drop at the bottom, are the ordinary merges' work.
-
-// verdict is what PickDeleteOnly finds of one table.
-type verdict uint8
-
-const (
-	kept     verdict = iota // a key of the table is not covered by a newer tombstone
-	covered                 // deletable now (conditions 1 and 2)
-	snapshot                // covered, but a snapshot between the table and the tombstone sees it
-)
 
 // Waiting is where the open snapshots that alone keep tables from a
 // delete-only compaction lie: every such snapshot s has Lo <= s < Hi. The
@@ -79,48 +68,46 @@ func (w *Waiting) add(lo, hi base.SeqNum) {
 // that alone keep some table from going (of the levels it looked at): the
 // caller asks again when one of those closes, as no flush or compaction
 // may come to.
-// snapshots returns the open snapshots' seqs, ascending; it is called only
-// when some table holds range tombstones, so a DB that has none pays a
-// load per table. Levels are tried top down; the compaction's Level and
-// OutputLevel are both the tables' level, and it writes nothing.
+// snapshots returns the open snapshots' seqs, ascending; it is called at
+// most once, when some table's whole range is covered. Levels are tried
+// top down; the compaction's Level and OutputLevel are both the tables'
+// level, and it writes nothing.
+//
+// It runs after every flush and compaction, so it never merges the
+// tombstones above a level: each table is looked up among the tables
+// above whose spans reach its range (cover.go), a few binary searches
+// however many tombstones those hold, and only a table covered at both
+// ends has its range walked. A DB without range tombstones pays a load
+// per table.
 func PickDeleteOnly(v *manifest.Version, snapshots func() []base.SeqNum, inProgress []*Compaction) (c *Compaction, waiting Waiting) {
-	var above []keyspan.Spans
-	add := func(files []*manifest.FileMetadata) {
-		for _, f := range files {
-			if s, known := f.RangeDels(); known && s.Len() > 0 {
-				above = append(above, s)
-			}
-		}
-	}
 	// An L0 table may be deleted by a newer L0 table's tombstones (3): its
-	// own spans, merged in too, are not above its LargestSeq, so they
-	// never count as covering it.
-	add(v.Levels[0])
-	var spans keyspan.Spans
+	// own spans, among them, are not above its LargestSeq, so they never
+	// count as covering it.
+	a := above{tiers: []tier{newTier(v.Levels[0])}}
 	var seqs []base.SeqNum
-	merged := 0
+	asked := false
 	for level := range manifest.NumLevels {
 		if level > 1 {
-			add(v.Levels[level-1])
+			a.tiers = append(a.tiers, newTier(v.Levels[level-1]))
 		}
-		if len(above) == 0 {
+		if a.empty() {
 			continue
-		}
-		if merged == 0 {
-			seqs = snapshots()
-		}
-		if merged != len(above) {
-			spans, merged = keyspan.Merge(above...), len(above)
 		}
 		var dropped []*manifest.FileMetadata
 		for _, f := range v.Levels[level] {
-			if held(f, inProgress) {
+			newest, ok := a.cover(f)
+			if !ok || held(f, inProgress) {
 				continue
 			}
-			switch got, newest := deletable(spans, f, seqs); got {
-			case covered:
+			if !asked {
+				seqs, asked = snapshots(), true
+			}
+			// Condition 2. Every tombstone f relies on lies above
+			// f.SmallestSeq, and stripes rise with seqs: all of them share
+			// f's stripe exactly when the newest does.
+			if stripeOf(seqs, newest) == stripeOf(seqs, f.SmallestSeq) {
 				dropped = append(dropped, f)
-			case snapshot:
+			} else {
 				waiting.add(f.SmallestSeq, newest)
 			}
 		}
@@ -135,46 +122,6 @@ func PickDeleteOnly(v *manifest.Version, snapshots func() []base.SeqNum, inProgr
 		return c, waiting
 	}
 	return nil, waiting
-}
-
-// deletable checks conditions 1 and 2 for f against spans, the merged
-// tombstones of every table a read meets before f. newest is the newest
-// of the tombstones it relied on: a snapshot below it and at or above
-// f.SmallestSeq is one that keeps f.
-func deletable(spans keyspan.Spans, f *manifest.FileMetadata, snapshots []base.SeqNum) (v verdict, newest base.SeqNum) {
-	lo, hi := f.Smallest.UserKey, f.Largest.UserKey
-	i := spans.Seek(lo)
-	if i == spans.Len() || bytes.Compare(spans.At(i).Start, lo) > 0 {
-		return kept, 0
-	}
-	stripe := stripeOf(snapshots, f.SmallestSeq)
-	v = covered
-	for ; i < spans.Len(); i++ {
-		sp := spans.At(i)
-		// The oldest seq above f's newest entry: if a snapshot separates
-		// it from f, every newer one is separated too.
-		var t base.SeqNum
-		for _, seq := range sp.Seqs {
-			if seq <= f.LargestSeq {
-				break
-			}
-			t = seq
-		}
-		if t == 0 {
-			return kept, 0
-		}
-		if stripeOf(snapshots, t) != stripe {
-			v = snapshot
-		}
-		newest = max(newest, t)
-		if bytes.Compare(hi, sp.End) < 0 {
-			return v, newest
-		}
-		if i+1 < spans.Len() && !bytes.Equal(spans.At(i+1).Start, sp.End) {
-			return kept, 0 // a gap: the keys between two spans are not covered
-		}
-	}
-	return kept, 0
 }
 
 // stripeOf returns the stripe of seq among snapshots (ascending): the
