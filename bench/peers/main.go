@@ -354,6 +354,13 @@ func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, ke
 	if !keep {
 		defer os.RemoveAll(dir)
 	}
+	// The runs before this one wrote their tables and removed them, and
+	// the disk may still be writing them back: a sync lets this run start
+	// on a disk that does nothing else. Without it, the first engine of
+	// each -sync run met fsyncs slower than the next engines did
+	// (disk-fsync before its fill 223-346 us, against 144-259 for the
+	// others, in six runs of three engines, results/2026-12-04-sync8-pwrite.txt).
+	syscall.Sync()
 	peak := runPeak{perPhase: true}
 	if err := resetPeakRSS(); err != nil {
 		sum.PeakRSSScope = "process"
