@@ -66,9 +66,8 @@ func TestIterReadsAhead(t *testing.T) {
 		if err := it.Close(); err != nil || i != len(entries) {
 			t.Fatalf("scan of %d entries, want %d: %v", i, len(entries), err)
 		}
-		// Two blocks alone, then windows of 16, 32 and 64 KiB.
-		bytesRead := int(r.Properties().DataBytes)
-		want := 2 + 3 + bytesRead/(64<<10)
+		// Two blocks alone, a window of readaheadMin, then readaheadMax.
+		want := 2 + 1 + int(r.Properties().DataBytes)/readaheadMax + 1
 		if len(f.sizes) > want || len(f.sizes) >= blocks/4 {
 			t.Fatalf("cache %v: a scan of %d blocks made %d reads %v, want at most %d", c != nil, blocks, len(f.sizes), f.sizes, want)
 		}
