@@ -6,9 +6,9 @@ import (
 	"io"
 	"path/filepath"
 	"sync/atomic"
-	"syscall"
 	"testing"
 
+	"github.com/monbandb/monban/internal/cpuclock"
 	"github.com/monbandb/monban/vfs"
 )
 
@@ -156,7 +156,7 @@ func BenchmarkSyncedAppend(b *testing.B) {
 			}
 			rec := bytes.Repeat([]byte{0xa5}, 1<<10)
 			b.SetBytes(int64(len(rec)))
-			cpu0 := processCPU(b)
+			cpu0 := cpuclock.Process()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if _, err := w.Append(rec); err != nil {
@@ -167,21 +167,12 @@ func BenchmarkSyncedAppend(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cpuclock.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 			if err := w.Close(); err != nil {
 				b.Fatal(err)
 			}
 		})
 	}
-}
-
-// processCPU is the process's user and system time so far, in ns.
-func processCPU(b *testing.B) int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // BenchmarkBufferLimit measures BufferedWriter appends by buffer size,
