@@ -31,7 +31,9 @@ func (d *DB) compactionOptions() compaction.Options {
 
 // Compact flushes the memtable and compacts the whole key space down the
 // tree, so that every table ends in the last level and every tombstone and
-// shadowed version that no snapshot needs is gone. It waits for the work.
+// shadowed version that no snapshot needs is gone, then starts the
+// manifest afresh from a snapshot of that tree, so that it no longer logs
+// the edits that built it. It waits for the work.
 func (d *DB) Compact() error { return d.CompactRange(nil, nil) }
 
 // CompactRange flushes the memtable and compacts the tables overlapping the
@@ -120,6 +122,16 @@ func (d *DB) CompactRange(lo, hi []byte) error {
 	}
 	if d.closed.Load() {
 		return ErrClosed
+	}
+	if d.mu.bgErr == nil && lo == nil && hi == nil {
+		// The whole tree is compacted: the manifest's log of the edits
+		// that built it describes nothing left.
+		d.manifestMu.Lock()
+		err := d.vs.Rollover()
+		d.manifestMu.Unlock()
+		if err != nil {
+			d.setBgErr(fmt.Errorf("monban: manifest rollover: %w", err))
+		}
 	}
 	return d.mu.bgErr
 }

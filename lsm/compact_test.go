@@ -2,6 +2,7 @@ package lsm
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -230,4 +231,66 @@ func TestCompactRewritesTheLastLevel(t *testing.T) {
 	mustGet(t, d, "deleted", "")
 	mustGet(t, d, "overwritten", "v2")
 	mustGet(t, d, "kept", "v1")
+}
+
+// manifestBytes is the size of the one manifest in the DB's directory.
+func manifestBytes(t *testing.T, fs vfs.FS) int64 {
+	t.Helper()
+	names, err := fs.List("/db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var size int64
+	n := 0
+	for _, name := range names {
+		if !strings.HasPrefix(name, "MANIFEST-") {
+			continue
+		}
+		b, err := vfs.ReadFile(fs, "/db/"+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size, n = int64(len(b)), n+1
+	}
+	if n != 1 {
+		t.Fatalf("%d manifests in the directory, want 1: %v", n, names)
+	}
+	return size
+}
+
+// TestCompactStartsTheManifestAfresh: a full Compact leaves a manifest of
+// one snapshot, not the log of every flush and compaction before it, and
+// the DB reopens from it with every key.
+func TestCompactStartsTheManifestAfresh(t *testing.T) {
+	fs := vfs.NewMem()
+	d := openMem(t, fs, &Options{MemtableSize: 8 << 10, TargetFileSize: 8 << 10, LBaseMaxBytes: 32 << 10})
+	putRange(t, d, "k", 3000)
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	d.waitIdle()
+	grown := manifestBytes(t, fs)
+	if err := d.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	after := manifestBytes(t, fs)
+	tables, err := d.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A snapshot names each table once; the log named each table the
+	// fill made, and its removal, many times over.
+	if after*4 > grown || after > int64(200*len(tables)+200) {
+		t.Fatalf("manifest of %d bytes after Compact (%d before, %d tables): not a snapshot", after, grown, len(tables))
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d = openMem(t, fs, nil)
+	defer d.Close()
+	for i := range 3000 {
+		if _, err := d.Get(fmt.Appendf(nil, "k%05d", i)); err != nil {
+			t.Fatalf("k%05d after reopen: %v", i, err)
+		}
+	}
 }

@@ -116,6 +116,30 @@ func (vs *VersionSet) LogAndApply(e *VersionEdit) error {
 	return nil
 }
 
+// Rollover starts the next manifest now, with a snapshot of the current
+// Version as its first record, as LogAndApply does past the size limit.
+// A manifest is a log of every edit since its snapshot, so a DB compacted
+// by hand would otherwise keep the history of every flush and compaction
+// before it (a 10M-key fill left 729 KiB where the snapshot is 256).
+// Calls are serialized with LogAndApply by the caller; a failure is
+// sticky, as LogAndApply's.
+func (vs *VersionSet) Rollover() error {
+	vs.mu.Lock()
+	closed := vs.closed
+	vs.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	if vs.err != nil {
+		return vs.err
+	}
+	if err := vs.rollover(vs.current, vs.state()); err != nil {
+		vs.err = err
+		return err
+	}
+	return nil
+}
+
 // checkEdit rejects what the builder cannot see: numbers never allocated
 // and a log number moving backwards.
 func (vs *VersionSet) checkEdit(e *VersionEdit) error {
