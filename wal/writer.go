@@ -38,9 +38,10 @@ type Writer struct {
 	// Writeback write-protects a page, so a store into it faults again;
 	// until the next window, Appends write through the window instead
 	// (Window.Write), a system call where a durable log (one Sync per
-	// commit group) paid a fault per record: 8 synced writers at 1M keys
-	// committed 39 K records a second at 18-19 µs of CPU each stored, 44 K
-	// at 11.4 written (bench/peers -sync -threads 8, fill).
+	// commit group) paid a fault per record: 8 synced writers filling
+	// 300,000 keys committed 39 K times a second at 18-19 µs of CPU a
+	// commit when stored, 44 K at 11.4 when written (bench/peers -sync
+	// -threads 8 -n=300000).
 	synced bool
 }
 
