@@ -13,13 +13,10 @@ import (
 // window, and each is copied from the window into a block-cache buffer,
 // as its own read would have put it there. The first window is
 // readaheadMin, so that a short scan crossing one block boundary reads
-// little past its end, and the next ones readaheadMax. The window is a
-// block buffer (internal/cache), outside the heap and pooled, so a scan
-// allocates nothing for it; windows of 64 KiB read no faster (bench/peers
-// scans at 1M keys: 4,968-5,722 scans a second against 5,062-5,332 with
-// 32 KiB, 7.7-9.0 reads a scan against 7.9-9.2) and read further past a
-// scan's end (223-235 KB a scan against 170-183; the blocks it needs
-// hold 125).
+// little past its end, and the next ones readaheadMax: larger windows
+// read no faster and further past a scan's end (docs/design.md, "Reads
+// without garbage"). The window is a block buffer (internal/cache),
+// outside the heap and pooled, so a scan allocates nothing for it.
 //
 // A seek elsewhere or a step back ends the run: the next read from the
 // file is a single block again, unless the window already holds it. The

@@ -37,11 +37,9 @@ type Writer struct {
 	// synced says a Sync wrote win's pages back since it was mapped.
 	// Writeback write-protects a page, so a store into it faults again;
 	// until the next window, Appends write through the window instead
-	// (Window.Write), a system call where a durable log (one Sync per
-	// commit group) paid a fault per record: 8 synced writers filling
-	// 300,000 keys committed 39 K times a second at 18-19 µs of CPU a
-	// commit when stored, 44 K at 11.4 when written (bench/peers -sync
-	// -threads 8 -n=300000).
+	// (Window.Write): a durable log, one Sync per commit group, pays a
+	// system call per record rather than a fault (BenchmarkSyncedAppend;
+	// docs/write-path.md has what it saved a durable fill).
 	synced bool
 }
 

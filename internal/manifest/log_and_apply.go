@@ -49,16 +49,12 @@ func Create(fsys vfs.FS, dir string) (*VersionSet, error) {
 // is then unknown, so every later call returns the same error and the DB
 // must be reopened (recovery judges the tail).
 func (vs *VersionSet) LogAndApply(e *VersionEdit) error {
+	if err := vs.writable(); err != nil {
+		return err
+	}
 	vs.mu.Lock()
-	closed := vs.closed
 	cps := vs.compactPointers
 	vs.mu.Unlock()
-	if closed {
-		return ErrClosed
-	}
-	if vs.err != nil {
-		return vs.err
-	}
 
 	// 1. Complete the edit with the counters and check it.
 	e.FormatVersion = 0
@@ -117,27 +113,32 @@ func (vs *VersionSet) LogAndApply(e *VersionEdit) error {
 }
 
 // Rollover starts the next manifest now, with a snapshot of the current
-// Version as its first record, as LogAndApply does past the size limit.
-// A manifest is a log of every edit since its snapshot, so a DB compacted
-// by hand would otherwise keep the history of every flush and compaction
-// before it (a 10M-key fill left 729 KiB where the snapshot is 256).
-// Calls are serialized with LogAndApply by the caller; a failure is
+// Version as its first record, as LogAndApply does past the size limit:
+// a manifest logs every edit since its snapshot, and a caller whose tree
+// no longer resembles the one those edits built (a full compaction) drops
+// them. Calls are serialized with LogAndApply by the caller; a failure is
 // sticky, as LogAndApply's.
 func (vs *VersionSet) Rollover() error {
-	vs.mu.Lock()
-	closed := vs.closed
-	vs.mu.Unlock()
-	if closed {
-		return ErrClosed
-	}
-	if vs.err != nil {
-		return vs.err
+	if err := vs.writable(); err != nil {
+		return err
 	}
 	if err := vs.rollover(vs.current, vs.state()); err != nil {
 		vs.err = err
 		return err
 	}
 	return nil
+}
+
+// writable returns why the manifest takes no more writes: ErrClosed, or
+// the sticky error of a write that failed; nil when it takes them.
+func (vs *VersionSet) writable() error {
+	vs.mu.Lock()
+	closed := vs.closed
+	vs.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	return vs.err
 }
 
 // checkEdit rejects what the builder cannot see: numbers never allocated
