@@ -74,7 +74,9 @@
 // or its files fails, and it returns the MemFS a reboot would find. Crash
 // needs the MemFS only for that clone; failure injection works over the OS
 // too. A failed operation never reaches the inner FS (a torn Write reaches
-// it with half its bytes).
+// it with half its bytes). It passes Reuse on as OpReuse where the inner
+// FS is a Reuser, and elsewhere fails it with errors.ErrUnsupported, for
+// the caller to fall back to Create.
 //
 // # A crash test
 //

@@ -46,6 +46,13 @@ func faultWorkload(fsys FS) error {
 		},
 		func() error { return fsys.SyncDir("/db") },
 		func() error { return fsys.Remove("/db/b") },
+		func() error { // reuse, close
+			f, err := fsys.(Reuser).Reuse("/db/LOCK", "/db/c")
+			if err != nil {
+				return err
+			}
+			return f.Close()
+		},
 	}
 	for _, s := range steps {
 		if err := s(); err != nil {
@@ -72,7 +79,7 @@ func TestFaultCounts(t *testing.T) {
 	for op := OpAny + 1; op < numOps; op++ {
 		want := int64(1)
 		if op == OpClose {
-			want = 2
+			want = 3
 		}
 		if got := ff.Count(op); got != want {
 			t.Errorf("Count(%s) = %d, want %d", op, got, want)
