@@ -14,14 +14,14 @@ var _ Mapper = (*memFile)(nil)
 
 // Map reserves [off, off+size) past the file's data — zeros, but for a
 // reused file's old bytes, which stay — and returns a window that is not
-// MemFS's storage but a buffer of its own, holding the range's bytes. Stores into
-// it are the writer goroutine's alone; Stored copies them into the file
-// under the lock, so readers (ReadAt from any goroutine, ProcessCrashClone)
-// never race with a store, and see every byte whose Stored has returned.
-// Aliasing the file's chunks instead would make every concurrent read a
-// data race. The cost is a kinder process crash than the OS's: a window's
-// bytes reach the file whole Stored calls at a time, never a store cut off
-// mid-record (FaultFS's torn Writes test that case).
+// MemFS's storage but a buffer of its own, holding the range's bytes.
+// Stores into it are the writer goroutine's alone; Stored copies them into
+// the file under the lock, so readers (ReadAt from any goroutine,
+// ProcessCrashClone) never race with a store, and see every byte whose
+// Stored has returned. Aliasing the file's chunks instead would make every
+// concurrent read a data race. The cost is a kinder process crash than the
+// OS's: a window's bytes reach the file whole Stored calls at a time, never
+// a store cut off mid-record (FaultFS's torn Writes test that case).
 //
 // off must be at or past the data written and stored so far: fileData only
 // appends (its invariant is what lets Sync record a length).
@@ -85,9 +85,10 @@ func (w *memWindow) Write(at int, p []byte) error { return w.Put(at, p) }
 
 // Stored appends b[w.stored:n] to the file's data, after the file's bytes
 // (fill: zeros, or a reused file's old bytes) for any of the window's
-// range below it that holds none (bytes an earlier window never stored). The window must continue the file's data: anything
-// written or stored past its range since Map would be overwritten, which
-// fileData cannot do, and is a bug in the caller.
+// range below it that holds none (bytes an earlier window never stored).
+// The window must continue the file's data: anything written or stored
+// past its range since Map would be overwritten, which fileData cannot
+// do, and is a bug in the caller.
 func (w *memWindow) Stored(n int) {
 	w.f.fs.mu.Lock()
 	defer w.f.fs.mu.Unlock()
