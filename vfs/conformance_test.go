@@ -174,6 +174,7 @@ func TestMissing(t *testing.T) {
 		_, errCreate := fsys.Create(inMissing)
 		_, errList := fsys.List(missing)
 		_, errLock := fsys.Lock(inMissing)
+		_, errReuse := fsys.(Reuser).Reuse(missing, filepath.Join(dir, "b"))
 		for what, err := range map[string]error{
 			"open":          errOpen,
 			"remove":        fsys.Remove(missing),
@@ -182,6 +183,7 @@ func TestMissing(t *testing.T) {
 			"list":          errList,
 			"syncdir":       fsys.SyncDir(missing),
 			"lock in dir":   errLock,
+			"reuse":         errReuse,
 		} {
 			if !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("%s of a missing name: %v, want fs.ErrNotExist", what, err)

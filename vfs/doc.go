@@ -44,7 +44,9 @@
 // exclusive one needs a descriptor open for writing: there a process that
 // may not write LOCK cannot take it.
 // On Linux its files from Create are Mappers: Map is fallocate(2), then
-// mmap(2) of the range, MAP_SHARED.
+// mmap(2) of the range, MAP_SHARED. It is a Reuser: Reuse opens the old
+// file read-write, without truncating it, then renames it, and the new
+// file overwrites blocks already written, whose fsync costs less.
 //
 // MemFS keeps, beside what reads see, what is durable: each file's bytes as
 // of its last Sync and each directory's entries as of its last SyncDir.
@@ -52,7 +54,10 @@
 // POSIX allows after a power cut, so a DB that recovers from it recovers
 // from a kinder file system too. Its files from Create are Mappers whose
 // windows are buffers of their own, copied into the file by Stored: a
-// window aliasing the file's storage would race with every ReadAt.
+// window aliasing the file's storage would race with every ReadAt. It is a
+// Reuser: a reused file shows what it wrote over its old contents, and a
+// crash shows what it synced over the old durable contents — none of an
+// unsynced overwrite.
 //
 // FaultFS wraps any FS. Its errors wrap ErrInjected. It counts attempted
 // operations per kind (Op); Inject adds a Fault: the nth operation of a
@@ -69,7 +74,9 @@
 // or its files fails, and it returns the MemFS a reboot would find. Crash
 // needs the MemFS only for that clone; failure injection works over the OS
 // too. A failed operation never reaches the inner FS (a torn Write reaches
-// it with half its bytes).
+// it with half its bytes). It passes Reuse on as OpReuse where the inner
+// FS is a Reuser, and elsewhere fails it with errors.ErrUnsupported, for
+// the caller to fall back to Create.
 //
 // # A crash test
 //

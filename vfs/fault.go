@@ -37,11 +37,12 @@ const (
 	OpMkdirAll
 	OpLock
 	OpSyncDir
+	OpReuse
 	numOps
 )
 
 var opNames = [numOps]string{"any", "create", "open", "read", "write", "sync", "size",
-	"close", "rename", "remove", "list", "mkdirall", "lock", "syncdir"}
+	"close", "rename", "remove", "list", "mkdirall", "lock", "syncdir", "reuse"}
 
 func (o Op) String() string {
 	if o < numOps {
@@ -109,7 +110,10 @@ func (r *faultRule) fires() (fire, spent bool) {
 	return r.rng.Float64() < r.P, false
 }
 
-var _ FS = (*FaultFS)(nil)
+var (
+	_ FS     = (*FaultFS)(nil)
+	_ Reuser = (*FaultFS)(nil)
+)
 
 // NewFault wraps inner. With no faults set it only counts.
 func NewFault(inner FS) *FaultFS { return &FaultFS{inner: inner} }
@@ -146,8 +150,8 @@ func (f *FaultFS) Injected() int64 {
 }
 
 // Inject adds ft to the faults in force. Faults apply independently; when
-// two fire on one operation it fails once. A failed Create, Open or Lock
-// has no effect on the inner FS; a failed Rename, Remove, Write, Sync or
+// two fire on one operation it fails once. A failed Create, Open, Reuse or
+// Lock has no effect on the inner FS; a failed Rename, Remove, Write, Sync or
 // SyncDir is not passed on either, except a torn Write (SetTornWrites).
 // Heal removes every fault.
 func (f *FaultFS) Inject(ft Fault) {
@@ -346,4 +350,25 @@ func (f *FaultFS) SyncDir(dir string) error {
 		return err
 	}
 	return f.inner.SyncDir(dir)
+}
+
+// Reuse passes Reuse on, counted and failed as OpReuse on oldname, and
+// wraps the file as Create's are, so that Write and Sync faults and torn
+// writes apply to it. A FaultFS is a Reuser whatever it wraps: over an FS
+// that is not one, Reuse fails with an error wrapping
+// errors.ErrUnsupported, uncounted — no operation reached the disk — and
+// the caller falls back to Create as it would without a Reuser.
+func (f *FaultFS) Reuse(oldname, newname string) (File, error) {
+	r, ok := f.inner.(Reuser)
+	if !ok {
+		return nil, &fs.PathError{Op: OpReuse.String(), Path: oldname, Err: errors.ErrUnsupported}
+	}
+	if err := f.fault(OpReuse, oldname); err != nil {
+		return nil, err
+	}
+	inner, err := r.Reuse(oldname, newname)
+	if err != nil {
+		return nil, err
+	}
+	return &faultFile{fs: f, inner: inner, name: newname}, nil
 }

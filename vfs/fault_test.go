@@ -46,6 +46,13 @@ func faultWorkload(fsys FS) error {
 		},
 		func() error { return fsys.SyncDir("/db") },
 		func() error { return fsys.Remove("/db/b") },
+		func() error { // reuse, close
+			f, err := fsys.(Reuser).Reuse("/db/LOCK", "/db/c")
+			if err != nil {
+				return err
+			}
+			return f.Close()
+		},
 	}
 	for _, s := range steps {
 		if err := s(); err != nil {
@@ -72,7 +79,7 @@ func TestFaultCounts(t *testing.T) {
 	for op := OpAny + 1; op < numOps; op++ {
 		want := int64(1)
 		if op == OpClose {
-			want = 2
+			want = 3
 		}
 		if got := ff.Count(op); got != want {
 			t.Errorf("Count(%s) = %d, want %d", op, got, want)
@@ -243,5 +250,50 @@ func TestFaultTrace(t *testing.T) {
 		"close /db/a false", "rename /db/a true"}
 	if !slices.Equal(log, want) {
 		t.Fatalf("trace\n%q\nwant\n%q", log, want)
+	}
+}
+
+// TestFaultReuse: a failed Reuse leaves both names as they were; a reused
+// file's Writes are faulted and torn as Create's; over an FS that is not
+// a Reuser, Reuse fails with errors.ErrUnsupported, uncounted.
+func TestFaultReuse(t *testing.T) {
+	ff, m := newFaultMem(t)
+	writeFile(t, m, "/db/a", []byte("old"))
+	writeFile(t, m, "/db/b", []byte("bee"))
+	ff.FailNth(OpReuse, 1)
+	_, err := ff.Reuse("/db/a", "/db/b")
+	var pe *fs.PathError
+	if !errors.Is(err, ErrInjected) || !errors.As(err, &pe) || pe.Op != "reuse" {
+		t.Fatalf("Reuse: %v, want an injected reuse error", err)
+	}
+	if got := mustList(t, m, "/db"); !slices.Equal(got, []string{"a", "b"}) || string(readFile(t, m, "/db/b")) != "bee" {
+		t.Fatalf("a failed Reuse changed the fs: %q, b holds %q", got, readFile(t, m, "/db/b"))
+	}
+	f, err := ff.Reuse("/db/a", "/db/b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ff.Count(OpReuse); got != 2 {
+		t.Fatalf("Count(reuse) = %d, want 2", got)
+	}
+	ff.SetTornWrites(true)
+	ff.FailNth(OpWrite, 1)
+	if n, err := f.Write([]byte("0123")); n != 2 || !errors.Is(err, ErrInjected) {
+		t.Fatalf("torn write to a reused file = %d, %v; want 2, ErrInjected", n, err)
+	}
+	if got := readFile(t, m, "/db/b"); string(got) != "01d" {
+		t.Fatalf("after a torn write the reused file holds %q, want 01d", got)
+	}
+	f.Close()
+
+	plain := NewFault(struct{ FS }{m})
+	if _, err := plain.Reuse("/db/b", "/db/c"); !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("Reuse over an FS that is not a Reuser: %v, want errors.ErrUnsupported", err)
+	}
+	if got := plain.Count(OpAny); got != 0 {
+		t.Fatalf("an unsupported Reuse was counted: Count(any) = %d", got)
+	}
+	if got := mustList(t, m, "/db"); !slices.Equal(got, []string{"b"}) {
+		t.Fatalf("an unsupported Reuse changed the fs: %q", got)
 	}
 }

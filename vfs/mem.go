@@ -28,18 +28,23 @@ var _ FS = (*MemFS)(nil)
 type memNode struct {
 	dir bool
 
-	// A file. data is everything written (what reads see), followed by
-	// zeros up to length if length is larger: the space a Map reserved and
-	// nothing has been stored in yet (mem_map.go). The durable contents are
-	// the first syncedSize bytes of synced, which is data as of the last
-	// Sync, followed by zeros up to syncedLength: by fileData's invariant
-	// those bytes never change, and Create and Truncate give data a new
-	// fileData rather than cutting this one.
+	// A file. data is everything written since Create or Reuse began the
+	// file's life: what reads see from offset 0. Past it they see under's
+	// bytes, a reused file's old contents (mem_reuse.go; empty otherwise),
+	// then zeros up to length if length is larger: the space a Map
+	// reserved and nothing has been stored in yet (mem_map.go). The durable
+	// contents are layered the same way: the first syncedSize bytes of
+	// synced, which is data as of the last Sync, then syncedUnder, then
+	// zeros up to syncedLength. By fileData's invariant those bytes never
+	// change, and Create and Truncate give data a new fileData rather than
+	// cutting this one; nothing writes an image.
 	data         *fileData
 	length       int64
+	under        fileImage
 	synced       *fileData
 	syncedSize   int64
 	syncedLength int64
+	syncedUnder  fileImage
 
 	// A directory. live is what List and lookups see; durable is live as of
 	// the last SyncDir. Both map a name to the inode it reaches.
@@ -55,16 +60,20 @@ func newFileNode() *memNode {
 	return &memNode{data: d, synced: d}
 }
 
-// size is the file's length: the bytes written, then any reserved zeros.
-func (n *memNode) size() int64 { return max(n.data.size, n.length) }
+// size is the file's length: the bytes written, then any old bytes and
+// reserved zeros.
+func (n *memNode) size() int64 { return max(n.data.size, n.under.end, n.length) }
 
 // readAt copies into p the file's bytes from off (0 <= off < n.size()),
-// zeros past data included, and returns how many it copied.
+// old bytes and zeros past data included, and returns how many it copied.
 func (n *memNode) readAt(p []byte, off int64) int {
 	end := min(off+int64(len(p)), n.size())
 	k := 0
 	if off < n.data.size {
 		k = n.data.readAt(p, off, n.data.size)
+	}
+	if at := off + int64(k); at < n.under.size {
+		k += n.under.d.readAt(p[k:], at, n.under.size)
 	}
 	total := int(end - off)
 	clear(p[k:total])
@@ -138,7 +147,8 @@ func (m *MemFS) Create(name string) (File, error) {
 	case ok && n.dir:
 		return nil, pathErr("create", name, syscall.EISDIR)
 	case ok:
-		n.data, n.length = &fileData{}, 0 // synced may still point at the old data
+		// The durable contents stay: a crash before the next Sync brings them back.
+		n.data, n.length, n.under = &fileData{}, 0, fileImage{}
 	default:
 		n = newFileNode()
 		dir.live[base] = n
@@ -170,37 +180,46 @@ func (m *MemFS) Open(name string) (File, error) {
 func (m *MemFS) Rename(oldname, newname string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	odir, obase, err := m.parent("rename", oldname)
+	_, err := m.rename("rename", oldname, newname, false)
+	return err
+}
+
+// rename is Rename, and returns the inode moved. With fileOnly it refuses
+// a directory, as Reuse must. Callers hold m.mu.
+func (m *MemFS) rename(op, oldname, newname string, fileOnly bool) (*memNode, error) {
+	odir, obase, err := m.parent(op, oldname)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	ndir, nbase, err := m.parent("rename", newname)
+	ndir, nbase, err := m.parent(op, newname)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	n, ok := odir.live[obase]
-	if !ok {
-		return pathErr("rename", oldname, fs.ErrNotExist)
-	}
-	if odir == ndir && obase == nbase {
-		return nil
+	switch {
+	case !ok:
+		return nil, pathErr(op, oldname, fs.ErrNotExist)
+	case fileOnly && n.dir:
+		return nil, pathErr(op, oldname, syscall.EISDIR)
+	case odir == ndir && obase == nbase:
+		return n, nil
 	}
 	if t, ok := ndir.live[nbase]; ok {
 		switch {
 		case t.dir && !n.dir:
-			return pathErr("rename", newname, syscall.EISDIR)
+			return nil, pathErr(op, newname, syscall.EISDIR)
 		case !t.dir && n.dir:
-			return pathErr("rename", newname, syscall.ENOTDIR)
+			return nil, pathErr(op, newname, syscall.ENOTDIR)
 		case t.dir && len(t.live) > 0:
-			return pathErr("rename", newname, syscall.ENOTEMPTY)
+			return nil, pathErr(op, newname, syscall.ENOTEMPTY)
 		}
 	}
 	if n.dir && m.below(n, split(newname)) {
-		return pathErr("rename", newname, syscall.EINVAL)
+		return nil, pathErr(op, newname, syscall.EINVAL)
 	}
 	delete(odir.live, obase)
 	ndir.live[nbase] = n
-	return nil
+	return n, nil
 }
 
 // below reports whether the path parts pass through directory n.

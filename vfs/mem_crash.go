@@ -8,7 +8,8 @@ package vfs
 //   - a file holds exactly the bytes it had at its last Sync, or nothing if
 //     it was never synced — unsynced appends, stores into a window and
 //     truncations are lost, and so a reserved length synced comes back as
-//     zeros;
+//     zeros; a reused file not synced since Reuse holds what its old life
+//     last synced, and one synced since holds the new bytes over the old;
 //   - no lock is held and no file is open.
 //
 // This is the strictest outcome POSIX allows, not the kindest one a real
@@ -29,8 +30,8 @@ func crashCopy(n *memNode, seen map[*memNode]*memNode) *memNode {
 		return c
 	}
 	if !n.dir {
-		d := n.synced.prefix(n.syncedSize)
-		c := &memNode{data: d, length: n.syncedLength, synced: d, syncedSize: d.size, syncedLength: n.syncedLength}
+		im := n.durableImage()
+		c := &memNode{data: im.d, length: im.end, synced: im.d, syncedSize: im.size, syncedLength: im.end}
 		seen[n] = c
 		return c
 	}
@@ -57,15 +58,17 @@ func (m *MemFS) ProcessCrashClone() *MemFS {
 }
 
 // liveCopy copies n as it is, written and durable state both; seen keeps
-// an inode with several names one inode.
+// an inode with several names one inode. A reused file's layers become one
+// (image): no file of the clone is open to write over them.
 func liveCopy(n *memNode, seen map[*memNode]*memNode) *memNode {
 	if c, ok := seen[n]; ok {
 		return c
 	}
 	if !n.dir {
+		live, dur := n.liveImage(), n.durableImage()
 		c := &memNode{
-			data: n.data.prefix(n.data.size), length: n.length,
-			synced: n.synced.prefix(n.syncedSize), syncedSize: n.syncedSize, syncedLength: n.syncedLength,
+			data: live.d, length: live.end,
+			synced: dur.d, syncedSize: dur.size, syncedLength: dur.end,
 		}
 		seen[n] = c
 		return c

@@ -17,7 +17,7 @@ type memFile struct {
 	fs       *MemFS
 	n        *memNode
 	name     string
-	writable bool // from Create: write-only; from Open: read-only
+	writable bool // from Create or Reuse: write-only; from Open: read-only
 	closed   bool
 	off      int64
 }
@@ -80,17 +80,18 @@ func (f *memFile) Write(p []byte) (int, error) {
 	if err := f.check("write", true); err != nil {
 		return 0, err
 	}
-	if gap := f.n.length - f.n.data.size; gap > 0 {
-		// Write appends at the file's end, past reserved zeros.
-		f.n.data.append(make([]byte, gap))
-	}
+	// Write appends past what this life of the file wrote or reserved —
+	// over a reused file's old bytes, which fill keeps below that point.
+	f.n.fill(f.n.length)
 	f.n.data.append(p)
 	return len(p), nil
 }
 
-// Sync makes everything written or stored durable, and the file's length.
-// It records lengths, not a copy: by fileData's invariant the bytes below
-// them never change.
+// Sync makes everything written or stored durable, and the file's length,
+// and a reused file's old bytes beneath: fsync writes back every dirty
+// page of the inode, those of its old life included. It records lengths
+// and images, not a copy: by fileData's invariant the bytes below them
+// never change.
 func (f *memFile) Sync() error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
@@ -98,6 +99,7 @@ func (f *memFile) Sync() error {
 		return pathErr("sync", f.name, fs.ErrClosed)
 	}
 	f.n.synced, f.n.syncedSize, f.n.syncedLength = f.n.data, f.n.data.size, f.n.length
+	f.n.syncedUnder = f.n.under
 	return nil
 }
 

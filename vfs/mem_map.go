@@ -12,15 +12,16 @@ const memPageSize = 4096
 
 var _ Mapper = (*memFile)(nil)
 
-// Map reserves [off, off+size) as zeros past the file's data and returns a
-// window that is not MemFS's storage but a buffer of its own. Stores into
-// it are the writer goroutine's alone; Stored copies them into the file
-// under the lock, so readers (ReadAt from any goroutine, ProcessCrashClone)
-// never race with a store, and see every byte whose Stored has returned.
-// Aliasing the file's chunks instead would make every concurrent read a
-// data race. The cost is a kinder process crash than the OS's: a window's
-// bytes reach the file whole Stored calls at a time, never a store cut off
-// mid-record (FaultFS's torn Writes test that case).
+// Map reserves [off, off+size) past the file's data — zeros, but for a
+// reused file's old bytes, which stay — and returns a window that is not
+// MemFS's storage but a buffer of its own, holding the range's bytes.
+// Stores into it are the writer goroutine's alone; Stored copies them into
+// the file under the lock, so readers (ReadAt from any goroutine,
+// ProcessCrashClone) never race with a store, and see every byte whose
+// Stored has returned. Aliasing the file's chunks instead would make every
+// concurrent read a data race. The cost is a kinder process crash than the
+// OS's: a window's bytes reach the file whole Stored calls at a time, never
+// a store cut off mid-record (FaultFS's torn Writes test that case).
 //
 // off must be at or past the data written and stored so far: fileData only
 // appends (its invariant is what lets Sync record a length).
@@ -34,11 +35,16 @@ func (f *memFile) Map(off int64, size int) (Window, error) {
 		return nil, pathErr("map", f.name, syscall.EINVAL)
 	}
 	f.n.length = max(f.n.length, off+int64(size))
-	return &memWindow{f: f, off: off, b: make([]byte, size)}, nil
+	b := make([]byte, size)
+	if off < f.n.under.size {
+		f.n.under.d.readAt(b, off, f.n.under.size)
+	}
+	return &memWindow{f: f, off: off, b: b}, nil
 }
 
-// Truncate sets the length to size. Cutting written bytes gives the file a
-// new fileData holding the rest, since synced may share the old one.
+// Truncate sets the length to size, cutting a reused file's old bytes
+// too. Cutting written bytes gives the file a new fileData holding the
+// rest, since synced may share the old one.
 func (f *memFile) Truncate(size int64) error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
@@ -51,6 +57,7 @@ func (f *memFile) Truncate(size int64) error {
 	if size < f.n.data.size {
 		f.n.data = f.n.data.prefix(size)
 	}
+	f.n.under = f.n.under.cut(size)
 	f.n.length = size
 	return nil
 }
@@ -76,11 +83,12 @@ func (w *memWindow) Put(at int, p []byte) error {
 // Write is Put: MemFS has no writeback to write-protect a page.
 func (w *memWindow) Write(at int, p []byte) error { return w.Put(at, p) }
 
-// Stored appends b[w.stored:n] to the file's data, after zeros for any of
-// the window's range below it that holds none (bytes an earlier window
-// never stored). The window must continue the file's data: anything
-// written or stored past its range since Map would be overwritten, which
-// fileData cannot do, and is a bug in the caller.
+// Stored appends b[w.stored:n] to the file's data, after the file's bytes
+// (fill: zeros, or a reused file's old bytes) for any of the window's
+// range below it that holds none (bytes an earlier window never stored).
+// The window must continue the file's data: anything written or stored
+// past its range since Map would be overwritten, which fileData cannot
+// do, and is a bug in the caller.
 func (w *memWindow) Stored(n int) {
 	w.f.fs.mu.Lock()
 	defer w.f.fs.mu.Unlock()
@@ -92,9 +100,7 @@ func (w *memWindow) Stored(n int) {
 	if d.size > at {
 		panic("vfs: MemFS window stored over bytes written since Map")
 	}
-	if d.size < at {
-		d.append(make([]byte, at-d.size))
-	}
+	w.f.n.fill(at)
 	d.append(w.b[w.stored:n])
 	w.stored = n
 }

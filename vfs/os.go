@@ -28,10 +28,11 @@ func (f osFile) Size() (int64, error) {
 	return fi.Size(), nil
 }
 
-// createdFile is a file from Create. It is opened read-write because a
-// writable shared mapping (Mapper, os_map_linux.go) needs a descriptor open
-// for reading too, so Read and ReadAt refuse here instead: files from
-// Create stay write-only, as on the other file systems.
+// createdFile is a file from Create or Reuse. It is opened read-write
+// because a writable shared mapping (Mapper, os_map_linux.go) needs a
+// descriptor open for reading too, so Read and ReadAt refuse here instead:
+// files from Create and Reuse stay write-only, as on the other file
+// systems.
 type createdFile struct{ osFile }
 
 func (f createdFile) Read([]byte) (int, error) {
@@ -47,6 +48,25 @@ func (osFS) Create(name string) (File, error) {
 	// and O_APPEND would cost a seek-to-end per write on some systems.
 	f, err := os.OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644)
 	if err != nil {
+		return nil, err
+	}
+	return createdFile{osFile{f}}, nil
+}
+
+var _ Reuser = osFS{}
+
+// Reuse opens oldname before renaming it, not after, so that a failed open
+// (EACCES, EMFILE) leaves both names as they were; the descriptor follows
+// the inode through the rename. Errors from the File, which package os
+// makes, name oldname, the name it was opened by. No O_TRUNC, and a
+// read-write descriptor like Create's, so the file is a Mapper on Linux.
+func (osFS) Reuse(oldname, newname string) (File, error) {
+	f, err := os.OpenFile(oldname, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Rename(oldname, newname); err != nil {
+		f.Close()
 		return nil, err
 	}
 	return createdFile{osFile{f}}, nil

@@ -23,6 +23,9 @@ var fallocate = syscall.Fallocate
 // back (invariant 2). Never a sparse extension by ftruncate: a store into a
 // hole the file system cannot allocate is a SIGBUS (invariant 4). A file
 // system without fallocate (EOPNOTSUPP) makes Map fail, not the process.
+// Mode 0 allocates only what the range lacks and zeroes only that: over
+// the blocks of a reused file (Reuser) the old bytes stay, and the mapping
+// shows them (TestReuseMap).
 func (f createdFile) Map(off int64, size int) (Window, error) {
 	fi, err := f.Stat()
 	if err != nil {
