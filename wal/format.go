@@ -150,17 +150,34 @@ func checksum(off int64, k logKind, frag []byte) uint32 {
 	return crc32.Update(^crc, crcTable, frag)
 }
 
-// crcUint64 runs the 8 little-endian bytes of v through the table by
-// hand: passing a local array to crc32.Update would make it escape, one
-// allocation per fragment on the hot path. This is the bytewise form of
-// the same reflected CRC (crc is the register, not inverted), so the
-// result equals crc32.Update over those bytes.
+// crcUint64 runs the 8 little-endian bytes of v through the CRC by hand:
+// passing a local array to crc32.Update would make it escape, one
+// allocation per fragment on the hot path. It takes the 8 bytes at once,
+// slicing-by-8: eight independent lookups, where a byte at a time makes
+// eight dependent ones (BenchmarkRecyclableRead of 128-byte records, whose
+// 16 seed bytes cost the most: 38 ns a record a byte at a time, 26
+// sliced, as a legacy log's 8 bytes a byte at a time). crc is the
+// register, not inverted; the result equals crc32.Update over those
+// bytes (TestCRCUint64).
 func crcUint64(crc uint32, v uint64) uint32 {
-	for i := 0; i < 8; i++ {
-		crc = crcTable[byte(crc)^byte(v>>(8*i))] ^ crc>>8
-	}
-	return crc
+	x := v ^ uint64(crc)
+	t := &crcSlices
+	return t[7][byte(x)] ^ t[6][byte(x>>8)] ^ t[5][byte(x>>16)] ^ t[4][byte(x>>24)] ^
+		t[3][byte(x>>32)] ^ t[2][byte(x>>40)] ^ t[1][byte(x>>48)] ^ t[0][byte(x>>56)]
 }
+
+// crcSlices[k][b] is the register after byte b followed by k zero bytes,
+// from a zero register: the tables of slicing-by-8.
+var crcSlices = func() (t [8][256]uint32) {
+	t[0] = *crcTable
+	for k := 1; k < 8; k++ {
+		for b := range 256 {
+			prev := t[k-1][b]
+			t[k][b] = t[0][byte(prev)] ^ prev>>8
+		}
+	}
+	return t
+}()
 
 // putHeader fills the headerSize bytes of b[0:7] for the fragment of type
 // t whose payload is b[7:7+n] and that starts at file offset off in a log

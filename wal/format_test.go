@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/crc32"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/monbandb/monban/internal/doctest"
@@ -63,5 +64,18 @@ func TestFormatExample(t *testing.T) {
 	res := readLog(t, NewRecyclableReader(bytes.NewReader(log), "000007.log", 7), log)
 	if len(res.records) != 1 || string(res.records[0]) != "hi" || !res.sealed {
 		t.Fatalf("reading the example back: %q, %v, sealed %v", res.records, res.err, res.sealed)
+	}
+}
+
+// TestCRCUint64 checks the seed's slicing-by-8 against the standard
+// library on the bytes it stands for, from random registers.
+func TestCRCUint64(t *testing.T) {
+	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 10000 {
+		crc, v := rng.Uint32(), rng.Uint64()
+		if got, want := crcUint64(crc, v), ^crc32.Update(^crc, castagnoli, binary.LittleEndian.AppendUint64(nil, v)); got != want {
+			t.Fatalf("crcUint64(%08x, %016x) = %08x, crc32.Update says %08x", crc, v, got, want)
+		}
 	}
 }
