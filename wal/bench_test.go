@@ -28,8 +28,26 @@ func BenchmarkAppend(b *testing.B) {
 	for _, size := range []int{128, 1 << 10, 16 << 10, 256 << 10} {
 		for _, every := range []int{0, 256, 16, 1} {
 			b.Run(fmt.Sprintf("size=%d/sync=%s", size, syncName(every)), func(b *testing.B) {
-				benchAppend(b, size, every, 0)
+				benchAppend(b, size, every, 0, false)
 			})
+		}
+	}
+}
+
+// BenchmarkRecyclableAppend is BenchmarkAppend without Sync on recyclable
+// logs (checksums seeded with the log number too), by Writer and
+// BufferedWriter, for comparison with the legacy logs of BenchmarkAppend
+// and BenchmarkBufferedAppend.
+//
+//	go test ./wal -run XXX -bench RecyclableAppend -benchmem
+func BenchmarkRecyclableAppend(b *testing.B) {
+	for _, size := range []int{100, 128, 1 << 10, 4 << 10, 16 << 10} {
+		for _, limit := range []int{0, bufferLimit} {
+			name := fmt.Sprintf("size=%d/writer=unbuffered", size)
+			if limit > 0 {
+				name = fmt.Sprintf("size=%d/writer=buffered", size)
+			}
+			b.Run(name, func(b *testing.B) { benchAppend(b, size, 0, limit, true) })
 		}
 	}
 }
@@ -48,7 +66,7 @@ func BenchmarkBufferedAppend(b *testing.B) {
 				if limit > 0 {
 					name = fmt.Sprintf("size=%d/sync=%s/writer=buffered", size, syncName(every))
 				}
-				b.Run(name, func(b *testing.B) { benchAppend(b, size, every, limit) })
+				b.Run(name, func(b *testing.B) { benchAppend(b, size, every, limit, false) })
 			}
 		}
 	}
@@ -183,7 +201,7 @@ func BenchmarkBufferLimit(b *testing.B) {
 	for _, size := range []int{100, 4 << 10} {
 		for _, limit := range []int{256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20} {
 			b.Run(fmt.Sprintf("size=%d/limit=%dK", size, limit>>10), func(b *testing.B) {
-				benchAppend(b, size, 0, limit)
+				benchAppend(b, size, 0, limit, false)
 			})
 		}
 	}
@@ -248,16 +266,21 @@ func (f countingFile) Write(p []byte) (int, error) {
 
 // benchAppend appends b.N records of size bytes, syncing every syncEvery
 // (0: never), through a Writer or, with limit > 0, a BufferedWriter of
-// buffers of limit bytes.
-func benchAppend(b *testing.B, size, syncEvery, limit int) {
+// buffers of limit bytes, to legacy logs or recyclable ones.
+func benchAppend(b *testing.B, size, syncEvery, limit int, recycle bool) {
 	logs := benchLogs{b: b, dir: b.TempDir()}
 	var writes atomic.Int64
 	open := func() benchWriter {
 		cf := countingFile{logs.create(), &writes}
+		k := logKind{recyclable: recycle, num: uint64(logs.n)}
 		if limit > 0 {
-			return newBufferedWriterSize(cf, blockSize, limit)
+			w := newBufferedWriterSize(cf, blockSize, limit)
+			w.kind = k
+			return w
 		}
-		return NewWriter(cf)
+		w := NewWriter(cf)
+		w.kind = k
+		return w
 	}
 	// flush makes the clock cover every byte appended before it stops.
 	flush := func(w benchWriter) {
@@ -309,30 +332,47 @@ func benchAppend(b *testing.B, size, syncEvery, limit int) {
 //	go test ./wal -run XXX -bench Read -benchmem
 func BenchmarkRead(b *testing.B) {
 	for _, size := range []int{128, 1 << 10, 16 << 10, 256 << 10} {
-		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) {
-			n := max(1, (8<<20)/size) // an 8 MiB log
-			f := &memFile{}
-			w := NewWriter(f)
-			rec := bytes.Repeat([]byte{0x5a}, size)
-			for range n {
-				if _, err := w.Append(rec); err != nil {
-					b.Fatal(err)
-				}
+		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) { benchRead(b, size, false) })
+	}
+}
+
+// BenchmarkRecyclableRead is BenchmarkRead over a recyclable log, read by
+// NewRecyclableReader.
+//
+//	go test ./wal -run XXX -bench RecyclableRead -benchmem
+func BenchmarkRecyclableRead(b *testing.B) {
+	for _, size := range []int{128, 1 << 10, 16 << 10, 256 << 10} {
+		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) { benchRead(b, size, true) })
+	}
+}
+
+func benchRead(b *testing.B, size int, recycle bool) {
+	n := max(1, (8<<20)/size) // an 8 MiB log
+	f := &memFile{}
+	w := NewWriter(f)
+	newReader := func(r io.Reader) *Reader { return NewReader(r, "bench.log") }
+	if recycle {
+		w = NewRecyclableWriter(f, 12)
+		newReader = func(r io.Reader) *Reader { return NewRecyclableReader(r, "000012.log", 12) }
+	}
+	rec := bytes.Repeat([]byte{0x5a}, size)
+	for range n {
+		if _, err := w.Append(rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+	br := bytes.NewReader(f.data)
+	r := newReader(br)
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := r.Next(); err != nil {
+			if err != io.EOF {
+				b.Fatal(err)
 			}
-			br := bytes.NewReader(f.data)
-			r := NewReader(br, "bench.log")
-			b.SetBytes(int64(size))
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, err := r.Next(); err != nil {
-					if err != io.EOF {
-						b.Fatal(err)
-					}
-					br.Reset(f.data)
-					r = NewReader(br, "bench.log")
-				}
-			}
-		})
+			br.Reset(f.data)
+			r = newReader(br)
+		}
 	}
 }

@@ -62,6 +62,7 @@ type BufferedWriter struct {
 	f     vfs.File // used by the flusher only until it returns, then by Close
 	bs    int      // block size: blockSize outside tests
 	limit int      // bufferLimit outside tests
+	kind  logKind  // legacy (NewBufferedWriter) or recyclable
 
 	// Invariant: synced <= written <= off - len(buf). The bytes between
 	// written and off - len(buf) are in the Write in progress, if any.
@@ -75,15 +76,26 @@ type BufferedWriter struct {
 	synced   int64        // bytes made durable by the last fsync
 	syncWant int64        // bytes a waiting Sync wants durable
 	closing  bool         // Close has begun: the flusher writes what is left and returns
+	sealed   bool         // the seal is framed: nothing may follow it
 	err      error        // sticky: a failed Write or Sync, or ErrClosed
 	done     chan struct{}
 }
 
-// NewBufferedWriter returns a BufferedWriter that frames records into f,
-// which must be empty (a freshly created file), and starts its flusher.
-// Close stops it.
+// NewBufferedWriter returns a BufferedWriter that frames records into f
+// as a legacy log, which f must be empty for (as for NewWriter), and
+// starts its flusher. Close stops it.
 func NewBufferedWriter(f vfs.File) *BufferedWriter {
 	return newBufferedWriterSize(f, blockSize, bufferLimit)
+}
+
+// NewRecyclableBufferedWriter returns a BufferedWriter that frames records
+// into f as the recyclable log number logNum, on the conditions of
+// NewRecyclableWriter: f may hold an older recyclable log's bytes, and
+// logNum is this log's alone.
+func NewRecyclableBufferedWriter(f vfs.File, logNum uint64) *BufferedWriter {
+	w := newBufferedWriterSize(f, blockSize, bufferLimit)
+	w.kind = logKind{recyclable: true, num: logNum}
+	return w
 }
 
 // newBufferedWriterSize lets tests use small blocks (as newWriterSize)
@@ -99,15 +111,26 @@ func newBufferedWriterSize(f vfs.File, bs, limit int) *BufferedWriter {
 // its first fragment will start, the value Reader.Offset reports for it.
 // It waits only when the record does not fit in the buffer (back-pressure).
 // When it returns nil the record is not yet in the file: Flush hands it to
-// the file, Sync makes it durable.
+// the file, Sync makes it durable. After Seal it fails with an error
+// wrapping ErrClosed.
 func (w *BufferedWriter) Append(record []byte) (int64, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.frame(record, typeFull)
+}
+
+// frame is Append of a record framed as whole says (appendFrame): typeFull,
+// or typeSeal for Seal's. w.mu is held.
+func (w *BufferedWriter) frame(record []byte, whole fragmentType) (int64, error) {
 	for {
 		// Checked again after every wait: a Close that began meanwhile
-		// may have seen the buffer empty and stopped the flusher.
+		// may have seen the buffer empty and stopped the flusher, and a
+		// Seal may have ended the log.
 		if err := w.usable(); err != nil {
 			return 0, err
+		}
+		if w.sealed {
+			return 0, errSealed
 		}
 		_, _, size := layout(w.off.Load(), w.bs, len(record))
 		if len(w.buf) == 0 || len(w.buf)+size <= w.limit {
@@ -118,7 +141,7 @@ func (w *BufferedWriter) Append(record []byte) (int64, error) {
 		}
 		w.progress.Wait() // back-pressure: the flusher will take w.buf
 	}
-	start, b := appendFrame(w.buf, w.off.Load(), w.bs, record)
+	start, b := appendFrame(w.buf, w.off.Load(), w.bs, w.kind, record, whole)
 	w.off.Add(int64(len(b) - len(w.buf)))
 	w.buf = b
 	w.work.Signal()
@@ -150,13 +173,36 @@ func (w *BufferedWriter) Sync() error {
 	if err := w.usable(); err != nil {
 		return err
 	}
-	target := w.off.Load()
+	return w.syncTo(w.off.Load())
+}
+
+// syncTo has the flusher make the first target bytes durable and waits
+// until it has, or has failed. w.mu is held.
+func (w *BufferedWriter) syncTo(target int64) error {
 	w.syncWant = max(w.syncWant, target)
 	w.work.Signal()
 	for w.err == nil && w.synced < target {
 		w.progress.Wait()
 	}
 	return w.err
+}
+
+// Seal ends a recyclable log as Writer.Seal does: it frames a SEAL after
+// every record appended before it and returns once the flusher has
+// written and synced them all, or with the sticky error. Appends that
+// take the writer's lock after it fail with an error wrapping ErrClosed,
+// as does a second Seal; a legacy log (NewBufferedWriter) has no seal.
+func (w *BufferedWriter) Seal() error {
+	if !w.kind.recyclable {
+		return errLegacySeal
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, err := w.frame(nil, typeSeal); err != nil {
+		return err
+	}
+	w.sealed = true
+	return w.syncTo(w.off.Load())
 }
 
 // Size returns the number of bytes appended, those still buffered

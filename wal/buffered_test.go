@@ -3,6 +3,7 @@ package wal
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"runtime"
@@ -211,7 +212,8 @@ func TestBufferedModel(t *testing.T) {
 // TestBufferedSameBytes: for the same records a BufferedWriter writes the
 // file a Writer writes, byte for byte, whatever the batches were, and
 // returns the same offsets; on the block edges of TestBlockEdges, random
-// records, and small blocks.
+// records, and small blocks; as a legacy log, and as a recyclable one
+// that each then seals.
 func TestBufferedSameBytes(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 0))
@@ -230,33 +232,51 @@ func TestBufferedSameBytes(t *testing.T) {
 	}
 	for i, recs := range cases {
 		for _, bs := range []int{blockSize, 64} {
-			uf, bf := &memFile{}, &bufFile{}
-			u, b := newWriterSize(uf, bs), newBufferedWriterSize(bf, bs, 1+rng.IntN(8<<10))
-			for j, rec := range recs {
-				uo, err := u.Append(rec)
-				if err != nil {
-					t.Fatal(err)
-				}
-				bo, err := b.Append(rec)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if uo != bo {
-					t.Fatalf("seed %d case %d bs %d: record %d at %d unbuffered, %d buffered", seed, i, bs, j, uo, bo)
-				}
-				if rng.IntN(8) == 0 {
-					if err := b.Flush(); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			if err := b.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(uf.data, bf.data) {
-				t.Fatalf("seed %d case %d bs %d: files differ (%d vs %d bytes)", seed, i, bs, len(uf.data), len(bf.data))
+			for _, k := range []logKind{{}, recyclable(uint64(i) + 1)} {
+				sameBytes(t, fmt.Sprintf("seed %d case %d bs %d recyclable %v", seed, i, bs, k.recyclable), rng, bs, k, recs)
 			}
 		}
+	}
+}
+
+// sameBytes writes recs with a Writer and a BufferedWriter of kind k on
+// blocks of bs bytes, flushing at random, and compares offsets and files.
+func sameBytes(t *testing.T, what string, rng *rand.Rand, bs int, k logKind, recs [][]byte) {
+	t.Helper()
+	uf, bf := &memFile{}, &bufFile{}
+	u, b := newWriterSize(uf, bs), newBufferedWriterSize(bf, bs, 1+rng.IntN(8<<10))
+	u.kind, b.kind = k, k
+	for j, rec := range recs {
+		uo, err := u.Append(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bo, err := b.Append(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uo != bo {
+			t.Fatalf("%s: record %d at %d unbuffered, %d buffered", what, j, uo, bo)
+		}
+		if rng.IntN(8) == 0 {
+			if err := b.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if k.recyclable {
+		if err := u.Seal(); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Seal(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(uf.data, bf.data) {
+		t.Fatalf("%s: files differ (%d vs %d bytes)", what, len(uf.data), len(bf.data))
 	}
 }
 

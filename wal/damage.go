@@ -9,9 +9,12 @@ import (
 // ends the log accordingly (doc.go, invariant 4):
 //
 //   - If an intact fragment (valid type, whole, checksum verified at its own
-//     offset) starts anywhere at or after p, the damage has good data after
-//     it: a crash cannot have left that, so it is corruption, reported with
-//     the log's name and p's offset.
+//     offset as this log's) starts anywhere at or after p, the damage has
+//     good data after it: a crash cannot have left that, so it is
+//     corruption, reported with the log's name and p's offset. An older
+//     log's fragments in a reused file are not this log's: they verify
+//     with another number (recyclable), or are of the other kind once the
+//     first fragment has fixed this log's.
 //   - Otherwise it is the torn tail of the last write(s) before a crash:
 //     the log ends with io.EOF and DroppedBytes counts everything after the
 //     last record returned up to the last non-zero byte.
@@ -72,11 +75,11 @@ func (r *Reader) verifiesAsPresent(p int) bool {
 	}
 	m := r.n - p - headerSize
 	t := fragmentType(r.block[p+6])
-	if framingError(t, p, m, r.bs) != "" {
+	if framingError(t, p, m, r.bs, r.kinds) != "" {
 		return false
 	}
 	hdr := [3]byte{byte(m), byte(m >> 8), byte(t)}
-	crc := crc32.Update(checksum(r.blockOff+int64(p), hdr[:]), crcTable, r.block[p+headerSize:r.n])
+	crc := crc32.Update(checksum(r.blockOff+int64(p), r.kindOf(t), hdr[:]), crcTable, r.block[p+headerSize:r.n])
 	return binary.LittleEndian.Uint32(r.block[p:p+4]) == crc
 }
 
@@ -100,11 +103,11 @@ func (r *Reader) zeroFrom(p int) (bool, error) {
 // intactFrom reports whether an intact fragment starts at block[q] for some
 // q >= p, or at the start of a later block. It consumes the rest of the log.
 func (r *Reader) intactFrom(p int) (bool, error) {
-	// Walk the type byte of each candidate header: only 4 of 256 values
+	// Walk the type byte of each candidate header: only 9 of 256 values
 	// are fragment types, so most offsets cost one compare.
 	b := r.block[:r.n]
 	for i := p + 6; i < len(b); i++ {
-		if b[i]-byte(typeFull) <= byte(typeLast-typeFull) && intactAt(b, r.blockOff, i-6, r.bs) {
+		if b[i]-byte(typeFull) <= byte(typeSeal-typeFull) && r.intactAt(i-6) {
 			return true, nil
 		}
 	}
@@ -112,9 +115,26 @@ func (r *Reader) intactFrom(p int) (bool, error) {
 		if err := r.load(); err != nil {
 			return false, err
 		}
-		if intactAt(r.block[:r.n], r.blockOff, 0, r.bs) {
+		if r.intactAt(0) {
 			return true, nil
 		}
 	}
 	return false, nil
+}
+
+// intactAt reports whether the block holds at p a whole, well-placed
+// fragment of a kind this log may be (r.kinds) whose checksum verifies as
+// this log's. It never reads past the bytes present.
+func (r *Reader) intactAt(p int) bool {
+	b := r.block[:r.n]
+	if len(b)-p < headerSize {
+		return false
+	}
+	t := fragmentType(b[p+6])
+	n := int(binary.LittleEndian.Uint16(b[p+4 : p+6]))
+	end := p + headerSize + n
+	if end > len(b) || framingError(t, p, n, r.bs, r.kinds) != "" {
+		return false
+	}
+	return binary.LittleEndian.Uint32(b[p:p+4]) == checksum(r.blockOff+int64(p), r.kindOf(t), b[p+4:end])
 }

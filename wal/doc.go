@@ -5,7 +5,9 @@
 //
 // # Lifetime and concurrency
 //
-// A Writer owns a freshly created vfs.File until Close. Append hands each
+// A Writer owns a vfs.File until Close: a freshly created one, or, for a
+// recyclable log (NewRecyclableWriter), an obsolete log's file reused,
+// which it overwrites from offset 0 (invariant 9). Append hands each
 // record to the file in one Write call (so it survives a process crash),
 // or, if the file is a vfs.Mapper (the OS file system on Linux, MemFS),
 // stores it into a 256 KiB window mapped on the file, no system call, for
@@ -17,10 +19,12 @@
 // mapped one at a time as the log reaches them, each reserving its disk
 // space first; if the first Map fails the Writer writes instead for the
 // file's life. Sync makes everything appended so far survive a machine
-// crash; Close does not sync, and cuts a mapped file to its last record. A
-// Writer is not safe for concurrent use: the engine's commit path
-// serializes Appends and batches concurrent writers into one record. After
-// any Write, Map or Sync error the Writer fails every later call.
+// crash; Seal, for a recyclable log, appends a SEAL and syncs, after which
+// nothing can be appended; Close does not sync, and cuts a mapped file to
+// its last record. A Writer is not safe for concurrent use: the engine's
+// commit path serializes Appends and batches concurrent writers into one
+// record. After any Write, Map or Sync error the Writer fails every later
+// call.
 //
 // A BufferedWriter writes the same log with fewer system calls, for a
 // weaker promise, and only where its user asks for it: Append frames the
@@ -28,15 +32,18 @@
 // (the flusher) writes whatever has accumulated in one Write while Appends
 // fill a second buffer, so a process crash can lose the last records
 // acknowledged (invariant 7). Flush hands every record appended before it
-// to the file, Sync also makes them durable, and Close flushes, stops the
-// flusher and closes the file without syncing. Append waits only when its
-// record does not fit in the 2 MiB buffer that fills behind the Write in
-// progress. Its methods are safe for concurrent use: the engine may Flush,
-// Sync or ask the Size from another goroutine while its commit leader
-// appends. Errors are sticky as for Writer, and Close reports them.
+// to the file, Sync also makes them durable, Seal writes a SEAL after them
+// and syncs, and Close flushes, stops the flusher and closes the file
+// without syncing. Append waits only when its record does not fit in the
+// 2 MiB buffer that fills behind the Write in progress. Its methods are
+// safe for concurrent use: the engine may Flush, Sync or ask the Size from
+// another goroutine while its commit leader appends. Errors are sticky as
+// for Writer, and Close reports them.
 //
 // A Reader reads one log front to back from an io.Reader positioned at its
-// start. The slice Next returns is valid until the next call to Next.
+// start: NewReader and NewSyncedReader a legacy log, NewRecyclableReader,
+// told the log's number, a recyclable or a legacy one. The slice Next
+// returns is valid until the next call to Next.
 //
 // # Invariants
 //
@@ -46,22 +53,24 @@
 //     at a block's first byte; FIRST and MIDDLE fragments end only at its
 //     last. The reader treats any other placement as damage.
 //  2. A fragment's checksum covers its length, type and payload, seeded with
-//     its own file offset: it verifies only where it was written.
+//     its own file offset, and in a recyclable log with the log's number
+//     too: it verifies only where it was written, and only as its log's.
 //  3. Nothing read from disk is trusted before its checksum verifies. A
 //     fragment's length is bounded by its block, and a record grows only by
 //     verified payloads, so memory is bounded by the bytes actually present.
 //  4. The first damage in a log (a fragment cut short, a bad type, length or
 //     checksum, zeros, a MIDDLE or LAST without FIRST, a FIRST without its
-//     LAST, a non-zero trailer) is a torn tail if and only if no intact
-//     fragment starts after it: neither at any byte offset in the rest of
-//     its block nor at the start of any later block. A torn tail ends the
-//     log with io.EOF and DroppedBytes counts the bytes after the last
-//     record returned, up to the last non-zero one: zeros ending the file
-//     hold no record it could return (a mapped Writer reserved them, or a
-//     file system kept a length without its data). EndsCleanly says
-//     whether the log ends at its last record or in zeros to a window
-//     boundary, the only ends a log followed by a newer one may have.
-//     Damage with an intact fragment after it is
+//     LAST, a non-zero trailer, a fragment of the other kind of log) is a
+//     torn tail if and only if no intact fragment (one that verifies as
+//     this log's, invariants 2 and 9) starts after it: neither at any byte
+//     offset in the rest of its block nor at the start of any later block.
+//     A torn tail ends the log with io.EOF and DroppedBytes counts the
+//     bytes after the last record returned, up to the last non-zero one:
+//     zeros ending the file hold no record it could return (a mapped Writer
+//     reserved them, or a file system kept a length without its data).
+//     EndsCleanly says whether the log ends at its SEAL, at its last record
+//     or in zeros to a window boundary, the only ends a log followed by a
+//     newer one may have. Damage with an intact fragment after it is
 //     corruption: a *CorruptionError naming the log and the offset,
 //     wrapping ErrCorruption. Every record before the damage is returned
 //     either way.
@@ -88,14 +97,28 @@
 //     Writer (invariant 5).
 //  8. A Writer on a vfs.Mapper stores, at the same offsets, exactly the
 //     bytes a Writer that writes would write; the file is that log followed
-//     by zeros to the end of the current window until Close cuts them. A
-//     crash (or an unsynced Close followed by a machine crash) may leave up
-//     to one window of zeros after the last record: a torn tail with
-//     nothing dropped (invariant 4), never corruption. A kill -9 during a
+//     by zeros to the end of the current window (or by what remains of an
+//     older log, in a reused file) until Close cuts them. A crash (or an
+//     unsynced Close followed by a machine crash) may leave up to one
+//     window of zeros after the last record: a torn tail with nothing
+//     dropped (invariant 4), never corruption. A kill -9 during a
 //     store, though, can leave part of a record before those zeros (a
 //     payload whose header is not stored yet), which NewReader takes for a
 //     torn tail and NewSyncedReader for corruption: a log read by the
 //     synced rule is written with Write (the manifest hides the Mapper).
+//  9. A recyclable log may be written over a file that holds an older
+//     recyclable log, provided no log number is ever given twice. Whatever
+//     the crash point, a Reader told the new log's number returns a prefix
+//     of the new log's records and then a torn tail: the older log's
+//     fragments never verify as the new log's (invariant 2), neither as
+//     records nor as intact data past the new log's end. A SEAL, the last
+//     fragment of a sealed log, ends the log: the Reader stops at it
+//     without looking further, and the log ends cleanly (invariant 4)
+//     whatever follows. A legacy log must not be reused: its fragments,
+//     seeded with offsets alone, would verify as the new log's where the
+//     new one has not overwritten them. A Reader told a number reads a
+//     legacy log too: the first fragment that verifies fixes the log's
+//     kind, and a fragment of the other kind after it is damage.
 //
 // Invariant 4 is the line between "a crash" and "a disk that lost data".
 // A process crash leaves a prefix of the Writes; a machine crash leaves the
@@ -116,22 +139,29 @@
 // and perhaps a trailer:
 //
 //	block    := fragment* trailer?
-//	fragment := checksum uint32 LE   CRC-32C (Castagnoli), unmasked, of
-//	                                 offset (8 bytes LE, not stored) ‖ length ‖ type ‖ payload
+//	fragment := checksum uint32 LE   CRC-32C (Castagnoli), unmasked, of offset (8 bytes LE,
+//	                                 not stored) ‖ [recyclable: log number (8 bytes LE, not
+//	                                 stored)] ‖ length ‖ type ‖ payload
 //	            length   uint16 LE   payload bytes; header + payload never cross the block
-//	            type     uint8       1 FULL, 2 FIRST, 3 MIDDLE, 4 LAST (0 never written)
+//	            type     uint8       legacy: 1 FULL, 2 FIRST, 3 MIDDLE, 4 LAST;
+//	                                 recyclable: 5 FULL, 6 FIRST, 7 MIDDLE, 8 LAST, 9 SEAL;
+//	                                 (0 never written)
 //	            payload  [length]byte
 //	trailer  := 1-6 zero bytes, where a 7-byte header would not fit
 //
-// A record is one FULL fragment, or FIRST, MIDDLE*, LAST. A fragment starts
+// A log's fragments are all of one kind, legacy or recyclable. A record is
+// one FULL fragment, or FIRST, MIDDLE*, LAST; a recyclable log may end with
+// a SEAL, which has no payload and is no record. A fragment starts
 // wherever 7 bytes are left in the block, so a non-empty record may begin
 // with an empty FIRST. An Append writes its padding (a trailer, if the
 // previous record left fewer than 7 bytes) and all its fragments in one
 // Write (a BufferedWriter's Write holds several Appends), or stores the
-// same bytes into the file's mapping. Two records, "hi" at offset 0 and "wal!" at offset 9:
+// same bytes into the file's mapping. Two records, "hi" at offset 0 and
+// "wal!" at offset 9:
 //
 //	00: d2 46 c4 6d  02 00  01  68 69        FULL "hi"
 //	09: e0 d1 61 15  04 00  01  77 61 6c 21  FULL "wal!"
 //
 // where 0x6dc446d2 is the CRC-32C of 00 00 00 00 00 00 00 00 02 00 01 68 69.
+// docs/format.md also works through a recyclable log and its SEAL.
 package wal

@@ -12,8 +12,14 @@ import (
 // fragment after them (doc.go, invariant 4).
 var ErrCorruption = base.ErrCorruption
 
-// ErrClosed is returned by a Writer's methods after Close.
+// ErrClosed is returned by a Writer's methods after Close, and wrapped by
+// the error of an Append or Seal after Seal.
 var ErrClosed = errors.New("closed")
+
+var (
+	errSealed     = fmt.Errorf("wal: log sealed: %w", ErrClosed)
+	errLegacySeal = errors.New("wal: Seal of a legacy log, which has no seal (NewRecyclableWriter makes logs that do)")
+)
 
 // CorruptionError names the log and the offset of the first damaged
 // fragment. It wraps ErrCorruption. The engine uses Offset to say how much

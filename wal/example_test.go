@@ -84,3 +84,34 @@ func ExampleBufferedWriter() {
 	// read "put dog=2" at offset 16
 	// read "delete cat" at offset 32
 }
+
+// A recyclable log is told its number, and sealed when the next log takes
+// over: a Reader told the same number stops at the seal, whatever the file
+// holds after it (in a reused file, an older log's bytes).
+func ExampleWriter_Seal() {
+	fs := vfs.NewMem()
+	f, _ := fs.Create("000007.log")
+	w := wal.NewRecyclableWriter(f, 7)
+	_, _ = w.Append([]byte("put cat=1"))
+	_ = w.Seal() // appends the SEAL and syncs
+	_, err := w.Append([]byte("put dog=2"))
+	fmt.Println("append after Seal:", err)
+	_ = w.Close()
+
+	f, _ = fs.Open("000007.log")
+	data, _ := io.ReadAll(f)
+	older := bytes.Repeat([]byte{0xa5}, 100) // what a reused file might still hold
+	r := wal.NewRecyclableReader(bytes.NewReader(append(data, older...)), "000007.log", 7)
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			fmt.Printf("%v: sealed %v, ends cleanly %v, %d bytes dropped\n", err, r.Sealed(), r.EndsCleanly(), r.DroppedBytes())
+			break
+		}
+		fmt.Printf("read %q\n", rec)
+	}
+	// Output:
+	// append after Seal: wal: log sealed: closed
+	// read "put cat=1"
+	// EOF: sealed true, ends cleanly true, 0 bytes dropped
+}

@@ -49,8 +49,24 @@ func (f *memFile) Size() (int64, error) { return int64(len(f.data)), nil }
 // Append returned for each record.
 func logOf(t testing.TB, records [][]byte) ([]byte, []int64) {
 	t.Helper()
-	f := &memFile{}
-	w := NewWriter(f)
+	return writeLog(t, NewWriter(&memFile{}), records, false)
+}
+
+// recyclable is the kind of the recyclable log number num.
+func recyclable(num uint64) logKind { return logKind{recyclable: true, num: num} }
+
+// recyclableWriter is NewRecyclableWriter on blocks of bs bytes.
+func recyclableWriter(bs int, num uint64) *Writer {
+	w := newWriterSize(&memFile{}, bs)
+	w.kind = recyclable(num)
+	return w
+}
+
+// writeLog appends records with w, a Writer of a memFile, seals the log if
+// seal, and returns the file's bytes and the offset Append returned for
+// each record.
+func writeLog(t testing.TB, w *Writer, records [][]byte, seal bool) ([]byte, []int64) {
+	t.Helper()
 	offs := make([]int64, len(records))
 	for i, rec := range records {
 		off, err := w.Append(rec)
@@ -59,6 +75,12 @@ func logOf(t testing.TB, records [][]byte) ([]byte, []int64) {
 		}
 		offs[i] = off
 	}
+	if seal {
+		if err := w.Seal(); err != nil {
+			t.Fatalf("Seal: %v", err)
+		}
+	}
+	f := w.f.(*memFile)
 	if w.Size() != int64(len(f.data)) {
 		t.Fatalf("Size() = %d, file has %d bytes", w.Size(), len(f.data))
 	}
@@ -71,19 +93,27 @@ type readResult struct {
 	offsets []int64
 	err     error // io.EOF or the error that ended the log
 	dropped int64
+	sealed  bool
+	clean   bool // EndsCleanly
 }
 
-// readAll reads log to its end. It fails the test if Next returns more
-// records than the log has bytes, which would mean the Reader loops.
+// readAll reads the legacy log log to its end with NewReader.
 func readAll(t testing.TB, log []byte) readResult {
 	t.Helper()
-	r := NewReader(bytes.NewReader(log), "test.log")
+	return readLog(t, NewReader(bytes.NewReader(log), "test.log"), log)
+}
+
+// readLog reads log with r to its end. It fails the test if Next returns
+// more records than the log has bytes, which would mean the Reader loops.
+func readLog(t testing.TB, r *Reader, log []byte) readResult {
+	t.Helper()
 	var res readResult
 	for {
 		rec, err := r.Next()
 		if err != nil {
 			res.err = err
 			res.dropped = r.DroppedBytes()
+			res.sealed, res.clean = r.Sealed(), r.EndsCleanly()
 			if again, err2 := r.Next(); again != nil || err2 != err {
 				t.Fatalf("Next after %v returned (%d bytes, %v): errors must be sticky", err, len(again), err2)
 			}

@@ -5,12 +5,12 @@ import (
 	"fmt"
 )
 
-// appendMapped stores record's frame into the file's current window
-// instead of writing it: the same bytes Write would add (appendFrame), at
-// the same offsets, with no system call. On the OS the window is a shared
-// mapping of the file, so a store lands in the page cache and survives a
-// process crash once it completes, as a returned write(2) does (vfs
-// invariant 1). It returns ok false when the file is to be written
+// appendMapped stores record's frame (appendFrame, whole as there) into
+// the file's current window instead of writing it: the same bytes Write
+// would add, at the same offsets, with no system call. On the OS the
+// window is a shared mapping of the file, so a store lands in the page
+// cache and survives a process crash once it completes, as a returned
+// write(2) does (vfs invariant 1). It returns ok false when the file is to be written
 // instead: the first Map failed (a file system without fallocate), before
 // any byte went through a mapping. Once a Map has succeeded the Writer
 // never falls back: the file then extends with zeros past the last
@@ -25,7 +25,7 @@ import (
 // Framing straight into the window saved a copy of a short record (about
 // a hundred bytes: a few nanoseconds of a 150 ns append) but could not
 // write a long one.
-func (w *Writer) appendMapped(record []byte) (start int64, ok bool) {
+func (w *Writer) appendMapped(record []byte, whole fragmentType) (start int64, ok bool) {
 	if w.off == w.winOff+int64(w.ws) || w.win == nil {
 		if err := w.nextWindow(w.off); err != nil {
 			if !w.mapped {
@@ -36,7 +36,7 @@ func (w *Writer) appendMapped(record []byte) (start int64, ok bool) {
 			return 0, true
 		}
 	}
-	start, frame := appendFrame(w.buf[:0], w.off, w.bs, record)
+	start, frame := appendFrame(w.buf[:0], w.off, w.bs, w.kind, record, whole)
 	w.buf = frame
 	at := w.off
 	for len(frame) > 0 {
@@ -101,8 +101,9 @@ func (w *Writer) nextWindow(off int64) error {
 }
 
 // unmap ends the mapping for Close: it unmaps the last window and cuts the
-// file to the bytes appended, so a cleanly closed log has no zero tail. A
-// partial record a failed Append stored past Size is cut with the zeros.
+// file to the bytes appended, so a cleanly closed log has no zero tail,
+// nor, in a reused file, any of the older log's bytes. A partial record a
+// failed Append stored past Size is cut with the zeros.
 func (w *Writer) unmap() error {
 	if !w.mapped {
 		return nil

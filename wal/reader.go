@@ -14,6 +14,12 @@ type Reader struct {
 	r    io.Reader
 	name string
 
+	// kinds is the kinds of log this one may be: legacy alone (NewReader),
+	// or both (NewRecyclableReader) until the first fragment accepted
+	// fixes it. num is the log's number, for recyclable fragments.
+	kinds kindSet
+	num   uint64
+
 	bs       int    // block size: blockSize outside tests
 	block    []byte // bs bytes, reused for every block
 	n        int    // bytes of block present (< bs only at the end of the log)
@@ -31,18 +37,34 @@ type Reader struct {
 	size    int64 // the log's length, once read to its end
 	dropped int64
 	synced  bool  // the synced-log rule (NewSyncedReader)
+	sealed  bool  // the log ended at its SEAL
 	err     error // sticky: io.EOF, *CorruptionError or an I/O error
 }
 
-// NewReader returns a Reader of the log r, which must be positioned at the
-// start of the log. name identifies the log in errors ("000012.log").
+// NewReader returns a Reader of the legacy log r (written by NewWriter or
+// NewBufferedWriter), which must be positioned at the start of the log.
+// name identifies the log in errors ("000012.log"). It knows fragment
+// types 1-4 only: a recyclable log's fragments are damage to it, so such a
+// log reads as a torn tail of all its bytes (NewRecyclableReader reads it).
 func NewReader(r io.Reader, name string) *Reader { return newReaderSize(r, name, blockSize) }
+
+// NewRecyclableReader returns a Reader of the log number logNum, which may
+// be a recyclable log (NewRecyclableWriter with logNum) or a legacy one:
+// the first fragment that verifies as one or the other decides, and a
+// fragment of the other kind after it is damage. Recyclable fragments
+// verify only as logNum's, so an older log's bytes after this one's end
+// in a reused file are a torn tail, never records and never corruption;
+// a SEAL ends the log (Sealed). Otherwise as NewReader.
+func NewRecyclableReader(r io.Reader, name string, logNum uint64) *Reader {
+	return newRecyclableReaderSize(r, name, logNum, blockSize)
+}
 
 // NewSyncedReader is NewReader for a log whose every Append is synced
 // before the next one starts, such as the manifest: only the final record
 // can be unfinished at a crash, so it judges the tail by the stricter rule
 // of invariant 6 (a cut-short final fragment or zeros are a torn tail,
-// anything else is corruption). Everything else is as with NewReader.
+// anything else is corruption). Everything else is as with NewReader: a
+// legacy log, types 5-9 being damage like any unknown type.
 func NewSyncedReader(r io.Reader, name string) *Reader {
 	rd := NewReader(r, name)
 	rd.synced = true
@@ -51,14 +73,22 @@ func NewSyncedReader(r io.Reader, name string) *Reader {
 
 // newReaderSize reads a log framed with newWriterSize(f, bs).
 func newReaderSize(r io.Reader, name string, bs int) *Reader {
-	return &Reader{r: r, name: name, bs: bs, block: make([]byte, bs)}
+	return &Reader{r: r, name: name, kinds: legacyKind, bs: bs, block: make([]byte, bs)}
+}
+
+// newRecyclableReaderSize is NewRecyclableReader on blocks of bs bytes.
+func newRecyclableReaderSize(r io.Reader, name string, logNum uint64, bs int) *Reader {
+	rd := newReaderSize(r, name, bs)
+	rd.kinds, rd.num = legacyKind|recyclableKind, logNum
+	return rd
 }
 
 // Next returns the next record. The slice is valid until the next call to
 // Next. At the end of the log Next returns io.EOF, also when the log ends in
-// a torn tail (see DroppedBytes); damage that is not a torn tail gives an
-// error wrapping ErrCorruption (a *CorruptionError). Both are final: every
-// later call returns the same error.
+// a torn tail (see DroppedBytes) or at its SEAL (Sealed); damage that is
+// not a torn tail gives an error wrapping ErrCorruption (a
+// *CorruptionError). Both are final: every later call returns the same
+// error.
 func (r *Reader) Next() ([]byte, error) {
 	if r.err != nil {
 		return nil, r.err
@@ -90,7 +120,7 @@ func (r *Reader) Next() ([]byte, error) {
 		}
 		t := fragmentType(r.block[p+6])
 		n := int(binary.LittleEndian.Uint16(r.block[p+4 : p+6]))
-		if msg := framingError(t, p, n, r.bs); msg != "" {
+		if msg := framingError(t, p, n, r.bs, r.kinds); msg != "" {
 			return nil, r.damage(p, msg, false)
 		}
 		end := p + headerSize + n
@@ -98,13 +128,24 @@ func (r *Reader) Next() ([]byte, error) {
 			return nil, r.damage(p, "fragment cut short", true)
 		}
 		off := r.blockOff + int64(p)
-		if binary.LittleEndian.Uint32(r.block[p:p+4]) != checksum(off, r.block[p+4:end]) {
+		if binary.LittleEndian.Uint32(r.block[p:p+4]) != checksum(off, r.kindOf(t), r.block[p+4:end]) {
 			return nil, r.damage(p, "checksum mismatch", false)
 		}
+		r.kinds = legacyKind
+		if t.recyclable() {
+			r.kinds = recyclableKind
+		}
 
-		// Step 3: fit the fragment into its record.
+		// Step 3: fit the fragment into its record, or end the log at its
+		// seal without a look at what follows.
 		payload := r.block[p+headerSize : end]
-		switch t {
+		switch t.role() {
+		case typeSeal:
+			if r.inRecord {
+				return nil, r.damage(p, "SEAL inside a record", false)
+			}
+			r.sealed, r.err = true, io.EOF
+			return nil, r.err
 		case typeFull:
 			if r.inRecord {
 				return nil, r.damage(p, "FULL inside a record", false)
@@ -123,7 +164,7 @@ func (r *Reader) Next() ([]byte, error) {
 				return nil, r.damage(p, t.String()+" without FIRST", false)
 			}
 			r.rec = append(r.rec, payload...)
-			if t == typeLast {
+			if t.role() == typeLast {
 				r.pos = end
 				r.inRecord = false
 				r.lastOff, r.lastEnd = r.recStart, off+int64(headerSize+n)
@@ -132,6 +173,11 @@ func (r *Reader) Next() ([]byte, error) {
 		}
 		r.pos = end
 	}
+}
+
+// kindOf returns the kind of log, this one's, whose fragments have type t.
+func (r *Reader) kindOf(t fragmentType) logKind {
+	return logKind{recyclable: t.recyclable(), num: r.num}
 }
 
 // load reads the next block (the first one on the first call). At the end
@@ -170,25 +216,34 @@ func (r *Reader) end() error {
 // starts (the offset Writer.Append returned for it).
 func (r *Reader) Offset() int64 { return r.lastOff }
 
-// EndsCleanly reports, once Next has returned io.EOF, whether the log's
-// bytes end at its last record, or go on past it only in what a mapped
-// Writer reserves: zeros, to a multiple of the window size (a crash, or a
-// machine crash after Close's unsynced cut, leaves them). A log that a
-// newer one follows must end so: it was synced before the newer one was
-// created, so any other tail is damage — zeros included, since a file
-// system can lose a synced file's last pages as zeros.
+// EndsCleanly reports, once Next has returned io.EOF, whether the log
+// ended at its SEAL, or its bytes end at its last record, or go on past it
+// only in what a mapped Writer reserves: zeros, to a multiple of the
+// window size (a crash, or a machine crash after Close's unsynced cut,
+// leaves them). A log that a newer one follows must end so: it was sealed
+// or synced before the newer one was created, so any other tail is damage
+// — zeros included, since a file system can lose a synced file's last
+// pages as zeros. An unsealed recyclable log in a reused file ends
+// cleanly only where the older log's bytes happen to end with it: the
+// engine seals every log it leaves.
 func (r *Reader) EndsCleanly() bool {
-	return r.err == io.EOF && (r.size == r.lastEnd ||
+	return r.err == io.EOF && (r.sealed || r.size == r.lastEnd ||
 		r.dataEnd <= r.lastEnd && r.size%windowSize == 0)
 }
 
+// Sealed reports, once Next has returned io.EOF, whether the log ended at
+// its SEAL (Writer.Seal): the Reader looked at nothing after it.
+func (r *Reader) Sealed() bool { return r.sealed }
+
 // DroppedBytes returns, once Next has returned io.EOF, how many bytes
 // followed the last record returned up to the log's last non-zero byte:
-// the torn tail a crash left (0 for a log that ended cleanly). Zeros that
-// end the file are not counted: they held no record, whether a mapped
-// Writer reserved them (a log may end in up to a window of zeros after a
-// crash) or a file system extended the file without its data. It is 0
-// while reading and after a corruption.
+// the torn tail a crash left (0 for a log that ended cleanly or at its
+// SEAL). Zeros that end the file are not counted: they held no record,
+// whether a mapped Writer reserved them (a log may end in up to a window
+// of zeros after a crash) or a file system extended the file without its
+// data. Bytes of an older log that the file held before it was reused are
+// counted: an unsealed recyclable log's torn tail may thus run to the end
+// of a long file. It is 0 while reading and after a corruption.
 func (r *Reader) DroppedBytes() int64 { return r.dropped }
 
 func allZero(b []byte) bool {

@@ -21,11 +21,13 @@ const windowSize = 256 << 10
 // Writer appends records to a log. It is not safe for concurrent use: the
 // engine's commit path (one writer at a time) serializes Appends.
 type Writer struct {
-	f   vfs.File
-	bs  int    // block size: blockSize outside tests
-	off int64  // bytes handed to f so far: the offset of the next byte
-	buf []byte // reused: one Append is framed here, then written at once (or copied into windows)
-	err error  // sticky: after a failed Write the file's tail is unknown
+	f      vfs.File
+	bs     int     // block size: blockSize outside tests
+	kind   logKind // legacy (NewWriter) or recyclable (NewRecyclableWriter)
+	off    int64   // bytes handed to f so far: the offset of the next byte
+	buf    []byte  // reused: one Append is framed here, then written at once (or copied into windows)
+	err    error   // sticky: after a failed Write the file's tail is unknown
+	sealed bool    // Seal succeeded: the log has ended
 
 	// Appending through mappings (mapped.go). m is nil when f is no
 	// vfs.Mapper or its first Map failed; then every Append is a Write.
@@ -43,11 +45,28 @@ type Writer struct {
 	synced bool
 }
 
-// NewWriter returns a Writer that frames records into f, which must be
-// empty (a freshly created file): checksums are seeded with file offsets
-// counted from 0. If f is a vfs.Mapper, records are stored through
-// mappings of it instead of written (mapped.go).
+// NewWriter returns a Writer that frames records into f as a legacy log
+// (fragment types 1-4), the manifest's format: f must be empty (a freshly
+// created file), since checksums are seeded with file offsets alone and an
+// older log's bytes past the end of this one could pass for its records.
+// If f is a vfs.Mapper, records are stored through mappings of it instead
+// of written (mapped.go).
 func NewWriter(f vfs.File) *Writer { return newWriterSize(f, blockSize) }
+
+// NewRecyclableWriter returns a Writer that frames records into f as the
+// recyclable log number logNum (fragment types 5-9, checksums seeded with
+// logNum too), and can Seal it. f may hold an older log's bytes, a reused
+// file: the Writer writes from offset 0 regardless, and a Reader told
+// logNum never takes the older bytes for this log's. Two conditions make
+// that so: logNum is never given to another log (file numbers are never
+// reused), and the older log was itself recyclable (a legacy log's
+// fragments verify by offset alone, so they would read as this log's
+// where this one has not overwritten them). Otherwise as NewWriter.
+func NewRecyclableWriter(f vfs.File, logNum uint64) *Writer {
+	w := newWriterSize(f, blockSize)
+	w.kind = logKind{recyclable: true, num: logNum}
+	return w
+}
 
 // newWriterSize lets tests frame with small blocks (headerSize < bs <= blockSize).
 func newWriterSize(f vfs.File, bs int) *Writer {
@@ -62,17 +81,27 @@ func newWriterSize(f vfs.File, bs int) *Writer {
 // where the record's first fragment starts, the value Reader.Offset
 // reports for it. Records of any length, zero included, are accepted.
 // After an error every later call fails: a partial Write leaves a tail
-// only a Reader can judge.
+// only a Reader can judge. After Seal, Append fails with an error wrapping
+// ErrClosed.
 func (w *Writer) Append(record []byte) (int64, error) {
+	return w.append(record, typeFull)
+}
+
+// append is Append of a record framed as whole says (appendFrame):
+// typeFull, or typeSeal for Seal's.
+func (w *Writer) append(record []byte, whole fragmentType) (int64, error) {
 	if w.err != nil {
 		return 0, w.err
 	}
+	if w.sealed {
+		return 0, errSealed
+	}
 	if w.m != nil {
-		if start, ok := w.appendMapped(record); ok {
+		if start, ok := w.appendMapped(record, whole); ok {
 			return start, w.err
 		}
 	}
-	start, frame := appendFrame(w.buf[:0], w.off, w.bs, record)
+	start, frame := appendFrame(w.buf[:0], w.off, w.bs, w.kind, record, whole)
 	w.buf = frame
 	if _, err := w.f.Write(frame); err != nil {
 		w.err = fmt.Errorf("wal: append at offset %d: %w", w.off, err)
@@ -85,14 +114,16 @@ func (w *Writer) Append(record []byte) (int64, error) {
 	return start, nil
 }
 
-// appendFrame appends to dst the bytes that put record into a log of
-// block size bs whose first off bytes are already framed: zero padding if
-// fewer than headerSize bytes are left in the current block, then one
-// fragment per block touched. It returns the offset of the record's first
-// fragment and the extended slice; the log then ends at off plus the bytes
-// added. Writer and BufferedWriter both frame here, into buffers of their
-// own, which is what makes their files the same byte for byte.
-func appendFrame(dst []byte, off int64, bs int, record []byte) (int64, []byte) {
+// appendFrame appends to dst the bytes that put record into a log of kind
+// k and block size bs whose first off bytes are already framed: zero
+// padding if fewer than headerSize bytes are left in the current block,
+// then one fragment per block touched. A record that fits in one fragment
+// gets the role whole: typeFull, or typeSeal for the seal, an empty record
+// (Seal). It returns the offset of the record's first fragment and the
+// extended slice; the log then ends at off plus the bytes added. Writer
+// and BufferedWriter both frame here, into buffers of their own, which is
+// what makes their files the same byte for byte.
+func appendFrame(dst []byte, off int64, bs int, k logKind, record []byte, whole fragmentType) (int64, []byte) {
 	pad, left, size := layout(off, bs, len(record))
 	b := slices.Grow(dst, size)[:len(dst)+pad]
 	clear(b[len(dst):])
@@ -103,19 +134,19 @@ func appendFrame(dst []byte, off int64, bs int, record []byte) (int64, []byte) {
 	for {
 		n := min(len(record), left-headerSize)
 		last := n == len(record)
-		t := typeMiddle
+		role := typeMiddle
 		switch {
 		case first && last:
-			t = typeFull
+			role = whole
 		case first:
-			t = typeFirst
+			role = typeFirst
 		case last:
-			t = typeLast
+			role = typeLast
 		}
 		h := len(b)
 		b = append(b, 0, 0, 0, 0, 0, 0, 0)
 		b = append(b, record[:n]...)
-		putHeader(b[h:], off, n, t)
+		putHeader(b[h:], off, k, n, k.typeOf(role))
 		off += int64(headerSize + n)
 		record = record[n:]
 		if last {
@@ -161,6 +192,30 @@ func (w *Writer) Sync() error {
 		w.err = fmt.Errorf("wal: sync: %w", err)
 		return w.err
 	}
+	return nil
+}
+
+// Seal ends a recyclable log where it stands: it appends a SEAL fragment
+// (an empty one, after trailer padding like any fragment) and syncs, so
+// that a Reader of the log stops there and EndsCleanly, whatever bytes
+// follow in the file: an older log's, in a reused file, which no rule
+// about a log's last bytes could tell from a torn last record. The engine
+// seals a log, in place of its last Sync, when a newer one takes over.
+// Afterwards Append and Seal fail with an error wrapping ErrClosed; Size
+// counts the seal; Sync and Close work as before. A failed Seal is sticky
+// as a failed Append or Sync is. A legacy log (NewWriter) has no seal:
+// Seal returns an error and changes nothing.
+func (w *Writer) Seal() error {
+	if !w.kind.recyclable {
+		return errLegacySeal
+	}
+	if _, err := w.append(nil, typeSeal); err != nil {
+		return err
+	}
+	if err := w.Sync(); err != nil {
+		return err
+	}
+	w.sealed = true
 	return nil
 }
 
