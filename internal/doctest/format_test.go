@@ -30,6 +30,7 @@ var formatGenerators = map[string]func(t *testing.T) []byte{
 	"batch":              batchExample,
 	"batch-range-delete": batchRangeDeleteExample,
 	"wal":                walExample,
+	"wal-recyclable":     walRecyclableExample,
 	"sstable":            sstableExample,
 	"cache-line-filter":  cacheLineExample,
 	"current":            func(t *testing.T) []byte { return createExample(t)["CURRENT"] },
@@ -172,6 +173,27 @@ func batchRecord(t *testing.T, fill func(*lsm.Batch)) []byte {
 		}
 	}
 	return last
+}
+
+// walRecyclableExample is the recyclable log number 7 holding the record
+// "hi", sealed.
+func walRecyclableExample(t *testing.T) []byte {
+	mem := vfs.NewMem()
+	f, err := mem.Create("/000007.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := wal.NewRecyclableWriter(f, 7)
+	if _, err := w.Append([]byte("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return readFile(t, mem, "/000007.log")
 }
 
 // walExample is a new log holding the records "hi" and "wal!".
