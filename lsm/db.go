@@ -101,6 +101,9 @@ type DB struct {
 		walNum uint64
 		// logNums maps each memtable of the mutable level to its WAL.
 		logNums map[*memtable.Memtable]uint64
+		// recycledWALs are obsolete WALs kept for their files, which the
+		// next rotations write over (recycleWAL): at most maxRecycledWALs.
+		recycledWALs []uint64
 
 		// rotations counts memtables made immutable; flushes those written to
 		// L0. Flush waits until flushes catches up with rotations.

@@ -26,7 +26,11 @@ type EventListener struct {
 	// is removed, on the DB's deleter goroutine or, for leftovers of a
 	// crash, in Open: never inside a read.
 	TableCreated, TableDeleted func(TableFileInfo)
-	WALCreated, WALDeleted     func(WALFileInfo)
+	// WALCreated is called for every WAL started, WALDeleted once an
+	// obsolete one is removed. An obsolete WAL whose file a later WAL
+	// reuses is not deleted: the WALCreated of that WAL names it
+	// (WALFileInfo.RecycledFrom).
+	WALCreated, WALDeleted func(WALFileInfo)
 	// BackgroundError is called once, with the error that made the DB
 	// read-only (Stats.BackgroundError).
 	BackgroundError func(error)
@@ -72,6 +76,9 @@ type TableFileInfo struct {
 // WALFileInfo names a write-ahead log.
 type WALFileInfo struct {
 	FileNum uint64
+	// RecycledFrom is, in WALCreated, the obsolete WAL whose file this one
+	// took over, renamed and written over from its start; 0 for a new file.
+	RecycledFrom uint64
 }
 
 // withDefaults returns a copy of l (which may be nil) whose nil fields do

@@ -106,24 +106,29 @@ func (d *DB) slowdownDue(mem *memtable.Level) bool {
 func (d *DB) rotateMemtable() error {
 	num := d.vs.NextFileNum()
 	oldWAL := d.mu.wal
+	reuse := d.takeRecycledWAL()
 	d.mu.Unlock()
-	// Syncing the old WAL first means only the newest WAL can have a torn
-	// tail after a crash (recovery relies on it).
-	syncErr := oldWAL.Sync()
+	// The next WAL exists before the old one is sealed, so that a failure
+	// to create it leaves the old one open for a later rotation to try
+	// again. Sealing syncs the old WAL and marks its end, so only the
+	// newest WAL holding records can have a torn tail after a crash
+	// (recovery relies on it), even in a recycled file, where the bytes
+	// after the seal are an older log's.
 	var w walWriter
-	var err error
-	if syncErr == nil {
-		var f vfs.File
-		if f, err = d.createWAL(num); err == nil {
-			w = d.newWALWriter(f) // maps its first window: not under d.mu
-		}
+	f, err := d.createWAL(num, reuse)
+	var sealErr error
+	if err == nil {
+		w = d.newWALWriter(f, num) // maps its first window: not under d.mu
+		sealErr = oldWAL.Seal()
 	}
 	d.mu.Lock()
-	if syncErr != nil {
+	if sealErr != nil {
 		// After a failed fsync the kernel may have dropped the WAL's dirty
 		// pages, and the writer refuses more: nothing more can be made
-		// durable in this WAL, so the DB turns read-only, and says so.
-		d.setBgErr(fmt.Errorf("monban: syncing WAL %06d: %w", d.mu.walNum, syncErr))
+		// durable in this WAL, so the DB turns read-only, and says so. The
+		// new WAL stays, empty: recovery replays nothing from it.
+		w.Close()
+		d.setBgErr(fmt.Errorf("monban: sealing WAL %06d: %w", d.mu.walNum, sealErr))
 		return d.mu.bgErr
 	}
 	if err != nil {
@@ -158,8 +163,23 @@ func (d *DB) newMemtable(expected int) *memtable.Memtable {
 
 // createWAL creates WAL num and makes its name durable: a synced record
 // in a file whose directory entry a crash can take away is not durable.
-func (d *DB) createWAL(num uint64) (vfs.File, error) {
-	f, err := d.fs.Create(d.path(manifest.KindLog, num))
+// With reuse, an obsolete WAL taken from takeRecycledWAL, WAL num is that
+// file renamed, and its writer writes over it (recycleWAL says why); a
+// file that cannot be reused is removed, and a new one created instead.
+func (d *DB) createWAL(num, reuse uint64) (vfs.File, error) {
+	var f vfs.File
+	var err error
+	if reuse != 0 {
+		f, err = d.fs.(vfs.Reuser).Reuse(d.path(manifest.KindLog, reuse), d.path(manifest.KindLog, num))
+		if err != nil {
+			d.opts.Logger.Warn("monban: reusing a WAL's file", "file", manifest.MakeFilename(manifest.KindLog, reuse), "err", err)
+			d.removeFile(manifest.KindLog, reuse)
+			reuse = 0
+		}
+	}
+	if f == nil {
+		f, err = d.fs.Create(d.path(manifest.KindLog, num))
+	}
 	if err == nil {
 		if err = d.fs.SyncDir(d.dir); err != nil {
 			f.Close()
@@ -168,8 +188,46 @@ func (d *DB) createWAL(num uint64) (vfs.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("monban: starting WAL %06d: %w", num, err)
 	}
-	d.opts.EventListener.WALCreated(WALFileInfo{FileNum: num})
+	d.opts.EventListener.WALCreated(WALFileInfo{FileNum: num, RecycledFrom: reuse})
 	return f, nil
+}
+
+// maxRecycledWALs bounds the obsolete WALs kept for their files: two, so
+// that one is at hand at a rotation even when the flush before it has
+// just retired another.
+const maxRecycledWALs = 2
+
+// recycleWAL retires WAL num, whose memtable is flushed and which an
+// edit above it made obsolete: it keeps the file for a later WAL to write
+// over, or deletes it if enough are kept or the file system cannot reuse
+// files. A WAL's space is reserved with fallocate (vfs.Mapper), which on
+// ext4 leaves unwritten extents: every fsync into fresh space must also
+// journal their conversion. Writing over a file whose blocks were written
+// skips that, and an fsync after a commit of 4–64 KiB costs about a
+// quarter less (docs/write-path.md, "Recycled WALs"). A kept file is
+// obsolete, so Open deletes it after a crash; Close deletes it too.
+func (d *DB) recycleWAL(num uint64) {
+	d.mu.Lock()
+	_, reusable := d.fs.(vfs.Reuser)
+	keep := reusable && len(d.mu.recycledWALs) < maxRecycledWALs && !d.closed.Load()
+	if keep {
+		d.mu.recycledWALs = append(d.mu.recycledWALs, num)
+	}
+	d.mu.Unlock()
+	if !keep {
+		d.removeFile(manifest.KindLog, num)
+	}
+}
+
+// takeRecycledWAL returns the oldest WAL kept by recycleWAL, or 0 if none
+// is. d.mu is held.
+func (d *DB) takeRecycledWAL() uint64 {
+	if len(d.mu.recycledWALs) == 0 {
+		return 0
+	}
+	num := d.mu.recycledWALs[0]
+	d.mu.recycledWALs = d.mu.recycledWALs[1:]
+	return num
 }
 
 // expectedEntries sizes a new memtable's filter from the entries the last
@@ -245,7 +303,7 @@ func (d *DB) flushLoop() {
 		d.mu.Unlock()
 		old.unref()
 		m.Unref() // the reference newMemtable's caller took: the level no longer holds m
-		d.removeFile(manifest.KindLog, oldLog)
+		d.recycleWAL(oldLog)
 		// Weighed once the flushed memtable is out of the way of reads and
 		// writes, then asked of the picker again.
 		weighed := d.estimateRangeDels()

@@ -1,15 +1,18 @@
 package lsm
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"testing"
 
 	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/vfs"
+	"github.com/monbandb/monban/wal"
 )
 
 // TestMachineCrashAfterRotation: with Sync, every acknowledged commit
@@ -59,11 +62,12 @@ func TestMachineCrashAfterRotation(t *testing.T) {
 	}
 }
 
-// TestOlderWALMustEndAtItsRecords: a WAL that a newer one follows was
-// synced before the newer one began, so at recovery it may end only at its
-// last record, or in the zeros a mapped WAL reserves to a window boundary.
-// Zeros anywhere else at its end are lost bytes: ErrCorruption, never a
-// silent replay of less.
+// TestOlderWALMustEndAtItsRecords: a WAL that a newer one holding records
+// follows was sealed before the newer one took a commit, so at recovery it
+// must end at its seal; nothing after the seal is read, whatever it is (a
+// recycled file holds an older WAL's bytes there). Without its seal it may
+// end only in the zeros a mapped WAL reserves to a window boundary: other
+// bytes are lost ones, ErrCorruption, never a silent replay of less.
 func TestOlderWALMustEndAtItsRecords(t *testing.T) {
 	release := make(chan struct{})
 	var held atomic.Bool
@@ -74,36 +78,50 @@ func TestOlderWALMustEndAtItsRecords(t *testing.T) {
 		}
 	}}})
 	m := model{}
-	for i := 0; len(filesOf(t, mem, "/db", manifest.KindLog)) < 2; i++ {
+	put := func(i int) {
 		k, v := fmt.Sprintf("k%05d", i), fmt.Sprintf("v%d-%s", i, make([]byte, 100))
 		if err := d.Put([]byte(k), []byte(v)); err != nil {
 			t.Fatal(err)
 		}
 		m[k] = v
 	}
+	i := 0
+	for ; len(filesOf(t, mem, "/db", manifest.KindLog)) < 2; i++ {
+		put(i)
+	}
+	put(i) // the newer WAL holds a record
 	crashed := mem.ProcessCrashClone()
 	close(release)
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
 	older := "/db/" + filesOf(t, crashed, "/db", manifest.KindLog)[0]
-	records := readFile(t, crashed, older)
+	sealed := readFile(t, crashed, older)
+	// The seal is the last 7 bytes, or fewer than 7 bytes of padding and then the seal.
+	unsealed := sealed[:len(sealed)-7]
+	if n := len(unsealed) % (32 << 10); n == 0 {
+		unsealed = bytes.TrimRight(unsealed, "\x00")
+	}
+	garbage := bytes.Repeat([]byte{0xa5}, 1000)
 
 	for _, tc := range []struct {
-		name  string
-		zeros int
-		ok    bool
+		name string
+		log  []byte
+		ok   bool
 	}{
-		{"as written", 0, true},
-		{"zeros to the window's end", 256<<10 - len(records)%(256<<10), true},
-		{"1000 zeros", 1000, false},
+		{"sealed", sealed, true},
+		{"sealed, then 1000 zeros", append(slices.Clip(sealed), make([]byte, 1000)...), true},
+		{"sealed, then other bytes", append(slices.Clip(sealed), garbage...), true},
+		{"unsealed, zeros to the window's end", append(slices.Clip(unsealed), make([]byte, 256<<10-len(unsealed)%(256<<10))...), true},
+		{"unsealed, then 1000 zeros", append(slices.Clip(unsealed), make([]byte, 1000)...), false},
+		{"unsealed, then other bytes", append(slices.Clip(unsealed), garbage...), false},
 	} {
 		fs := crashed.ProcessCrashClone()
 		f, err := fs.Create(older)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.Write(append(append([]byte{}, records...), make([]byte, tc.zeros)...)); err != nil {
+		if _, err := f.Write(tc.log); err != nil {
 			t.Fatal(err)
 		}
 		f.Close()
@@ -123,6 +141,83 @@ func TestOlderWALMustEndAtItsRecords(t *testing.T) {
 		if got := dbContents(t, r); !maps.Equal(got, m) {
 			t.Errorf("%s: the DB holds %d keys, %d were written", tc.name, len(got), len(m))
 		}
+		r.Close()
+	}
+}
+
+// TestUnsealedBeforeAnEmptyWAL: a crash between a rotation's creating the
+// next WAL (in a recycled file, holding an older WAL's bytes) and its
+// sealing the old one leaves an unsealed WAL followed by one that holds
+// nothing: the old one is then the newest holding records, and may end
+// torn. Once the newer one holds a record, it may not.
+func TestUnsealedBeforeAnEmptyWAL(t *testing.T) {
+	mem := vfs.NewMem()
+	type state struct {
+		fs    *vfs.MemFS
+		want  model
+		older string
+	}
+	var at *state
+	m := model{}
+	d := openMem(t, mem, &Options{Sync: true, MemtableSize: 16 << 10, EventListener: &EventListener{WALCreated: func(i WALFileInfo) {
+		if i.RecycledFrom != 0 && at == nil {
+			// Called between the creation and the seal: the old WAL is
+			// synced, unsealed, and the new one holds the older WAL's bytes.
+			at = &state{mem.CrashClone(), maps.Clone(m), ""}
+		}
+	}}})
+	defer d.Close()
+	for i := 0; at == nil; i++ {
+		k, v := fmt.Sprintf("k%05d", i%300), fmt.Sprintf("v%d-%s", i, make([]byte, 100))
+		if err := d.Put([]byte(k), []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+		m[k] = v
+	}
+	logs := filesOf(t, at.fs, "/db", manifest.KindLog)
+	if len(logs) < 2 {
+		t.Fatalf("WALs %v at the crash: want the old and the new", logs)
+	}
+	older := "/db/" + logs[len(logs)-2]
+	torn := append(readFile(t, at.fs, older), 0xa5, 0x17, 0x03) // a torn append after the synced ones
+	f, err := at.fs.Create(older)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(torn); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r, err := Open("/db", &Options{FS: at.fs.ProcessCrashClone()})
+	if err != nil {
+		t.Fatalf("unsealed WAL before one holding nothing: Open: %v", err)
+	}
+	if got := dbContents(t, r); !maps.Equal(got, at.want) {
+		t.Errorf("the DB holds %d keys, the synced commits %d", len(got), len(at.want))
+	}
+	r.Close()
+
+	_, newest, _ := manifest.ParseFilename(logs[len(logs)-1])
+	if f, err = at.fs.Create("/db/" + logs[len(logs)-1]); err != nil {
+		t.Fatal(err)
+	}
+	w := wal.NewRecyclableWriter(f, newest)
+	var b Batch
+	b.Put([]byte("later"), []byte("commit"))
+	if _, err := w.Append(b.encode(1 << 40)); err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(w.Sync(), w.Close()); err != nil {
+		t.Fatal(err)
+	}
+	r, err = Open("/db", &Options{FS: at.fs})
+	if !errors.Is(err, ErrCorruption) {
+		t.Errorf("unsealed WAL before one holding a record: Open = %v, want ErrCorruption", err)
+	}
+	if err == nil {
 		r.Close()
 	}
 }

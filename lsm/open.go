@@ -195,17 +195,24 @@ func (d *DB) recover() error {
 	current := vs.Current()
 	d.installReadState(memtable.NewLevel(d.newMemtable(0)), current) // the first: no old state
 	edit := &manifest.VersionEdit{}
-	for i, num := range logs {
-		last, err := d.replayWAL(num, i == len(logs)-1, edit)
-		if err != nil {
-			// The tables replayed so far are this Open's own output, named by
-			// no manifest: a refused Open leaves the directory as it was.
-			for _, nf := range edit.Added {
-				d.removeFile(manifest.KindTable, nf.Meta.FileNum)
-			}
-			return err
+	// The tables replayed are this Open's own output, named by no
+	// manifest: a refused Open removes them, leaving the directory as it
+	// was.
+	refuse := func(err error) error {
+		for _, nf := range edit.Added {
+			d.removeFile(manifest.KindTable, nf.Meta.FileNum)
 		}
-		seq = max(seq, last)
+		return err
+	}
+	replays := make([]walReplay, len(logs))
+	for i, num := range logs {
+		if replays[i], err = d.replayWAL(num, edit); err != nil {
+			return refuse(err)
+		}
+		seq = max(seq, replays[i].last)
+	}
+	if err := checkWALEnds(logs, replays); err != nil {
+		return refuse(err)
 	}
 	d.mu.lastSeq = seq
 	d.visibleSeq.Store(uint64(seq))
@@ -215,11 +222,11 @@ func (d *DB) recover() error {
 	}
 
 	num := vs.NextFileNum()
-	f, err := d.createWAL(num)
+	f, err := d.createWAL(num, 0)
 	if err != nil {
 		return err
 	}
-	d.mu.wal, d.mu.walNum = d.newWALWriter(f), num
+	d.mu.wal, d.mu.walNum = d.newWALWriter(f, num), num
 	d.mu.logNums[d.rs.Load().mem.Active()] = num
 	vs.SetLastSeq(seq)
 	edit.LogNum = num
@@ -241,16 +248,45 @@ func (d *DB) recover() error {
 	return nil
 }
 
+// walReplay is what replayWAL found in a WAL.
+type walReplay struct {
+	last    base.SeqNum // the highest sequence number replayed
+	records bool        // it held at least one record
+	sealed  bool        // a rotation sealed it (wal.Reader.Sealed)
+	ended   bool        // it ends at its last record (wal.Reader.EndsCleanly)
+}
+
+// checkWALEnds checks how the WALs replayed so far end, given logs, all
+// of them in order. A rotation creates the next WAL, then seals the old
+// one (syncing it) before the next takes a commit, so a WAL may end torn
+// only if it is the newest, or the one before a newest that holds nothing
+// yet (a crash between the two steps). Any other that does not end at its
+// last record lost synced records: a torn tail there is damage.
+func checkWALEnds(logs []uint64, replays []walReplay) error {
+	n := len(replays)
+	for i, r := range replays {
+		switch {
+		case r.ended, i == n-1:
+		case i == n-2 && !replays[n-1].records && !replays[n-1].sealed:
+		default:
+			return fmt.Errorf("monban: %s does not end at its last record (a torn or zeroed tail) but a newer WAL exists: %w",
+				manifest.MakeFilename(manifest.KindLog, logs[i]), ErrCorruption)
+		}
+	}
+	return nil
+}
+
 // replayWAL applies the batches of one WAL to memtables, writing each
 // memtable that fills — and the last one — to L0 and adding it to edit.
-func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (base.SeqNum, error) {
+func (d *DB) replayWAL(num uint64, edit *manifest.VersionEdit) (walReplay, error) {
+	var out walReplay
 	name := manifest.MakeFilename(manifest.KindLog, num)
 	f, err := d.fs.Open(d.path(manifest.KindLog, num))
 	if err != nil {
-		return 0, fmt.Errorf("monban: %w", err)
+		return out, fmt.Errorf("monban: %w", err)
 	}
 	defer f.Close()
-	r := wal.NewReader(f, name)
+	rd := wal.NewRecyclableReader(f, name, num)
 	var mem *memtable.Memtable
 	if d.opts.ReadOnly {
 		mem = d.rs.Load().mem.Active() // it grows past MemtableSize: nothing may flush
@@ -260,7 +296,6 @@ func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (bas
 		mem = d.newMemtable(0)
 		defer func() { mem.Unref() }()
 	}
-	var last base.SeqNum
 	flush := func() error {
 		if mem.Empty() || d.opts.ReadOnly {
 			return nil
@@ -282,36 +317,32 @@ func (d *DB) replayWAL(num uint64, newest bool, edit *manifest.VersionEdit) (bas
 		return nil
 	}
 	for {
-		rec, err := r.Next()
+		rec, err := rd.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return 0, fmt.Errorf("monban: replaying %s: %w", name, err)
+			return out, fmt.Errorf("monban: replaying %s: %w", name, err)
 		}
+		out.records = true
 		_, err = decodeBatch(rec, func(e batchEntry) error {
-			last = max(last, e.Seq)
+			out.last = max(out.last, e.Seq)
 			return d.apply(mem, e)
 		})
 		if err != nil {
-			return 0, fmt.Errorf("monban: replaying %s at offset %d: %w", name, r.Offset(), err)
+			return out, fmt.Errorf("monban: replaying %s at offset %d: %w", name, rd.Offset(), err)
 		}
 		if mem.ApproximateSize() >= d.opts.MemtableSize {
 			if err := flush(); err != nil {
-				return 0, err
+				return out, err
 			}
 		}
 	}
-	if !newest && !r.EndsCleanly() {
-		// Rotation syncs a WAL before the next one starts, so only the
-		// newest can legitimately end torn; an older one may end only in
-		// the zeros a mapped WAL reserves (wal.Reader.EndsCleanly).
-		return 0, fmt.Errorf("monban: %s does not end at its last record (a torn or zeroed tail) but a newer WAL exists: %w", name, ErrCorruption)
-	}
-	if n := r.DroppedBytes(); n > 0 {
+	if n := rd.DroppedBytes(); n > 0 {
 		d.opts.Logger.Info("monban: dropped a torn tail from the WAL", "file", name, "bytes", n)
 	}
-	return last, flush()
+	out.sealed, out.ended = rd.Sealed(), rd.EndsCleanly()
+	return out, flush()
 }
 
 // checkLiveFiles checks the manifest against the directory before anything
@@ -380,6 +411,10 @@ func (d *DB) Close() error {
 	if d.mu.wal != nil {
 		errs = append(errs, d.mu.wal.Sync(), d.mu.wal.Close())
 	}
+	for _, num := range d.mu.recycledWALs {
+		d.removeFile(manifest.KindLog, num) // obsolete, kept only to be reused
+	}
+	d.mu.recycledWALs = nil
 	errs = append(errs, d.mu.bgErr)
 	return errors.Join(append(errs, d.closeResources())...)
 }

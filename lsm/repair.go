@@ -260,7 +260,7 @@ func ownsDir(fsys vfs.FS, dir string, names []string) (own, named bool) {
 // record's offset, so another program's log never does), a manifest opens
 // with the format record.
 func ownFile(fsys vfs.FS, dir, name string) bool {
-	kind, _, _ := manifest.ParseFilename(name)
+	kind, num, _ := manifest.ParseFilename(name)
 	path := filepath.Join(dir, name)
 	switch kind {
 	case manifest.KindManifest:
@@ -274,7 +274,7 @@ func ownFile(fsys vfs.FS, dir, name string) bool {
 		if kind == manifest.KindTable {
 			return sstable.HasMagic(f)
 		}
-		return walHoldsRecord(f, name)
+		return walHoldsRecord(f, name, num)
 	}
 	return false
 }

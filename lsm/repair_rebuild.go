@@ -59,7 +59,7 @@ func (r *repairer) rebuild() error {
 	// follow the commit, Open must not replay them a second time. Its WAL
 	// exists, empty, before the edit names it, as Open checks.
 	logNum := vs.NextFileNum()
-	wal, err := r.d.createWAL(logNum)
+	wal, err := r.d.createWAL(logNum, 0)
 	if err != nil {
 		return err
 	}

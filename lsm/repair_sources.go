@@ -174,7 +174,7 @@ func (r *repairer) replayWALs() error {
 			}
 			continue
 		}
-		whole, err := r.replayWAL(name, i == len(live)-1)
+		whole, err := r.replayWAL(name, num, i == len(live)-1)
 		if err != nil {
 			return err
 		}
@@ -192,13 +192,13 @@ func (r *repairer) replayWALs() error {
 // began, so ends at its last record: wal.Reader.EndsCleanly). One that
 // did not is set aside: moved, if none of it was merged, copied otherwise,
 // so that a crash before the commit leaves it for the next Repair.
-func (r *repairer) replayWAL(name string, newest bool) (whole bool, err error) {
+func (r *repairer) replayWAL(name string, num uint64, newest bool) (whole bool, err error) {
 	f, err := r.d.fs.Open(r.path(name))
 	if err != nil {
 		return false, r.setAside(name, FateDamaged, err, moveAside)
 	}
 	defer f.Close()
-	rd := wal.NewReader(f, name)
+	rd := wal.NewRecyclableReader(f, name, num)
 	mem := memtable.New(memtable.Options{})
 	r.mems = append(r.mems, mem)
 	r.report.WALsReplayed++
@@ -256,8 +256,8 @@ func (r *repairer) replayWAL(name string, newest bool) (whole bool, err error) {
 // walHoldsRecord reports whether a record of monban's framing verifies
 // anywhere in the WAL f: the first one read, or an intact one after
 // damage (which the reader reports as corruption rather than a torn tail).
-func walHoldsRecord(f vfs.File, name string) bool {
-	_, err := wal.NewReader(f, name).Next()
+func walHoldsRecord(f vfs.File, name string, num uint64) bool {
+	_, err := wal.NewRecyclableReader(f, name, num).Next()
 	var corrupt *wal.CorruptionError
 	return err == nil || errors.As(err, &corrupt)
 }

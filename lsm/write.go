@@ -310,15 +310,20 @@ func entries(writers []*writer) int {
 type walWriter interface {
 	Append(record []byte) (int64, error)
 	Sync() error
+	// Seal syncs the log and marks its end, for a rotation to the next.
+	Seal() error
 	Size() int64
 	Close() error
 }
 
-func (d *DB) newWALWriter(f vfs.File) walWriter {
+// newWALWriter returns the writer of WAL num, in f. Its records are framed
+// as a recyclable log's, stamped with num, so that f can one day be reused
+// for a later WAL (recycleWAL) and f may now hold an older WAL's bytes.
+func (d *DB) newWALWriter(f vfs.File, num uint64) walWriter {
 	if d.opts.BufferedWAL {
-		return wal.NewBufferedWriter(f)
+		return wal.NewRecyclableBufferedWriter(f, num)
 	}
-	w := wal.NewWriter(f)
+	w := wal.NewRecyclableWriter(f, num)
 	w.Prepare() // here, where the log is created, not in its first commit
 	return w
 }

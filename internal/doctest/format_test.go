@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -160,7 +161,11 @@ func batchRecord(t *testing.T, fill func(*lsm.Batch)) []byte {
 		if !strings.HasSuffix(n, ".log") {
 			continue
 		}
-		r := wal.NewReader(bytes.NewReader(readFile(t, mem, "/db/"+n)), n)
+		num, err := strconv.ParseUint(strings.TrimSuffix(n, ".log"), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := wal.NewRecyclableReader(bytes.NewReader(readFile(t, mem, "/db/"+n)), n, num)
 		for {
 			rec, err := r.Next()
 			if err == io.EOF {
