@@ -18,10 +18,11 @@ import (
 //     is installed only after the manifest edit that removed it is synced
 //     (LogAndApply), so no recovery needs it either; table numbers are
 //     never reused, so it cannot come back.
-//   - a WAL (flushLoop, Open) is removed only after an edit whose LogNum is
-//     above it is synced: what survived of its memtable is in a table the
-//     manifest names, and recovery replays only WALs numbered LogNum and
-//     above.
+//   - a WAL (flushLoop, Open) is removed, or kept for its file to be
+//     reused under a new number (recycleWAL), only after an edit whose
+//     LogNum is above it is synced: what survived of its memtable is in a
+//     table the manifest names, and recovery replays only WALs numbered
+//     LogNum and above.
 //   - a table no manifest names at all: one being written that failed or
 //     came out empty (tableWriter), the stray output of a flush or
 //     compaction that crashed before its edit (removeStrayTables: not in
