@@ -141,6 +141,11 @@ func TestRecycledWALsNeverReplayTheirPast(t *testing.T) {
 			t.Fatalf("seed %d, crash at %s: reopen: %v", seed, c.why, err)
 		}
 		got := dbContents(t, r)
+		// Recovery flushed what it replayed: every WAL but its new one is
+		// obsolete, those kept for reuse included, and Open deleted them.
+		if logs := filesOf(t, c.fs, "/db", manifest.KindLog); len(logs) != 1 {
+			t.Errorf("seed %d, crash at %s: after Open the directory holds WALs %v, want only the new one", seed, c.why, logs)
+		}
 		r.Close()
 		if !maps.Equal(got, c.want) {
 			for k, v := range got {
