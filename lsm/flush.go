@@ -137,8 +137,12 @@ func (d *DB) rotateMemtable() error {
 	next := d.newMemtable(d.expectedEntries())
 	level, err := d.rs.Load().mem.Rotate(next)
 	if err != nil {
+		// The old WAL is sealed and takes no more records, and Rotate
+		// froze the active memtable before it failed: nothing can take
+		// the next commit, so the DB turns read-only.
 		w.Close()
-		return err
+		d.setBgErr(fmt.Errorf("monban: rotating the memtable: %w", err))
+		return d.mu.bgErr
 	}
 	if err := oldWAL.Close(); err != nil {
 		d.opts.Logger.Warn("monban: closing a WAL", "file", manifest.MakeFilename(manifest.KindLog, d.mu.walNum), "err", err)
