@@ -85,6 +85,12 @@ func TestWALsAreRecycled(t *testing.T) {
 // the old one not yet sealed) and at random commits; every reopened copy
 // must hold exactly the synced commits.
 func TestRecycledWALsNeverReplayTheirPast(t *testing.T) {
+	for _, buffered := range []bool{false, true} {
+		t.Run(fmt.Sprint("BufferedWAL=", buffered), func(t *testing.T) { testRecycledWALs(t, buffered) })
+	}
+}
+
+func testRecycledWALs(t *testing.T, buffered bool) {
 	seed := modelSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 29))
 	mem := vfs.NewMem()
@@ -105,7 +111,7 @@ func TestRecycledWALsNeverReplayTheirPast(t *testing.T) {
 		reused++
 		crashes = append(crashes, crash{mem.CrashClone(), maps.Clone(m), fmt.Sprintf("WAL %d created over %d", i.FileNum, i.RecycledFrom)})
 	}}
-	d := openMem(t, mem, &Options{Sync: true, MemtableSize: 16 << 10, EventListener: listener})
+	d := openMem(t, mem, &Options{Sync: true, BufferedWAL: buffered, MemtableSize: 16 << 10, EventListener: listener})
 	defer d.Close()
 	for commit := 1; commit <= 2500; commit++ {
 		k := []byte(fmt.Sprintf("k%03d", rng.IntN(400)))
