@@ -207,8 +207,7 @@ const maxRecycledWALs = 2
 // files. A WAL's space is reserved with fallocate (vfs.Mapper), which on
 // ext4 leaves unwritten extents: every fsync into fresh space must also
 // journal their conversion. Writing over a file whose blocks were written
-// skips that, and an fsync after a commit of 4–64 KiB costs about a
-// quarter less (docs/write-path.md, "Recycled WALs"). A kept file is
+// skips that (docs/write-path.md, "Recycled WALs"). A kept file is
 // obsolete, so Open deletes it after a crash; Close deletes it too.
 func (d *DB) recycleWAL(num uint64) {
 	d.mu.Lock()

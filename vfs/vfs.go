@@ -72,8 +72,8 @@ type Linker interface {
 // so that the new file overwrites blocks the file system has written
 // before instead of filling fresh ones: on ext4 an fsync after writing
 // into fallocated space must also journal the conversion of its unwritten
-// extents (measured: ~240 µs after a 4–64 KiB append, ~175 µs over
-// written blocks). The OS file system (Default) and MemFS are Reusers, and
+// extents (docs/write-path.md, "Recycled WALs", has what that costs). The
+// OS file system (Default) and MemFS are Reusers, and
 // FaultFS passes Reuse on; code that wants to reuse a file checks for it
 // and creates a fresh file where it is missing or Reuse fails.
 type Reuser interface {

@@ -154,10 +154,9 @@ func checksum(off int64, k logKind, frag []byte) uint32 {
 // passing a local array to crc32.Update would make it escape, one
 // allocation per fragment on the hot path. It takes the 8 bytes at once,
 // slicing-by-8: eight independent lookups, where a byte at a time makes
-// eight dependent ones (BenchmarkRecyclableRead of 128-byte records, whose
-// 16 seed bytes cost the most: 38 ns a record a byte at a time, 26
-// sliced, as a legacy log's 8 bytes a byte at a time). crc is the
-// register, not inverted; the result equals crc32.Update over those
+// eight dependent ones, which a recyclable log's 16 seed bytes would pay
+// on every short record (BenchmarkRecyclableRead). crc is the register,
+// not inverted; the result equals crc32.Update over those
 // bytes (TestCRCUint64).
 func crcUint64(crc uint32, v uint64) uint32 {
 	x := v ^ uint64(crc)
