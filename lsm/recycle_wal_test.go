@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -166,7 +168,8 @@ func testRecycledWALs(t *testing.T, buffered bool) {
 }
 
 // TestWALReuseFailureFallsBack: a rotation whose file cannot be reused
-// creates a new one; the obsolete file goes, and writes go on.
+// creates a new one, and deletes the obsolete file it could not reuse;
+// writes go on.
 func TestWALReuseFailureFallsBack(t *testing.T) {
 	mem := vfs.NewMem()
 	ffs := vfs.NewFault(mem)
@@ -183,25 +186,34 @@ func TestWALReuseFailureFallsBack(t *testing.T) {
 		}
 	}
 	put(1500)
-	ffs.FailNth(vfs.OpReuse, 1)
+	// Match sees the Reuse the rule fails, the first from now: its WAL,
+	// and where the rotation's WALCreated will fall among the events.
+	failed, createdBefore := "", 0
+	ffs.Inject(vfs.Fault{Op: vfs.OpReuse, Nth: 1, Match: func(name string) bool {
+		if failed == "" {
+			failed = name
+			ev.mu.Lock()
+			createdBefore = len(ev.created)
+			ev.mu.Unlock()
+		}
+		return true
+	}})
 	put(1500)
+	ev.mu.Lock()
+	created, deleted := slices.Clone(ev.created), slices.Clone(ev.deleted)
+	ev.mu.Unlock()
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if ffs.Injected() != 1 {
-		t.Fatalf("%d faults injected, want the one Reuse", ffs.Injected())
+	if ffs.Injected() != 1 || failed == "" {
+		t.Fatalf("%d faults injected on %q, want the one Reuse", ffs.Injected(), failed)
 	}
-	var fellBack, deletedObsolete bool
-	for i, c := range ev.created {
-		if i > 0 && c.RecycledFrom == 0 && ev.created[i-1].RecycledFrom != 0 {
-			fellBack = true
-		}
+	_, num, _ := manifest.ParseFilename(filepath.Base(failed))
+	if len(created) <= createdBefore || created[createdBefore].RecycledFrom != 0 {
+		t.Fatalf("the rotation whose Reuse failed created %+v, want a new file", created[createdBefore:])
 	}
-	for _, del := range ev.deleted {
-		deletedObsolete = deletedObsolete || del.FileNum < ev.created[len(ev.created)-1].FileNum
-	}
-	if !fellBack || !deletedObsolete {
-		t.Fatalf("after a failed Reuse: a new WAL created %v, the obsolete one deleted %v", fellBack, deletedObsolete)
+	if !slices.ContainsFunc(deleted, func(i WALFileInfo) bool { return i.FileNum == num }) {
+		t.Fatalf("WAL %d, which could not be reused, was not deleted before Close: deleted %v", num, deleted)
 	}
 	r := openMem(t, mem, nil)
 	defer r.Close()
