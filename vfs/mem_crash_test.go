@@ -207,20 +207,28 @@ func randomOps(seed uint64, n int) []byte {
 // TestMemCrashModel runs random operation sequences, with crashes, against
 // the model. MONBAN_LONG=1 runs a hundred times more.
 func TestMemCrashModel(t *testing.T) {
-	seeds := uint64(300)
+	forSeeds(t, 300, "runCrashOps(t, randomOps(%d, 400))", func(t *testing.T, seed uint64) {
+		runCrashOps(t, randomOps(seed, 400))
+	})
+}
+
+// forSeeds runs body as a subtest for each of n random seeds (a hundred
+// times more with MONBAN_LONG=1), and logs a failing one's seed with the
+// call that reruns it, rerun formatted with the seed.
+func forSeeds(t *testing.T, n uint64, rerun string, body func(t *testing.T, seed uint64)) {
 	if os.Getenv("MONBAN_LONG") != "" {
-		seeds *= 100
+		n *= 100
 	}
 	base := rand.Uint64()
-	for i := uint64(0); i < seeds; i++ {
+	for i := uint64(0); i < n; i++ {
 		seed := base + i
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			defer func() {
 				if t.Failed() {
-					t.Logf("seed %d (rerun with runCrashOps(t, randomOps(%d, 400)))", seed, seed)
+					t.Logf("seed %d (rerun with %s)", seed, fmt.Sprintf(rerun, seed))
 				}
 			}()
-			runCrashOps(t, randomOps(seed, 400))
+			body(t, seed)
 		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"testing"
 )
@@ -284,20 +283,7 @@ func readAll(m *MemFS, name string) ([]byte, error) {
 // TestReuseModel runs random lives of a reused MemFS file against
 // reuseModel. MONBAN_LONG=1 runs a hundred times more.
 func TestReuseModel(t *testing.T) {
-	seeds := uint64(40)
-	if os.Getenv("MONBAN_LONG") != "" {
-		seeds *= 100
-	}
-	base := rand.Uint64()
-	for i := uint64(0); i < seeds; i++ {
-		seed := base + i
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			defer func() {
-				if t.Failed() {
-					t.Logf("seed %d (rerun with runReuseModel(t, %d, 60))", seed, seed)
-				}
-			}()
-			runReuseModel(t, seed, 60)
-		})
-	}
+	forSeeds(t, 40, "runReuseModel(t, %d, 60)", func(t *testing.T, seed uint64) {
+		runReuseModel(t, seed, 60)
+	})
 }
