@@ -2,12 +2,14 @@ package lsm
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
 	"time"
 
 	"github.com/monbandb/monban/internal/base"
+	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/memtable"
 	"github.com/monbandb/monban/vfs"
 	"github.com/monbandb/monban/wal"
@@ -323,9 +325,28 @@ func (d *DB) newWALWriter(f vfs.File, num uint64) walWriter {
 	if d.opts.BufferedWAL {
 		return wal.NewRecyclableBufferedWriter(f, num)
 	}
+	d.preallocateWAL(f, num)
 	w := wal.NewRecyclableWriter(f, num)
 	w.Prepare() // here, where the log is created, not in its first commit
 	return w
+}
+
+// preallocateWAL reserves in one request the space WAL num will fill: a
+// full memtable's commits, which take about MemtableSize in the log, and
+// an eighth more for framing and the group that crosses the line. Taken a
+// window at a time among other files' allocations, the log's blocks would
+// come in pieces, and past four of them each durable commit's fsync costs
+// more (vfs.Preallocator; docs/write-path.md, "Preallocated WALs"). The
+// writer's Close cuts the file to its records, which releases the rest.
+// Only a hint: where it fails, the windows reserve their space as before.
+func (d *DB) preallocateWAL(f vfs.File, num uint64) {
+	p, ok := f.(vfs.Preallocator)
+	if !ok {
+		return
+	}
+	if err := p.Preallocate(d.opts.MemtableSize + d.opts.MemtableSize/8); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		d.opts.Logger.Warn("monban: preallocating a WAL", "file", manifest.MakeFilename(manifest.KindLog, num), "err", err)
+	}
 }
 
 // gatherGroup returns the leader and the batches queued behind it, up to

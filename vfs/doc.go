@@ -46,7 +46,9 @@
 // On Linux its files from Create are Mappers: Map is fallocate(2), then
 // mmap(2) of the range, MAP_SHARED. It is a Reuser: Reuse opens the old
 // file read-write, without truncating it, then renames it, and the new
-// file overwrites blocks already written, whose fsync costs less.
+// file overwrites blocks already written, whose fsync costs less. It is a
+// Preallocator: Preallocate is fallocate(FALLOC_FL_KEEP_SIZE), space reserved
+// in one request, so windows mapped over it later add no extents.
 //
 // MemFS keeps, beside what reads see, what is durable: each file's bytes as
 // of its last Sync and each directory's entries as of its last SyncDir.

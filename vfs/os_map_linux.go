@@ -12,6 +12,7 @@ import (
 // dirtied through a shared mapping. Elsewhere osFile lacks Map, and
 // writers fall back to Write.
 var _ Mapper = createdFile{}
+var _ Preallocator = createdFile{}
 
 // fallocate is syscall.Fallocate; a test replaces it to play a file system
 // without fallocate.
@@ -49,6 +50,27 @@ func (f createdFile) Map(off int64, size int) (Window, error) {
 	}
 	return &osWindow{b: b, name: f.Name(), fd: fd, off: off}, nil
 }
+
+// Preallocate is fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, size): one
+// request, which ext4 serves in as few extents as its free space allows,
+// and the length stays, so what a reader or a crash sees of the file does
+// not change. Map's fallocate over that space then only extends the
+// length. A file system without fallocate (EOPNOTSUPP) gives an error.
+func (f createdFile) Preallocate(size int64) error {
+	fd := int(f.Fd())
+	err := fallocate(fd, fallocKeepSize, 0, size)
+	for err == syscall.EINTR {
+		err = fallocate(fd, fallocKeepSize, 0, size)
+	}
+	if err != nil {
+		return &os.PathError{Op: "fallocate", Path: f.Name(), Err: err}
+	}
+	return nil
+}
+
+// fallocKeepSize is linux/falloc.h's FALLOC_FL_KEEP_SIZE, which package
+// syscall lacks.
+const fallocKeepSize = 0x1
 
 // osWindow is a mapped range of a file. The mapping outlives the file's
 // descriptor, as mmap(2) does, until Unmap; Put needs the descriptor open.

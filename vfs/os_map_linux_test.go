@@ -80,3 +80,89 @@ func TestPutWritesCoherently(t *testing.T) {
 		t.Fatalf("the file holds %d bytes, want the %d Put", len(got), len(want))
 	}
 }
+
+// allocated returns the bytes of storage the file system holds for name,
+// past its length included.
+func allocated(t *testing.T, name string) int64 {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(name, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Blocks * 512
+}
+
+// TestPreallocate: Preallocate allocates the storage of a range without
+// changing the file's length or bytes; windows mapped over it then
+// allocate nothing more, and Truncate releases what lies past the cut.
+func TestPreallocate(t *testing.T) {
+	const reserve, window = 4 << 20, 256 << 10
+	name := filepath.Join(t.TempDir(), "log")
+	f, err := Default.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write([]byte("abc")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.(Preallocator).Preallocate(reserve); err != nil {
+		t.Skipf("no preallocation on this file system: %v", err)
+	}
+	if size, err := f.Size(); err != nil || size != 3 {
+		t.Fatalf("size after Preallocate: %d, %v; want 3", size, err)
+	}
+	got := allocated(t, name)
+	if got < reserve {
+		t.Fatalf("Preallocate(%d) left %d bytes allocated", reserve, got)
+	}
+	for off := int64(0); off < reserve; off += window {
+		w, err := f.(Mapper).Map(off, window)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Unmap(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := allocated(t, name); after != got {
+		t.Fatalf("windows over preallocated space: %d bytes allocated, %d before", after, got)
+	}
+	if size, err := f.Size(); err != nil || size != reserve {
+		t.Fatalf("size after mapping: %d, %v; want %d", size, err, reserve)
+	}
+	if err := f.(Mapper).Truncate(window); err != nil {
+		t.Fatal(err)
+	}
+	if after := allocated(t, name); after > window {
+		t.Fatalf("Truncate(%d) left %d bytes allocated", window, after)
+	}
+	b := make([]byte, 3)
+	r, err := Default.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.ReadAt(b, 0); err != nil || string(b) != "abc" {
+		t.Fatalf("bytes after Preallocate: %q, %v", b, err)
+	}
+}
+
+// TestPreallocateWithoutFallocate: where fallocate fails, so does
+// Preallocate, with that error, and the file is as it was.
+func TestPreallocateWithoutFallocate(t *testing.T) {
+	saved := fallocate
+	fallocate = func(int, uint32, int64, int64) error { return syscall.EOPNOTSUPP }
+	defer func() { fallocate = saved }()
+	f, err := Default.Create(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.(Preallocator).Preallocate(1 << 20); !errors.Is(err, syscall.EOPNOTSUPP) {
+		t.Fatalf("Preallocate: %v; want EOPNOTSUPP", err)
+	}
+	if size, err := f.Size(); err != nil || size != 0 {
+		t.Fatalf("size: %d, %v; want 0", size, err)
+	}
+}

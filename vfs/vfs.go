@@ -95,6 +95,22 @@ type Reuser interface {
 	Reuse(oldname, newname string) (File, error)
 }
 
+// Preallocator is a File from Create or Reuse that can allocate its
+// storage ahead of its writes without changing its length, so that a file
+// that grows a little at a time still gets its blocks in one piece. On
+// ext4 a file whose blocks were allocated in many pieces, as small
+// reservations among other files' are, holds too many extents for its
+// inode: the tree grows a block, and every fsync that converts a written
+// range journals that block too (docs/write-path.md, "Preallocated
+// WALs"). The OS file system on Linux is one; code that wants it checks
+// for it, and goes on without it where it is missing or fails.
+type Preallocator interface {
+	// Preallocate allocates the file's storage for [0, size) where it has
+	// none, leaving the length and the bytes as they are. Truncate, and a
+	// Close-time cut, release what lies past the new length.
+	Preallocate(size int64) error
+}
+
 // Mapper is a File from Create or Reuse that can be appended to through
 // memory: the writer stores into a window on the file (Map) instead of
 // calling Write, which costs no system call per append (invariants 1 and
