@@ -5,6 +5,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -192,8 +193,8 @@ func BenchmarkAppendAfterTruncate(b *testing.B) {
 }
 
 // BenchmarkStoreLogsInterleaved is BenchmarkStoreLogs with the three
-// stores taking turns: each iteration makes one StoreLogs on each, in an
-// order that rotates, and times each call alone. On a shared machine an
+// stores taking turns: each iteration makes one StoreLogs on each, in
+// every order in turn (takeTurns), and times each call alone. On a shared machine an
 // fsync's latency swings by 3× from one second to the next, so stores
 // measured one after the other, as BenchmarkStoreLogs measures them, are
 // compared across different disks; taking turns, every store meets the
@@ -227,17 +228,66 @@ func BenchmarkStoreLogsInterleaved(b *testing.B) {
 }
 
 // takeTurns makes b.N rounds of one StoreLogs on each store, of logs[i]
-// renumbered from next[i] on, in an order that rotates from round to
-// round, and returns the time each store spent in its calls.
+// renumbered from next[i] on, and returns the time each store spent in its
+// calls. The rounds go through every order of the stores in turn, not one
+// order rotated: rotating keeps each store's predecessor (with three
+// stores, the one after raft-boltdb's two fdatasyncs would always be the
+// same store), and what the call before left to the disk is part of what a
+// call costs.
 func takeTurns(b *testing.B, stores []logStore, logs [][]*hraft.Log, next []uint64) []time.Duration {
+	orders := permutations(len(stores))
 	spent := make([]time.Duration, len(stores))
 	for n := range b.N {
-		for j := range stores {
-			i := (n + j) % len(stores)
+		for _, i := range orders[n%len(orders)] {
 			start := time.Now()
 			storeLogs(b, stores[i], logs[i], &next[i], 1)
 			spent[i] += time.Since(start)
 		}
 	}
 	return spent
+}
+
+// permutations returns every order of 0..n-1.
+func permutations(n int) [][]int {
+	if n == 0 {
+		return [][]int{{}}
+	}
+	var all [][]int
+	for _, p := range permutations(n - 1) {
+		for at := 0; at <= len(p); at++ {
+			q := append(append(append(make([]int, 0, n), p[:at]...), n-1), p[at:]...)
+			all = append(all, q)
+		}
+	}
+	return all
+}
+
+// TestPermutations checks the orders takeTurns goes through: n! of them,
+// each holding every store once, no two alike, so that each store follows
+// each other store in as many rounds.
+func TestPermutations(t *testing.T) {
+	for n := 1; n <= 4; n++ {
+		orders := permutations(n)
+		want := 1
+		for i := 2; i <= n; i++ {
+			want *= i
+		}
+		if len(orders) != want {
+			t.Fatalf("n=%d: %d orders, want %d", n, len(orders), want)
+		}
+		seen := map[string]bool{}
+		for _, o := range orders {
+			sorted := slices.Sorted(slices.Values(o))
+			for i, v := range sorted {
+				if v != i {
+					t.Fatalf("n=%d: order %v is not a permutation", n, o)
+				}
+			}
+			key := fmt.Sprint(o)
+			if seen[key] {
+				t.Fatalf("n=%d: order %v twice", n, o)
+			}
+			seen[key] = true
+		}
+	}
 }
