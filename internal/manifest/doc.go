@@ -21,6 +21,7 @@
 // live Version after Close are not queued as obsolete). LogAndApply and Close must be serialized by the
 // caller (the DB holds one lock across installing flush and compaction
 // results). Current, Version.Ref/Unref, LiveFiles, TakeObsolete,
+// TrackPlacements, TakeLeftPlacements,
 // NextFileNum, MarkFileNumUsed, LastSeq/SetLastSeq, LogNum and
 // ManifestFileNum are safe from any goroutine. A Version is immutable; its
 // FileMetadata are shared with other Versions and immutable too, except
@@ -31,7 +32,10 @@
 // table no live Version holds any more is queued, and the DB collects the
 // queue with TakeObsolete and deletes those files. Manifests are the set's
 // own business: a rollover removes the old one, and the first rollover
-// after Recover removes strays.
+// after Recover removes strays. Placements (a table at a level) are
+// counted the same way once TrackPlacements is called, for a tree-wide
+// filter that files keys by level: TakeLeftPlacements returns those no
+// live Version holds any more.
 //
 // # Invariants
 //

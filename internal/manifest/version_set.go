@@ -59,6 +59,11 @@ type VersionSet struct {
 	fileRefs map[uint64]int32
 	// obsolete are tables that left the last live Version holding them.
 	obsolete []*FileMetadata
+	// placementRefs counts, per table at a level, the live Versions that
+	// hold it there; nil until TrackPlacements. left are the placements
+	// that left the last live Version holding them.
+	placementRefs map[placementKey]int32
+	left          []Placement
 	// compactPointers are the per-level compaction cursors.
 	compactPointers [NumLevels]base.InternalKey
 	closed          bool
@@ -183,6 +188,62 @@ func (vs *VersionSet) TakeObsolete() []*FileMetadata {
 	return out
 }
 
+// Placement is a table at a level of a Version. A tree-wide filter files
+// each table's keys under its level, so it needs to know when a table
+// stops being at a level in every Version a reader may hold: a table moved
+// down without a rewrite leaves its old level while its file stays live.
+type Placement struct {
+	Level int
+	File  *FileMetadata
+}
+
+type placementKey struct {
+	level   int
+	fileNum uint64
+}
+
+// TrackPlacements starts counting the placements of the live Versions, as
+// fileRefs counts their tables, so that TakeLeftPlacements can report the
+// ones that left; it returns every placement of a live Version, the state
+// the caller starts from. Called once, before any concurrent Unref it
+// should see; later calls return nil.
+func (vs *VersionSet) TrackPlacements() []Placement {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	if vs.placementRefs != nil {
+		return nil
+	}
+	vs.placementRefs = make(map[placementKey]int32)
+	var out []Placement
+	for v := range vs.live {
+		for level, files := range v.Levels {
+			for _, f := range files {
+				k := placementKey{level, f.FileNum}
+				if vs.placementRefs[k] == 0 {
+					out = append(out, Placement{Level: level, File: f})
+				}
+				vs.placementRefs[k]++
+			}
+		}
+	}
+	return out
+}
+
+// TakeLeftPlacements returns the placements that left the last live
+// Version holding them since the previous call, and forgets them; like
+// TakeObsolete, a pull, so that what the caller does with them (reading a
+// table) never runs inside a reader's Unref. A table that became obsolete
+// has left its placement by then: a caller that takes the obsolete tables
+// first and the left placements after holds every placement of the files
+// it is about to delete.
+func (vs *VersionSet) TakeLeftPlacements() []Placement {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	out := vs.left
+	vs.left = nil
+	return out
+}
+
 // install makes v current. The set's reference moves from the old current
 // Version to v; the old one stays live while readers hold it.
 func (vs *VersionSet) install(v *Version) {
@@ -190,9 +251,12 @@ func (vs *VersionSet) install(v *Version) {
 	v.Ref()
 	vs.mu.Lock()
 	vs.live[v] = struct{}{}
-	for _, files := range v.Levels {
+	for level, files := range v.Levels {
 		for _, f := range files {
 			vs.fileRefs[f.FileNum]++
+			if vs.placementRefs != nil {
+				vs.placementRefs[placementKey{level, f.FileNum}]++
+			}
 		}
 	}
 	old := vs.current
@@ -211,8 +275,18 @@ func (vs *VersionSet) release(v *Version) {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	delete(vs.live, v)
-	for _, files := range v.Levels {
+	for level, files := range v.Levels {
 		for _, f := range files {
+			if vs.placementRefs != nil {
+				k := placementKey{level, f.FileNum}
+				vs.placementRefs[k]--
+				if vs.placementRefs[k] == 0 {
+					delete(vs.placementRefs, k)
+					if !vs.closed {
+						vs.left = append(vs.left, Placement{Level: level, File: f})
+					}
+				}
+			}
 			vs.fileRefs[f.FileNum]--
 			if vs.fileRefs[f.FileNum] == 0 {
 				delete(vs.fileRefs, f.FileNum)

@@ -496,3 +496,63 @@ func TestCloseReleasesCurrentNotItsFiles(t *testing.T) {
 		t.Fatalf("live files after the last reader left a closed set: %v", live)
 	}
 }
+
+// TestPlacementsModel checks TrackPlacements and TakeLeftPlacements
+// against the Versions a driver holds: the placements returned at the
+// start, plus each new current Version's, minus those reported left, are
+// at every step exactly the placements of the current and held Versions.
+// Moves (a table one level down, same file) make a placement leave while
+// its table stays live.
+func TestPlacementsModel(t *testing.T) {
+	vs, err := Create(vfs.NewMem(), testDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDriver(t, newRNG(t), vs)
+	for range 20 {
+		d.step() // Versions held before tracking starts count too
+	}
+	tracked := map[placementKey]bool{}
+	for _, p := range vs.TrackPlacements() {
+		k := placementKey{p.Level, p.File.FileNum}
+		if tracked[k] {
+			t.Fatalf("TrackPlacements returned %v twice", k)
+		}
+		tracked[k] = true
+	}
+	if again := vs.TrackPlacements(); again != nil {
+		t.Fatalf("a second TrackPlacements returned %d placements", len(again))
+	}
+	placements := func(v *Version, into map[placementKey]bool) {
+		for level, files := range v.Levels {
+			for _, f := range files {
+				into[placementKey{level, f.FileNum}] = true
+			}
+		}
+	}
+	for i := range 400 {
+		d.step()
+		cur := vs.Current()
+		placements(cur, tracked)
+		want := map[placementKey]bool{}
+		placements(cur, want)
+		cur.Unref()
+		for _, h := range d.held {
+			placements(h, want)
+		}
+		for _, p := range vs.TakeLeftPlacements() {
+			k := placementKey{p.Level, p.File.FileNum}
+			if !tracked[k] || want[k] {
+				t.Fatalf("step %d: %v reported left, tracked %v, still held %v", i, k, tracked[k], want[k])
+			}
+			delete(tracked, k)
+		}
+		if !maps.Equal(tracked, want) {
+			t.Fatalf("step %d: tracked %v\nwant %v", i, tracked, want)
+		}
+	}
+	d.releaseAll()
+	if err := vs.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
