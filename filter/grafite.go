@@ -235,7 +235,7 @@ func OpenGrafite(data []byte) (Grafite, error) {
 	}
 	ef, err := openEliasFano(data[grafiteHeaderLen:], int(m), l, g.r)
 	if err != nil {
-		return Grafite{}, err
+		return Grafite{}, fmt.Errorf("grafite filter: %w", err)
 	}
 	g.ef, g.shift, g.ok = ef, log2Exact(g.rangeLen), true
 	return g, nil

@@ -13,7 +13,8 @@ import (
 // filter"):
 //
 //	low    ⌈m·l/64⌉ u64 LE words: code i's low l bits at bit i·l,
-//	       least significant first, straddling words where they must
+//	       least significant first, straddling words where they must;
+//	       bits from m·l on are 0
 //	high   ⌈(m+nb)/64⌉ u64 LE words: nb = ⌊(r−1)/2^l⌋ + 1 buckets; code i,
 //	       of high part c>>l, is a 1 at bit (c>>l) + i, and bucket j ends
 //	       with a 0, the j-th zero; bits from m+nb on are 0
@@ -65,18 +66,26 @@ func sortCodes(codes []uint64, l uint, r uint64, out []uint64) []uint64 {
 	return slices.Compact(out)
 }
 
+// efLayout returns the byte lengths of the three parts of a sequence of
+// m codes below r with l low bits, and nb, its number of buckets.
+// REQUIRES: r ≥ 1, and m·l and m + nb far from overflowing (both callers
+// bound m and nb by 2^31).
+func efLayout(m uint64, l uint, r uint64) (lowLen, highLen, sampleLen, nb uint64) {
+	nb = (r-1)>>l + 1
+	return 8 * ((m*uint64(l) + 63) / 64), 8 * ((m + nb + 63) / 64), 4 * ((nb-1)/efSampleRate + 1), nb
+}
+
 // appendEliasFano appends the sequence of codes, sorted, distinct and
 // below r, to dst.
 func appendEliasFano(dst []byte, codes []uint64, l uint, r uint64) []byte {
 	m := uint64(len(codes))
-	nb := (r-1)>>l + 1
-	lowLen, highLen := int(8*((m*uint64(l)+63)/64)), int(8*((m+nb+63)/64))
+	lowLen, highLen, sampleLen, nb := efLayout(m, l, r)
 	// One allocation of the final size, bits set in place: a table's
 	// filter is built once, and copies and regrowth were most of its cost.
 	start := len(dst)
-	dst = slices.Grow(dst, lowLen+highLen+int(4*((nb-1)/efSampleRate+1)))
-	dst = dst[:start+lowLen+highLen]
-	low, high := dst[start:start+lowLen], dst[start+lowLen:]
+	dst = slices.Grow(dst, int(lowLen+highLen+sampleLen))
+	dst = dst[:start+int(lowLen+highLen)]
+	low, high := dst[start:start+int(lowLen)], dst[start+int(lowLen):]
 	clear(low)
 	clear(high)
 	or := func(b []byte, w, v uint64) {
@@ -103,34 +112,35 @@ func appendEliasFano(dst []byte, codes []uint64, l uint, r uint64) []byte {
 
 // openEliasFano checks that data is exactly a sequence of m codes below r
 // with l low bits and returns it, aliasing data. It verifies the high
-// bitvector's structure (m ones, nothing past its end, a final zero) and
-// every sample, which together keep every search inside data. It does
-// not check that the codes are sorted: an unsorted sequence, which only
-// corrupt bytes that passed the block checksum can make, answers wrongly
-// but never reads out of bounds.
+// bitvector's structure (m ones, nothing past its end, a final zero),
+// every sample, which together keep every search inside data, and that
+// the bits past the last low part are 0, so that a set has one encoding.
+// It does not check that the codes are sorted: an unsorted sequence,
+// which only corrupt bytes that passed the block checksum can make,
+// answers wrongly but never reads out of bounds.
 func openEliasFano(data []byte, m int, l uint, r uint64) (eliasFano, error) {
-	nb := (r-1)>>l + 1
-	if nb > 1<<31 || uint64(m) > 1<<31 {
-		return eliasFano{}, fmt.Errorf("%w: grafite filter of %d codes in %d buckets", ErrCorrupt, m, nb)
+	if nb := (r-1)>>l + 1; nb > 1<<31 || uint64(m) > 1<<31 {
+		return eliasFano{}, fmt.Errorf("%w: Elias–Fano sequence of %d codes in %d buckets", ErrCorrupt, m, nb)
 	}
+	lowLen, highLen, sampleLen, nb := efLayout(uint64(m), l, r)
 	ef := eliasFano{m: m, l: l, nbits: uint64(m) + nb}
-	lowLen := 8 * ((uint64(m)*uint64(l) + 63) / 64)
-	highLen := 8 * ((ef.nbits + 63) / 64)
-	sampleLen := 4 * ((nb-1)/efSampleRate + 1)
 	if uint64(len(data)) != lowLen+highLen+sampleLen {
-		return eliasFano{}, fmt.Errorf("%w: grafite filter of %d codes and %d buckets needs %d bytes after its header, has %d",
+		return eliasFano{}, fmt.Errorf("%w: Elias–Fano sequence of %d codes and %d buckets needs %d bytes, has %d",
 			ErrCorrupt, m, nb, lowLen+highLen+sampleLen, len(data))
 	}
 	ef.low = data[:lowLen:lowLen]
 	ef.high = data[lowLen : lowLen+highLen : lowLen+highLen]
 	ef.sample = data[lowLen+highLen:]
+	if used := uint64(m) * uint64(l) % 64; used != 0 && binary.LittleEndian.Uint64(ef.low[lowLen-8:])>>used != 0 {
+		return eliasFano{}, fmt.Errorf("%w: Elias–Fano sequence has bits set past its %d-bit low part", ErrCorrupt, uint64(m)*uint64(l))
+	}
 	if last := ef.word(highLen/8 - 1); ef.nbits%64 != 0 && last>>(ef.nbits%64) != 0 {
-		return eliasFano{}, fmt.Errorf("%w: grafite filter has bits set past its %d-bit high part", ErrCorrupt, ef.nbits)
+		return eliasFano{}, fmt.Errorf("%w: Elias–Fano sequence has bits set past its %d-bit high part", ErrCorrupt, ef.nbits)
 	}
 	var bad error
 	ones, zeros := ef.scan(func(j, pos uint64) bool {
 		if got := ef.sampleAt(j); uint64(got) != pos {
-			bad = fmt.Errorf("%w: grafite filter sample %d is %d, zero %d is at %d", ErrCorrupt, j, got, j*efSampleRate, pos)
+			bad = fmt.Errorf("%w: Elias–Fano sample %d is %d, zero %d is at %d", ErrCorrupt, j, got, j*efSampleRate, pos)
 		}
 		return bad == nil
 	})
@@ -138,7 +148,7 @@ func openEliasFano(data []byte, m int, l uint, r uint64) (eliasFano, error) {
 		return eliasFano{}, bad
 	}
 	if ones != uint64(m) || zeros != nb || !ef.isZero(ef.nbits-1) {
-		return eliasFano{}, fmt.Errorf("%w: grafite filter high part of %d ones and %d zeros (want %d and %d, ending in a zero)",
+		return eliasFano{}, fmt.Errorf("%w: Elias–Fano high part of %d ones and %d zeros (want %d and %d, ending in a zero)",
 			ErrCorrupt, ones, zeros, m, nb)
 	}
 	return ef, nil

@@ -252,6 +252,13 @@ func TestEliasFanoExact(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
+		if used := len(set) * int(l); used%64 != 0 { // a bit past the low parts: another encoding of the set
+			bad := slices.Clone(enc)
+			bad[used/64*8+7] |= 0x80
+			if _, err := openEliasFano(bad, len(set), l, r); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("seed %d: a bit set past the low parts: %v", seed, err)
+			}
+		}
 		for i, c := range set {
 			if got := uint64(i); ef.lowAt(got) != c&(1<<l-1) {
 				t.Fatalf("seed %d: low %d of code %d", seed, ef.lowAt(got), i)
