@@ -139,7 +139,12 @@ func openEliasFano(data []byte, m int, l uint, r uint64) (eliasFano, error) {
 	}
 	var bad error
 	ones, zeros := ef.scan(func(j, pos uint64) bool {
-		if got := ef.sampleAt(j); uint64(got) != pos {
+		// A count m too large by a few leaves the lengths unchanged and
+		// nb + 1 zeros in the first m + nb bits: zero nb has no sample
+		// when nb is a multiple of efSampleRate.
+		if j >= uint64(len(ef.sample)/4) {
+			bad = fmt.Errorf("%w: Elias–Fano high part has more than its %d zeros", ErrCorrupt, nb)
+		} else if got := ef.sampleAt(j); uint64(got) != pos {
 			bad = fmt.Errorf("%w: Elias–Fano sample %d is %d, zero %d is at %d", ErrCorrupt, j, got, j*efSampleRate, pos)
 		}
 		return bad == nil

@@ -274,6 +274,36 @@ func TestEliasFanoExact(t *testing.T) {
 	}
 }
 
+// TestOpenEliasFanoCount: a count one too large that leaves every length
+// as it was, over buckets a multiple of the sample rate, is refused, not
+// a sample read past the end (the extra zero it implies is zero nb, which
+// has none).
+func TestOpenEliasFanoCount(t *testing.T) {
+	const l, m = 3, 10
+	r := uint64(2*efSampleRate) << l
+	codes := make([]uint64, m)
+	for i := range codes {
+		codes[i] = uint64(i) * 100
+	}
+	enc := appendEliasFano(nil, codes, l, r)
+	if _, err := openEliasFano(enc, m, l, r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openEliasFano(enc, m+1, l, r); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("one code too many: %v", err)
+	}
+	// So a filter of 256 points at 5 bits per key (256 buckets).
+	b := NewGrafiteBuilder(5, 32, 1)
+	for i := range uint64(256) {
+		b.Add(i * 1000003)
+	}
+	g := b.Finish(nil)
+	binary.LittleEndian.PutUint32(g[4:8], binary.LittleEndian.Uint32(g[4:8])+1)
+	if _, err := OpenGrafite(g); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("grafite filter with one code too many: %v", err)
+	}
+}
+
 // TestGrafiteBounds: the integer range of a key range holds the point of
 // every key in it, and is empty only when the key range is. Keys are
 // short, long, and share bytes and zero tails with the bounds, where the
