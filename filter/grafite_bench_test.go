@@ -63,3 +63,29 @@ func BenchmarkGrafiteQuery(b *testing.B) {
 	}
 	b.ReportMetric(float64(fp)/float64(b.N), "maybe/op")
 }
+
+// BenchmarkSortCodes sorts 100,000 codes as a filter build does, with
+// about one code per bucket (random hashes) and with every code in one
+// bucket (keys chosen to collide), per code.
+func BenchmarkSortCodes(b *testing.B) {
+	const n, l = 100_000, 16
+	r := uint64(n) << l
+	rng := rand.New(rand.NewPCG(1, 3))
+	for _, tc := range []struct {
+		name  string
+		width uint64
+	}{{"uniform", r}, {"one-bucket", 1 << l}} {
+		codes := make([]uint64, n)
+		for i := range codes {
+			codes[i] = rng.Uint64N(tc.width)
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			in, out := make([]uint64, n), make([]uint64, n)
+			defer threadCPU(b, n, "code")()
+			for b.Loop() {
+				copy(in, codes)
+				sortCodes(in, l, r, out)
+			}
+		})
+	}
+}
