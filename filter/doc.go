@@ -40,6 +40,13 @@
 // false-positive rate is at most ℓ/2^(B−2) for a range of ℓ ≤ L points,
 // L the range length it was built for (README.md, "Ranges").
 //
+// A key-hash set (keyhashes.go) is not a filter but what one is rebuilt
+// from: the top KeyHashBits bits of the Hash of each of a table's keys,
+// sorted, deduplicated and stored in an Elias–Fano sequence, about
+// 2 + log2(2^40/m) bits for each of m keys (AppendKeyHashes,
+// DecodeKeyHashes). A table carries one so that Open can build the
+// tree-wide Maplet without reading data blocks.
+//
 // AllocateBitsPerKey sizes many cache-line filters together: given the key
 // counts of the runs an absent-key lookup probes (L0 tables, levels), it
 // spreads a memory budget so that the sum of their FPRs is least (Monkey:
@@ -85,6 +92,8 @@
 //     Inserted; its slot payloads always start with a codeword of its run
 //     code, every codeword leaving at least one fingerprint bit, which
 //     UnmarshalBinary checks on decoded bytes as it checks a Quotient's.
+//  9. DecodeKeyHashes accepts exactly the bytes AppendKeyHashes writes:
+//     a set has one encoding, and anything else is ErrCorrupt.
 //
 // # Format
 //

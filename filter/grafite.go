@@ -184,7 +184,7 @@ func (b *GrafiteBuilder) Finish(dst []byte) []byte {
 }
 
 // grafiteScratch holds the builders' point and code slices between
-// filters (a *[]uint64 each). A table's filter is built once, and fresh
+// filters (a *[]uint64 each), and AppendKeyHashes' values. A table's filter is built once, and fresh
 // memory for its points and sorted codes, faulted in and zeroed, cost
 // the table writer 43 ns per key where the build alone costs 26; 30 with
 // the pool (sstable's BenchmarkWriteRange and BenchmarkGrafiteBuild at 16

@@ -10,7 +10,7 @@ import (
 // An Elias–Fano sequence stores m sorted distinct codes below r in
 // l low bits each plus a unary bitvector of their high parts, about
 // 2 + l bits per code when r ≈ m·2^l (docs/format.md, "Grafite range
-// filter"):
+// filter"; the key-hash set, keyhashes.go, is the other user):
 //
 //	low    ⌈m·l/64⌉ u64 LE words: code i's low l bits at bit i·l,
 //	       least significant first, straddling words where they must;
@@ -169,6 +169,22 @@ func openEliasFano(data []byte, m int, l uint, r uint64) (eliasFano, error) {
 			ErrCorrupt, ones, zeros, m, nb)
 	}
 	return ef, nil
+}
+
+// appendCodes appends the m codes to dst in their stored order, one pass
+// over the high part: the i-th one, at position p, is code i of high
+// part p − i.
+func (ef *eliasFano) appendCodes(dst []uint64) []uint64 {
+	dst = slices.Grow(dst, ef.m)
+	i := uint64(0)
+	for w := range uint64(len(ef.high) / 8) {
+		for x := ef.word(w); x != 0; x &= x - 1 {
+			p := 64*w + uint64(bits.TrailingZeros64(x))
+			dst = append(dst, (p-i)<<ef.l|ef.lowAt(i))
+			i++
+		}
+	}
+	return dst
 }
 
 // scan counts the ones and zeros of the high part's first nbits bits,
