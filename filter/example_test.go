@@ -61,6 +61,32 @@ func ExampleGrafiteBuilder() {
 	// [6, 7]: false [4, 6]: true
 }
 
+// A table's writer keeps the hash of each of its keys and appends their
+// key-hash set to its key-hash block; Open decodes the sets of every
+// table to build the tree-wide maplet from. This is the worked example of
+// docs/format.md, "Key-hash set".
+func ExampleAppendKeyHashes() {
+	var hashes []uint64
+	for _, k := range []string{"cat", "cow", "dog"} {
+		hashes = append(hashes, filter.Hash([]byte(k)))
+	}
+	block := filter.AppendKeyHashes(nil, hashes)
+	for off := 0; off < len(block); off += 16 {
+		fmt.Printf("% x\n", block[off:min(off+16, len(block))])
+	}
+
+	tops, err := filter.DecodeKeyHashes(block, nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%x\n", tops)
+	// Output:
+	// 4b 48 01 23 03 00 00 00 c5 56 52 bc 09 b3 47 65
+	// f1 4d 69 87 8e 01 00 00 08 01 00 01 00 00 00 00
+	// 00 00 00 00
+	// [19bc5256c5000000 3e2ca8f661000000 b63a1da537000000]
+}
+
 // A filter sized for 1,000 keys at 1% tells on itself when overfilled:
 // EstimatedFPR reads the damage off the bits.
 func ExampleBloom_EstimatedFPR() {

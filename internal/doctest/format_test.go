@@ -40,6 +40,7 @@ var formatGenerators = map[string]func(t *testing.T) []byte{
 	"quotient-filter":    quotientExample,
 	"maplet":             mapletExample,
 	"grafite-filter":     grafiteExample,
+	"key-hash-set":       keyHashSetExample,
 }
 
 // TestFormatExamples compares every marked example of docs/format.md with
@@ -257,6 +258,16 @@ func grafiteExample(*testing.T) []byte {
 		b.Add(x)
 	}
 	return b.Finish(nil)
+}
+
+// keyHashSetExample is the key-hash set of the keys "cat", "cow" and
+// "dog".
+func keyHashSetExample(*testing.T) []byte {
+	var hs []uint64
+	for _, k := range []string{"cat", "cow", "dog"} {
+		hs = append(hs, filter.Hash([]byte(k)))
+	}
+	return filter.AppendKeyHashes(nil, hs)
 }
 
 // createExample is a new DB's manifest directory: file name to bytes.
