@@ -171,3 +171,13 @@ func checkHandle(h handle, limit uint64) error {
 	}
 	return nil
 }
+
+// checkPropsHandle bounds the handle of a block the properties locate
+// (invariant 3): not empty, and ending before the footer of a file of
+// fileSize bytes (at least a footer long: Open has checked).
+func checkPropsHandle(h handle, fileSize uint64, what string) error {
+	if h.length == 0 || checkHandle(h, fileSize-footerLen) != nil {
+		return fmt.Errorf("%s block (%d, %d) outside the %d-byte file: %w", what, h.offset, h.length, fileSize, base.ErrCorruption)
+	}
+	return nil
+}

@@ -60,8 +60,8 @@ func (r *Reader) readRangeDels() error {
 	if p.RangeDelSpans == 0 && h == (handle{}) {
 		return nil
 	}
-	if h.length > maxBlockLen || h.offset > p.FileSize || h.end() > p.FileSize-footerLen || h.length == 0 {
-		return fmt.Errorf("range-deletion block (%d, %d) outside the %d-byte file: %w", h.offset, h.length, p.FileSize, base.ErrCorruption)
+	if err := checkPropsHandle(h, p.FileSize, "range-deletion"); err != nil {
+		return err
 	}
 	block, buf, err := r.readMeta(h, "range-deletion")
 	if err != nil {

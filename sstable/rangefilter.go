@@ -52,8 +52,8 @@ func (r *Reader) readRangeFilter() error {
 	if h == (handle{}) {
 		return nil
 	}
-	if h.length > maxBlockLen || h.offset > r.props.FileSize || h.end() > r.props.FileSize-footerLen || h.length == 0 {
-		return fmt.Errorf("range-filter block (%d, %d) outside the %d-byte file: %w", h.offset, h.length, r.props.FileSize, base.ErrCorruption)
+	if err := checkPropsHandle(h, r.props.FileSize, "range-filter"); err != nil {
+		return err
 	}
 	block, buf, err := r.readMeta(h, "range-filter")
 	if err != nil {
