@@ -3,8 +3,9 @@
 // sequence number, kind, value) in internal-key order, a cache-line Bloom
 // filter over its user keys (and, written with a filter.Split, their
 // prefixes: Reader.MayContainPrefix), optionally a range filter over its
-// keys' first 8 bytes (Reader.MayContainRange), an index of its data
-// blocks, and its properties.
+// keys' first 8 bytes (Reader.MayContainRange) and the set of its keys'
+// hashes a tree-wide filter is built from (Reader.AppendKeyHashes), an
+// index of its data blocks, and its properties.
 //
 // Reading the source, in data-flow order: writer.go (Add: entries into
 // blocks, and each block's separator into the index), block.go (prefix
@@ -16,7 +17,8 @@
 // searched in place),
 // filter_pages.go (a paged filter), budget.go (pinned or paged), identity.go
 // (is this file the table the manifest means?), rangedel.go (the range
-// tombstones' block), rangefilter.go (the range filter's block), get.go (the point-read
+// tombstones' block), rangefilter.go (the range filter's block),
+// keyhashes.go (the key-hash block), get.go (the point-read
 // path, four numbered steps), lookup.go (Lookup, the one record of a
 // point lookup, and how it is counted and printed), iter.go (two-level
 // iterator), table_cache.go (open readers, reference counted, checked
@@ -28,7 +30,8 @@
 //
 // A Writer is used by one goroutine; Finish or Abort closes its file. A
 // Reader is safe for concurrent Get, NewIter, MayContainHash,
-// MayContainPrefix, MayContainRange and Stats; its Close must not race with them
+// MayContainPrefix, MayContainRange, AppendKeyHashes and Stats; its Close
+// must not race with them
 // (TableCache guarantees this with reference counts). An Iter is used by one goroutine, and its Key and Value are valid
 // until it moves or closes (invariant 6). Get's returned value is a fresh
 // copy, the caller's to keep.
@@ -112,7 +115,8 @@
 //     cache must not use the same number for different files.
 //   - Open's reads (footer, index, filter, properties) are counted in
 //     ReadStats.OpenBlocksRead/OpenBytesRead, not BlocksRead/BytesRead; a
-//     reopen from the block cache counts one read, of the tail.
+//     reopen from the block cache counts one read, of the tail. So is
+//     each read of the key-hash block (AppendKeyHashes), made after Open.
 //   - A table recognised by its tail (invariant 5) is trusted to be the
 //     table its meta was read from: a file put in its place with the same
 //     properties block (table id included) and footer would be taken for
@@ -133,8 +137,8 @@
 //
 //	[data block 0] ... [data block n-1] [filter block]?
 //	[index partition 0] ... [index partition p-1] [top-level index block]
-//	[range-deletion block]? [range-filter block]? [properties block]
-//	[footer: 64 bytes]
+//	[range-deletion block]? [range-filter block]? [key-hash block]?
+//	[properties block] [footer: 64 bytes]
 //
 //	block    = contents | type u8 (0 none, 1 snappy) | crc32c u32
 //	           crc32c (Castagnoli) covers the stored contents and the type byte
@@ -157,6 +161,10 @@
 //	range-filter block: filter.GrafiteBuilder's encoding of the points of
 //	             the point entries' user keys, never compressed; located by
 //	             the filter.range_block property (rangefilter.go)
+//	key-hash block: filter.AppendKeyHashes' encoding of the hashes of the
+//	             point entries' user keys, never compressed; located by the
+//	             filter.key_hashes_block property (keyhashes.go), read only
+//	             when asked
 //	properties block: key = property name, value = uvarint / key / string
 //	footer   = index (off u64, len u64) | filter (off u64, len u64; 0,0 = none) |
 //	           properties (off u64, len u64) | version u32 = 3 |

@@ -67,6 +67,14 @@ type Properties struct {
 	// trailer, what a Reader holds of it in memory; 0 without one. It is
 	// the block's handle's, not a property of its own.
 	RangeFilterBytes uint64
+	// KeyHashes counts the distinct values of the table's key-hash block
+	// (keyhashes.go), the top 40 bits of its user keys' hashes, which
+	// keyHashBlock locates; KeyHashBytes is the block's size including
+	// its trailer (the handle's, not a property of its own). 0 and the
+	// zero handle when it has none, as every table written before the
+	// block existed; a table with one may count 0 (no point entries).
+	KeyHashes, KeyHashBytes uint64
+	keyHashBlock            handle
 }
 
 // Property names, in the sorted order they are written.
@@ -77,6 +85,8 @@ const (
 	propOlderVersions = "entries.older_versions"
 	propEntries       = "entries.total"
 	propFilterBytes   = "filter.bytes"
+	propKeyHashes     = "filter.key_hashes"
+	propKeyHashBlock  = "filter.key_hashes_block"
 	propFilterLayout  = "filter.layout"
 	propFilterLines   = "filter.lines"
 	propFilterMillis  = "filter.millibits_per_key"
@@ -111,7 +121,8 @@ const maxFilterBitsPerKey = 1 << 16
 // block format, restart interval 1). Numbers are uvarints, keys are encoded
 // internal keys, the layout is its string. A zero TableID or OlderVersions
 // is not written, so it reads back the same from old and new tables; nor
-// are the filter's density and split without a filter, nor an empty split.
+// are the filter's density and split without a filter, nor an empty split,
+// nor the range filter's and key-hash block's properties without them.
 func (p *Properties) encode() []byte {
 	b := blockBuilder{restartInterval: 1}
 	u := func(name string, v uint64) { b.add([]byte(name), binary.AppendUvarint(nil, v)) }
@@ -123,6 +134,10 @@ func (p *Properties) encode() []byte {
 	}
 	u(propEntries, p.NumEntries)
 	u(propFilterBytes, p.FilterBytes)
+	if p.keyHashBlock != (handle{}) {
+		u(propKeyHashes, p.KeyHashes)
+		b.add([]byte(propKeyHashBlock), appendHandle(nil, p.keyHashBlock))
+	}
 	b.add([]byte(propFilterLayout), []byte(p.FilterLayout))
 	if p.FilterLayout != "" {
 		u(propFilterLines, p.FilterLines)
@@ -180,14 +195,17 @@ func decodeProperties(block []byte) (Properties, error) {
 		case propFilterSplit:
 			p.FilterSplit = string(v)
 			continue
-		case propRangeDelBlock, propRangeBlock:
+		case propRangeDelBlock, propRangeBlock, propKeyHashBlock:
 			h, ok := decodeHandle(v)
 			if !ok {
 				return p, fmt.Errorf("property %s: bad handle: %w", name, base.ErrCorruption)
 			}
-			if name == propRangeBlock {
+			switch name {
+			case propRangeBlock:
 				p.rangeFilterBlock = h
-			} else {
+			case propKeyHashBlock:
+				p.keyHashBlock = h
+			default:
 				p.rangeDelBlock = h
 			}
 			continue
@@ -249,6 +267,8 @@ func decodeProperties(block []byte) (Properties, error) {
 			p.RangeFilterBits = num
 		case propRangeLen:
 			p.RangeFilterLen = num
+		case propKeyHashes:
+			p.KeyHashes = num
 		}
 	}
 	if it.err != nil {
@@ -266,6 +286,15 @@ func decodeProperties(block []byte) (Properties, error) {
 	}
 	if p.rangeFilterBlock != (handle{}) {
 		p.RangeFilterBytes = p.rangeFilterBlock.length + blockTrailerLen
+	}
+	// The key-hash count comes with the block's handle, and is at most a
+	// value per entry.
+	if hasBlock := p.keyHashBlock != (handle{}); hasBlock != seen[propKeyHashes] || p.KeyHashes > p.NumEntries {
+		return p, fmt.Errorf("key-hash block %v, %d key hashes (property present %t), %d entries: %w",
+			p.keyHashBlock, p.KeyHashes, seen[propKeyHashes], p.NumEntries, base.ErrCorruption)
+	}
+	if p.keyHashBlock != (handle{}) {
+		p.KeyHashBytes = p.keyHashBlock.length + blockTrailerLen
 	}
 	if p.NumEntries > 0 && (!seen[propKeySmallest] || !seen[propKeyLargest]) {
 		return p, fmt.Errorf("non-empty table without key range: %w", base.ErrCorruption)

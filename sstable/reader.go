@@ -115,6 +115,9 @@ func Open(f vfs.File, opts ReaderOptions) (*Reader, error) {
 	if err := r.readRangeFilter(); err != nil {
 		return fail(fmt.Errorf("sstable %s: %w", r.name, err))
 	}
+	if err := r.checkKeyHashes(); err != nil {
+		return fail(fmt.Errorf("sstable %s: %w", r.name, err))
+	}
 	r.useRanges = r.props.rangeFilterBlock != (handle{}) && !opts.IgnoreFilter
 	r.useFilter = r.hasFilter && !opts.IgnoreFilter
 	return r, nil

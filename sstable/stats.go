@@ -24,7 +24,8 @@ import "sync/atomic"
 //   - BlocksRead, BytesRead: data blocks read from the file by Get and
 //     iterators, bytes including block trailers.
 //   - OpenBlocksRead, OpenBytesRead: what Open read (footer, index, filter,
-//     properties) — once per open, kept apart from the read path.
+//     properties) — once per open — and each read of the key-hash block
+//     (AppendKeyHashes), kept apart from the read path.
 //   - MetaCacheHits, MetaBlocksRead, MetaBytesRead: a paged table's index
 //     partitions and filter pages (MetaBudget) found in the block cache,
 //     and read from the file on the read path (by every lookup and

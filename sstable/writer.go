@@ -38,6 +38,12 @@ type WriterOptions struct {
 	// seeded with TableID, so that Reader.MayContainRange can rule the
 	// table out for a key range.
 	RangeFilter filter.GrafiteOptions
+	// KeyHashes writes a key-hash block (keyhashes.go): the key-hash set
+	// (filter.AppendKeyHashes) of the user keys of the table's point
+	// entries, sets and deletions, which Reader.AppendKeyHashes returns
+	// for the engine's tree-wide filter. The Writer holds 8 bytes per
+	// distinct user key until Finish.
+	KeyHashes bool
 	// Compression enables snappy per data block, kept only where it saves at
 	// least 1/8 of the block.
 	Compression bool
@@ -93,6 +99,9 @@ type Writer struct {
 	// WriterOptions.Split: lastKey[:lastPrefix].
 	lastPrefix int
 	ranges     *filter.GrafiteBuilder // WriterOptions.RangeFilter; nil for none
+	// keyHashes are the filter.Hash of each distinct user key, in key
+	// order, under WriterOptions.KeyHashes.
+	keyHashes []uint64
 }
 
 // NewWriter starts a table on f, which the Writer owns from now on.
@@ -107,6 +116,9 @@ func NewWriter(f vfs.File, opts WriterOptions) *Writer {
 		props: Properties{TableID: opts.TableID},
 	}
 	w.ranges = opts.RangeFilter.Builder(opts.TableID)
+	if opts.KeyHashes {
+		w.keyHashes = keyHashBuf()
+	}
 	if opts.BloomBitsPerKey > 0 {
 		w.filter = filter.NewCacheLineBuilder(opts.BloomBitsPerKey)
 		if opts.Split != nil && opts.Split.Name == "" {
@@ -139,6 +151,10 @@ func (w *Writer) release() {
 		w.filter.Reset() // gives its hashes' memory back
 		w.filter = nil
 	}
+	if hs := w.keyHashes; hs != nil {
+		keyHashBufs.Put(&hs)
+		w.keyHashes = nil
+	}
 }
 
 // Add appends an entry. key must be strictly greater than the previous key
@@ -158,8 +174,14 @@ func (w *Writer) Add(key InternalKey, value []byte) error {
 		// Not sticky: the table so far is still valid.
 		return fmt.Errorf("sstable: add %v after %v: %w", key, decodedOrRaw(w.lastKey), ErrOutOfOrder)
 	}
-	if w.filter != nil {
-		w.addToFilter(key.UserKey)
+	if w.filter != nil || w.opts.KeyHashes {
+		h := filter.Hash(key.UserKey) // once, for both
+		if w.filter != nil {
+			w.addToFilter(key.UserKey, h)
+		}
+		if w.opts.KeyHashes {
+			w.addKeyHash(h)
+		}
 	}
 	if w.ranges != nil {
 		w.ranges.AddKey(key.UserKey)
@@ -191,13 +213,14 @@ func (w *Writer) Add(key InternalKey, value []byte) error {
 	return w.err
 }
 
-// addToFilter adds ukey to the filter, and with a split its prefix first
-// when it differs from the last key's. Consecutive keys share prefixes,
-// so this adds each distinct prefix of the table once (contract 2 of
-// filter.Split makes them contiguous; a Len that breaks it only adds a
-// prefix more than once). The prefix goes first so that the versions of
-// one key are consecutive hashes, which the builder counts once.
-func (w *Writer) addToFilter(ukey []byte) {
+// addToFilter adds ukey, of Hash h, to the filter, and with a split its
+// prefix first when it differs from the last key's. Consecutive keys
+// share prefixes, so this adds each distinct prefix of the table once
+// (contract 2 of filter.Split makes them contiguous; a Len that breaks it
+// only adds a prefix more than once). The prefix goes first so that the
+// versions of one key are consecutive hashes, which the builder counts
+// once.
+func (w *Writer) addToFilter(ukey []byte, h uint64) {
 	if s := w.opts.Split; s != nil {
 		n := s.Len(ukey)
 		if w.props.NumEntries == 0 || !bytes.Equal(ukey[:n], w.lastKey[:w.lastPrefix]) {
@@ -205,7 +228,7 @@ func (w *Writer) addToFilter(ukey []byte) {
 		}
 		w.lastPrefix = n
 	}
-	w.filter.AddHash(filter.Hash(ukey))
+	w.filter.AddHash(h)
 }
 
 func decodedOrRaw(enc []byte) any {

@@ -52,6 +52,7 @@ func (w *Writer) Finish() (Properties, error) {
 	p.IndexBytes = uint64(w.partsSize) + ft.index.length + blockTrailerLen
 	w.writeRangeDels()
 	w.writeRangeFilter()
+	w.writeKeyHashes()
 	ft.props = w.writeBlock(p.encode(), false)
 	w.write(ft.encode())
 	p.FileSize = w.offset
