@@ -14,11 +14,11 @@ import (
 // failure must wrap ErrCorruption, and it must agree with Open — a file
 // it refuses, Open refuses with the same error, and a file Open accepts,
 // it accepts with the same properties. Seeds are small valid tables, with
-// and without an id and range deletions; fixChecksums (the second
-// argument) lets mutations reach past the checksums. As in FuzzReader,
-// inputs over 1 KiB are skipped when fuzzing.
+// and without an id, range deletions and a key-hash block; fixChecksums
+// (the second argument) lets mutations reach past the checksums. As in
+// FuzzReader, inputs over 1 KiB are skipped when fuzzing.
 func FuzzCheckIdentity(f *testing.F) {
-	for i, o := range []WriterOptions{{BlockSize: 64, BloomBitsPerKey: 10}, {BlockSize: 1, Compression: true, TableID: 7}} {
+	for i, o := range []WriterOptions{{BlockSize: 64, BloomBitsPerKey: 10}, {BlockSize: 1, Compression: true, TableID: 7, KeyHashes: true}} {
 		es := randEntries(newRand(uint64(20+i)), 4)[:3]
 		for j := range es {
 			es[j].value = es[j].value[:min(len(es[j].value), 6)]

@@ -40,6 +40,8 @@ func FuzzBlock(f *testing.F) {
 	f.Add(p.encode())
 	p.FilterLayout, p.FilterSplit = FilterLayoutCacheLine, "user-id"
 	f.Add(p.encode())
+	p.KeyHashes, p.keyHashBlock = 1, handle{offset: 10, length: 20}
+	f.Add(p.encode())
 	f.Add([]byte{})
 	f.Add([]byte{0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -132,7 +134,7 @@ func FuzzReader(f *testing.F) {
 	_, data := corruptTable(f)
 	f.Add(data, false)
 	for i, o := range []WriterOptions{{BlockSize: 64, BlockRestartInterval: 2, BloomBitsPerKey: 10}, {BlockSize: 1, Compression: true, TableID: 7,
-		RangeFilter: filter.GrafiteOptions{BitsPerKey: 6, RangeLen: 4}}} {
+		RangeFilter: filter.GrafiteOptions{BitsPerKey: 6, RangeLen: 4}, KeyHashes: true}} {
 		es := randEntries(newRand(uint64(10+i)), 4)[:4]
 		for j := range es {
 			es[j].value = es[j].value[:min(len(es[j].value), 6)]
@@ -233,11 +235,15 @@ func readEverything(t *testing.T, r *Reader) {
 	if err := it.Close(); err != nil && !errors.Is(err, base.ErrCorruption) {
 		t.Fatalf("iterator: %v does not wrap ErrCorruption", err)
 	}
+	if _, err := r.AppendKeyHashes(nil); err != nil && !errors.Is(err, base.ErrCorruption) {
+		t.Fatalf("key hashes: %v does not wrap ErrCorruption", err)
+	}
 }
 
-// fixChecksums rewrites the footer checksum and, walking the footer's and
-// index's handles where they are in bounds, every block checksum, so fuzz
-// mutations inside blocks reach the decoders instead of stopping at a CRC.
+// fixChecksums rewrites the footer checksum and, walking the footer's,
+// the index's and the properties' handles where they are in bounds, every
+// block checksum, so fuzz mutations inside blocks reach the decoders
+// instead of stopping at a CRC.
 func fixChecksums(data []byte) {
 	if len(data) < footerLen {
 		return
@@ -253,6 +259,14 @@ func fixChecksums(data []byte) {
 	}
 	for i := 0; i < 3; i++ {
 		fixAt(leUint64(ft[16*i:]), leUint64(ft[16*i+8:]))
+	}
+	// The blocks the properties locate, when they decode.
+	if off, n := leUint64(ft[32:]), leUint64(ft[40:]); off <= uint64(len(data)) && n <= uint64(len(data))-off {
+		if p, err := decodeProperties(data[off : off+n]); err == nil {
+			for _, h := range []handle{p.rangeDelBlock, p.rangeFilterBlock, p.keyHashBlock} {
+				fixAt(h.offset, h.length)
+			}
+		}
 	}
 	// The footer's index handle: a version 1 index of data blocks, or a
 	// version 2 or 3 top-level block of partitions, each an index of data

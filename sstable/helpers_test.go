@@ -158,6 +158,7 @@ func randOptions(rng *rand.Rand) WriterOptions {
 		BloomBitsPerKey:      []float64{0, 10, 7.3, 12.3456}[rng.IntN(4)],
 		Compression:          rng.IntN(2) == 0,
 		TableID:              []uint64{0, rng.Uint64() | 1}[rng.IntN(2)],
+		KeyHashes:            rng.IntN(2) == 0,
 	}
 }
 

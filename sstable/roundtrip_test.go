@@ -52,6 +52,9 @@ func TestRoundTrip(t *testing.T) {
 		if got := *r.Properties(); !propsEqual(got, props) {
 			t.Fatalf("%s: reopened properties %+v, writer said %+v", desc, got, props)
 		}
+		if hs, err := r.AppendKeyHashes(nil); err != nil || r.HasKeyHashes() != opts.KeyHashes || opts.KeyHashes && !slices.Equal(hs, keyHashModel(es)) {
+			t.Fatalf("%s: %d key hashes (block %t), %v; want %d", desc, len(hs), r.HasKeyHashes(), err, len(keyHashModel(es)))
+		}
 		checkGets(t, desc, rng, r, es)
 		checkFindNext(t, desc, rng, r, es)
 		checkIters(t, desc, rng, r, es)
@@ -67,9 +70,11 @@ func TestRoundTrip(t *testing.T) {
 func propsEqual(a, b Properties) bool {
 	return base.Compare(a.Smallest, b.Smallest) == 0 && base.Compare(a.Largest, b.Largest) == 0 &&
 		fmt.Sprint(a.NumEntries, a.NumDeletions, a.SmallestSeq, a.LargestSeq, a.FilterLayout, a.FilterBitsPerKey,
-			a.RawKeyBytes, a.RawValueBytes, a.DataBytes, a.IndexBytes, a.FilterBytes, a.FileSize, a.NumDataBlocks, a.TableID, a.OlderVersions) ==
+			a.RawKeyBytes, a.RawValueBytes, a.DataBytes, a.IndexBytes, a.FilterBytes, a.FileSize, a.NumDataBlocks, a.TableID, a.OlderVersions,
+			a.KeyHashes, a.KeyHashBytes) ==
 			fmt.Sprint(b.NumEntries, b.NumDeletions, b.SmallestSeq, b.LargestSeq, b.FilterLayout, b.FilterBitsPerKey,
-				b.RawKeyBytes, b.RawValueBytes, b.DataBytes, b.IndexBytes, b.FilterBytes, b.FileSize, b.NumDataBlocks, b.TableID, b.OlderVersions)
+				b.RawKeyBytes, b.RawValueBytes, b.DataBytes, b.IndexBytes, b.FilterBytes, b.FileSize, b.NumDataBlocks, b.TableID, b.OlderVersions,
+				b.KeyHashes, b.KeyHashBytes)
 }
 
 func checkProps(t *testing.T, desc string, es []entry, p Properties, size int) {
