@@ -372,10 +372,24 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 	return edit.Added, d.logAndApply(edit)
 }
 
+// logAndApply logs and installs an edit of a flush or compaction. The
+// tree-wide filter files the added tables' keys first: a reader of the
+// Version it installs may ask it at once (tree_filter.go, the superset
+// rule).
 func (d *DB) logAndApply(edit *manifest.VersionEdit) error {
 	d.manifestMu.Lock()
 	defer d.manifestMu.Unlock()
-	return d.vs.LogAndApply(edit)
+	if d.tree != nil {
+		d.tree.enter(edit.Added)
+	}
+	err := d.vs.LogAndApply(edit)
+	if err != nil && d.tree != nil {
+		d.tree.abandon(edit.Added)
+	}
+	if h := d.hooks.afterInstall; h != nil && err == nil {
+		h()
+	}
+	return err
 }
 
 // compactionInputs returns an iterator per input of c: one per L0 table

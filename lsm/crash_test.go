@@ -91,6 +91,10 @@ func TestCrashRecovery(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				opts.RangeFilter = randomRangeFilter(rng)
 			}
+			// The tree-wide filter half the time, switched at random at
+			// each recovery: reads after it may not answer otherwise, with
+			// tables written under either scope.
+			opts.FilterScope = randFilterScope(rng)
 			// maybe is the state after the one write that failed, which may
 			// or may not have reached the disk.
 			var maybe model

@@ -34,6 +34,9 @@ type DB struct {
 	// loaded is closed when Open's background load of the tables has
 	// ended, done or stopped by Close (open_tables.go, step 3).
 	loaded chan struct{}
+	// tree is the tree-wide filter (tree_filter.go), nil unless
+	// Options.FilterScope is TreeWide.
+	tree *treeFilter
 
 	// rangeDelsPossible is false while no source of the DB can hold a range
 	// tombstone: none was written (apply) and none of the tables opened
@@ -151,6 +154,9 @@ type testHooks struct {
 	// betweenReadLoads runs in a Get or NewIter between loading the read
 	// state and the sequence number.
 	betweenReadLoads func()
+	// afterInstall runs in logAndApply after a flush's or compaction's
+	// edit is installed, under manifestMu.
+	afterInstall func()
 }
 
 // readState is what a read walks: the mutable level and the current

@@ -85,7 +85,13 @@ func (d *DB) deleteObsoleteTables() {
 	if d.filesReleased {
 		return // the next Open deletes them: no live version names them
 	}
-	for _, f := range d.vs.TakeObsolete() {
+	obsolete := d.vs.TakeObsolete()
+	if d.tree != nil {
+		// After TakeObsolete: the placements of the tables about to be
+		// deleted are among these, read while their files are there.
+		d.tree.leave(d.vs.TakeLeftPlacements())
+	}
+	for _, f := range obsolete {
 		d.tables.Evict(f.FileNum)
 		if d.removeFile(manifest.KindTable, f.FileNum) {
 			d.opts.EventListener.TableDeleted(TableFileInfo{FileNum: f.FileNum, Size: f.Size, Level: -1})

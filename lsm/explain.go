@@ -87,6 +87,7 @@ const (
 	FilterQuotient            // a memtable's own quotient filter
 	FilterCombined            // the immutable memtables' combined quotient filter
 	FilterBloom               // a table's cache-line Bloom filter
+	FilterTree                // the tree-wide filter (Options.FilterScope)
 )
 
 // Verdict is a filter's answer. Absent is certain; Maybe is not.
@@ -273,6 +274,15 @@ func (t *Trace) outOfRange(level int, fileNum uint64) {
 func (t *Trace) noTable(level int) {
 	if t != nil {
 		t.add(Step{Num: 4, Source: Source{Kind: SourceLevel, Level: level}, Outcome: OutcomeOutOfRange})
+	}
+}
+
+// treeRuledOut records a table the tree-wide filter ruled out: its level
+// holds no entry for the key.
+func (t *Trace) treeRuledOut(level int, fileNum uint64) {
+	if t != nil {
+		t.add(Step{Num: tableStep(level), Source: Source{Kind: SourceTable, Level: level, FileNum: fileNum},
+			Filter: FilterTree, Verdict: VerdictAbsent, Outcome: OutcomeFilteredOut})
 	}
 }
 

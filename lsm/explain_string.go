@@ -107,6 +107,8 @@ func (f FilterKind) String() string {
 		return "combined filter"
 	case FilterBloom:
 		return "bloom"
+	case FilterTree:
+		return "tree-wide filter"
 	}
 	return fmt.Sprintf("filter(%d)", uint8(f))
 }

@@ -75,12 +75,13 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 		return memtableValue(v, res)
 	}
 
+	ta := d.treeLookup(h)
 	for level, files := range rs.version.Levels {
 		// 3. L0, newest table first: its tables overlap, so every one whose
 		// key range covers the key is asked in turn.
 		if level == 0 {
 			for i, f := range files {
-				if v, found, err := d.getFromTable(walkPos{0, i}, f, key, h, seq, tr, c); found || err != nil {
+				if v, found, err := d.getFromTable(walkPos{0, i}, f, key, h, ta, seq, tr, c); found || err != nil {
 					return v, err
 				}
 			}
@@ -89,7 +90,7 @@ func (d *DB) get(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte,
 		// 4. L1…L6: tables of a level do not overlap, so a binary search
 		// on their key ranges finds the only one that can hold the key.
 		if f := rs.version.FindFile(level, key); f != nil {
-			if v, found, err := d.getFromTable(walkPos{level, 0}, f, key, h, seq, tr, c); found || err != nil {
+			if v, found, err := d.getFromTable(walkPos{level, 0}, f, key, h, ta, seq, tr, c); found || err != nil {
 				return v, err
 			}
 		} else if len(files) > 0 {
@@ -167,7 +168,7 @@ func memtableValue(v []byte, res memtable.Result) ([]byte, error) {
 // here (rule 2 of rangedel_read.go), and the table's own are searched
 // with them for the version it holds (rule 1). found means the search
 // ends here: err is ErrNotFound for a tombstone, point or range.
-func (d *DB) getFromTable(pos walkPos, f *manifest.FileMetadata, key []byte, h uint64, seq base.SeqNum, tr *Trace, c *cover) ([]byte, bool, error) {
+func (d *DB) getFromTable(pos walkPos, f *manifest.FileMetadata, key []byte, h uint64, ta treeAnswer, seq base.SeqNum, tr *Trace, c *cover) ([]byte, bool, error) {
 	level := pos.level
 	if f.NumEntries == 0 && c != nil && !c.eager {
 		// A table of range tombstones only (rangedel_write.go): no version
@@ -185,15 +186,20 @@ func (d *DB) getFromTable(pos walkPos, f *manifest.FileMetadata, key []byte, h u
 		return nil, false, nil
 	}
 	src := Source{Kind: SourceTable, Level: level, FileNum: f.FileNum}
-	// b. The filter the table's metadata holds once a reader of it was
-	// open (and, with it, the table's range tombstones): a "no" needs no
+	// b. The tree-wide filter's answer for the level, if it gave one, then
+	// the filter the table's metadata holds once a reader of it was open
+	// (and, with it, the table's range tombstones): a "no" needs no
 	// reader at all — no table-cache lookup, and no disk even when the
 	// cache has closed the table since.
 	fl := d.knownFilter(f)
-	if fl != nil && !fl.MayContainHash(h) {
-		l := sstable.Lookup{Outcome: sstable.OutcomeFilteredOut, FilterAsked: true}
-		d.stats.levels[level].count(&l)
-		tr.table(level, f.FileNum, &l)
+	if ruledOut := ta.rulesOut(level); ruledOut || fl != nil && !fl.MayContainHash(h) {
+		if ruledOut {
+			tr.treeRuledOut(level, f.FileNum)
+		} else {
+			l := sstable.Lookup{Outcome: sstable.OutcomeFilteredOut, FilterAsked: true}
+			d.stats.levels[level].count(&l)
+			tr.table(level, f.FileNum, &l)
+		}
 		if c != nil && c.eager {
 			if err := c.settle(pos.after()); err != nil {
 				return nil, true, err

@@ -207,6 +207,7 @@ func TestDBMatchesModel(t *testing.T) {
 		LBaseMaxBytes: 16 << 10, L0CompactionThreshold: 2, L0StopWritesThreshold: 8,
 		// Pinned, every table paged, or some of each.
 		PinnedMetaLimit: []int64{0, -1, 4 << 10}[rng.IntN(3)],
+		FilterScope:     randFilterScope(rng),
 	}
 	d, err := Open("/db", opts)
 	if err != nil {
@@ -290,6 +291,8 @@ func TestDBMatchesModel(t *testing.T) {
 			if err := d.Close(); err != nil {
 				t.Fatalf("seed %d step %d: Close: %v", seed, step, err)
 			}
+			// Switching scope reopens tables written under the other one.
+			opts.FilterScope = randFilterScope(rng)
 			if d, err = Open("/db", opts); err != nil {
 				t.Fatalf("seed %d step %d: reopen: %v", seed, step, err)
 			}
@@ -299,6 +302,11 @@ func TestDBMatchesModel(t *testing.T) {
 	st := d.Stats()
 	t.Logf("seed %d: %d flushes, compactions %+v (%d delete-only over every Open), L0..L6 files %v, drops flush %v compaction %v, deletes elided %d",
 		seed, st.Flushes, st.Compactions, deleteOnly+st.Compactions.DeleteOnly, levelFiles(st), st.FlushDrops, st.CompactionDrops, st.DeletesElided)
+}
+
+// randFilterScope picks PerTable or TreeWide.
+func randFilterScope(rng *rand.Rand) FilterScope {
+	return []FilterScope{PerTable, TreeWide}[rng.IntN(2)]
 }
 
 func levelFiles(st Stats) []int {

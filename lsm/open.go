@@ -217,6 +217,7 @@ func (d *DB) recover() error {
 	d.mu.lastSeq = seq
 	d.visibleSeq.Store(uint64(seq))
 	if d.opts.ReadOnly {
+		d.startTreeFilter()
 		d.loadInBackground(later)
 		return nil
 	}
@@ -241,6 +242,7 @@ func (d *DB) recover() error {
 	}
 	d.removeStrayTables(names)
 	d.estimateRangeDels()
+	d.startTreeFilter()
 	d.loadInBackground(later)
 	d.mu.Lock()
 	d.maybeScheduleCompaction()
@@ -422,6 +424,9 @@ func (d *DB) Close() error {
 // closeResources releases what Open acquired, in reverse order.
 func (d *DB) closeResources() error {
 	d.deleteNow(true)
+	if d.tree != nil {
+		d.tree.close() // before the tables its builds read
+	}
 	d.filesMu.Lock()
 	d.filesReleased = true
 	d.filesMu.Unlock()

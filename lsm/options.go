@@ -157,6 +157,19 @@ type Options struct {
 	// (kvbench's comparison runs).
 	IgnoreFilters bool
 
+	// FilterScope chooses the filters a point lookup asks first: PerTable
+	// (the default), one Bloom filter per L0 table and per level, or
+	// TreeWide (experimental), one filter over the keys of every table
+	// that names the levels that may hold a key, so that a lookup of an
+	// absent key costs one probe at any depth (docs/design.md, "Tree-wide
+	// filter"). With TreeWide every table written gets a key-hash block
+	// (about 3 bytes a key; docs/format.md), Open builds the filter from
+	// those in the background, asking the per-table filters meanwhile,
+	// and a table written without one keeps its level always asked. The
+	// per-table filters stay in the tables and are asked for the levels
+	// the tree-wide filter names, so a DB can switch back at any Open.
+	FilterScope FilterScope
+
 	// L0CompactionThreshold is the number of L0 tables that triggers a
 	// compaction of L0 into the base level, once L0 holds at least half
 	// the base level's bytes (every one of which the compaction rewrites);
@@ -343,9 +356,21 @@ func (o *Options) validate() error {
 		o.L0StopWritesThreshold < o.L0SlowdownWritesThreshold:
 		return fmt.Errorf("%w: need 1 <= L0CompactionThreshold (%d) <= L0SlowdownWritesThreshold (%d) <= L0StopWritesThreshold (%d)",
 			ErrInvalidOptions, o.L0CompactionThreshold, o.L0SlowdownWritesThreshold, o.L0StopWritesThreshold)
+	case o.FilterScope != PerTable && o.FilterScope != TreeWide:
+		return fmt.Errorf("%w: FilterScope %d is neither PerTable nor TreeWide", ErrInvalidOptions, o.FilterScope)
 	}
 	return nil
 }
 
 // bloomBits returns the bits per key to write, 0 meaning no filter.
 func (o *Options) bloomBits() int { return max(o.BloomBitsPerKey, 0) }
+
+// FilterScope is Options.FilterScope.
+type FilterScope uint8
+
+const (
+	// PerTable asks each table's own filter.
+	PerTable FilterScope = iota
+	// TreeWide asks one filter over the whole tree first (experimental).
+	TreeWide
+)

@@ -109,8 +109,16 @@ func (d *DB) tablesMayContain(v *manifest.Version, from int, key []byte, h uint6
 	// add is a fifth of a proof's cost (BenchmarkDeleteProof).
 	n := uint64(0)
 	defer func() { probes.Add(n) }()
+	// The tree-wide filter, when it answers, rules out whole levels in one
+	// probe (tree_filter.go: it holds every key of each table of v, which
+	// the caller keeps live).
+	ta := d.treeLookup(h)
+	ruledOut := false
 	admits := func(f *manifest.FileMetadata) bool {
 		covered = true
+		if ruledOut {
+			return false
+		}
 		may, probed := d.tableMayContain(f, h)
 		if probed {
 			n++
@@ -118,6 +126,7 @@ func (d *DB) tablesMayContain(v *manifest.Version, from int, key []byte, h uint6
 		return may
 	}
 	for level := NumLevels - 1; level >= from; level-- {
+		ruledOut = ta.rulesOut(level)
 		if level == 0 {
 			for _, f := range v.Levels[0] {
 				if f.ContainsUserKey(key) && admits(f) {

@@ -105,6 +105,15 @@ type Stats struct {
 	// allowed and the tree did not satisfy.
 	MemtableFalsePositives uint64
 
+	// TreeFilterProbes counts the lookups the tree-wide filter answered
+	// (Options.FilterScope TreeWide, once built), TreeFilterNegatives
+	// those for which it named no level, so that no table filter was
+	// asked; TreeFilterBytes is its memory, outside the Go heap, and
+	// TreeFilterEntries the keys it holds (a key in two tables counts
+	// twice).
+	TreeFilterProbes, TreeFilterNegatives uint64
+	TreeFilterBytes, TreeFilterEntries    uint64
+
 	// PrefixProbes counts the memtables and tables whose filter an
 	// iterator bounded to a prefix asked (IterOptions.Prefix; none under
 	// Options.IgnoreFilters); PrefixSkips those it left out because the
@@ -375,6 +384,10 @@ func (d *DB) Stats() Stats {
 	s.MemtableFilterNegatives = d.stats.memtableFilterNegatives.Load()
 	s.ImmutableFilterNegatives = d.stats.immutableFilterNegatives.Load()
 	s.MemtableFalsePositives = d.stats.memtableFalsePositives.Load()
+	if d.tree != nil {
+		s.TreeFilterProbes, s.TreeFilterNegatives = d.tree.probes.Load(), d.tree.negatives.Load()
+		s.TreeFilterBytes, s.TreeFilterEntries = d.tree.size()
+	}
 	s.PrefixProbes, s.PrefixSkips = d.stats.prefixProbes.Load(), d.stats.prefixSkips.Load()
 	s.RangeProbes, s.RangeSkips = d.stats.rangeProbes.Load(), d.stats.rangeSkips.Load()
 	s.DeletesElided, s.WALBytesSaved = d.stats.deletesElided.Load(), d.stats.walBytesSaved.Load()

@@ -26,6 +26,7 @@ func (d *DB) newTableWriter(bitsPerKey float64) (*tableWriter, error) {
 	w := sstable.NewWriter(f, sstable.WriterOptions{
 		BlockSize: d.opts.BlockSize, BloomBitsPerKey: bitsPerKey, TableID: newTableID(),
 		Compression: d.opts.Compression == SnappyCompression, Split: d.opts.Split, RangeFilter: d.opts.RangeFilter,
+		KeyHashes: d.opts.FilterScope == TreeWide,
 	})
 	return &tableWriter{d: d, num: num, w: w}, nil
 }

@@ -65,7 +65,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.dir, "dir", "", "an empty or new directory for the DB and the ack log, kept (default: a temporary one, removed unless the run fails)")
 	fs.IntVar(&c.keys, "keys", 2000, "size of the key space the workload writes")
 	sizes := fs.String("value-size", "16,256", "value sizes in bytes: min,max")
-	fs.StringVar(&c.options, "options", "random", "option set: random (a new one per cycle), default, tiny, sync, nofilters, fewfiles, paged, rangefilter")
+	fs.StringVar(&c.options, "options", "random", "option set: random (a new one per cycle), default, tiny, sync, nofilters, fewfiles, paged, rangefilter, treewide")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed of every random choice (0: pick one and print it)")
 	fs.BoolVar(&c.verbose, "v", false, "print a line per cycle")
 	kill := fs.String("kill-after", "200ms,3s", "how long a child runs before SIGKILL: min,max")

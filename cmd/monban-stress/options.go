@@ -44,6 +44,9 @@ type optionSet struct {
 	// key is 8 bytes (keyName), so the filter tells every key apart.
 	RangeFilterBits int    `json:",omitempty"`
 	RangeFilterLen  uint64 `json:",omitempty"`
+	// TreeWide asks one filter over the tree first
+	// (lsm.Options.FilterScope): a level it does not name is never read.
+	TreeWide bool `json:",omitempty"`
 }
 
 var firstByte = &filter.Split{Name: "first-byte", Len: func(k []byte) int { return min(len(k), 1) }}
@@ -68,6 +71,7 @@ func (o optionSet) lsm() *lsm.Options {
 		PinnedMetaLimit:           o.PinnedMetaLimit,
 		Split:                     map[bool]*filter.Split{true: firstByte}[o.Split],
 		RangeFilter:               filter.GrafiteOptions{BitsPerKey: o.RangeFilterBits, RangeLen: o.RangeFilterLen},
+		FilterScope:               map[bool]lsm.FilterScope{false: lsm.PerTable, true: lsm.TreeWide}[o.TreeWide],
 	}
 }
 
@@ -99,6 +103,9 @@ var namedSets = map[string]optionSet{
 	// Range filters of ranges of 8 points in every table: short bounded
 	// iterators skip most tables.
 	"rangefilter": with(tiny, "rangefilter", func(o *optionSet) { o.RangeFilterBits, o.RangeFilterLen = 16, 8 }),
+	// One filter over the tree, with 1-bit table filters behind it, so
+	// that most "absent"s are its own.
+	"treewide": with(tiny, "treewide", func(o *optionSet) { o.TreeWide, o.BloomBitsPerKey = true, 1 }),
 }
 
 func with(o optionSet, name string, f func(*optionSet)) optionSet {
@@ -150,6 +157,7 @@ func randomSet(rng *rand.Rand) optionSet {
 	o.L0SlowdownThreshold = o.L0CompactionThreshold + rng.IntN(5)
 	o.L0StopThreshold = o.L0SlowdownThreshold + rng.IntN(5)
 	o.Split = rng.IntN(2) == 0
+	o.TreeWide = rng.IntN(3) == 0
 	if rng.IntN(2) == 0 {
 		o.RangeFilterBits = pick(filter.GrafiteMinBitsPerKey, 10, 16, 24)
 		o.RangeFilterLen = uint64(pick(0, 1, 8, 1000))

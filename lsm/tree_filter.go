@@ -1,0 +1,415 @@
+package lsm
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/internal/manifest"
+)
+
+// The tree-wide filter (Options.FilterScope = TreeWide; issue 29,
+// docs/design.md "Tree-wide filter"): one filter.Maplet over the keys of
+// every table, each key filed under its table's level, so that a lookup
+// asks one filter for the levels that may hold a key instead of one per
+// run. L0 is one run for it: a key it files under level 0 sends the read
+// to L0's tables, whose own filters then pick among them.
+//
+// Invariant (the superset rule): for every Version a reader may hold,
+// every key of every table at level L in it has an entry under run L,
+// unless the table is counted in uncovered[L], which makes every lookup
+// name L. A table's keys are inserted before the edit that places it is
+// installed (enter, from logAndApply) and removed only once no live
+// Version holds it at that level (leave, from the deleter, with the
+// placements manifest.VersionSet.TakeLeftPlacements reports). Extra
+// entries cost only a false "maybe", a missing one a wrong answer: so
+// whatever cannot be done exactly — a table without a key-hash block, a
+// hash block that cannot be read, an insert into a full maplet — makes
+// the filter name more levels, or give up (m nil: every level asked, the
+// per-table path), never fewer.
+//
+// A reader takes mu for reading around its one probe; enter, leave and a
+// build's swap take it for writing. A build (Open's, and a rebuild once
+// growth has cost the maplet fingerprint bits) reads the hash blocks of
+// a snapshot of the placements without the lock; what enter and leave do
+// meanwhile is queued for it and replayed before the swap.
+type treeFilter struct {
+	// hashes reads a table's key hashes (its key-hash block).
+	hashes func(f *manifest.FileMetadata) ([]uint64, error)
+	// payloadBits is what a build gives each slot; growth takes a bit a
+	// doubling, and a maplet grown below it is rebuilt.
+	payloadBits uint
+
+	mu sync.RWMutex
+	m  *filter.Maplet // nil: not built yet, or given up; every level is asked
+	// placed holds every placement entered and not left, true when m
+	// holds its keys.
+	placed    map[placementKey]placement
+	uncovered [NumLevels]int // per level, the placements placed but not in m
+	asked     filter.RunSet  // the levels whose uncovered count is not 0
+	build     *treeBuild     // the build running, if any
+	closed    bool
+	builds    sync.WaitGroup
+
+	probes, negatives atomic.Uint64
+}
+
+type placementKey struct {
+	level   int
+	fileNum uint64
+}
+
+type placement struct {
+	f       *manifest.FileMetadata
+	covered bool
+}
+
+// treeBuild is a build in progress: the updates made since its snapshot,
+// for it to replay.
+type treeBuild struct {
+	ops []treeOp
+}
+
+type treeOp struct {
+	key    placementKey
+	enter  bool
+	hashes []uint64 // nil when they could not be read
+}
+
+// treeFilterMaxCodeLen bounds the run codes: with payloadBits P, a maplet
+// can double while P−1 exceeds the longest code, so short codes leave room
+// to grow before a rebuild (filter.Maplet.Grow).
+const treeFilterMaxCodeLen = 4
+
+// treeFilterLoad is the load a build sizes the maplet for: it grows (and
+// then is rebuilt) once the entries have grown by half.
+const treeFilterLoad = 0.6
+
+// errNoKeyHashes: a table written without a key-hash block (before
+// TreeWide was set): its level is always asked.
+var errNoKeyHashes = errors.New("lsm: table has no key-hash block")
+
+func newTreeFilter(hashes func(*manifest.FileMetadata) ([]uint64, error), payloadBits uint) *treeFilter {
+	return &treeFilter{hashes: hashes, payloadBits: payloadBits, placed: make(map[placementKey]placement)}
+}
+
+// start takes the placements of the live Versions (VersionSet.
+// TrackPlacements) as uncovered and builds the maplet in the background:
+// until it is ready, every level is asked.
+func (t *treeFilter) start(ps []manifest.Placement) {
+	t.mu.Lock()
+	for _, p := range ps {
+		k := placementKey{p.Level, p.File.FileNum}
+		t.placed[k] = placement{f: p.File}
+		t.uncover(k.level, 1)
+	}
+	t.mu.Unlock()
+	t.rebuild()
+}
+
+// lookup returns the levels that may hold the key of hash h, and false
+// when the filter cannot answer (not built): then every level is asked.
+func (t *treeFilter) lookup(h uint64) (filter.RunSet, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.m == nil {
+		return 0, false
+	}
+	t.probes.Add(1)
+	runs := t.m.Lookup(h) | t.asked
+	if runs == 0 {
+		t.negatives.Add(1)
+	}
+	return runs, true
+}
+
+// enter files the keys of tables about to be placed (an edit's Added)
+// before the edit is installed.
+func (t *treeFilter) enter(added []manifest.NewFile) {
+	ops := make([]treeOp, len(added))
+	for i, nf := range added {
+		ops[i] = treeOp{key: placementKey{nf.Level, nf.Meta.FileNum}, enter: true, hashes: t.read(nf.Meta)}
+	}
+	t.mu.Lock()
+	for i, op := range ops {
+		t.placed[op.key] = placement{f: added[i].Meta, covered: t.m != nil && op.hashes != nil}
+		if !t.placed[op.key].covered {
+			t.uncover(op.key.level, 1)
+		} else if !insertAll(t.m, op) {
+			t.giveUp()
+		}
+	}
+	t.queue(ops)
+	stale := t.m == nil || t.m.PayloadBits() < t.payloadBits
+	t.mu.Unlock()
+	if stale {
+		t.rebuild()
+	}
+}
+
+// abandon undoes enter for an edit that was not installed.
+func (t *treeFilter) abandon(added []manifest.NewFile) {
+	ps := make([]manifest.Placement, len(added))
+	for i, nf := range added {
+		ps[i] = manifest.Placement{Level: nf.Level, File: nf.Meta}
+	}
+	t.leave(ps)
+}
+
+// leave removes the keys of placements no live Version holds any more.
+func (t *treeFilter) leave(ps []manifest.Placement) {
+	ops := make([]treeOp, 0, len(ps))
+	for _, p := range ps {
+		ops = append(ops, treeOp{key: placementKey{p.Level, p.File.FileNum}, hashes: t.read(p.File)})
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, op := range ops {
+		pl, ok := t.placed[op.key]
+		if !ok {
+			continue
+		}
+		delete(t.placed, op.key)
+		switch {
+		case !pl.covered:
+			t.uncover(op.key.level, -1)
+		case op.hashes != nil:
+			for _, h := range op.hashes {
+				t.m.Remove(h, op.key.level)
+			}
+		}
+		// A covered placement whose hashes cannot be read back leaves its
+		// entries: extra "maybe"s until the next build.
+	}
+	t.queue(ops)
+}
+
+// read returns f's key hashes, nil when they cannot be had.
+func (t *treeFilter) read(f *manifest.FileMetadata) []uint64 {
+	hs, err := t.hashes(f)
+	if err != nil {
+		return nil
+	}
+	return hs
+}
+
+// insertAll adds op's keys to m; false when m could not take them all.
+func insertAll(m *filter.Maplet, op treeOp) bool {
+	for _, h := range op.hashes {
+		if m.Insert(h, op.key.level) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// giveUp drops a maplet that missed an insert: it may lack keys, so no
+// lookup may use it. Every placement becomes uncovered until a build
+// (enter starts one).
+func (t *treeFilter) giveUp() {
+	t.m.Release()
+	t.m = nil
+	for k, pl := range t.placed {
+		if pl.covered {
+			t.placed[k] = placement{f: pl.f}
+			t.uncover(k.level, 1)
+		}
+	}
+}
+
+func (t *treeFilter) uncover(level, delta int) {
+	t.uncovered[level] += delta
+	if t.uncovered[level] > 0 {
+		t.asked |= 1 << level
+	} else {
+		t.asked &^= 1 << level
+	}
+}
+
+// queue hands ops to the build running, if any.
+func (t *treeFilter) queue(ops []treeOp) {
+	if t.build != nil {
+		t.build.ops = append(t.build.ops, ops...)
+	}
+}
+
+// rebuild builds a maplet from the hash blocks of every placed table and
+// swaps it in, in the background; a build already running is enough.
+func (t *treeFilter) rebuild() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.build != nil || t.closed {
+		return
+	}
+	b := &treeBuild{}
+	t.build = b
+	snapshot := make(map[placementKey]*manifest.FileMetadata, len(t.placed))
+	for k, pl := range t.placed {
+		snapshot[k] = pl.f
+	}
+	t.builds.Add(1)
+	go func() {
+		defer t.builds.Done()
+		t.runBuild(b, snapshot)
+	}()
+}
+
+// runBuild reads the snapshot's hashes, builds the maplet, replays what
+// happened meanwhile, and swaps it in.
+func (t *treeFilter) runBuild(b *treeBuild, snapshot map[placementKey]*manifest.FileMetadata) {
+	var hashes []uint64
+	var runs []uint8
+	var entries [NumLevels]float64
+	covered := make(map[placementKey]bool, len(snapshot))
+	for k, f := range snapshot {
+		hs := t.read(f)
+		if hs == nil {
+			continue
+		}
+		covered[k] = true
+		hashes = append(hashes, hs...)
+		for range hs {
+			runs = append(runs, uint8(k.level))
+		}
+		entries[k.level] += float64(len(hs))
+	}
+	m, err := t.newMaplet(hashes, runs, entries)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.build = nil
+	if err != nil || t.closed {
+		if m != nil {
+			m.Release()
+		}
+		return
+	}
+	for _, op := range b.ops {
+		switch {
+		case op.enter && op.hashes != nil:
+			if !insertAll(m, op) {
+				m.Release()
+				return // the next enter that finds the maplet grown tries again
+			}
+			covered[op.key] = true
+		case !op.enter && covered[op.key]:
+			delete(covered, op.key)
+			for _, h := range op.hashes {
+				m.Remove(h, op.key.level)
+			}
+		}
+	}
+	if t.m != nil {
+		t.m.Release()
+	}
+	t.m = m
+	t.uncovered, t.asked = [NumLevels]int{}, 0
+	for k, pl := range t.placed {
+		t.placed[k] = placement{f: pl.f, covered: covered[k]}
+		if !covered[k] {
+			t.uncover(k.level, 1)
+		}
+	}
+}
+
+// newMaplet builds a maplet of the entries at a load of treeFilterLoad
+// at most, with run codes fitted to each level's share. Every level gets a
+// code, those holding nothing the longest. The stored hashes keep
+// filter.KeyHashBits bits, all that the quotient and payload may use.
+func (t *treeFilter) newMaplet(hashes []uint64, runs []uint8, entries [NumLevels]float64) (*filter.Maplet, error) {
+	qbits := uint(16)
+	for float64(uint64(1)<<qbits)*treeFilterLoad < float64(len(hashes)) {
+		qbits++
+	}
+	if qbits+t.payloadBits > filter.KeyHashBits {
+		return nil, fmt.Errorf("lsm: a tree-wide filter of 2^%d slots needs more than the %d hash bits a table stores", qbits, filter.KeyHashBits)
+	}
+	total := float64(len(hashes))
+	weights := make([]float64, NumLevels)
+	for level := range weights {
+		weights[level] = max(entries[level], total/1000, 1)
+	}
+	return filter.BuildMaplet(qbits, t.payloadBits, filter.RunCodeLengths(weights, treeFilterMaxCodeLen), hashes, runs)
+}
+
+// close stops the builds and gives the maplet's memory back.
+func (t *treeFilter) close() {
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+	t.builds.Wait()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m != nil {
+		t.m.Release()
+		t.m = nil
+	}
+}
+
+// size returns the maplet's memory and entries, 0 when there is none.
+func (t *treeFilter) size() (bytes, entries uint64) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.m == nil {
+		return 0, 0
+	}
+	return uint64(t.m.SizeBytes()), uint64(t.m.Len())
+}
+
+// rulesOut reports whether the tree-wide filter, asked once per lookup
+// (treeLookup), proved that no table of level holds the key.
+func (a treeAnswer) rulesOut(level int) bool { return a.ok && !a.runs.Has(level) }
+
+// treeAnswer is the tree-wide filter's answer for one key: the levels
+// that may hold it, when ok.
+type treeAnswer struct {
+	runs filter.RunSet
+	ok   bool
+}
+
+// treeLookup asks the tree-wide filter about the key of hash h; the
+// answer rules nothing out under PerTable, before the filter is built, or
+// when filters are ignored.
+func (d *DB) treeLookup(h uint64) treeAnswer {
+	if d.tree == nil || d.opts.IgnoreFilters {
+		return treeAnswer{}
+	}
+	runs, ok := d.tree.lookup(h)
+	return treeAnswer{runs, ok}
+}
+
+// treeFilterPayloadBits is the payload a build gives each slot: a run's
+// code and the fingerprint after it.
+const treeFilterPayloadBits = 8
+
+// startTreeFilter starts the tree-wide filter, if Options ask for it, from
+// the placements of the Versions now live; the flushes and compactions to
+// come must not have started.
+func (d *DB) startTreeFilter() {
+	if d.opts.FilterScope != TreeWide {
+		return
+	}
+	d.tree = newTreeFilter(d.tableKeyHashes, treeFilterPayloadBits)
+	d.tree.start(d.vs.TrackPlacements())
+}
+
+// tableKeyHashes reads f's key-hash block through the table cache. A
+// block that cannot be read only leaves the table's level always asked,
+// so the error is logged, not returned to any caller of the DB: the read
+// that needs the table reports the damage.
+func (d *DB) tableKeyHashes(f *manifest.FileMetadata) ([]uint64, error) {
+	r, release, err := d.table(f)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if !r.HasKeyHashes() {
+		return nil, errNoKeyHashes
+	}
+	hs, err := r.AppendKeyHashes(nil)
+	if err != nil {
+		d.opts.Logger.Warn("monban: the tree-wide filter cannot read a table's key hashes; its level is always asked", "table", f.FileNum, "err", err)
+	}
+	return hs, err
+}

@@ -1,0 +1,146 @@
+package lsm
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/internal/manifest"
+	"github.com/monbandb/monban/vfs"
+)
+
+// checkTreeFilter checks the tree-wide filter's invariant on v: for each
+// point key of each table, the filter names the table's level (or cannot
+// answer yet). It returns how many keys it asked about with an answer,
+// and the first violation. It may run on a flush's goroutine, where a
+// test cannot fail.
+func checkTreeFilter(d *DB, v *manifest.Version) (answered int, err error) {
+	for level, files := range v.Levels {
+		for _, f := range files {
+			r, release, err := d.table(f)
+			if err != nil {
+				return answered, fmt.Errorf("table %06d: %w", f.FileNum, err)
+			}
+			it := r.NewIter(nil, nil)
+			for ok := it.First(); ok && err == nil; ok = it.Next() {
+				runs, ok := d.tree.lookup(filter.Hash(it.Key().UserKey))
+				if !ok {
+					continue
+				}
+				answered++
+				if !runs.Has(level) {
+					err = fmt.Errorf("key %q of table %06d at L%d: the tree-wide filter names levels %b", it.Key().UserKey, f.FileNum, level, runs)
+				}
+			}
+			err = errors.Join(err, it.Close())
+			release()
+			if err != nil {
+				return answered, err
+			}
+		}
+	}
+	return answered, nil
+}
+
+// TestTreeFilterHoldsEveryTableKey is the tree-wide filter's invariant,
+// checked after every flush and compaction of a random workload, on the
+// Version just installed and on every older one a snapshot still holds,
+// and after reopening (a build from the tables' key-hash blocks).
+func TestTreeFilterHoldsEveryTableKey(t *testing.T) {
+	seed := modelSeed(t)
+	rng := rand.New(rand.NewPCG(seed, 2))
+	opts := &Options{
+		FS: vfs.NewMem(), MemtableSize: 4 << 10, BlockSize: 256, TargetFileSize: 4 << 10,
+		LBaseMaxBytes: 16 << 10, L0CompactionThreshold: 2, L0StopWritesThreshold: 8,
+		FilterScope: TreeWide,
+	}
+	d, err := Open("/db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// held are old Versions, as a snapshot's or iterator's; the hook and
+	// the steps share them, and what the hook found, under manifestMu.
+	var held []*readState
+	installs, answered := 0, 0
+	var broken error
+	d.hooks.afterInstall = func() {
+		installs++
+		v := d.vs.Current()
+		defer v.Unref()
+		for i, v := range append([]*manifest.Version{v}, heldVersions(held)...) {
+			n, err := checkTreeFilter(d, v)
+			answered += n
+			if err != nil && broken == nil {
+				broken = fmt.Errorf("install %d, version %d of %d: %w", installs, i, len(held)+1, err)
+			}
+		}
+	}
+	for step := range 6000 {
+		k := []byte(fmt.Sprintf("key%05d", rng.IntN(3000)))
+		switch r := rng.IntN(100); {
+		case r < 70:
+			err = d.Put(k, []byte(fmt.Sprintf("v%d", step)))
+		case r < 90:
+			err = d.Delete(k)
+		case r < 92:
+			lo, hi := modelRange(rng, 3000)
+			err = d.DeleteRange(lo, hi)
+		case r < 95:
+			d.manifestMu.Lock() // the hook reads held under manifestMu
+			held = append(held, d.loadReadState())
+			d.manifestMu.Unlock()
+		case r < 98 && len(held) > 0:
+			d.manifestMu.Lock()
+			i := rng.IntN(len(held))
+			held[i].unref()
+			held = append(held[:i], held[i+1:]...)
+			d.manifestMu.Unlock()
+		default:
+			err = d.Flush()
+		}
+		if err != nil {
+			t.Fatalf("seed %d step %d: %v", seed, step, err)
+		}
+		d.manifestMu.Lock()
+		err = broken
+		d.manifestMu.Unlock()
+		if err != nil {
+			t.Fatalf("seed %d step %d: %v", seed, step, err)
+		}
+	}
+	d.manifestMu.Lock()
+	for _, rs := range held {
+		rs.unref()
+	}
+	held = nil
+	d.manifestMu.Unlock()
+	if installs < 20 || answered == 0 {
+		t.Fatalf("seed %d: %d installs, %d keys answered: the run checked too little", seed, installs, answered)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d, err = Open("/db", opts); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	d.tree.builds.Wait()
+	v := d.vs.Current()
+	defer v.Unref()
+	if n, err := checkTreeFilter(d, v); err != nil || n == 0 {
+		t.Fatalf("seed %d: after reopening, %d keys answered: %v", seed, n, err)
+	}
+	st := d.Stats()
+	t.Logf("seed %d: %d installs checked, %d keys answered; reopened: %d entries, %d bytes, levels %v",
+		seed, installs, answered, st.TreeFilterEntries, st.TreeFilterBytes, levelFiles(st))
+}
+
+func heldVersions(held []*readState) []*manifest.Version {
+	vs := make([]*manifest.Version, len(held))
+	for i, rs := range held {
+		vs[i] = rs.version
+	}
+	return vs
+}
