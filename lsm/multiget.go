@@ -106,12 +106,16 @@ type multiGet struct {
 	// answers; maybe is first the active memtable's answers.
 	runHashes []uint64
 	maybe     []bool
+	// runs are the levels the tree-wide filter names for each key, when
+	// it answered (treeOK).
+	runs   []filter.RunSet
+	treeOK bool
 }
 
 // reset empties the batch for the pool: it keeps the scratch arrays, and
 // no reference to the caller's keys and results.
 func (b *multiGet) reset() {
-	*b = multiGet{hashes: b.hashes[:0], prefixes: b.prefixes[:0], words: b.words[:0], pending: b.pending[:0], runHashes: b.runHashes[:0], maybe: b.maybe[:0]}
+	*b = multiGet{hashes: b.hashes[:0], prefixes: b.prefixes[:0], words: b.words[:0], pending: b.pending[:0], runHashes: b.runHashes[:0], maybe: b.maybe[:0], runs: b.runs[:0]}
 }
 
 func (b *multiGet) run(rs *readState) {
@@ -152,6 +156,11 @@ func (b *multiGet) run(rs *readState) {
 	if filteredOut > 0 {
 		b.d.stats.memtableFilterNegatives.Add(filteredOut)
 	}
+	// The tree-wide filter, when it answers, once for every key left.
+	if t := b.d.tree; t != nil && !b.d.opts.IgnoreFilters && len(pending) > 0 {
+		b.runs = slices.Grow(b.runs[:0], len(b.keys))[:len(b.keys)]
+		b.treeOK = t.lookupEach(b.hashes, pending, b.runs)
+	}
 
 	// 3. L0, newest table first; 4. one table per key in each deeper level.
 	for level, files := range rs.version.Levels {
@@ -174,6 +183,10 @@ func (b *multiGet) run(rs *readState) {
 	}
 	b.pending = pending
 }
+
+// ruledOut reports whether the tree-wide filter proved that no table of
+// level holds the batch's key i.
+func (b *multiGet) ruledOut(i, level int) bool { return b.treeOK && !b.runs[i].Has(level) }
 
 // bound is a key to compare the batch's keys with (a table's smallest
 // or largest), prepared once for all of them: whether it begins with the
@@ -330,22 +343,28 @@ func (b *multiGet) firstTable(files []*manifest.FileMetadata, i int) int {
 // (filter.CacheLine.MayContainHashes), then c and d (sstable.Reader.Find)
 // for the keys the filter admits.
 func (b *multiGet) table(level int, f *manifest.FileMetadata, run, left []int) []int {
+	// b. As in getFromTable: the tree-wide filter's answer for the level
+	// first, then the filter the metadata holds, and the table is opened
+	// only if it admits some key.
 	hashes := b.runHashes[:0]
 	for _, i := range run {
-		hashes = append(hashes, b.hashes[i])
+		if !b.ruledOut(i, level) {
+			hashes = append(hashes, b.hashes[i])
+		}
 	}
-	maybe := slices.Grow(b.maybe[:0], len(run))[:len(run)]
+	if len(hashes) == 0 {
+		return append(left, run...)
+	}
+	maybe := slices.Grow(b.maybe[:0], len(hashes))[:len(hashes)]
 	b.runHashes, b.maybe = hashes, maybe
 	c := &b.counts[level]
-	// b. As in getFromTable: the filter the metadata holds answers first,
-	// and the table is opened only if it admits some key.
 	fl := b.d.knownFilter(f)
 	asked := fl != nil
 	if asked {
 		fl.MayContainHashes(hashes, maybe)
 		if !slices.Contains(maybe, true) {
-			c.FilterProbes += uint64(len(run))
-			c.FilterNegatives += uint64(len(run))
+			c.FilterProbes += uint64(len(hashes))
+			c.FilterNegatives += uint64(len(hashes))
 			return append(left, run...)
 		}
 	}
@@ -362,8 +381,14 @@ func (b *multiGet) table(level int, f *manifest.FileMetadata, run, left []int) [
 	if !asked {
 		r.MayContainHashes(hashes, maybe)
 	}
-	for n, i := range run {
-		if !maybe[n] {
+	n := 0
+	for _, i := range run {
+		if b.ruledOut(i, level) {
+			left = append(left, i)
+			continue
+		}
+		n++
+		if !maybe[n-1] {
 			c.FilterProbes++
 			c.FilterNegatives++
 			left = append(left, i)

@@ -125,6 +125,26 @@ func (t *treeFilter) lookup(h uint64) (filter.RunSet, bool) {
 	return runs, true
 }
 
+// lookupEach is lookup for the keys of hashes at the indexes idx, under
+// one read lock: runs[i] for each i of idx.
+func (t *treeFilter) lookupEach(hashes []uint64, idx []int, runs []filter.RunSet) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.m == nil {
+		return false
+	}
+	var negatives uint64
+	for _, i := range idx {
+		runs[i] = t.m.Lookup(hashes[i]) | t.asked
+		if runs[i] == 0 {
+			negatives++
+		}
+	}
+	t.probes.Add(uint64(len(idx)))
+	t.negatives.Add(negatives)
+	return true
+}
+
 // enter files the keys of tables about to be placed (an edit's Added)
 // before the edit is installed.
 func (t *treeFilter) enter(added []manifest.NewFile) {
