@@ -39,8 +39,10 @@ type treeFilter struct {
 	// hashes reads a table's key hashes (its key-hash block).
 	hashes func(f *manifest.FileMetadata) ([]uint64, error)
 	// payloadBits is what a build gives each slot; growth takes a bit a
-	// doubling, and a maplet grown below it is rebuilt.
-	payloadBits uint
+	// doubling, and a maplet grown below it is rebuilt. minQBits is the
+	// smallest table a build makes (tests make it tiny, so that growth and
+	// rebuilds happen often).
+	payloadBits, minQBits uint
 
 	mu sync.RWMutex
 	m  *filter.Maplet // nil: not built yet, or given up; every level is asked
@@ -54,6 +56,7 @@ type treeFilter struct {
 	builds    sync.WaitGroup
 
 	probes, negatives atomic.Uint64
+	built             atomic.Uint64 // builds swapped in
 }
 
 type placementKey struct {
@@ -91,8 +94,8 @@ const treeFilterLoad = 0.6
 // TreeWide was set): its level is always asked.
 var errNoKeyHashes = errors.New("lsm: table has no key-hash block")
 
-func newTreeFilter(hashes func(*manifest.FileMetadata) ([]uint64, error), payloadBits uint) *treeFilter {
-	return &treeFilter{hashes: hashes, payloadBits: payloadBits, placed: make(map[placementKey]placement)}
+func newTreeFilter(hashes func(*manifest.FileMetadata) ([]uint64, error), payloadBits, minQBits uint) *treeFilter {
+	return &treeFilter{hashes: hashes, payloadBits: payloadBits, minQBits: minQBits, placed: make(map[placementKey]placement)}
 }
 
 // start takes the placements of the live Versions (VersionSet.
@@ -324,6 +327,7 @@ func (t *treeFilter) runBuild(b *treeBuild, snapshot map[placementKey]*manifest.
 		t.m.Release()
 	}
 	t.m = m
+	t.built.Add(1)
 	t.uncovered, t.asked = [NumLevels]int{}, 0
 	for k, pl := range t.placed {
 		t.placed[k] = placement{f: pl.f, covered: covered[k]}
@@ -338,7 +342,7 @@ func (t *treeFilter) runBuild(b *treeBuild, snapshot map[placementKey]*manifest.
 // code, those holding nothing the longest. The stored hashes keep
 // filter.KeyHashBits bits, all that the quotient and payload may use.
 func (t *treeFilter) newMaplet(hashes []uint64, runs []uint8, entries [NumLevels]float64) (*filter.Maplet, error) {
-	qbits := uint(16)
+	qbits := t.minQBits
 	for float64(uint64(1)<<qbits)*treeFilterLoad < float64(len(hashes)) {
 		qbits++
 	}
@@ -401,7 +405,11 @@ func (d *DB) treeLookup(h uint64) treeAnswer {
 
 // treeFilterPayloadBits is the payload a build gives each slot: a run's
 // code and the fingerprint after it.
-const treeFilterPayloadBits = 8
+const treeFilterPayloadBits = 7
+
+// treeFilterMinQBits is the smallest table a build makes, 2^16 slots
+// (72 KiB at 7 payload bits); a variable for the tests.
+var treeFilterMinQBits uint = 16
 
 // startTreeFilter starts the tree-wide filter, if Options ask for it, from
 // the placements of the Versions now live; the flushes and compactions to
@@ -410,7 +418,7 @@ func (d *DB) startTreeFilter() {
 	if d.opts.FilterScope != TreeWide {
 		return
 	}
-	d.tree = newTreeFilter(d.tableKeyHashes, treeFilterPayloadBits)
+	d.tree = newTreeFilter(d.tableKeyHashes, treeFilterPayloadBits, treeFilterMinQBits)
 	d.tree.start(d.vs.TrackPlacements())
 }
 

@@ -47,8 +47,21 @@ func checkTreeFilter(d *DB, v *manifest.Version) (answered int, err error) {
 // TestTreeFilterHoldsEveryTableKey is the tree-wide filter's invariant,
 // checked after every flush and compaction of a random workload, on the
 // Version just installed and on every older one a snapshot still holds,
-// and after reopening (a build from the tables' key-hash blocks).
+// and after reopening (a build from the tables' key-hash blocks). With a
+// tiny maplet it grows at nearly every insert, and each growth starts a
+// rebuild in the background while flushes and compactions file and
+// remove keys, which the rebuild must replay.
 func TestTreeFilterHoldsEveryTableKey(t *testing.T) {
+	for _, minQBits := range []uint{treeFilterMinQBits, 3} {
+		t.Run(fmt.Sprintf("minQBits=%d", minQBits), func(t *testing.T) {
+			defer func(old uint) { treeFilterMinQBits = old }(treeFilterMinQBits)
+			treeFilterMinQBits = minQBits
+			testTreeFilterHoldsEveryTableKey(t, minQBits < 16)
+		})
+	}
+}
+
+func testTreeFilterHoldsEveryTableKey(t *testing.T, rebuilds bool) {
 	seed := modelSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 2))
 	opts := &Options{
@@ -118,6 +131,9 @@ func TestTreeFilterHoldsEveryTableKey(t *testing.T) {
 	d.manifestMu.Unlock()
 	if installs < 20 || answered == 0 {
 		t.Fatalf("seed %d: %d installs, %d keys answered: the run checked too little", seed, installs, answered)
+	}
+	if built := d.tree.built.Load(); rebuilds && built < 5 {
+		t.Fatalf("seed %d: %d builds: the run did not rebuild", seed, built)
 	}
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
