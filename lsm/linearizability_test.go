@@ -55,6 +55,9 @@ func TestLinearizable(t *testing.T) {
 		// Range filters of a precision and range length drawn per round,
 		// which the bounded scans ask.
 		{"RangeFilter", Options{}, true},
+		// One filter over the tree, asked by concurrent reads while
+		// flushes and compactions file and remove keys under its lock.
+		{"TreeWide", Options{FilterScope: TreeWide}, false},
 	}
 	total := stressDuration(t, 3*time.Second)
 	seeds := stressSeeds(t)
