@@ -64,6 +64,8 @@ func (s Step) parts() []string {
 	switch {
 	case s.Outcome == OutcomeRangeDeleted:
 		return []string{fmt.Sprintf("covered by [%q, %q)#%d", s.Range[0], s.Range[1], s.Seq)}
+	case s.Source.Kind == SourceTable && s.Filter == FilterTree:
+		return []string{"in range", fmt.Sprintf("%s: %s", s.Filter, s.Verdict)}
 	case s.Source.Kind == SourceTable:
 		l := s.lookup()
 		return strings.Split(l.String(), "; ")

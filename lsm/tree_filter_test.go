@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/monbandb/monban/filter"
@@ -159,4 +160,61 @@ func heldVersions(held []*readState) []*manifest.Version {
 		vs[i] = rs.version
 	}
 	return vs
+}
+
+// TestTreeFilterExplain: on a TreeWide DB, a Get of a key no table holds
+// asks no table's Bloom filter once the tree-wide filter is built, and
+// Explain shows each table it ruled out as the tree-wide filter's
+// "absent"; a key that is there is found through its level.
+func TestTreeFilterExplain(t *testing.T) {
+	d, err := Open("/db", &Options{FS: vfs.NewMem(), FilterScope: TreeWide})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for i := range 1000 {
+		if err := d.Put([]byte(fmt.Sprintf("k%04d", 2*i)), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+		if i%250 == 249 {
+			if err := d.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	d.waitIdle()
+	d.tree.builds.Wait()
+	before := d.Stats()
+	ruled := 0
+	for i := range 1000 {
+		key := []byte(fmt.Sprintf("k%04d", 2*i+1))
+		tr, err := d.Explain(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.Result != ResultNotFound {
+			t.Fatalf("Explain(%q): %v", key, tr.Result)
+		}
+		for _, s := range tr.Steps {
+			if s.Filter == FilterTree {
+				ruled++
+				if want := "in range; tree-wide filter: absent"; !strings.HasSuffix(s.String(), want) {
+					t.Fatalf("step %q, want it to end %q", s.String(), want)
+				}
+			}
+		}
+	}
+	after := d.Stats()
+	if ruled < 900 { // every table covers every key's range
+		t.Fatalf("the tree-wide filter ruled out %d tables for 1000 absent keys", ruled)
+	}
+	if p := after.Total.FilterProbes - before.Total.FilterProbes; p > 100 {
+		t.Fatalf("%d table filter probes for 1000 absent keys behind the tree-wide filter", p)
+	}
+	if n := after.TreeFilterNegatives - before.TreeFilterNegatives; n < 900 {
+		t.Fatalf("the tree-wide filter answered no level for %d of 1000 absent keys", n)
+	}
+	if v, err := d.Get([]byte("k0998")); err != nil || string(v) != "v" {
+		t.Fatalf("Get(k0998) = %q, %v", v, err)
+	}
 }
