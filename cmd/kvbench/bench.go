@@ -14,13 +14,12 @@ import (
 	"github.com/monbandb/monban/vfs"
 )
 
-// bench is one DB under test: the one built with one -filter_sizing and
-// -bloom_bits setting, or its copy opened with filters ignored.
+// bench is one DB under test: the one built with one setting, or its copy
+// opened with filters ignored.
 type bench struct {
 	ctx        context.Context // done on Ctrl-C: the workloads stop
 	cfg        *config
-	bits       int // kvbench's bits per key, 0 meaning no filter
-	sizing     lsm.FilterSizing
+	setting        // what the DB is built with
 	repeat     int // which -repeat run, from 1
 	dir        string
 	db         *lsm.DB
@@ -95,11 +94,10 @@ func (b *bench) open() (err error) {
 // finished; the temporary DB is removed all the same.
 var errInterrupted = errors.New("interrupted")
 
-// runBenchmarks is the default command: for each -bloom_bits value, each
-// -filter_sizing (inner, so that the sizings of one bits value run side by
-// side) and each of the -repeat runs, a DB built with them and every
-// -benchmarks workload run on it in order. Each repeat builds the DB
-// afresh, so the repeats are independent samples of the whole sequence;
+// runBenchmarks is the default command: for each setting (config.settings)
+// and each of the -repeat runs, a DB built with it and every -benchmarks
+// workload run on it in order. Each repeat builds the DB afresh, so the
+// repeats are independent samples of the whole sequence;
 // with -use_existing_db there is nothing to rebuild from, so every repeat
 // runs on the DB as the one before left it. When ctx is done the workload
 // under way stops at its next op, and the temporary directory is removed
@@ -114,34 +112,23 @@ func runBenchmarks(ctx context.Context, c *config, stdout, stderr io.Writer) (er
 		defer func() { err = errors.Join(err, os.RemoveAll(root)) }()
 	}
 	rep.header(root)
-	for _, bits := range c.bloomBits {
-		for _, sizing := range c.filterSizings {
-			dir := root
-			if c.settings() > 1 {
-				dir = filepath.Join(root, settingDir(sizing, bits, len(c.filterSizings) > 1))
-			}
-			for repeat := 1; repeat <= c.repeat; repeat++ {
-				b := &bench{ctx: ctx, cfg: c, bits: bits, sizing: sizing, repeat: repeat, dir: dir,
-					keys: c.keys(), vals: newValueSource(c.valueSize, c.compressionRatio, c.seed),
-					rep: rep, stderr: stderr}
-				rep.startRepeat(repeat)
-				if err := b.runAll(); err != nil {
-					return err
-				}
+	settings := c.settings()
+	for _, s := range settings {
+		dir := root
+		if len(settings) > 1 {
+			dir = filepath.Join(root, c.settingDir(s))
+		}
+		for repeat := 1; repeat <= c.repeat; repeat++ {
+			b := &bench{ctx: ctx, cfg: c, setting: s, repeat: repeat, dir: dir,
+				keys: c.keys(), vals: newValueSource(c.valueSize, c.compressionRatio, c.seed),
+				rep: rep, stderr: stderr}
+			rep.startRepeat(repeat)
+			if err := b.runAll(); err != nil {
+				return err
 			}
 		}
 	}
 	return rep.finish()
-}
-
-// settingDir names the DB directory of one setting under -db: bloom-10,
-// or per_level-bloom-10 when several sizings run.
-func settingDir(sizing lsm.FilterSizing, bits int, named bool) string {
-	dir := fmt.Sprintf("bloom-%02d", bits)
-	if named {
-		dir = sizing.String() + "-" + dir
-	}
-	return dir
 }
 
 // runAll builds b's DB (unless -use_existing_db) and runs the workloads.
@@ -177,7 +164,7 @@ func (b *bench) runAll() (err error) {
 			return errInterrupted
 		}
 		if err != nil {
-			where := fmt.Sprintf("bloom_bits %d, filter_sizing %s", b.bits, b.sizing)
+			where := b.setting.String()
 			if b.cfg.repeat > 1 {
 				where += fmt.Sprintf(", repeat %d", b.repeat)
 			}

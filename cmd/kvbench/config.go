@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/monbandb/monban/lsm"
@@ -153,7 +152,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		if err = c.usePrefixes(fs); err == nil {
 			if err = c.useRanges(fs); err == nil {
 				if c.bloomBits, err = parseIntList(*bits); err == nil {
-					if c.filterSizings, err = parseSizings(*sizings); err == nil {
+					if c.filterSizings, err = parseNames("filter_sizing", *sizings, sizingMeaning, lsm.FilterSizing.String); err == nil {
 						err = c.validate()
 					}
 				}
@@ -186,53 +185,6 @@ func parseBenchmarks(s string) ([]string, error) {
 	return out, nil
 }
 
-// parseIntList parses -bloom_bits. A value listed twice is refused: its
-// two DBs would share a directory and their results pool as repeats.
-func parseIntList(s string) ([]int, error) {
-	var out []int
-	for f := range strings.SplitSeq(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 0 || n > 64 {
-			return nil, usageError("-bloom_bits: %q is not a bits-per-key value in 0..64", f)
-		}
-		if slices.Contains(out, n) {
-			return nil, usageError("-bloom_bits: %d listed twice", n)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-// sizingMeaning holds the -filter_sizing values, named by their String,
-// and says what each does, for the header.
-var sizingMeaning = map[lsm.FilterSizing]string{
-	lsm.FilterSizingUniform:  "every table the same bits per key",
-	lsm.FilterSizingPerLevel: "each level its own bits per key (filter.AllocateBitsPerKey), the same memory in all",
-}
-
-// parseSizings parses -filter_sizing, refusing a sizing listed twice as
-// parseIntList does.
-func parseSizings(s string) ([]lsm.FilterSizing, error) {
-	var out []lsm.FilterSizing
-	for f := range strings.SplitSeq(s, ",") {
-		name := strings.TrimSpace(f)
-		sizing, ok := lsm.FilterSizing(0), false
-		for sz := range sizingMeaning {
-			if sz.String() == name {
-				sizing, ok = sz, true
-			}
-		}
-		switch {
-		case !ok:
-			return nil, usageError("-filter_sizing: %q is neither uniform nor per_level", name)
-		case slices.Contains(out, sizing):
-			return nil, usageError("-filter_sizing: %s listed twice", name)
-		}
-		out = append(out, sizing)
-	}
-	return out, nil
-}
-
 func (c *config) validate() error {
 	switch {
 	case c.num < 1:
@@ -261,8 +213,8 @@ func (c *config) validate() error {
 		return usageError("-key_size %d cannot hold key %d of -num %d: need %d digits", c.keySize, c.keys().missing(c.num-1), c.num, digits(c.keys().missing(c.num-1)))
 	case c.useExisting && c.db == "":
 		return usageError("-use_existing_db needs -db")
-	case c.useExisting && c.settings() > 1:
-		return usageError("-use_existing_db cannot rebuild the DB per -filter_sizing and -bloom_bits setting (%d asked for)", c.settings())
+	case c.useExisting && len(c.settings()) > 1:
+		return usageError("-use_existing_db cannot rebuild the DB per -filter_sizing and -bloom_bits setting (%d asked for)", len(c.settings()))
 	case c.fileSizeMult < 1:
 		return usageError("-target_file_size_multiplier must be at least 1")
 	case slices.Contains(c.benchmarks, "deleterange") && (c.rangeSize < 1 || c.num/c.rangeCalls() < c.rangeSize):
@@ -279,9 +231,5 @@ func (c *config) validate() error {
 	}
 	return nil
 }
-
-// settings is the number of DBs a run builds: one per filter sizing and
-// bits value.
-func (c *config) settings() int { return len(c.filterSizings) * len(c.bloomBits) }
 
 func isFill(name string) bool { return strings.HasPrefix(name, "fill") }

@@ -60,16 +60,8 @@ func newHeader(c *config, dir string) header {
 		Benchmarks: c.benchmarks, Num: c.num, Reads: c.reads, Deletes: c.deletes, KeySize: c.keySize,
 		ValueSize: c.valueSize, Threads: c.threads, Repeat: c.repeat, BatchSize: c.batchSize, RangeTombstones: c.rangeTombstones, PrefixSize: c.prefixSize,
 		RangeSize: c.rangeSize, RangeFilterBits: c.rangeFilterBits, BigEndianKeys: c.scanRanges, Seed: c.seed,
-		BloomBits: c.bloomBits, FilterSizing: sizingNames(c.filterSizings), CacheSize: c.cacheSize, OpenFiles: c.openFiles,
+		BloomBits: c.bloomBits, FilterSizing: names(c.filterSizings, lsm.FilterSizing.String), CacheSize: c.cacheSize, OpenFiles: c.openFiles,
 		Memtable: c.writeBufferSize, TargetFile: c.targetFileSize, FileMult: c.fileSizeMult, LevelBase: c.levelBase, Sync: c.sync, KeepAbsent: c.keepAbsentDeletes, Compare: c.compare, DB: dir}
-}
-
-func sizingNames(sizings []lsm.FilterSizing) []string {
-	var out []string
-	for _, s := range sizings {
-		out = append(out, s.String())
-	}
-	return out
 }
 
 // bitsList is "5,10,15".

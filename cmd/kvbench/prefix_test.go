@@ -74,7 +74,7 @@ func TestTableReadsCountBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &bench{ctx: context.Background(), cfg: c, bits: 10, dir: t.TempDir(), keys: c.keys(),
+	b := &bench{ctx: context.Background(), cfg: c, setting: setting{bits: 10}, dir: t.TempDir(), keys: c.keys(),
 		vals: newValueSource(c.valueSize, c.compressionRatio, c.seed), rep: newReporter(c, io.Discard), stderr: io.Discard}
 	if err := b.open(); err != nil {
 		t.Fatal(err)

@@ -14,10 +14,7 @@ import (
 type record struct {
 	Type      string `json:"type"` // "result"
 	Benchmark string `json:"benchmark"`
-	BloomBits int    `json:"bloom_bits"`
-	// FilterSizing is how the bits were spread over the tables:
-	// lsm.FilterSizing's name, "uniform" or "per_level".
-	FilterSizing string `json:"filter_sizing"`
+	settingLabel
 	// Repeat is which of the -repeat runs this is, from 1.
 	Repeat  int   `json:"repeat"`
 	Filters bool  `json:"filters"` // false: the Options.IgnoreFilters comparison run
@@ -164,7 +161,7 @@ var dropReasons = [...]string{"shadowed", "bottom level", "filter proof"}
 var _ = [len(dropReasons)]struct{}([len(lsm.Stats{}.FlushDrops)]struct{}{})
 
 func newRecord(b *bench, name string, r opsResult) *record {
-	rec := &record{Type: "result", Benchmark: name, BloomBits: b.bits, FilterSizing: b.sizing.String(), Repeat: b.repeat, Filters: !b.filtersOff,
+	rec := &record{Type: "result", Benchmark: name, settingLabel: b.label(), Repeat: b.repeat, Filters: !b.filtersOff,
 		Ops: r.ops, Found: r.found, Threads: b.cfg.threads, ElapsedSec: r.elapsed.Seconds()}
 	rec.MicrosPerOp, rec.CPUMicrosPerOp = microsPer(r.busy, r.ops), microsPer(r.cpu, r.ops)
 	if s := r.elapsed.Seconds(); s > 0 {

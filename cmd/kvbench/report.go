@@ -231,7 +231,7 @@ func blocksPerOp(rec *record) *float64 { return perOp(rec.Reads.blocks, rec.Ops)
 // finish prints the sweep over -filter_sizing and -bloom_bits and the
 // repeat summary and writes the SVG.
 func (r *reporter) finish() error {
-	if r.cfg.settings() > 1 && r.enc == nil {
+	if len(r.cfg.settings()) > 1 && r.enc == nil {
 		r.sweep()
 	}
 	if r.cfg.repeat > 1 {

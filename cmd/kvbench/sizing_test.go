@@ -31,8 +31,8 @@ func TestParseFilterSizing(t *testing.T) {
 		if err != nil {
 			t.Fatalf("parseConfig(%q): %v", args, err)
 		}
-		if !slices.Equal(cfg.filterSizings, want) || cfg.settings() != 2*len(want) {
-			t.Errorf("parseConfig(%q): sizings %v, %d settings", args, cfg.filterSizings, cfg.settings())
+		if !slices.Equal(cfg.filterSizings, want) || len(cfg.settings()) != 2*len(want) {
+			t.Errorf("parseConfig(%q): sizings %v, settings %v", args, cfg.filterSizings, cfg.settings())
 		}
 	}
 }

@@ -12,9 +12,8 @@ import (
 // keys, with null where lsm's zero means "none" (a level without a size
 // target, a write amplification before any flush).
 type statsLine struct {
-	Type                     string            `json:"type"` // "stats"
-	BloomBits                int               `json:"bloom_bits"`
-	FilterSizing             string            `json:"filter_sizing"`
+	Type string `json:"type"` // "stats"
+	settingLabel
 	Repeat                   int               `json:"repeat"`
 	BackgroundError          *string           `json:"background_error"`
 	Levels                   []levelStatsLine  `json:"levels"`
@@ -89,7 +88,7 @@ func newLevelStatsLine(level *int, l lsm.LevelStats) levelStatsLine {
 }
 
 func newStatsLine(b *bench, s lsm.Stats) statsLine {
-	out := statsLine{Type: "stats", BloomBits: b.bits, FilterSizing: b.sizing.String(), Repeat: b.repeat,
+	out := statsLine{Type: "stats", settingLabel: b.label(), Repeat: b.repeat,
 		Total:                   newLevelStatsLine(nil, s.Total),
 		MemtableFilterNegatives: s.MemtableFilterNegatives, ImmutableFilterNegatives: s.ImmutableFilterNegatives,
 		MemtableFalsePositives: s.MemtableFalsePositives, DeletesElided: s.DeletesElided, WALBytesSaved: s.WALBytesSaved,

@@ -34,10 +34,9 @@ func spreadOf(xs []float64) spread {
 
 // summaryLine is one workload's summary: -json's type "summary".
 type summaryLine struct {
-	Type           string `json:"type"` // "summary"
-	Benchmark      string `json:"benchmark"`
-	BloomBits      int    `json:"bloom_bits"`
-	FilterSizing   string `json:"filter_sizing"`
+	Type      string `json:"type"` // "summary"
+	Benchmark string `json:"benchmark"`
+	settingLabel
 	Filters        bool   `json:"filters"`
 	Repeats        int    `json:"repeats"`
 	OpsPerSec      spread `json:"ops_per_sec"`
@@ -45,18 +44,18 @@ type summaryLine struct {
 	CPUMicrosPerOp spread `json:"cpu_micros_per_op"`
 }
 
-// groups returns the records of each workload, bits value, filter sizing
-// and filters on or off, in the order they first ran.
+// groups returns the records of each workload, setting and filters on or
+// off, in the order they first ran.
 func groups(recs []*record) [][]*record {
 	type key struct {
-		bench, sizing string
-		bits          int
-		filters       bool
+		bench   string
+		setting settingLabel
+		filters bool
 	}
 	index := map[key]int{}
 	var out [][]*record
 	for _, rec := range recs {
-		k := key{rec.Benchmark, rec.FilterSizing, rec.BloomBits, rec.Filters}
+		k := key{rec.Benchmark, rec.settingLabel, rec.Filters}
 		i, ok := index[k]
 		if !ok {
 			i = len(out)
@@ -80,8 +79,7 @@ func newSummaryLine(g []*record) summaryLine {
 			}
 		}
 	}
-	return summaryLine{Type: "summary", Benchmark: g[0].Benchmark, BloomBits: g[0].BloomBits,
-		FilterSizing: g[0].FilterSizing, Filters: g[0].Filters,
+	return summaryLine{Type: "summary", Benchmark: g[0].Benchmark, settingLabel: g[0].settingLabel, Filters: g[0].Filters,
 		Repeats: len(g), OpsPerSec: spreadOf(ops), MicrosPerOp: spreadOf(micros), CPUMicrosPerOp: spreadOf(cpu)}
 }
 

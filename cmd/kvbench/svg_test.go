@@ -215,14 +215,14 @@ func TestSVGOnePointAndLongLegend(t *testing.T) {
 	h := newHeader(&config{num: 10, bloomBits: []int{10}, filterSizings: []lsm.FilterSizing{lsm.FilterSizingUniform}}, "/tmp/db")
 	lat := map[string]float64{"p50": 1, "p90": 2, "p99": 3, "p99_9": 4, "p99_99": 5, "max": 6}
 	rm := func(filters bool, blocks uint64) *record {
-		rec := &record{Benchmark: "readmissing", BloomBits: 10, FilterSizing: "uniform", Filters: filters, Ops: 100,
+		rec := &record{Benchmark: "readmissing", settingLabel: settingLabel{BloomBits: 10, FilterSizing: "uniform"}, Filters: filters, Ops: 100,
 			LatencyUs: lat, Reads: &reads{FilterProbes: 200, blocks: blocks}}
 		if filters {
 			rec.Reads.ExpectedFalsePositives = ptr(0.02)
 		}
 		return rec
 	}
-	long := &record{Benchmark: strings.Repeat("a-very-long-workload-name-", 4), BloomBits: 10, FilterSizing: "uniform",
+	long := &record{Benchmark: strings.Repeat("a-very-long-workload-name-", 4), settingLabel: settingLabel{BloomBits: 10, FilterSizing: "uniform"},
 		Filters: true, Ops: 1, LatencyUs: lat, Reads: &reads{}}
 	var b bytes.Buffer
 	if err := writeSVG(&b, h, []*record{rm(true, 2), rm(false, 270), long}); err != nil {

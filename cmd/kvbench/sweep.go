@@ -123,8 +123,7 @@ func (r *reporter) sweep() {
 		}
 		var off []*record
 		if i := slices.IndexFunc(gs, func(o []*record) bool {
-			return !o[0].Filters && o[0].Benchmark == g[0].Benchmark && o[0].BloomBits == g[0].BloomBits &&
-				o[0].FilterSizing == g[0].FilterSizing
+			return !o[0].Filters && o[0].Benchmark == g[0].Benchmark && o[0].settingLabel == g[0].settingLabel
 		}); i >= 0 {
 			off = gs[i]
 		}
