@@ -57,6 +57,7 @@ func (b *bench) options() *lsm.Options {
 		MemtableSize:      b.cfg.writeBufferSize,
 		BloomBitsPerKey:   bits,
 		FilterSizing:      b.sizing,
+		FilterScope:       b.scope,
 		BlockCacheSize:    cache,
 		MaxOpenFiles:      maxOpen,
 		Sync:              b.cfg.sync,

@@ -32,6 +32,7 @@ type config struct {
 	seed              uint64
 	bloomBits         []int // kvbench's 0 means "no filter" (lsm's -1)
 	filterSizings     []lsm.FilterSizing
+	filterScopes      []lsm.FilterScope
 	cacheSize         int64
 	openFiles         int // lsm's MaxOpenFiles; -1: every table
 	sync              bool
@@ -119,6 +120,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of key order and value bytes; equal seeds give equal operations")
 	bits := fs.String("bloom_bits", "10", "Bloom bits per key for new tables, or a list (0,5,10,15,20): the DB is rebuilt per value. 0 writes no filter (lsm.Options.BloomBitsPerKey -1); unlike Options, where 0 means the default, 10")
 	sizings := fs.String("filter_sizing", "uniform", "how the bits are spread over the tables, or a list: uniform (every table alike) or per_level (Monkey: the same memory, spread by level); the DB is rebuilt per sizing and bits value")
+	scopes := fs.String("filter_scope", "per_table", "which filters a lookup asks, or a list: per_table (each table's Bloom filter) or tree (lsm.Options.FilterScope TreeWide, experimental: one filter over every table's keys, asked once per lookup for the levels that may hold the key, whose tables' Bloom filters are then asked); the DB is rebuilt per scope, sizing and bits value")
 	fs.Int64Var(&c.cacheSize, "cache_size", 8<<20, "block cache bytes; 0 or negative disables the cache")
 	fs.IntVar(&c.openFiles, "open_files", -1, "tables kept open, each with its index and filter in memory (Options.MaxOpenFiles); -1: every table, as the filter figures assume (lsm.Stats describes the open tables only)")
 	fs.BoolVar(&c.sync, "sync", false, "fsync the WAL on every commit")
@@ -153,7 +155,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 			if err = c.useRanges(fs); err == nil {
 				if c.bloomBits, err = parseIntList(*bits); err == nil {
 					if c.filterSizings, err = parseNames("filter_sizing", *sizings, sizingMeaning, lsm.FilterSizing.String); err == nil {
-						err = c.validate()
+						if c.filterScopes, err = parseNames("filter_scope", *scopes, scopeMeaning, scopeName); err == nil {
+							err = c.validate()
+						}
 					}
 				}
 			}
@@ -214,7 +218,7 @@ func (c *config) validate() error {
 	case c.useExisting && c.db == "":
 		return usageError("-use_existing_db needs -db")
 	case c.useExisting && len(c.settings()) > 1:
-		return usageError("-use_existing_db cannot rebuild the DB per -filter_sizing and -bloom_bits setting (%d asked for)", len(c.settings()))
+		return usageError("-use_existing_db cannot rebuild the DB per -bloom_bits, -filter_sizing and -filter_scope setting (%d asked for)", len(c.settings()))
 	case c.fileSizeMult < 1:
 		return usageError("-target_file_size_multiplier must be at least 1")
 	case slices.Contains(c.benchmarks, "deleterange") && (c.rangeSize < 1 || c.num/c.rangeCalls() < c.rangeSize):

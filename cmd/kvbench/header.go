@@ -40,8 +40,10 @@ type header struct {
 	BigEndianKeys   bool   `json:"big_endian_keys"`
 	Seed            uint64 `json:"seed"`
 	BloomBits       []int  `json:"bloom_bits"`
-	// FilterSizing lists the -filter_sizing values: "uniform", "per_level".
+	// FilterSizing lists the -filter_sizing values: "uniform", "per_level";
+	// FilterScope the -filter_scope values: "per_table", "tree".
 	FilterSizing []string `json:"filter_sizing"`
+	FilterScope  []string `json:"filter_scope"`
 	CacheSize    int64    `json:"cache_size"`
 	OpenFiles    int      `json:"open_files"` // -1: every table
 	Memtable     int64    `json:"write_buffer_size"`
@@ -60,7 +62,8 @@ func newHeader(c *config, dir string) header {
 		Benchmarks: c.benchmarks, Num: c.num, Reads: c.reads, Deletes: c.deletes, KeySize: c.keySize,
 		ValueSize: c.valueSize, Threads: c.threads, Repeat: c.repeat, BatchSize: c.batchSize, RangeTombstones: c.rangeTombstones, PrefixSize: c.prefixSize,
 		RangeSize: c.rangeSize, RangeFilterBits: c.rangeFilterBits, BigEndianKeys: c.scanRanges, Seed: c.seed,
-		BloomBits: c.bloomBits, FilterSizing: names(c.filterSizings, lsm.FilterSizing.String), CacheSize: c.cacheSize, OpenFiles: c.openFiles,
+		BloomBits: c.bloomBits, FilterSizing: names(c.filterSizings, lsm.FilterSizing.String),
+		FilterScope: names(c.filterScopes, scopeName), CacheSize: c.cacheSize, OpenFiles: c.openFiles,
 		Memtable: c.writeBufferSize, TargetFile: c.targetFileSize, FileMult: c.fileSizeMult, LevelBase: c.levelBase, Sync: c.sync, KeepAbsent: c.keepAbsentDeletes, Compare: c.compare, DB: dir}
 }
 
@@ -123,14 +126,8 @@ func (r *reporter) header(dir string) {
 	} else {
 		p("Bloom bits", "%s per key (0: no filter)", bits)
 	}
-	var sizings []string
-	for _, s := range c.filterSizings {
-		sizings = append(sizings, s.String()+": "+sizingMeaning[s])
-	}
-	if len(sizings) > 1 {
-		sizings = append(sizings, "the DB is rebuilt for each, at each bits value")
-	}
-	p("Sizing", "%s", strings.Join(sizings, "; "))
+	p("Sizing", "%s", choices(c.filterSizings, lsm.FilterSizing.String, sizingMeaning, "at each bits value"))
+	p("Scope", "%s", choices(c.filterScopes, scopeName, scopeMeaning, "at each bits value and sizing"))
 	p("Theory", "FPR of the cache-line Bloom filter the tables use (filter.CacheLineFPR), standard layout beside it")
 	open := "" // every table, unsaid
 	if c.openFiles > 0 {

@@ -27,7 +27,8 @@ func walkJSON(path string, v any, f func(path string, obj map[string]any)) {
 
 // TestJSONKeysAndNulls walks the -json output of runs that print every
 // line type (header, result, stats, summary) and every nested object: every
-// key is snake_case, and every figure with nothing to measure is null, not
+// key is snake_case, every line names the setting it was measured at (the
+// header lists them), and every figure with nothing to measure is null, not
 // 0. The second run makes such figures: -reads 0 and -deletes 0 give
 // workloads of no ops, bits 0 levels of no probes, and a DB opened on an
 // existing one has flushed nothing when its first stats are taken.
@@ -45,6 +46,7 @@ func TestJSONKeysAndNulls(t *testing.T) {
 	nulls := 0
 	for _, line := range lines {
 		types[line["type"].(string)]++
+		checkSetting(t, line)
 		walkJSON(line["type"].(string), line, func(path string, obj map[string]any) {
 			for k := range obj {
 				if !snakeKey.MatchString(k) {
@@ -108,5 +110,24 @@ func TestJSONKeysAndNulls(t *testing.T) {
 	}
 	if nulls < 10 {
 		t.Errorf("only %d nulls checked", nulls)
+	}
+}
+
+// checkSetting checks that a -json line names its setting: the header
+// lists the values swept, every other line has one of each.
+func checkSetting(t *testing.T, line map[string]any) {
+	t.Helper()
+	for _, k := range []string{"bloom_bits", "filter_sizing", "filter_scope"} {
+		v, ok := line[k]
+		if line["type"] == "header" {
+			_, ok = v.([]any)
+		} else if k == "bloom_bits" {
+			_, ok = v.(float64)
+		} else {
+			_, ok = v.(string)
+		}
+		if !ok {
+			t.Errorf("%v line: %s = %#v", line["type"], k, v)
+		}
 	}
 }

@@ -52,7 +52,7 @@ func TestFilterSizingUsage(t *testing.T) {
 		{[]string{"-filter_sizing", "per_level,per_level"}, "-filter_sizing: per_level listed twice"},
 		{[]string{"-bloom_bits", "10,10"}, "-bloom_bits: 10 listed twice"},
 		{[]string{"-use_existing_db", "-db", dir, "-filter_sizing", "uniform,per_level"},
-			"-use_existing_db cannot rebuild the DB per -filter_sizing and -bloom_bits setting (2 asked for)"},
+			"-use_existing_db cannot rebuild the DB per -bloom_bits, -filter_sizing and -filter_scope setting (2 asked for)"},
 		{[]string{"-use_existing_db", "-db", dir, "-filter_sizing", "per_level", "-bloom_bits", "5,10"},
 			"(2 asked for)"},
 	} {

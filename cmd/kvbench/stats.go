@@ -128,8 +128,8 @@ func (r *reporter) stats(b *bench, s lsm.Stats) {
 		r.emit(newStatsLine(b, s))
 		return
 	}
-	fmt.Fprintf(r.w, "stats (bloom_bits %d, %s sizing; tables and sizes now, counters since the DB was last opened: each compared workload reopens it):\n",
-		b.bits, b.sizing)
+	fmt.Fprintf(r.w, "stats (bloom_bits %d, %s sizing, %s scope; tables and sizes now, counters since the DB was last opened: each compared workload reopens it):\n",
+		b.bits, b.sizing, scopeName(b.scope))
 	// One table per concern: side by side they would need 103 columns.
 	tw := tabwriter.NewWriter(r.w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "  level\ttables\tsize\tfilter probes\tnegatives\tfalse+\tFPR %\t")

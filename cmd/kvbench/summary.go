@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -99,21 +100,33 @@ func (r *reporter) summary() {
 	fmt.Fprintln(r.w, "------------------------------------------------------------------------")
 	fmt.Fprintf(r.w, "Repeats: median and min-max of %d runs of each workload\n", r.cfg.repeat)
 	tw := tabwriter.NewWriter(r.w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "benchmark\tsizing\tbits\tfilters\tfigure\tmedian\tmin\tmax\t")
+	// The scope has a column only when several ran: the table has no room
+	// to spare in 80 columns.
+	scoped := len(r.cfg.filterScopes) > 1
+	head := "benchmark\tsizing\t"
+	if scoped {
+		head += "scope\t"
+	}
+	fmt.Fprintln(tw, head+"bits\tfilters\tfigure\tmedian\tmin\tmax\t")
 	for _, l := range lines {
 		filters := "on"
 		if !l.Filters {
 			filters = "off"
 		}
+		row := fmt.Sprintf("%s\t%s\t", l.Benchmark, l.FilterSizing)
+		if scoped {
+			row += l.FilterScope + "\t"
+		}
+		row += fmt.Sprintf("%d\t%s\t", l.BloomBits, filters)
 		for i, f := range []struct {
 			name string
 			prec int
 			s    spread
 		}{{"ops/sec", 0, l.OpsPerSec}, {"micros/op", 3, l.MicrosPerOp}, {"cpu us/op", 3, l.CPUMicrosPerOp}} {
 			if i == 0 {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t", l.Benchmark, l.FilterSizing, l.BloomBits, filters)
+				fmt.Fprint(tw, row)
 			} else {
-				fmt.Fprint(tw, "\t\t\t\t")
+				fmt.Fprint(tw, strings.Repeat("\t", strings.Count(row, "\t")))
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", f.name, fixed(f.prec, f.s.Median), fixed(f.prec, f.s.Min), fixed(f.prec, f.s.Max))
 		}

@@ -78,9 +78,9 @@ func (c chart) extent() (w, h float64) {
 // against bits per key, and latency percentiles. Each carries the run's
 // context from h.
 func writeSVG(w io.Writer, h header, recs []*record) error {
-	context := fmt.Sprintf("%d entries, bloom bits %s; filter sizing %s; %s; %s", h.Num, bitsList(h.BloomBits),
-		strings.Join(h.FilterSizing, ","), h.Date, h.machine())
-	charts := []chart{blockReadsChart(recs), latencyChart(recs, h)}
+	context := fmt.Sprintf("%d entries, bloom bits %s; filter sizing %s; filter scope %s; %s; %s", h.Num, bitsList(h.BloomBits),
+		strings.Join(h.FilterSizing, ","), strings.Join(h.FilterScope, ","), h.Date, h.machine())
+	charts := []chart{blockReadsChart(recs, h), latencyChart(recs, h)}
 	width, height := 0.0, 0.0
 	for i := range charts {
 		charts[i].context = context
@@ -114,19 +114,20 @@ var (
 )
 
 // blockReadsChart: data blocks touched per missing-key Get against bits per
-// key, counts pooled over the repeats, a series per filter sizing, and
+// key, counts pooled over the repeats, a series per filter sizing (and
+// scope, when several ran), and
 // beside each, dashed, what its filters promised: Stats.ExpectedFalsePositives
 // of the tree the workload started on (without filters, one block per
 // table covering the key); and, dashed in a colour of its own, what the
 // best sizing of those trees' filter memory would have promised for the
 // probes measured (sameTree.Best): how far any sizing could go. Runs with
-// the filters ignored read the same blocks whatever the sizing: they are
-// pooled into one series.
-func blockReadsChart(recs []*record) chart {
+// the filters ignored read the same blocks whatever the sizing and scope:
+// they are pooled into one series.
+func blockReadsChart(recs []*record, h header) chart {
 	c := chart{title: "readmissing: data-block reads per lookup of an absent key",
 		xlabel: "Bloom bits per key", ylabel: "data blocks read per Get (log)"}
 	measured, promised, best := map[string]*series{}, map[string]*series{}, map[string]*series{}
-	var order []string // sizings in the order they ran
+	var order []string // series names in the order they ran
 	var offBits []int
 	offBlocks, offOps := map[int]uint64{}, map[int]uint64{}
 	for _, g := range groups(recs) {
@@ -135,33 +136,39 @@ func blockReadsChart(recs []*record) chart {
 		}
 		p := pool(g, nil)
 		if !g[0].Filters {
-			if _, ok := offOps[p.bits]; !ok {
-				offBits = append(offBits, p.bits)
+			if _, ok := offOps[p.BloomBits]; !ok {
+				offBits = append(offBits, p.BloomBits)
 			}
-			offBlocks[p.bits] += p.blocks
-			offOps[p.bits] += p.ops
+			offBlocks[p.BloomBits] += p.blocks
+			offOps[p.BloomBits] += p.ops
 			continue
 		}
 		y := perOp(p.blocks, int64(p.ops))
 		if y == nil {
 			continue
 		}
-		if measured[p.sizing] == nil {
+		// A series is a sizing's (the best sizing's is named after it), and
+		// a scope's when several ran.
+		name := p.FilterSizing
+		if len(h.FilterScope) > 1 {
+			name += ", " + p.FilterScope
+		}
+		if measured[name] == nil {
 			color := sizingColors[len(order)%len(sizingColors)]
 			bestColor := bestColors[len(order)%len(bestColors)]
-			order = append(order, p.sizing)
-			measured[p.sizing] = &series{name: p.sizing + ": measured, filters on", color: color}
-			promised[p.sizing] = &series{name: p.sizing + ": promised (Stats.ExpectedFalsePositives)", color: color, dashed: true}
-			best[p.sizing] = &series{name: p.sizing + "'s trees: the best sizing of their filter memory", color: bestColor, dashed: true}
+			order = append(order, name)
+			measured[name] = &series{name: name + ": measured, filters on", color: color}
+			promised[name] = &series{name: name + ": promised (Stats.ExpectedFalsePositives)", color: color, dashed: true}
+			best[name] = &series{name: name + "'s trees: the best sizing of their filter memory", color: bestColor, dashed: true}
 		}
-		x := float64(p.bits)
-		measured[p.sizing].pts = append(measured[p.sizing].pts, point{x, *y})
+		x := float64(p.BloomBits)
+		measured[name].pts = append(measured[name].pts, point{x, *y})
 		e, b := p.promise()
 		if e != nil {
-			promised[p.sizing].pts = append(promised[p.sizing].pts, point{x, *e})
+			promised[name].pts = append(promised[name].pts, point{x, *e})
 		}
 		if b != nil {
-			best[p.sizing].pts = append(best[p.sizing].pts, point{x, *b})
+			best[name].pts = append(best[name].pts, point{x, *b})
 		}
 	}
 	for _, sz := range order {
@@ -184,7 +191,7 @@ func blockReadsChart(recs []*record) chart {
 
 // latencyChart: Get/Delete latency percentiles of every read and delete
 // workload at one bits-per-key value (10 if swept, else the last), each the
-// median over the repeats; a series per sizing when several ran.
+// median over the repeats; a series per sizing and scope when several ran.
 func latencyChart(recs []*record, h header) chart {
 	at := h.BloomBits[len(h.BloomBits)-1]
 	if slices.Contains(h.BloomBits, 10) {
@@ -205,6 +212,9 @@ func latencyChart(recs []*record, h header) chart {
 		s := series{name: g[0].Benchmark, color: palette[len(c.series)%len(palette)]}
 		if len(h.FilterSizing) > 1 {
 			s.name += ", " + g[0].FilterSizing
+		}
+		if len(h.FilterScope) > 1 {
+			s.name += ", " + g[0].FilterScope
 		}
 		if g[0].Batches != nil {
 			s.name += " per batch"

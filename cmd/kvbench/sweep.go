@@ -7,14 +7,13 @@ import (
 	"text/tabwriter"
 )
 
-// pooled is one read workload at one setting (filter sizing and bits
-// value), over its repeats: counts summed, so rates are over every op of
+// pooled is one read workload at one setting, over its repeats: counts summed, so rates are over every op of
 // every repeat. The filter figures of the tree (memory, a level's bits and
 // theory) are the first repeat's: every repeat builds its tree from the
 // same operations.
 type pooled struct {
-	bench, sizing                  string
-	bits                           int
+	bench string
+	settingLabel
 	ops, blocks, offOps, offBlocks uint64
 	probes, negatives, fps         uint64
 	// promised sums the repeats' Stats.ExpectedFalsePositives times their
@@ -37,7 +36,7 @@ type pooledLevel struct {
 // pool pools the filters-on records on of one group, with off their
 // filters-off twins (nil without the comparison).
 func pool(on, off []*record) pooled {
-	p := pooled{bench: on[0].Benchmark, sizing: on[0].FilterSizing, bits: on[0].BloomBits, filterBytes: on[0].Reads.FilterBytes}
+	p := pooled{bench: on[0].Benchmark, settingLabel: on[0].settingLabel, filterBytes: on[0].Reads.FilterBytes}
 	for _, rec := range on {
 		rd := rec.Reads
 		p.ops += uint64(rec.Ops)
@@ -137,7 +136,7 @@ func (r *reporter) sweep() {
 		if e, _ := p.promise(); e != nil {
 			promise = fixed(4, e)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.bench, p.sizing, p.bits, size(p.filterBytes),
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.bench, p.FilterSizing, p.BloomBits, size(p.filterBytes),
 			fixed(4, perOp(p.blocks, ops)), promise, offBlocks, pct(ratio(p.fps, p.negatives+p.fps)), pct(p.theory()))
 		for _, l := range p.levels {
 			fmt.Fprintf(tw, "L%d\t\t%s\t%s\t%s\t\t\t%s\t%s\t\n", l.level, fixed(2, l.bits), size(l.filterBytes),

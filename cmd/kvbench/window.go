@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -60,7 +61,8 @@ const settleInterval = 5 * time.Millisecond
 // an instant; the debt is not 0 then. So the DB is quiet at a look that
 // finds no compaction running and no debt, or no compaction running at
 // two looks in a row (debt that nothing works off: a DB stopped by a
-// background error, which settle returns).
+// background error, which settle returns). Under -filter_scope tree the
+// DB is quiet once the tree-wide filter is built, too (waitTreeFilter).
 func (b *bench) settle() error {
 	if err := b.db.Flush(); err != nil {
 		return err
@@ -72,13 +74,44 @@ func (b *bench) settle() error {
 		case s.BackgroundError != nil:
 			return s.BackgroundError
 		case s.CompactionsRunning == 0 && (s.CompactionDebt == 0 || idle):
-			return nil
+			return b.waitTreeFilter()
 		case b.ctx.Err() != nil:
 			return errInterrupted
 		}
 		idle = s.CompactionsRunning == 0
 		time.Sleep(settleInterval)
 	}
+}
+
+// treeFilterWait bounds how long settle waits for the tree-wide filter: a
+// build lsm cannot finish (a tree too large for the hash bits a table
+// stores) must not hang the run.
+const treeFilterWait = time.Minute
+
+// waitTreeFilter waits, under -filter_scope tree, until the tree-wide
+// filter is built, which Stats' TreeFilterBytes shows (above 0 once it is,
+// even over no table). Open builds it in the background, asking the table
+// filters meanwhile, and kvbench reopens the DB before every compared
+// workload: without the wait such a workload would start on the table
+// filters, and the build would run during it. The filters-off copy waits
+// too (lsm builds the filter it ignores), so that both runs start alike.
+// After treeFilterWait the workload runs without it, saying so on stderr.
+func (b *bench) waitTreeFilter() error {
+	if b.scope != lsm.TreeWide {
+		return nil
+	}
+	deadline := time.Now().Add(treeFilterWait)
+	for b.db.Stats().TreeFilterBytes == 0 {
+		switch {
+		case b.ctx.Err() != nil:
+			return errInterrupted
+		case time.Now().After(deadline):
+			fmt.Fprintf(b.stderr, "kvbench: the tree-wide filter was not built within %v of the DB settling; the workload starts on the table filters alone\n", treeFilterWait)
+			return nil
+		}
+		time.Sleep(settleInterval)
+	}
+	return nil
 }
 
 // levelWatch counts, per level, the tables that flushes and compactions
