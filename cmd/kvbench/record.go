@@ -55,10 +55,21 @@ type batches struct {
 // reads is what Get did during a workload: Stats counters, differenced
 // across it, per operation where a rate reads better.
 type reads struct {
-	FilterProbes            uint64   `json:"filter_probes"`
-	FilterNegatives         uint64   `json:"filter_negatives"` // data-block reads avoided
-	FalsePositives          uint64   `json:"false_positives"`  // data-block reads wasted
-	FPR                     *float64 `json:"fpr"`              // over every level; nil: nothing to measure
+	FilterProbes    uint64   `json:"filter_probes"`
+	FilterNegatives uint64   `json:"filter_negatives"` // data-block reads avoided
+	FalsePositives  uint64   `json:"false_positives"`  // data-block reads wasted
+	FPR             *float64 `json:"fpr"`              // over every level; nil: nothing to measure
+	// TreeFilterProbes counts the lookups the tree-wide filter answered
+	// (-filter_scope tree, once built), TreeFilterNegatives those for
+	// which it named no level, so that no table filter was asked (Stats'
+	// TreeFilterProbes, TreeFilterNegatives; 0 under per_table).
+	TreeFilterProbes    uint64 `json:"tree_filter_probes"`
+	TreeFilterNegatives uint64 `json:"tree_filter_negatives"`
+	// FilterProbesPerOp counts the probes of both kinds per op, the
+	// tree-wide filter's and the table filters': about one per run a
+	// lookup passes under per_table, one per lookup under tree (and one
+	// per table of a level it names).
+	FilterProbesPerOp       *float64 `json:"filter_probes_per_op"`
 	MemtableFilterNegatives uint64   `json:"memtable_filter_negatives"`
 	BlocksFromFilePerOp     *float64 `json:"blocks_from_file_per_op"`
 	BlocksFromCachePerOp    *float64 `json:"blocks_from_cache_per_op"`
@@ -75,6 +86,14 @@ type reads struct {
 	// RangeFilterBytes is the range filters' memory likewise
 	// (Stats' RangeFilterBytes, -range_filter_bits), beside FilterBytes.
 	RangeFilterBytes int64 `json:"range_filter_bytes"`
+	// TreeFilterBytes is the tree-wide filter's memory at the start, off
+	// the Go heap, TreeFilterEntries its entries (a key once for each
+	// table holding it), and TreeFilterBitsPerEntry 8·bytes/entries: all
+	// 0, the last null, under per_table or when it was not built
+	// (settle waits for it).
+	TreeFilterBytes        int64    `json:"tree_filter_bytes"`
+	TreeFilterEntries      uint64   `json:"tree_filter_entries"`
+	TreeFilterBitsPerEntry *float64 `json:"tree_filter_bits_per_entry"`
 	// ExpectedFalsePositives is the data blocks per op the filters promise
 	// a workload of missing keys (Stats.ExpectedFalsePositives at its
 	// start), to set beside the blocks it read; nil for other workloads
@@ -97,6 +116,10 @@ type reads struct {
 	// blocks is the data blocks touched, from file and from cache.
 	blocks uint64
 }
+
+// treeWide reports whether the workload had a tree-wide filter to ask:
+// built at its start, or asked during it.
+func (rd *reads) treeWide() bool { return rd.TreeFilterBytes > 0 || rd.TreeFilterProbes > 0 }
 
 // tableSkips counts, over a workload, the sources whose filter an
 // iterator asked and those it left out, their index and data blocks not
@@ -196,10 +219,14 @@ func microsPer(d time.Duration, ops int64) *float64 {
 // shape).
 func readsFrom(d lsm.Stats, ops int64, w window, written [lsm.NumLevels]int, promised bool) *reads {
 	r := &reads{FilterProbes: d.Total.FilterProbes, FilterNegatives: d.Total.FilterNegatives,
-		FalsePositives: d.Total.FilterFalsePositives, FPR: levelFPR(d.Total), MemtableFilterNegatives: d.MemtableFilterNegatives,
+		FalsePositives: d.Total.FilterFalsePositives, FPR: levelFPR(d.Total),
+		TreeFilterProbes: d.TreeFilterProbes, TreeFilterNegatives: d.TreeFilterNegatives,
+		FilterProbesPerOp: perOp(d.TreeFilterProbes+d.Total.FilterProbes, ops), MemtableFilterNegatives: d.MemtableFilterNegatives,
 		BlocksFromFilePerOp: perOp(d.Total.BlocksRead, ops), BlocksFromCachePerOp: perOp(d.Total.CacheHits, ops),
 		BytesReadPerOp: perOp(d.Total.BytesRead, ops), FilterBytes: int64(w.stats.Total.FilterBytes),
-		RangeFilterBytes: int64(w.stats.Total.RangeFilterBytes), blocks: d.Total.BlocksRead + d.Total.CacheHits}
+		RangeFilterBytes: int64(w.stats.Total.RangeFilterBytes), TreeFilterBytes: int64(w.stats.TreeFilterBytes),
+		TreeFilterEntries: w.stats.TreeFilterEntries, TreeFilterBitsPerEntry: treeBitsPerEntry(w.stats),
+		blocks: d.Total.BlocksRead + d.Total.CacheHits}
 	if w.stats.MetaPagedTables+w.stats.MetaPagedFilterTables > 0 || d.MetaPagedTables+d.MetaPagedFilterTables > 0 {
 		r.MetaFromFilePerOp, r.MetaFromCachePerOp = perOp(d.MetaBlocksRead, ops), perOp(d.MetaCacheHits, ops)
 	}
@@ -227,6 +254,15 @@ func readsFrom(d lsm.Stats, ops int64, w window, written [lsm.NumLevels]int, pro
 		r.Levels = append(r.Levels, lr)
 	}
 	return r
+}
+
+// treeBitsPerEntry is the tree-wide filter's memory per entry in s, in
+// bits; nil without entries.
+func treeBitsPerEntry(s lsm.Stats) *float64 {
+	if s.TreeFilterEntries == 0 {
+		return nil
+	}
+	return ptr(8 * float64(s.TreeFilterBytes) / float64(s.TreeFilterEntries))
 }
 
 // standardFPR is the standard-layout Bloom filter's FPR at b bits per key

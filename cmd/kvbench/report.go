@@ -115,8 +115,16 @@ func latencyFigure(us float64) string {
 
 func (r *reporter) detail(label string, rec *record) {
 	if d := rec.Deletes; d != nil {
-		fmt.Fprintf(r.w, "%s%d of %d deletes elided; WAL %s not written, %s written; %s filter probes/op for proofs\n",
-			label, d.Elided, rec.Ops, size(int64(d.WALBytesSaved)), size(int64(d.WALBytes)), fixed(2, perOp(d.ProofProbes, rec.Ops)))
+		// The tree-wide filter counts its probes by all callers: the
+		// flushes' and compactions' proofs are among them.
+		kind, tree := "", ""
+		if rec.Reads.treeWide() {
+			kind = "table "
+			tree = fmt.Sprintf(", and %s tree-wide filter probes/op for the proofs of deletes, flushes and compactions",
+				fixed(2, perOp(rec.Reads.TreeFilterProbes, rec.Ops)))
+		}
+		fmt.Fprintf(r.w, "%s%d of %d deletes elided; WAL %s not written, %s written; %s %sfilter probes/op for proofs%s\n",
+			label, d.Elided, rec.Ops, size(int64(d.WALBytesSaved)), size(int64(d.WALBytes)), fixed(2, perOp(d.ProofProbes, rec.Ops)), kind, tree)
 		fmt.Fprintf(r.w, "%stombstones dropped by the flush after it: %s; by compactions meanwhile: %s\n", indent,
 			drops(d.FlushDrops), drops(d.CompactionDrops))
 		return
@@ -136,9 +144,9 @@ func (r *reporter) detail(label string, rec *record) {
 				indent, fixed(4, p.Promised), fixed(4, rd.BlocksFromFilePerOp))
 		}
 	default:
-		fmt.Fprintf(r.w, "%sdata blocks/op %s from file + %s from cache; per op %s table filter probes, %s negatives (reads avoided); %d false positives; %d memtable filter negatives; filters in memory %s\n",
-			label, fixed(4, rd.BlocksFromFilePerOp), fixed(4, rd.BlocksFromCachePerOp), fixed(3, perOp(rd.FilterProbes, rec.Ops)),
-			fixed(3, perOp(rd.FilterNegatives, rec.Ops)), rd.FalsePositives, rd.MemtableFilterNegatives, filterMemory(rd))
+		fmt.Fprintf(r.w, "%sdata blocks/op %s from file + %s from cache; per op %s; %d false positives; %d memtable filter negatives; filters in memory %s\n",
+			label, fixed(4, rd.BlocksFromFilePerOp), fixed(4, rd.BlocksFromCachePerOp), probes(rec), rd.FalsePositives,
+			rd.MemtableFilterNegatives, filterMemory(rd))
 	}
 	if rd.RangeTombstones != nil {
 		fmt.Fprintf(r.w, "%srange tombstones: %s\n", indent, rd.RangeTombstones)
@@ -158,8 +166,14 @@ func (r *reporter) detail(label string, rec *record) {
 		if rd.Prefixes != nil {
 			read = "read from file"
 		}
-		fmt.Fprintf(r.w, "%sthe filters promised %s data blocks/op (Stats.ExpectedFalsePositives); %s %s: %s the promise\n",
-			indent, fixed(4, p), read, fixed(4, blocksPerOp(rec)), times(kept))
+		// The promise is the table filters': a tree-wide filter in front
+		// of them turns away most of the keys they would have let through.
+		who := "the filters"
+		if rd.treeWide() {
+			who = "the table filters alone"
+		}
+		fmt.Fprintf(r.w, "%s%s promised %s data blocks/op (Stats.ExpectedFalsePositives); %s %s: %s the promise\n",
+			indent, who, fixed(4, p), read, fixed(4, blocksPerOp(rec)), times(kept))
 		if st := rd.SameTree; st != nil && st.Uniform > 0 {
 			fmt.Fprintf(r.w, "%son this tree, its probes and its filter memory (%s bits/key): uniform sizing promises %s data blocks/op, these filters %s (%s), the best sizing %s (%s)\n",
 				indent, fixed(2, &st.BitsPerKey), fixed(4, &st.Uniform), fixed(4, &st.Filters), times(ptr(st.Filters/st.Uniform)),
@@ -182,13 +196,31 @@ func (r *reporter) detail(label string, rec *record) {
 	tw.Flush()
 }
 
-// filterMemory is the tables' filter memory: the Bloom filters', and the
-// range filters' beside them when there are any.
-func filterMemory(rd *reads) string {
-	if rd.RangeFilterBytes == 0 {
-		return size(rd.FilterBytes)
+// probes is a point-read workload's filter probes and negatives per op:
+// the table filters', and with a tree-wide filter (built, or asked) its
+// own beside them, and both kinds' probes summed first.
+func probes(rec *record) string {
+	rd := rec.Reads
+	per := func(n uint64) string { return fixed(3, perOp(n, rec.Ops)) }
+	if !rd.treeWide() {
+		return fmt.Sprintf("%s table filter probes, %s negatives (reads avoided)", per(rd.FilterProbes), per(rd.FilterNegatives))
 	}
-	return size(rd.FilterBytes) + " + range filters " + size(rd.RangeFilterBytes)
+	return fmt.Sprintf("%s filter probes (%s tree-wide + %s table), %s tree-wide negatives (no level named), %s table negatives (reads avoided)",
+		fixed(3, rd.FilterProbesPerOp), per(rd.TreeFilterProbes), per(rd.FilterProbes), per(rd.TreeFilterNegatives), per(rd.FilterNegatives))
+}
+
+// filterMemory is the filter memory: the tables' Bloom filters', and
+// beside them the range filters' and the tree-wide filter's when there
+// are any.
+func filterMemory(rd *reads) string {
+	m := size(rd.FilterBytes)
+	if rd.RangeFilterBytes > 0 {
+		m += " + range filters " + size(rd.RangeFilterBytes)
+	}
+	if rd.TreeFilterBytes > 0 {
+		m += " + tree-wide " + size(rd.TreeFilterBytes) + " (" + fixed(2, rd.TreeFilterBitsPerEntry) + " bits/entry)"
+	}
+	return m
 }
 
 // tables is "5", or "5+2" when 2 were written into the level during the

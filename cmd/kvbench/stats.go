@@ -14,25 +14,33 @@ import (
 type statsLine struct {
 	Type string `json:"type"` // "stats"
 	settingLabel
-	Repeat                   int               `json:"repeat"`
-	BackgroundError          *string           `json:"background_error"`
-	Levels                   []levelStatsLine  `json:"levels"`
-	Total                    levelStatsLine    `json:"total"`
-	MemtableFilterNegatives  uint64            `json:"memtable_filter_negatives"`
-	ImmutableFilterNegatives uint64            `json:"immutable_filter_negatives"`
-	MemtableFalsePositives   uint64            `json:"memtable_false_positives"`
-	DeletesElided            uint64            `json:"deletes_elided"`
-	WALBytesSaved            uint64            `json:"wal_bytes_saved"`
-	DeleteProofProbes        uint64            `json:"delete_proof_probes"`
-	MergeProofProbes         uint64            `json:"merge_proof_probes"`
-	WALBytes                 uint64            `json:"wal_bytes"`
-	Commits                  uint64            `json:"commits"`
-	WALSyncs                 uint64            `json:"wal_syncs"`
-	Flushes                  uint64            `json:"flushes"`
-	MemtablesQueued          int               `json:"memtables_queued"`
-	FlushDrops               map[string]uint64 `json:"flush_drops"`
-	CompactionDrops          map[string]uint64 `json:"compaction_drops"`
-	Compactions              struct {
+	Repeat                   int              `json:"repeat"`
+	BackgroundError          *string          `json:"background_error"`
+	Levels                   []levelStatsLine `json:"levels"`
+	Total                    levelStatsLine   `json:"total"`
+	MemtableFilterNegatives  uint64           `json:"memtable_filter_negatives"`
+	ImmutableFilterNegatives uint64           `json:"immutable_filter_negatives"`
+	MemtableFalsePositives   uint64           `json:"memtable_false_positives"`
+	// The tree-wide filter's counters since the DB was opened, and its
+	// size (reads' fields of the same names say what they count); 0, and
+	// null bits per entry, under per_table.
+	TreeFilterProbes       uint64            `json:"tree_filter_probes"`
+	TreeFilterNegatives    uint64            `json:"tree_filter_negatives"`
+	TreeFilterBytes        uint64            `json:"tree_filter_bytes"`
+	TreeFilterEntries      uint64            `json:"tree_filter_entries"`
+	TreeFilterBitsPerEntry *float64          `json:"tree_filter_bits_per_entry"`
+	DeletesElided          uint64            `json:"deletes_elided"`
+	WALBytesSaved          uint64            `json:"wal_bytes_saved"`
+	DeleteProofProbes      uint64            `json:"delete_proof_probes"`
+	MergeProofProbes       uint64            `json:"merge_proof_probes"`
+	WALBytes               uint64            `json:"wal_bytes"`
+	Commits                uint64            `json:"commits"`
+	WALSyncs               uint64            `json:"wal_syncs"`
+	Flushes                uint64            `json:"flushes"`
+	MemtablesQueued        int               `json:"memtables_queued"`
+	FlushDrops             map[string]uint64 `json:"flush_drops"`
+	CompactionDrops        map[string]uint64 `json:"compaction_drops"`
+	Compactions            struct {
 		Move    uint64 `json:"move"`
 		L0      uint64 `json:"l0"`
 		IntraL0 uint64 `json:"intra_l0"`
@@ -91,7 +99,10 @@ func newStatsLine(b *bench, s lsm.Stats) statsLine {
 	out := statsLine{Type: "stats", settingLabel: b.label(), Repeat: b.repeat,
 		Total:                   newLevelStatsLine(nil, s.Total),
 		MemtableFilterNegatives: s.MemtableFilterNegatives, ImmutableFilterNegatives: s.ImmutableFilterNegatives,
-		MemtableFalsePositives: s.MemtableFalsePositives, DeletesElided: s.DeletesElided, WALBytesSaved: s.WALBytesSaved,
+		MemtableFalsePositives: s.MemtableFalsePositives,
+		TreeFilterProbes:       s.TreeFilterProbes, TreeFilterNegatives: s.TreeFilterNegatives,
+		TreeFilterBytes: s.TreeFilterBytes, TreeFilterEntries: s.TreeFilterEntries, TreeFilterBitsPerEntry: treeBitsPerEntry(s),
+		DeletesElided: s.DeletesElided, WALBytesSaved: s.WALBytesSaved,
 		DeleteProofProbes: s.DeleteProofProbes, MergeProofProbes: s.MergeProofProbes, WALBytes: s.WALBytes,
 		Commits: s.Commits, WALSyncs: s.WALSyncs,
 		Flushes: s.Flushes, MemtablesQueued: s.MemtablesQueued, FlushDrops: dropMap(s.FlushDrops),
@@ -150,6 +161,10 @@ func (r *reporter) stats(b *bench, s lsm.Stats) {
 	tw.Flush()
 	fmt.Fprintf(r.w, "  memtable filter negatives %d, immutable combined-filter negatives %d, memtable false positives %d\n",
 		s.MemtableFilterNegatives, s.ImmutableFilterNegatives, s.MemtableFalsePositives)
+	if b.scope == lsm.TreeWide {
+		fmt.Fprintf(r.w, "  tree-wide filter: %d probes, %d negatives (no level named); %s in memory, %d entries (%s bits/entry)\n",
+			s.TreeFilterProbes, s.TreeFilterNegatives, size(int64(s.TreeFilterBytes)), s.TreeFilterEntries, fixed(2, treeBitsPerEntry(s)))
+	}
 	fmt.Fprintf(r.w, "  deletes elided %d (WAL %s saved), WAL written %s, flushes %d, compactions %d move / %d L0 / %d intra-L0 / %d size / %d rest / %d delete-only, write amplification %s\n",
 		s.DeletesElided, size(int64(s.WALBytesSaved)), size(int64(s.WALBytes)), s.Flushes,
 		s.Compactions.Move, s.Compactions.L0, s.Compactions.IntraL0, s.Compactions.Size, s.Compactions.Rest, s.Compactions.DeleteOnly, fixed(2, writeAmp(s)))

@@ -5,12 +5,15 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/monbandb/monban/lsm"
 )
 
-// pooled is one read workload at one setting, over its repeats: counts summed, so rates are over every op of
-// every repeat. The filter figures of the tree (memory, a level's bits and
-// theory) are the first repeat's: every repeat builds its tree from the
-// same operations.
+// pooled is one read workload at one setting, over its repeats: counts
+// summed, so rates are over every op of every repeat. The filter figures of
+// the tree (memory, a level's bits and theory, the tree-wide filter's size)
+// are the first repeat's: every repeat builds its tree from the same
+// operations.
 type pooled struct {
 	bench string
 	settingLabel
@@ -24,6 +27,10 @@ type pooled struct {
 	promisedOps, bestOps uint64
 	filterBytes          int64
 	levels               []pooledLevel
+	// treeBytes and treeBits are the tree-wide filter's memory and bits
+	// per entry (nil without one).
+	treeBytes int64
+	treeBits  *float64
 }
 
 type pooledLevel struct {
@@ -36,7 +43,9 @@ type pooledLevel struct {
 // pool pools the filters-on records on of one group, with off their
 // filters-off twins (nil without the comparison).
 func pool(on, off []*record) pooled {
-	p := pooled{bench: on[0].Benchmark, settingLabel: on[0].settingLabel, filterBytes: on[0].Reads.FilterBytes}
+	first := on[0].Reads
+	p := pooled{bench: on[0].Benchmark, settingLabel: on[0].settingLabel, filterBytes: first.FilterBytes,
+		treeBytes: first.TreeFilterBytes, treeBits: first.TreeFilterBitsPerEntry}
 	for _, rec := range on {
 		rd := rec.Reads
 		p.ops += uint64(rec.Ops)
@@ -107,12 +116,12 @@ func (p pooled) theory() *float64 {
 // per level.
 func (r *reporter) sweep() {
 	fmt.Fprintln(r.w, strings.Repeat("-", 72))
-	fmt.Fprintln(r.w, "Bloom sweep: a row per workload and setting (filter sizing, bits per key; the DB rebuilt per setting, the same operations each time), then a row per level")
+	fmt.Fprintln(r.w, "Bloom sweep: a row per workload and setting (bits per key, filter sizing and scope; the DB rebuilt per setting, the same operations each time), then a row per level, and under the tree scope one for the tree-wide filter")
 	if r.cfg.repeat > 1 {
 		fmt.Fprintf(r.w, "Counts pooled over the %d repeats\n", r.cfg.repeat)
 	}
 	// Short headers and padding 1 keep nine columns in 80.
-	fmt.Fprintln(r.w, "bits: the setting, and a level's bits per key; filters: filter memory at the start; blocks, off: data-block reads per op with filters on, ignored; promise: the blocks per op the filters promise missing keys (Stats.ExpectedFalsePositives); theory%: per level, and over the levels weighted by the probes that measure FPR")
+	fmt.Fprintln(r.w, "bits: the setting, a level's bits per key, the tree-wide filter's bits per entry; filters: Bloom filter memory at the start, the tree-wide filter's; blocks, off: data-block reads per op with filters on, ignored; promise: the blocks per op the table filters promise missing keys (Stats.ExpectedFalsePositives); theory%: per level, and over the levels weighted by the probes that measure FPR")
 	tw := tabwriter.NewWriter(r.w, 0, 0, 1, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "benchmark\tsizing\tbits\tfilters\tblocks\tpromise\toff\tFPR%\ttheory%\t")
 	gs := groups(r.results)
@@ -141,6 +150,9 @@ func (r *reporter) sweep() {
 		for _, l := range p.levels {
 			fmt.Fprintf(tw, "L%d\t\t%s\t%s\t%s\t\t\t%s\t%s\t\n", l.level, fixed(2, l.bits), size(l.filterBytes),
 				fixed(4, perOp(l.blocks, ops)), pct(ratio(l.fps, l.negatives+l.fps)), pct(l.theory))
+		}
+		if p.FilterScope == scopeName(lsm.TreeWide) {
+			fmt.Fprintf(tw, "tree-wide\t\t%s\t%s\t\t\t\t\t\t\n", fixed(2, p.treeBits), size(p.treeBytes))
 		}
 	}
 	tw.Flush()

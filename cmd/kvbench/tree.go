@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,9 +14,10 @@ import (
 
 // openExisting opens the DB in dir for the inspection subcommands: read
 // only, so looking changes nothing (no new manifest or WAL, no flush) and
-// no DB is created where there is none.
-func openExisting(dir string) (*lsm.DB, error) {
-	db, err := lsm.Open(dir, &lsm.Options{ReadOnly: true})
+// no DB is created where there is none; with scope TreeWide, Open builds
+// the tree-wide filter from the tables' key-hash blocks.
+func openExisting(dir string, scope lsm.FilterScope) (*lsm.DB, error) {
+	db, err := lsm.Open(dir, &lsm.Options{ReadOnly: true, FilterScope: scope})
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: no monban DB here: %w", dir, err)
 	}
@@ -58,7 +60,9 @@ func badUsage(stderr io.Writer, usage, format string, args ...any) error {
 }
 
 // runTree prints the tree's shape: per level, its tables with their sizes,
-// entry counts, key ranges and filters.
+// entry counts, key ranges and filters; and, when the tables carry key-hash
+// blocks (written under -filter_scope tree), the tree-wide filter Open
+// builds from them.
 func runTree(args []string, stdout, stderr io.Writer) error {
 	dir, rest, err := subFlags("tree", "tree -db DIR", args, stderr)
 	if err != nil {
@@ -67,11 +71,14 @@ func runTree(args []string, stdout, stderr io.Writer) error {
 	if len(rest) > 0 {
 		return badUsage(stderr, "tree -db DIR", "tree: unexpected argument %q", rest[0])
 	}
-	db, err := openExisting(dir)
+	db, err := openExisting(dir, lsm.TreeWide)
 	if err != nil {
 		return err
 	}
 	tables, err := db.Tables()
+	// Open builds the tree-wide filter in the background: until it is
+	// built, and when no table has a key-hash block, it has no entries.
+	treeFilterBuilt(context.Background(), db)
 	stats := db.Stats()
 	if err = errors.Join(err, db.Close()); err != nil {
 		return err
@@ -81,6 +88,10 @@ func runTree(args []string, stdout, stderr io.Writer) error {
 	// last column with spaces.
 	ww := &wrapWriter{w: stdout}
 	fmt.Fprintf(ww, "%s: %d tables, %s\n", dir, stats.Total.Files, size(int64(stats.Total.Bytes)))
+	if stats.TreeFilterEntries > 0 {
+		fmt.Fprintf(ww, "tree-wide filter (-filter_scope tree): %d entries from the tables' key-hash blocks, %s (%s bits/entry)\n",
+			stats.TreeFilterEntries, size(int64(stats.TreeFilterBytes)), fixed(2, treeBitsPerEntry(stats)))
+	}
 	level := -1
 	for _, t := range tables {
 		if t.Level != level {
@@ -111,7 +122,7 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 	if len(rest) != 1 {
 		return badUsage(stderr, "explain -db DIR KEY", "explain: want exactly one KEY, got %d arguments", len(rest))
 	}
-	db, err := openExisting(dir)
+	db, err := openExisting(dir, lsm.PerTable)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -89,29 +90,36 @@ func (b *bench) settle() error {
 const treeFilterWait = time.Minute
 
 // waitTreeFilter waits, under -filter_scope tree, until the tree-wide
-// filter is built, which Stats' TreeFilterBytes shows (above 0 once it is,
-// even over no table). Open builds it in the background, asking the table
+// filter is built. Open builds it in the background, asking the table
 // filters meanwhile, and kvbench reopens the DB before every compared
 // workload: without the wait such a workload would start on the table
 // filters, and the build would run during it. The filters-off copy waits
 // too (lsm builds the filter it ignores), so that both runs start alike.
 // After treeFilterWait the workload runs without it, saying so on stderr.
 func (b *bench) waitTreeFilter() error {
-	if b.scope != lsm.TreeWide {
+	switch {
+	case b.scope != lsm.TreeWide || treeFilterBuilt(b.ctx, b.db):
 		return nil
+	case b.ctx.Err() != nil:
+		return errInterrupted
 	}
+	fmt.Fprintf(b.stderr, "kvbench: the tree-wide filter was not built within %v of the DB settling; the workload starts on the table filters alone\n", treeFilterWait)
+	return nil
+}
+
+// treeFilterBuilt waits until the tree-wide filter of db, opened with
+// FilterScope TreeWide, is built, which Stats' TreeFilterBytes shows
+// (above 0 once it is, even over no table), and reports whether it was
+// within treeFilterWait and before ctx was done.
+func treeFilterBuilt(ctx context.Context, db *lsm.DB) bool {
 	deadline := time.Now().Add(treeFilterWait)
-	for b.db.Stats().TreeFilterBytes == 0 {
-		switch {
-		case b.ctx.Err() != nil:
-			return errInterrupted
-		case time.Now().After(deadline):
-			fmt.Fprintf(b.stderr, "kvbench: the tree-wide filter was not built within %v of the DB settling; the workload starts on the table filters alone\n", treeFilterWait)
-			return nil
+	for db.Stats().TreeFilterBytes == 0 {
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return false
 		}
 		time.Sleep(settleInterval)
 	}
-	return nil
+	return true
 }
 
 // levelWatch counts, per level, the tables that flushes and compactions
@@ -182,6 +190,8 @@ func statsDiff(a, b lsm.Stats) lsm.Stats {
 		t.TableBytesWritten += l.TableBytesWritten
 	}
 	d.MemtableFilterNegatives -= a.MemtableFilterNegatives
+	d.TreeFilterProbes -= a.TreeFilterProbes
+	d.TreeFilterNegatives -= a.TreeFilterNegatives
 	d.PrefixProbes -= a.PrefixProbes
 	d.PrefixSkips -= a.PrefixSkips
 	d.MetaCacheHits -= a.MetaCacheHits
