@@ -150,15 +150,39 @@
 // sizings are compared on one tree, which compaction timing cannot make
 // differ.
 //
-// -bloom_bits and -filter_sizing take lists. Filters are written when
-// tables are built, so for each setting, a bits value and a sizing
-// (uniform: every table the same bits per key; per_level: Monkey's
-// allocation of the same memory, lsm.FilterSizingPerLevel), the DB is
-// rebuilt from scratch (the same keys, values and order from the same
-// seed) and every workload rerun; the sweep table at the end has one row
-// per read workload and setting (filter memory, blocks per op read and
-// promised), and under it one per level: bits per key, filter memory,
-// blocks per op and measured FPR against theory.
+// -bloom_bits, -filter_sizing and -filter_scope take lists. Filters are
+// written when tables are built, so for each setting, a bits value, a
+// sizing (uniform: every table the same bits per key; per_level: Monkey's
+// allocation of the same memory, lsm.FilterSizingPerLevel) and a scope
+// (below), the DB is rebuilt from scratch (the same keys, values and order
+// from the same seed) and every workload rerun, the scopes of one bits
+// value and sizing one after the other; the sweep table at the end has
+// one row per read workload and setting (filter memory, blocks per op
+// read and promised), and under it one per level: bits per key, filter
+// memory, blocks per op and measured FPR against theory.
+//
+// -filter_scope per_table (the default) has a lookup ask the Bloom filter
+// of each table it passes; tree sets lsm.Options.FilterScope to TreeWide
+// (experimental): every table is written with a key-hash block, Open
+// builds one filter over all of them in the background, and a lookup asks
+// it once which levels may hold its key, then the Bloom filters of those
+// levels' tables only (the comparison run, Options.IgnoreFilters, ignores
+// it too). Every workload waits for that build (a minute at most, then it
+// runs without and says so on stderr): kvbench reopens the DB before each
+// compared workload. Under tree the read and delete results add the
+// tree-wide filter's probes and negatives (lookups for which it named no
+// level) and its memory at the workload's start, in bytes and bits per
+// entry (a key once for each table holding it), beside the table filters'
+// figures; "filter probes" per op counts both kinds, so that per_table
+// shows about one probe per level a lookup passes and tree about one per
+// lookup, while the data blocks per op are counted as before. The
+// filters' promise (Stats.ExpectedFalsePositives) is the table filters'
+// alone. The stats line and the sweep (a tree-wide row under each tree
+// setting) add the same figures, and kvbench tree prints the tree-wide
+// filter a DB built under tree gets at Open; kvbench explain traces the
+// per-table path. A -use_existing_db DB written under per_table has no
+// key-hash blocks: under tree its filter has no entries and names every
+// level.
 //
 // -repeat N runs the whole sequence N times for each setting, each time on a
 // fresh DB (with -use_existing_db, on the DB as the repeat before left
@@ -189,8 +213,9 @@
 // prints one JSON object per line instead (a "header", then "result" and
 // "stats" objects, and with -repeat a "summary" per workload; each result
 // carries its "repeat", from 1, and every result, stats and summary line
-// its "filter_sizing"), with snake_case keys throughout and null for n/a. -histogram adds latency percentiles from an HdrHistogram
-// (github.com/HdrHistogram/hdrhistogram-go, three significant digits): p50,
+// its setting: "bloom_bits", "filter_sizing" and "filter_scope"), with
+// snake_case keys throughout and null for n/a. -histogram adds latency
+// percentiles from an HdrHistogram (github.com/HdrHistogram/hdrhistogram-go, three significant digits): p50,
 // p90, p99, p99.9, p99.99 and max. -svg writes two hand-drawn charts, each
 // with the run's context (svg.go says why not gonum/plot). A progress bar
 // (github.com/schollz/progressbar) with an ETA appears on stderr for
