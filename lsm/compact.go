@@ -375,13 +375,14 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 // logAndApply logs and installs an edit of a flush or compaction. The
 // tree-wide filter files the added tables' keys first: a reader of the
 // Version it installs may ask it at once (tree_filter.go, the superset
-// rule).
+// rule). It does so before taking manifestMu, which only orders edits:
+// another flush's or compaction's edit need not wait for the filing.
 func (d *DB) logAndApply(edit *manifest.VersionEdit) error {
-	d.manifestMu.Lock()
-	defer d.manifestMu.Unlock()
 	if d.tree != nil {
 		d.tree.enter(edit.Added)
 	}
+	d.manifestMu.Lock()
+	defer d.manifestMu.Unlock()
 	err := d.vs.LogAndApply(edit)
 	if err != nil && d.tree != nil {
 		d.tree.abandon(edit.Added)
