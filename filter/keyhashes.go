@@ -39,17 +39,17 @@ const (
 	// keyHashMinLowBits keeps the buckets, 2^(40−l), within the 2^31
 	// openEliasFano takes; l is about log2(2^40/m), 9 or more, for the at
 	// most maxKeyHashes values of a set.
-	keyHashMinLowBits = KeyHashBits - 31
-	maxKeyHashes      = 1 << 31
+	keyHashMinLowBits        = KeyHashBits - 31
+	maxKeyHashes      uint64 = 1 << 31 // typed: above a 32-bit int
 )
 
 // keyHashLowBits is the l that encodes m values below 2^40 in the fewest
 // bytes, the smallest of several that tie (a few values fit in one word
 // of high bits at many l).
-func keyHashLowBits(m int) uint {
+func keyHashLowBits(m uint64) uint {
 	best, bestLen := uint(0), uint64(math.MaxUint64)
 	for l := uint(keyHashMinLowBits); l <= KeyHashBits; l++ {
-		low, high, sample, _ := efLayout(uint64(m), l, keyHashUniverse)
+		low, high, sample, _ := efLayout(m, l, keyHashUniverse)
 		if n := low + high + sample; n < bestLen {
 			best, bestLen = l, n
 		}
@@ -68,11 +68,11 @@ func AppendKeyHashes(dst []byte, hashes []uint64) []byte {
 		tops[i] = h >> (64 - KeyHashBits)
 	}
 	out := scratch(n)
-	set := sortCodes(tops, keyHashLowBits(n), keyHashUniverse, out)
-	if len(set) > maxKeyHashes {
+	set := sortCodes(tops, keyHashLowBits(uint64(n)), keyHashUniverse, out)
+	if uint64(len(set)) > maxKeyHashes {
 		panic(fmt.Sprintf("filter: key-hash set of %d values, at most %d", len(set), maxKeyHashes))
 	}
-	l := keyHashLowBits(len(set))
+	l := keyHashLowBits(uint64(len(set)))
 	dst = append(dst, keyHashTag...)
 	dst = append(dst, keyHashVersion, byte(l))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(set)))
@@ -103,10 +103,10 @@ func DecodeKeyHashes(data []byte, dst []uint64) ([]uint64, error) {
 		return dst, fmt.Errorf("%w: key-hash set version %d, this build reads %d", ErrCorrupt, data[2], keyHashVersion)
 	}
 	l, m := uint(data[3]), binary.LittleEndian.Uint32(data[4:8])
-	if m > maxKeyHashes {
+	if uint64(m) > maxKeyHashes {
 		return dst, fmt.Errorf("%w: key-hash set of %d values, at most %d", ErrCorrupt, m, maxKeyHashes)
 	}
-	if want := keyHashLowBits(int(m)); l != want {
+	if want := keyHashLowBits(uint64(m)); l != want {
 		return dst, fmt.Errorf("%w: key-hash set of %d values with %d low bits, want %d", ErrCorrupt, m, l, want)
 	}
 	ef, err := openEliasFano(data[keyHashHeaderLen:], int(m), l, keyHashUniverse)

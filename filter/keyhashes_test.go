@@ -83,7 +83,7 @@ func TestKeyHashesModel(t *testing.T) {
 			t.Fatalf("seed %d: dst's bytes or the hashes changed", seed)
 		}
 		enc = enc[6:]
-		l := keyHashLowBits(len(want))
+		l := keyHashLowBits(uint64(len(want)))
 		low, high, sample, _ := efLayout(uint64(len(want)), l, keyHashUniverse)
 		if uint64(len(enc)) != keyHashHeaderLen+low+high+sample {
 			t.Fatalf("seed %d: %d values in %d bytes, the layout says %d", seed, len(want), len(enc), keyHashHeaderLen+low+high+sample)
@@ -106,11 +106,11 @@ func TestKeyHashesModel(t *testing.T) {
 // could take, and about log2(2^40/m); at 50,000 values, 2 + l bits and a
 // little for the samples.
 func TestKeyHashLowBits(t *testing.T) {
-	size := func(m int, l uint) uint64 {
-		low, high, sample, _ := efLayout(uint64(m), l, keyHashUniverse)
+	size := func(m uint64, l uint) uint64 {
+		low, high, sample, _ := efLayout(m, l, keyHashUniverse)
 		return low + high + sample
 	}
-	for _, m := range []int{0, 1, 2, 3, 10, 63, 64, 65, 1000, 50_000, 1 << 20, 3 << 20, 1 << 31} {
+	for _, m := range []uint64{0, 1, 2, 3, 10, 63, 64, 65, 1000, 50_000, 1 << 20, 3 << 20, 1 << 31} {
 		l := keyHashLowBits(m)
 		for k := uint(keyHashMinLowBits); k <= KeyHashBits; k++ {
 			if size(m, k) < size(m, l) || size(m, k) == size(m, l) && k < l {
@@ -135,7 +135,7 @@ func TestDecodeKeyHashesCorrupt(t *testing.T) {
 	hs := randKeyHashes(rng, 7)
 	valid := AppendKeyHashes(nil, hs)
 	m := len(keyHashModel(hs))
-	l := keyHashLowBits(m)
+	l := keyHashLowBits(uint64(m))
 	lowLen, highLen, _, _ := efLayout(uint64(m), l, keyHashUniverse)
 	high := keyHashHeaderLen + int(lowLen)
 	if uint64(m)*uint64(l)%64 == 0 || uint64(m+int(1<<(KeyHashBits-l)))%64 == 0 {
@@ -147,13 +147,13 @@ func TestDecodeKeyHashesCorrupt(t *testing.T) {
 	}
 	// unsorted encodes codes as given.
 	unsorted := func(codes ...uint64) []byte {
-		l := keyHashLowBits(len(codes))
+		l := keyHashLowBits(uint64(len(codes)))
 		return appendEliasFano(header(uint32(len(codes)), l), codes, l, keyHashUniverse)
 	}
 	// Three values with one low bit more than the least size takes: a
 	// valid sequence of the same length, but the set's second encoding.
 	three := []uint64{1 << 38, 1 << 39, 3 << 38}
-	l3 := keyHashLowBits(len(three)) + 1
+	l3 := keyHashLowBits(uint64(len(three))) + 1
 	for _, c := range []struct {
 		name string
 		data []byte
@@ -166,7 +166,7 @@ func TestDecodeKeyHashesCorrupt(t *testing.T) {
 		{"l-1", slices.Concat(header(uint32(m), l-1), valid[keyHashHeaderLen:])},
 		{"m+1", slices.Concat(header(uint32(m+1), l), valid[keyHashHeaderLen:])},
 		{"m-1", slices.Concat(header(uint32(m-1), l), valid[keyHashHeaderLen:])},
-		{"m over the limit", slices.Concat(header(maxKeyHashes+1, keyHashLowBits(maxKeyHashes+1)), valid[keyHashHeaderLen:])},
+		{"m over the limit", slices.Concat(header(uint32(maxKeyHashes+1), keyHashLowBits(maxKeyHashes+1)), valid[keyHashHeaderLen:])},
 		{"truncated", valid[:len(valid)-1]},
 		{"trailing byte", append(slices.Clone(valid), 0)},
 		{"a bit past the low parts", flipBit(valid, keyHashHeaderLen*8+int(lowLen)*8-1)},

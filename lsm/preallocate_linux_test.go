@@ -38,7 +38,8 @@ func TestWALsArePreallocated(t *testing.T) {
 		if err := syscall.Stat(filepath.Join(dir, "db", manifest.MakeFilename(manifest.KindLog, num)), &st); err != nil {
 			t.Fatal(err)
 		}
-		return st.Blocks * 512, (st.Size + st.Blksize - 1) / st.Blksize * st.Blksize
+		bs := int64(st.Blksize) // int32 on 386
+		return st.Blocks * 512, (st.Size + bs - 1) / bs * bs
 	}
 	checkActive := func() {
 		t.Helper()
