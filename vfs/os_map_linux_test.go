@@ -18,15 +18,8 @@ func TestMapWithoutFallocate(t *testing.T) {
 			saved := fallocate
 			fallocate = func(int, uint32, int64, int64) error { return errno }
 			defer func() { fallocate = saved }()
-			name := filepath.Join(t.TempDir(), "log")
-			f, err := Default.Create(name)
-			if err != nil {
-				t.Fatal(err)
-			}
+			f, _ := createABC(t)
 			defer f.Close()
-			if _, err := f.Write([]byte("abc")); err != nil {
-				t.Fatal(err)
-			}
 			w, err := f.(Mapper).Map(0, 1<<16)
 			if !errors.Is(err, errno) || w != nil {
 				t.Fatalf("Map: %v, %v; want an error wrapping %v", w, err, errno)
@@ -92,20 +85,28 @@ func allocated(t *testing.T, name string) int64 {
 	return st.Blocks * 512
 }
 
-// TestPreallocate: Preallocate allocates the storage of a range without
-// changing the file's length or bytes; windows mapped over it then
-// allocate nothing more, and Truncate releases what lies past the cut.
-func TestPreallocate(t *testing.T) {
-	const reserve, window = 4 << 20, 256 << 10
+// createABC creates a file holding "abc" in a new directory.
+func createABC(t *testing.T) (File, string) {
+	t.Helper()
 	name := filepath.Join(t.TempDir(), "log")
 	f, err := Default.Create(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	if _, err := f.Write([]byte("abc")); err != nil {
+		f.Close()
 		t.Fatal(err)
 	}
+	return f, name
+}
+
+// TestPreallocate: Preallocate allocates the storage of a range without
+// changing the file's length or bytes; windows mapped over it then
+// allocate nothing more, and Truncate releases what lies past the cut.
+func TestPreallocate(t *testing.T) {
+	const reserve, window = 4 << 20, 256 << 10
+	f, name := createABC(t)
+	defer f.Close()
 	if err := f.(Preallocator).Preallocate(reserve); err != nil {
 		t.Skipf("no preallocation on this file system: %v", err)
 	}
