@@ -66,7 +66,7 @@ func runTeach(args []string, stdout, stderr io.Writer) error {
 // the names asked for are checked before anything is built;
 // TestTeachMatchesDocs holds it to what teach returns.
 var lessonOrder = []string{"fpr", "db", "memtable", "immutable", "deep", "absent", "false-positive", "tombstone",
-	"elided", "annihilated", "range", "range-compact", "prefix", "ranges"}
+	"elided", "annihilated", "range", "range-compact", "prefix", "ranges", "tree-wide"}
 
 func lessonNames(ls []lesson) []string {
 	var names []string
@@ -255,5 +255,10 @@ func teach(dir string) (lessons []lesson, err error) {
 	}
 	ranged, err := rangeLesson(filepath.Join(tmp, "ranges"))
 	add("ranges", "bounded iterators skip the tables whose range filter rules them out", ranged)
+	if err != nil {
+		return nil, err
+	}
+	treeWide, err := treeWideLesson(filepath.Join(tmp, "tree-wide"))
+	add("tree-wide", "one filter over the tree names the levels that may hold a key", treeWide)
 	return lessons, err
 }
