@@ -120,12 +120,9 @@ func (t *treeFilter) lookup(h uint64) (filter.RunSet, bool) {
 	if t.m == nil {
 		return 0, false
 	}
-	t.probes.Add(1)
-	runs := t.m.Lookup(h) | t.asked
-	if runs == 0 {
-		t.negatives.Add(1)
-	}
-	return runs, true
+	var runs [1]filter.RunSet
+	t.lookupLocked([]uint64{h}, []int{0}, runs[:])
+	return runs[0], true
 }
 
 // lookupEach is lookup for the keys of hashes at the indexes idx, under
@@ -136,6 +133,12 @@ func (t *treeFilter) lookupEach(hashes []uint64, idx []int, runs []filter.RunSet
 	if t.m == nil {
 		return false
 	}
+	t.lookupLocked(hashes, idx, runs)
+	return true
+}
+
+// lookupLocked is lookupEach's work, with mu held and m built.
+func (t *treeFilter) lookupLocked(hashes []uint64, idx []int, runs []filter.RunSet) {
 	var negatives uint64
 	for _, i := range idx {
 		runs[i] = t.m.Lookup(hashes[i]) | t.asked
@@ -145,7 +148,6 @@ func (t *treeFilter) lookupEach(hashes []uint64, idx []int, runs []filter.RunSet
 	}
 	t.probes.Add(uint64(len(idx)))
 	t.negatives.Add(negatives)
-	return true
 }
 
 // enter files the keys of tables about to be placed (an edit's Added)
@@ -185,7 +187,11 @@ func (t *treeFilter) abandon(added []manifest.NewFile) {
 func (t *treeFilter) leave(ps []manifest.Placement) {
 	ops := make([]treeOp, 0, len(ps))
 	for _, p := range ps {
-		ops = append(ops, treeOp{key: placementKey{p.Level, p.File.FileNum}, hashes: t.read(p.File)})
+		op := treeOp{key: placementKey{p.Level, p.File.FileNum}}
+		if t.needsHashes(op.key) {
+			op.hashes = t.read(p.File)
+		}
+		ops = append(ops, op)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -207,6 +213,16 @@ func (t *treeFilter) leave(ps []manifest.Placement) {
 		// entries: extra "maybe"s until the next build.
 	}
 	t.queue(ops)
+}
+
+// needsHashes reports whether a leaving placement's hashes will be used:
+// to remove its entries, or for a build to replay. Coverage can change
+// before leave takes the lock; a placement covered meanwhile keeps its
+// entries, extra "maybe"s until the next build.
+func (t *treeFilter) needsHashes(k placementKey) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.placed[k].covered || t.build != nil
 }
 
 // read returns f's key hashes, nil when they cannot be had.
