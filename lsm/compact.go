@@ -379,7 +379,7 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 // another flush's or compaction's edit need not wait for the filing.
 func (d *DB) logAndApply(edit *manifest.VersionEdit) error {
 	if d.tree != nil {
-		d.tree.enter(edit.Added)
+		d.tree.enter(edit.Added, edit.Deleted)
 	}
 	d.manifestMu.Lock()
 	defer d.manifestMu.Unlock()

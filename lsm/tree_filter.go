@@ -1,8 +1,10 @@
 package lsm
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -48,7 +50,9 @@ type treeFilter struct {
 	m  *filter.Maplet // nil: not built yet, or given up; every level is asked
 	// placed holds every placement entered and not left, true when m
 	// holds its keys.
-	placed    map[placementKey]placement
+	placed map[placementKey]placement
+	// shares lists, for each placement, the shares it is a side of.
+	shares    map[placementKey][]*treeShare
 	uncovered [NumLevels]int // per level, the placements placed but not in m
 	asked     filter.RunSet  // the levels whose uncovered count is not 0
 	build     *treeBuild     // the build running, if any
@@ -75,6 +79,25 @@ type treeBuild struct {
 	ops []treeOp
 }
 
+// treeShare records entries counted once for two covered placements at
+// one level: a table a compaction deleted (giver) and one it added (heir)
+// hold the same hashes, and the heir inserted none of them. Whichever
+// leaves first takes none of them out; the share then ends.
+//
+// So the maplet holds, for each hash at a level, as many entries as the
+// placements holding it less the shares covering it. Take the placements
+// holding a hash as nodes and its shares as edges: a share is made when
+// its heir enters, and joins the heir, which has no edge yet, to one
+// older node, each hash of a heir joining one share at most; a leaving
+// node takes its edges with it (takeOut adds one back for each). So the
+// edges form a forest, with fewer edges than nodes, and every hash a
+// placed table holds keeps an entry. A build counts every placement in
+// full and ends every share.
+type treeShare struct {
+	giver, heir placementKey
+	hashes      []uint64 // ascending
+}
+
 type treeOp struct {
 	key    placementKey
 	enter  bool
@@ -95,7 +118,7 @@ const treeFilterLoad = 0.6
 var errNoKeyHashes = errors.New("lsm: table has no key-hash block")
 
 func newTreeFilter(hashes func(*manifest.FileMetadata) ([]uint64, error), payloadBits, minQBits uint) *treeFilter {
-	return &treeFilter{hashes: hashes, payloadBits: payloadBits, minQBits: minQBits, placed: make(map[placementKey]placement)}
+	return &treeFilter{hashes: hashes, payloadBits: payloadBits, minQBits: minQBits, placed: make(map[placementKey]placement), shares: make(map[placementKey][]*treeShare)}
 }
 
 // start takes the placements of the live Versions (VersionSet.
@@ -151,20 +174,29 @@ func (t *treeFilter) lookupLocked(hashes []uint64, idx []int, runs []filter.RunS
 }
 
 // enter files the keys of tables about to be placed (an edit's Added)
-// before the edit is installed.
-func (t *treeFilter) enter(added []manifest.NewFile) {
+// before the edit is installed. A key an added table shares with a table
+// the edit deletes from the same level (a compaction rewriting that
+// level's tables) already has its entry: the added table takes a share
+// of it (treeShare) instead of a second one, so what a compaction merely
+// rewrites costs the maplet nothing.
+func (t *treeFilter) enter(added []manifest.NewFile, deleted map[manifest.DeletedFile]bool) {
 	ops := make([]treeOp, len(added))
+	heirs := make([]*tableHashes, len(added))
 	for i, nf := range added {
 		ops[i] = treeOp{key: placementKey{nf.Level, nf.Meta.FileNum}, enter: true, hashes: t.read(nf.Meta)}
+		heirs[i] = &tableHashes{key: ops[i].key, f: nf.Meta, hashes: ops[i].hashes}
 	}
+	givers := t.readGivers(added, deleted)
 	t.mu.Lock()
-	for i, op := range ops {
-		t.placed[op.key] = placement{f: added[i].Meta, covered: t.m != nil && op.hashes != nil}
-		if !t.placed[op.key].covered {
-			t.uncover(op.key.level, 1)
-		} else if !insertAll(t.m, op) {
-			t.giveUp()
+	for _, h := range heirs {
+		covered := t.m != nil && h.hashes != nil
+		t.placed[h.key] = placement{f: h.f, covered: covered}
+		if !covered {
+			t.uncover(h.key.level, 1)
 		}
+	}
+	if t.m != nil && !t.fileShared(heirs, givers) {
+		t.giveUp()
 	}
 	t.queue(ops)
 	stale := t.m == nil || t.m.PayloadBits() < t.payloadBits
@@ -174,7 +206,98 @@ func (t *treeFilter) enter(added []manifest.NewFile) {
 	}
 }
 
-// abandon undoes enter for an edit that was not installed.
+// tableHashes is a table's key hashes while enter pairs an added table's
+// with a deleted one's: paired marks the added table's hashes a share
+// took. Each may join one share (the forest of treeShare); a deleted
+// table's may join several, which only a collision of two keys' hashes
+// would ask for.
+type tableHashes struct {
+	key    placementKey
+	f      *manifest.FileMetadata
+	hashes []uint64
+	paired []bool
+}
+
+// readGivers reads the hashes of the covered tables an edit deletes from
+// a level it adds tables to: those whose entries the added tables may
+// share.
+func (t *treeFilter) readGivers(added []manifest.NewFile, deleted map[manifest.DeletedFile]bool) []*tableHashes {
+	var levels filter.RunSet
+	for _, nf := range added {
+		levels |= 1 << nf.Level
+	}
+	var givers []*tableHashes
+	t.mu.RLock()
+	for df := range deleted {
+		k := placementKey{df.Level, df.FileNum}
+		if pl := t.placed[k]; levels.Has(df.Level) && pl.covered {
+			givers = append(givers, &tableHashes{key: k, f: pl.f})
+		}
+	}
+	t.mu.RUnlock()
+	for _, g := range givers {
+		g.hashes = t.read(g.f)
+	}
+	return givers
+}
+
+// fileShared files each covered heir's hashes: those a giver at its level
+// holds too become a share, the rest are inserted. Only a giver whose key
+// range overlaps the heir's can hold the same key, so only those are
+// walked. Coverage is checked again: it may have changed since the givers
+// were read. It reports false when the maplet could not take an insert.
+func (t *treeFilter) fileShared(heirs, givers []*tableHashes) bool {
+	for _, h := range heirs {
+		if !t.placed[h.key].covered {
+			continue
+		}
+		h.paired = make([]bool, len(h.hashes))
+		for _, g := range givers {
+			if g.key.level == h.key.level && g.hashes != nil && t.placed[g.key].covered && overlaps(g.f, h.f) {
+				t.pair(g, h)
+			}
+		}
+		for i, hash := range h.hashes {
+			if !h.paired[i] && t.m.Insert(hash, h.key.level) != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// pair records, as one share, the hashes of h not yet paired that g
+// holds.
+func (t *treeFilter) pair(g, h *tableHashes) {
+	var s *treeShare
+	for i, j := 0, 0; i < len(h.hashes) && j < len(g.hashes); {
+		switch {
+		case h.paired[i] || h.hashes[i] < g.hashes[j]:
+			i++
+		case g.hashes[j] < h.hashes[i]:
+			j++
+		default:
+			if s == nil {
+				s = &treeShare{giver: g.key, heir: h.key}
+			}
+			s.hashes = append(s.hashes, h.hashes[i])
+			h.paired[i] = true
+			i, j = i+1, j+1
+		}
+	}
+	if s != nil {
+		t.shares[s.giver] = append(t.shares[s.giver], s)
+		t.shares[s.heir] = append(t.shares[s.heir], s)
+	}
+}
+
+// overlaps reports whether two tables' user-key ranges intersect.
+func overlaps(a, b *manifest.FileMetadata) bool {
+	return bytes.Compare(a.Smallest.UserKey, b.Largest.UserKey) <= 0 && bytes.Compare(b.Smallest.UserKey, a.Largest.UserKey) <= 0
+}
+
+// abandon undoes enter for an edit that was not installed: the added
+// tables leave, giving their shares back.
 func (t *treeFilter) abandon(added []manifest.NewFile) {
 	ps := make([]manifest.Placement, len(added))
 	for i, nf := range added {
@@ -184,6 +307,10 @@ func (t *treeFilter) abandon(added []manifest.NewFile) {
 }
 
 // leave removes the keys of placements no live Version holds any more.
+// A placement's entries are its hashes less what its shares counted once
+// for two tables: for each share, the first of its two tables to leave
+// takes nothing out for the shared hashes, and the share ends, so the
+// other table holds them alone.
 func (t *treeFilter) leave(ps []manifest.Placement) {
 	ops := make([]treeOp, 0, len(ps))
 	for _, p := range ps {
@@ -201,18 +328,82 @@ func (t *treeFilter) leave(ps []manifest.Placement) {
 			continue
 		}
 		delete(t.placed, op.key)
+		shared := t.endShares(op.key)
 		switch {
 		case !pl.covered:
 			t.uncover(op.key.level, -1)
 		case op.hashes != nil:
-			for _, h := range op.hashes {
-				t.m.Remove(h, op.key.level)
+			if !t.takeOut(op.key.level, op.hashes, shared) {
+				t.giveUp()
 			}
 		}
 		// A covered placement whose hashes cannot be read back leaves its
 		// entries: extra "maybe"s until the next build.
 	}
 	t.queue(ops)
+}
+
+// endShares ends the shares of the placement k, returning the hashes
+// they covered, ascending.
+func (t *treeFilter) endShares(k placementKey) []uint64 {
+	var shared []uint64
+	for _, s := range t.shares[k] {
+		other := s.heir
+		if other == k {
+			other = s.giver
+		}
+		t.shares[other] = slices.DeleteFunc(t.shares[other], func(o *treeShare) bool { return o == s })
+		if len(t.shares[other]) == 0 {
+			delete(t.shares, other)
+		}
+		shared = mergeHashes(shared, s.hashes)
+	}
+	delete(t.shares, k)
+	return shared
+}
+
+// mergeHashes merges two ascending lists; given an empty one, it returns
+// the other.
+func mergeHashes(a, b []uint64) []uint64 {
+	if len(a) == 0 {
+		return b
+	}
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]uint64, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if b[0] < a[0] {
+			out, b = append(out, b[0]), b[1:]
+		} else {
+			out, a = append(out, a[0]), a[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
+// takeOut removes a leaving placement's entries: each of its hashes once,
+// less one for each time shared holds it. A hash shared more often than
+// the placement holds it (two shares of one entry, from a chain of
+// compactions) is inserted, so that the tables still sharing it keep an
+// entry. It reports false when the maplet could not take an insert.
+func (t *treeFilter) takeOut(level int, hashes, shared []uint64) bool {
+	i, j := 0, 0
+	for i < len(hashes) || j < len(shared) {
+		switch {
+		case j == len(shared) || (i < len(hashes) && hashes[i] < shared[j]):
+			t.m.Remove(hashes[i], level)
+			i++
+		case i == len(hashes) || shared[j] < hashes[i]:
+			if t.m.Insert(shared[j], level) != nil {
+				return false
+			}
+			j++
+		default:
+			i, j = i+1, j+1
+		}
+	}
+	return true
 }
 
 // needsHashes reports whether a leaving placement's hashes will be used:
@@ -250,6 +441,7 @@ func insertAll(m *filter.Maplet, op treeOp) bool {
 func (t *treeFilter) giveUp() {
 	t.m.Release()
 	t.m = nil
+	clear(t.shares)
 	for k, pl := range t.placed {
 		if pl.covered {
 			t.placed[k] = placement{f: pl.f}
@@ -343,6 +535,7 @@ func (t *treeFilter) runBuild(b *treeBuild, snapshot map[placementKey]*manifest.
 		t.m.Release()
 	}
 	t.m = m
+	clear(t.shares)
 	t.built.Add(1)
 	t.uncovered, t.asked = [NumLevels]int{}, 0
 	for k, pl := range t.placed {

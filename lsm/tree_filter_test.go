@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/monbandb/monban/filter"
+	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/vfs"
 )
@@ -225,4 +228,166 @@ func TestTreeFilterExplain(t *testing.T) {
 	if v, err := d.Get([]byte("k0998")); err != nil || string(v) != "v" {
 		t.Fatalf("Get(k0998) = %q, %v", v, err)
 	}
+}
+
+// TestTreeFilterSharesModel drives the tree-wide filter alone, without a
+// DB, through flushes and compactions of a model tree whose tables hold
+// colliding hashes, with old Versions held and released in random order,
+// edits abandoned, and rebuilds running while it changes. After every
+// step every key of every placement a live Version holds must be found
+// at its level; once every table has left, the maplet must be empty: a
+// share that took out an entry twice, or never, shows here.
+func TestTreeFilterSharesModel(t *testing.T) {
+	seed := modelSeed(t)
+	rng := rand.New(rand.NewPCG(seed, 29))
+	// 400 keys on 150 hashes: tables and levels share hashes of different
+	// keys, and a table holds some hash twice.
+	hashOf := func(key int) uint64 {
+		return (uint64(key%150)*0x9E3779B97F4A7C15 | 1) >> (64 - filter.KeyHashBits) << (64 - filter.KeyHashBits)
+	}
+	var keysMu sync.Mutex // builds read keys on their goroutines
+	keys := map[uint64][]int{}
+	hashes := func(f *manifest.FileMetadata) ([]uint64, error) {
+		keysMu.Lock()
+		defer keysMu.Unlock()
+		var hs []uint64
+		for _, k := range keys[f.FileNum] {
+			hs = append(hs, hashOf(k))
+		}
+		slices.Sort(hs)
+		return slices.Compact(hs), nil
+	}
+	tf := newTreeFilter(hashes, treeFilterPayloadBits, 6)
+	tf.start(nil)
+	tf.builds.Wait()
+
+	type version [NumLevels][]*manifest.FileMetadata
+	var current version
+	var held []version
+	nextFile := uint64(1)
+	newTable := func(ks []int) *manifest.FileMetadata {
+		slices.Sort(ks)
+		// Key ranges let enter skip givers that cannot share a key.
+		f := &manifest.FileMetadata{FileNum: nextFile,
+			Smallest: base.InternalKey{UserKey: fmt.Appendf(nil, "%03d", ks[0])},
+			Largest:  base.InternalKey{UserKey: fmt.Appendf(nil, "%03d", ks[len(ks)-1])}}
+		nextFile++
+		keysMu.Lock()
+		keys[f.FileNum] = slices.Compact(ks)
+		keysMu.Unlock()
+		return f
+	}
+	live := map[placementKey]*manifest.FileMetadata{}
+	// settle makes the placements no live Version holds leave, in a random
+	// order, some now and some at the next step.
+	var leaving []manifest.Placement
+	settle := func() {
+		now := map[placementKey]*manifest.FileMetadata{}
+		for _, v := range append([]version{current}, held...) {
+			for level, files := range v {
+				for _, f := range files {
+					now[placementKey{level, f.FileNum}] = f
+				}
+			}
+		}
+		for k, f := range live {
+			if now[k] == nil {
+				leaving = append(leaving, manifest.Placement{Level: k.level, File: f})
+			}
+		}
+		live = now
+		rng.Shuffle(len(leaving), func(i, j int) { leaving[i], leaving[j] = leaving[j], leaving[i] })
+		n := rng.IntN(len(leaving) + 1)
+		tf.leave(leaving[:n])
+		leaving = leaving[n:]
+	}
+	check := func(step int) {
+		for k, f := range live {
+			for _, key := range keys[f.FileNum] {
+				runs, ok := tf.lookup(hashOf(key))
+				if ok && !runs.Has(k.level) {
+					t.Fatalf("seed %d step %d: key %d of table %d at L%d: levels %b", seed, step, key, f.FileNum, k.level, runs)
+				}
+			}
+		}
+	}
+	for step := range 2000 {
+		switch r := rng.IntN(100); {
+		case r < 30: // a flush
+			ks := make([]int, 1+rng.IntN(30))
+			for i := range ks {
+				ks[i] = rng.IntN(400)
+			}
+			f := newTable(ks)
+			tf.enter([]manifest.NewFile{{Level: 0, Meta: f}}, nil)
+			current[0] = append(current[0], f)
+		case r < 75: // a compaction of L into L or L+1
+			from := rng.IntN(4)
+			to := from + rng.IntN(2)
+			if len(current[from]) == 0 {
+				continue
+			}
+			deleted := map[manifest.DeletedFile]bool{}
+			var ks []int
+			take := func(level int, files []*manifest.FileMetadata) []*manifest.FileMetadata {
+				var kept []*manifest.FileMetadata
+				for _, f := range files {
+					if level == from && rng.IntN(3) == 0 {
+						kept = append(kept, f)
+						continue
+					}
+					deleted[manifest.DeletedFile{Level: level, FileNum: f.FileNum}] = true
+					for _, k := range keys[f.FileNum] {
+						if rng.IntN(10) != 0 { // the rest are dropped
+							ks = append(ks, k)
+						}
+					}
+				}
+				return kept
+			}
+			next := current
+			next[from] = take(from, current[from])
+			if to != from {
+				next[to] = take(to, current[to])
+			}
+			var added []manifest.NewFile
+			slices.Sort(ks)
+			ks = slices.Compact(ks)
+			for n := 1 + rng.IntN(3); len(ks) > 0; n-- {
+				cut := len(ks)
+				if n > 1 {
+					cut = 1 + rng.IntN(len(ks))
+				}
+				f := newTable(slices.Clone(ks[:cut]))
+				ks = ks[cut:]
+				added = append(added, manifest.NewFile{Level: to, Meta: f})
+				next[to] = append(next[to], f)
+			}
+			tf.enter(added, deleted)
+			if rng.IntN(10) == 0 {
+				tf.abandon(added)
+				continue
+			}
+			current = next
+		case r < 85 && len(held) < 4:
+			held = append(held, current)
+		case r < 95 && len(held) > 0:
+			i := rng.IntN(len(held))
+			held = append(held[:i], held[i+1:]...)
+		default:
+			tf.rebuild()
+		}
+		settle()
+		check(step)
+	}
+	held, current = nil, version{}
+	settle()
+	tf.leave(leaving)
+	tf.builds.Wait()
+	tf.mu.RLock()
+	defer tf.mu.RUnlock()
+	if tf.m == nil || tf.m.Len() != 0 || len(tf.placed) != 0 || len(tf.shares) != 0 {
+		t.Fatalf("seed %d: every table left, yet the maplet is %v with %d entries, %d placements, %d shares", seed, tf.m != nil, tf.m.Len(), len(tf.placed), len(tf.shares))
+	}
+	t.Logf("seed %d: %d builds", seed, tf.built.Load())
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/monbandb/monban/lsm"
@@ -111,6 +112,13 @@ func runBenchmarks(ctx context.Context, c *config, stdout, stderr io.Writer) (er
 			return err
 		}
 		defer func() { err = errors.Join(err, os.RemoveAll(root)) }()
+	}
+	if c.cpuProfile != "" {
+		stop, err := startCPUProfile(c.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, stop()) }()
 	}
 	rep.header(root)
 	settings := c.settings()
@@ -289,4 +297,20 @@ func clearDB(dir string) (replaced bool, err error) {
 func (b *bench) warm() error {
 	_, err := b.db.Tables()
 	return err
+}
+
+// startCPUProfile starts profiling the process's CPU into path; stop ends
+// the profile and closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return nil, errors.Join(err, f.Close())
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }

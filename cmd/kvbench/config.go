@@ -14,6 +14,7 @@ import (
 // config is the parsed command line of a benchmark run. Names follow
 // RocksDB's db_bench where it has the same knob.
 type config struct {
+	cpuProfile string
 	benchmarks []string
 	num        int
 	reads      int
@@ -127,6 +128,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.keepAbsentDeletes, "keep_absent_deletes", false, "write every Delete (Options.KeepAbsentDeletes): no absent-key proof, the baseline for what the proof costs deletes of present keys")
 	fs.StringVar(&c.db, "db", "", "DB directory (default: a temporary one, removed afterwards). A monban DB already there is replaced, as db_bench does, with a line on stderr saying so; a directory holding anything else is refused")
 	fs.BoolVar(&c.useExisting, "use_existing_db", false, "run on the DB in -db as it is: no fill benchmarks, no rebuild")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file, for go tool pprof")
 	fs.BoolVar(&c.histogram, "histogram", false, "print p50/p90/p99/p99.9/p99.99/max latencies per benchmark (HdrHistogram, 3 significant digits)")
 	fs.BoolVar(&c.json, "json", false, "print one JSON object per line instead of text")
 	fs.StringVar(&c.svg, "svg", "", "write charts to this SVG file: block reads per missing-key lookup vs bits per key, and latency percentiles")
