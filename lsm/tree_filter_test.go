@@ -144,7 +144,9 @@ func testTreeFilterHoldsEveryTableKey(t *testing.T, rebuilds bool) {
 	if installs < 20 || answered == 0 {
 		t.Fatalf("seed %d: %d installs, %d keys answered: the run checked too little", seed, installs, answered)
 	}
-	if rebuilds && built < 5 {
+	// Open's build and at least two rebuilds: how many more depends on how
+	// builds and growth interleave (4 to 8 over twenty runs).
+	if rebuilds && built < 3 {
 		t.Fatalf("seed %d: %d builds: the run did not rebuild", seed, built)
 	}
 	if d, err = Open("/db", opts); err != nil {
@@ -161,8 +163,8 @@ func testTreeFilterHoldsEveryTableKey(t *testing.T, rebuilds bool) {
 		t.Fatalf("seed %d: after reopening, %d keys answered: %v", seed, n, err)
 	}
 	st := d.Stats()
-	t.Logf("seed %d: %d installs checked, %d keys answered; reopened: %d entries, %d bytes, levels %v",
-		seed, installs, answered, st.TreeFilterEntries, st.TreeFilterBytes, levelFiles(st))
+	t.Logf("seed %d: %d builds, %d installs checked, %d keys answered; reopened: %d entries, %d bytes, levels %v",
+		seed, built, installs, answered, st.TreeFilterEntries, st.TreeFilterBytes, levelFiles(st))
 }
 
 func heldVersions(held []*readState) []*manifest.Version {
