@@ -95,8 +95,22 @@ type treeBuild struct {
 // full and ends every share.
 type treeShare struct {
 	giver, heir placementKey
-	hashes      []uint64 // ascending
+	// giverMarks and heirMarks mark the shared hashes by their positions
+	// in each side's key-hash set (ascending and deduplicated, as the
+	// block holds it, so the same on every read): a bit a hash on each
+	// side rather than the hash, so that the shares an old Version pins
+	// while compactions rewrite its tables cost bits, not bytes, a key.
+	giverMarks, heirMarks hashMarks
 }
+
+// hashMarks is a set of positions in a table's key-hash set.
+type hashMarks []uint64
+
+func newHashMarks(n int) hashMarks { return make(hashMarks, (n+63)/64) }
+
+func (m hashMarks) set(i int) { m[i/64] |= 1 << (i % 64) }
+
+func (m hashMarks) has(i int) bool { return i/64 < len(m) && m[i/64]&(1<<(i%64)) != 0 }
 
 type treeOp struct {
 	key    placementKey
@@ -285,9 +299,10 @@ func (t *treeFilter) pair(g, h *tableHashes) {
 			j++
 		default:
 			if s == nil {
-				s = &treeShare{giver: g.key, heir: h.key}
+				s = &treeShare{giver: g.key, heir: h.key, giverMarks: newHashMarks(len(g.hashes)), heirMarks: newHashMarks(len(h.hashes))}
 			}
-			s.hashes = append(s.hashes, h.hashes[i])
+			s.giverMarks.set(j)
+			s.heirMarks.set(i)
 			h.paired[i] = true
 			i, j = i+1, j+1
 		}
@@ -354,65 +369,46 @@ func (t *treeFilter) leave(ps []manifest.Placement) {
 	t.queue(ops)
 }
 
-// endShares ends the shares of the placement k, returning the hashes
-// they covered, ascending.
-func (t *treeFilter) endShares(k placementKey) []uint64 {
-	var shared []uint64
+// endShares ends the shares of the placement k, returning k's marks of
+// each.
+func (t *treeFilter) endShares(k placementKey) []hashMarks {
+	var marks []hashMarks
 	for _, s := range t.shares[k] {
-		other := s.heir
+		other, mine := s.heir, s.giverMarks
 		if other == k {
-			other = s.giver
+			other, mine = s.giver, s.heirMarks
 		}
 		t.shares[other] = slices.DeleteFunc(t.shares[other], func(o *treeShare) bool { return o == s })
 		if len(t.shares[other]) == 0 {
 			delete(t.shares, other)
 		}
-		shared = mergeHashes(shared, s.hashes)
+		marks = append(marks, mine)
 	}
 	delete(t.shares, k)
-	return shared
-}
-
-// mergeHashes merges two ascending lists; given an empty one, it returns
-// the other.
-func mergeHashes(a, b []uint64) []uint64 {
-	if len(a) == 0 {
-		return b
-	}
-	if len(b) == 0 {
-		return a
-	}
-	out := make([]uint64, 0, len(a)+len(b))
-	for len(a) > 0 && len(b) > 0 {
-		if b[0] < a[0] {
-			out, b = append(out, b[0]), b[1:]
-		} else {
-			out, a = append(out, a[0]), a[1:]
-		}
-	}
-	return append(append(out, a...), b...)
+	return marks
 }
 
 // takeOut splits a leaving placement's hashes into the entries to remove
-// and those to insert: each hash once out, less one for each time shared
-// holds it. A hash shared more often than the placement holds it (two
-// shares of one entry, from a chain of compactions) is inserted, so that
-// the tables still sharing it keep an entry.
-func takeOut(hashes, shared []uint64) (remove, insert []uint64) {
+// and those to insert: each hash once out, less one for each share that
+// marks it. A hash two shares mark (the placement in the middle of a
+// chain of compactions) is inserted, so that the tables still sharing it
+// keep an entry.
+func takeOut(hashes []uint64, shared []hashMarks) (remove, insert []uint64) {
 	if len(shared) == 0 {
 		return hashes, nil
 	}
-	i, j := 0, 0
-	for i < len(hashes) || j < len(shared) {
-		switch {
-		case j == len(shared) || (i < len(hashes) && hashes[i] < shared[j]):
-			remove = append(remove, hashes[i])
-			i++
-		case i == len(hashes) || shared[j] < hashes[i]:
-			insert = append(insert, shared[j])
-			j++
-		default:
-			i, j = i+1, j+1
+	for i, h := range hashes {
+		n := 0
+		for _, m := range shared {
+			if m.has(i) {
+				n++
+			}
+		}
+		if n == 0 {
+			remove = append(remove, h)
+		}
+		for ; n > 1; n-- {
+			insert = append(insert, h)
 		}
 	}
 	return remove, insert
@@ -441,6 +437,26 @@ func (t *treeFilter) apply(remove, insert *treeBatch) bool {
 		}
 	}
 	return true
+}
+
+// mergeHashes merges two ascending lists; given an empty one, it returns
+// the other.
+func mergeHashes(a, b []uint64) []uint64 {
+	if len(a) == 0 {
+		return b
+	}
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]uint64, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if b[0] < a[0] {
+			out, b = append(out, b[0]), b[1:]
+		} else {
+			out, a = append(out, a[0]), a[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 // mergeAll merges ascending lists into one, pairwise.
