@@ -220,6 +220,7 @@
 // with the run's context (svg.go says why not gonum/plot). A progress bar
 // (github.com/schollz/progressbar) with an ETA appears on stderr for
 // phases longer than two seconds, only when stderr is a terminal.
+// -cpuprofile FILE writes a CPU profile of the whole run (runtime/pprof).
 //
 // Exit status: 0 done, 1 a benchmark failed (the message names it), 2 bad
 // usage (every subcommand: the reason, and one line pointing to -h, on
