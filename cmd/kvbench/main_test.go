@@ -174,3 +174,25 @@ func TestSubcommandUsage(t *testing.T) {
 		checkShortUsage(t, args, stderr)
 	}
 }
+
+// TestCPUProfile: -cpuprofile leaves a profile of the run, gzip-compressed
+// as runtime/pprof writes it; a path that cannot be created fails the run.
+func TestCPUProfile(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "cpu.prof")
+	code, _, stderr := runArgs(t, "-db", filepath.Join(dir, "db"), "-benchmarks", "fillrandom", "-num", "2000", "-compare=false", "-cpuprofile", prof)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("profile of %d bytes does not start as gzip: % x", len(b), b[:min(len(b), 4)])
+	}
+	code, _, stderr = runArgs(t, "-db", filepath.Join(dir, "db2"), "-benchmarks", "fillrandom", "-num", "10", "-cpuprofile", filepath.Join(dir, "missing", "cpu.prof"))
+	if code != 1 || !strings.Contains(stderr, "cpu.prof") {
+		t.Fatalf("unwritable profile: exit %d, stderr %q", code, stderr)
+	}
+}
