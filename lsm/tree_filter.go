@@ -126,9 +126,8 @@ const treeFilterMaxCodeLen = 4
 // treeFilterLoad is the most load a build sizes the maplet for: slots
 // are a power of two, so a build lands at 0.4–0.8, and grows (then is
 // rebuilt) past filter.MapletMaxLoad, once the entries have grown by an
-// eighth at least. A lower bound would cost memory where it matters
-// most: 0.6 put Open's build of a 50M-key tree at a load of 0.37, 26.8
-// bits an entry, against 13.4 in the fill that wrote it.
+// eighth at least. A lower bound would leave Open's build of a large
+// tree up to half empty (docs/design.md, "Tree-wide filter").
 const treeFilterLoad = 0.8
 
 // errNoKeyHashes: a table written without a key-hash block (before
@@ -415,9 +414,8 @@ func takeOut(hashes []uint64, shared []hashMarks) (remove, insert []uint64) {
 }
 
 // treeBatch gathers a filing's updates by level, to apply each level's in
-// hash order: then each lands near the last in the maplet, and a batch
-// of a compaction's size costs about half what the same updates cost in
-// key order (filter BenchmarkMaplet, Move against MoveHashOrder).
+// hash order, in which each lands near the last in the maplet (filter
+// BenchmarkMaplet, MoveHashOrder against Move).
 type treeBatch [NumLevels][][]uint64
 
 // apply inserts insert's entries and removes remove's, level by level,
