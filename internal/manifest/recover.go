@@ -170,9 +170,9 @@ func (vs *VersionSet) isCrashedCreate(name string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	f, err := vs.fs.Open(vs.path(name))
+	f, err := vs.openManifest(name, "CURRENT is missing and the directory lists")
 	if err != nil {
-		return false, fmt.Errorf("manifest: CURRENT is missing and %s cannot be opened (%v): %w", name, err, base.ErrCorruption)
+		return false, err
 	}
 	defer f.Close()
 	// Create writes a few dozen bytes; zero fill reaches at most a page or
@@ -215,14 +215,29 @@ func createdManifest() ([]byte, error) {
 	return b, err
 }
 
+// openManifest opens the manifest called name, which the directory is
+// known to hold (why says how). A missing one is corruption, and does not
+// wrap fs.ErrNotExist, which would read as "no DB here". Any other failure
+// is the disk's, returned as such: not corruption, which would send the
+// user to Repair a DB that may open fine once the disk answers.
+func (vs *VersionSet) openManifest(name, why string) (vfs.File, error) {
+	f, err := vs.fs.Open(vs.path(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("manifest: %s %s, which cannot be opened (%v): %w", why, name, err, base.ErrCorruption)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("manifest: %s %s, and opening it failed: %w", why, name, err)
+	}
+	return f, nil
+}
+
 // replay reads every edit of the manifest called name into a Version and
 // the counters, and sets vs.nextFileNum and vs.droppedBytes.
 func (vs *VersionSet) replay(name string) (*Version, counters, error) {
 	var c counters
-	f, err := vs.fs.Open(vs.path(name))
+	f, err := vs.openManifest(name, "CURRENT names")
 	if err != nil {
-		// Not wrapping err: a missing manifest must not read as "no DB".
-		return nil, c, fmt.Errorf("manifest: CURRENT names %s, which cannot be opened (%v): %w", name, err, base.ErrCorruption)
+		return nil, c, err
 	}
 	defer f.Close()
 	corrupt := func(i int, format string, args ...any) error {

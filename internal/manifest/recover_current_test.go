@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/monbandb/monban/internal/base"
@@ -109,13 +110,34 @@ func TestRecoverDamagedDB(t *testing.T) {
 }
 
 // TestRecoverUnreadableManifest: a manifest CURRENT names that fails to
-// open is corruption naming it, whatever the open error wraps.
+// open for a reason other than being missing (an I/O error) is reported as
+// that error, naming the manifest: not corruption, which would send the
+// user to Repair a DB the disk merely failed to read, and not
+// fs.ErrNotExist, which would create a new DB over it. A missing one is
+// corruption (TestRecoverDamagedDB).
 func TestRecoverUnreadableManifest(t *testing.T) {
-	mem, _, _, _ := buildDB(t, 1)
-	fault := vfs.NewFault(mem)
-	fault.FailNth(vfs.OpOpen, 2) // CURRENT, then the manifest
-	_, err := Recover(fault, testDir)
-	if !errors.Is(err, base.ErrCorruption) || errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "MANIFEST-000001") {
-		t.Fatalf("err = %v, want ErrCorruption naming MANIFEST-000001", err)
+	for name, setup := range map[string]func(*vfs.MemFS) *vfs.FaultFS{
+		"named by CURRENT": func(mem *vfs.MemFS) *vfs.FaultFS {
+			fault := vfs.NewFault(mem)
+			fault.Inject(vfs.Fault{Op: vfs.OpOpen, Nth: 2, Err: syscall.EIO}) // CURRENT, then the manifest
+			return fault
+		},
+		"CURRENT missing, the manifest alone": func(mem *vfs.MemFS) *vfs.FaultFS {
+			mem.Remove(testDir + "/CURRENT")
+			fault := vfs.NewFault(mem)
+			fault.Inject(vfs.Fault{Op: vfs.OpOpen, Match: vfs.MatchBase("MANIFEST-000001"), Nth: 1, Err: syscall.EIO})
+			return fault
+		},
+	} {
+		mem := vfs.NewMem()
+		if _, err := Create(mem, testDir); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Recover(setup(mem), testDir)
+		if !errors.Is(err, syscall.EIO) || !errors.Is(err, vfs.ErrInjected) ||
+			errors.Is(err, base.ErrCorruption) || errors.Is(err, fs.ErrNotExist) ||
+			!strings.Contains(err.Error(), "MANIFEST-000001") {
+			t.Errorf("%s: err = %v, want the open's EIO naming MANIFEST-000001, not ErrCorruption", name, err)
+		}
 	}
 }
