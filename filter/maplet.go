@@ -275,13 +275,27 @@ func (m *Maplet) canGrow() bool {
 // the slots; the new table is a new allocation and the old one is
 // released.
 func (m *Maplet) Grow() error {
+	g, err := m.Grown()
+	if err != nil {
+		return err
+	}
+	m.buf.Release()
+	*m = *g
+	return nil
+}
+
+// Grown is Grow into a new maplet, leaving m as it was, so that lookups
+// may go on in m while the copy is made (a pass over every slot: half a
+// second at 2^24 slots) and the caller then swaps the two. Errors are
+// Grow's, with nothing allocated.
+func (m *Maplet) Grown() (*Maplet, error) {
 	q, p := m.qf.qbits, m.p
 	if !m.canGrow() {
-		return fmt.Errorf("%w: Maplet.Grow: cannot split qbits=%d payloadBits=%d (longest code %d)", ErrFull, q, p, m.code.maxLen)
+		return nil, fmt.Errorf("%w: Maplet.Grow: cannot split qbits=%d payloadBits=%d (longest code %d)", ErrFull, q, p, m.code.maxLen)
 	}
-	old, oldBuf := m.qf, m.buf
-	m.alloc(q+1, p-1)
-	b := &qfBuilder{f: &m.qf}
+	g := &Maplet{code: m.code}
+	g.alloc(q+1, p-1)
+	b := &qfBuilder{f: &g.qf}
 	// The cursor yields q<<P|payload in ascending order. An entry of quotient
 	// q goes to 2q or 2q+1 by its top fingerprint bit; taking the 2q ones
 	// of each quotient first, then the 2q+1 ones, keeps the builder's input
@@ -294,7 +308,7 @@ func (m *Maplet) Grow() error {
 		}
 		hi = hi[:0]
 	}
-	c := old.cursor()
+	c := m.qf.cursor()
 	curQ := ^uint64(0)
 	for fp, ok := c.next(); ok; fp, ok = c.next() {
 		fq, v := fp>>p, fp&(1<<p-1)
@@ -315,8 +329,7 @@ func (m *Maplet) Grow() error {
 		}
 	}
 	flush()
-	oldBuf.Release()
-	return nil
+	return g, nil
 }
 
 // MapletFPR is E of Maplet's "False positives": the expected number of runs

@@ -153,7 +153,7 @@ func runMapletModel(t *testing.T, lens []uint8, seed uint64) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer mp.Release()
+	defer func() { mp.Release() }() // mp is replaced by Grown's copies
 	model := &mapletModel{width: q + p, lens: lens}
 	var runs []int
 	for r, l := range lens {
@@ -201,6 +201,18 @@ func runMapletModel(t *testing.T, lens []uint8, seed uint64) int {
 				t.Fatalf("step %d: Move(%#x, %d, %d) of a stored entry failed", step, e.h, e.run, to)
 			}
 			model.entries[i].run = to
+		case rng.IntN(2) == 0 && mp.canGrow(): // Grown: a copy, m untouched
+			before := slices.Clone(mp.qf.words)
+			g, err := mp.Grown()
+			if err != nil {
+				t.Fatalf("step %d: Grown: %v", step, err)
+			}
+			if !slices.Equal(before, mp.qf.words) {
+				t.Fatalf("step %d: Grown changed the maplet it copied", step)
+			}
+			model.check(t, mp, rng, pool)
+			mp.Release()
+			mp = g
 		default:
 			if err := mp.Grow(); err != nil && !errors.Is(err, ErrFull) {
 				t.Fatalf("step %d: Grow: %v", step, err)
