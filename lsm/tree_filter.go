@@ -32,11 +32,17 @@ import (
 // the filter name more levels, or give up (m nil: every level asked, the
 // per-table path), never fewer.
 //
-// A reader takes mu for reading around its one probe; enter, leave and a
-// build's swap take it for writing. A build (Open's, and a rebuild once
-// growth has cost the maplet fingerprint bits) reads the hash blocks of
-// a snapshot of the placements without the lock; what enter and leave do
-// meanwhile is queued for it and replayed before the swap.
+// A reader takes mu for reading around its one probe. The changes —
+// enter, leave, a build's snapshot and swap — are serialized by update
+// and take mu for writing only in short steps: a swap of the maplet, or
+// at most treeApplyChunk entries filed or removed. What takes long with
+// the maplet in hand — a doubling (a pass over every slot, seconds at
+// 50M keys), a build's replay — works on a copy only the change holding
+// update can see, which readers never wait for. A build (Open's, and a
+// rebuild once growth has cost the maplet fingerprint bits) reads the
+// hash blocks of a snapshot of the placements without either lock; what
+// enter and leave do meanwhile is queued for it and replayed before the
+// swap.
 type treeFilter struct {
 	// hashes reads a table's key hashes (its key-hash block).
 	hashes func(f *manifest.FileMetadata) ([]uint64, error)
@@ -46,6 +52,12 @@ type treeFilter struct {
 	// rebuilds happen often).
 	payloadBits, minQBits uint
 
+	// update serializes the changes and guards what only they read:
+	// placed, shares, uncovered, build and closed. A change holds it
+	// throughout, so it may read m without mu.
+	update sync.Mutex
+	// mu guards what readers read: m and asked. Changing either takes
+	// update, then mu for writing.
 	mu sync.RWMutex
 	m  *filter.Maplet // nil: not built yet, or given up; every level is asked
 	// placed holds every placement entered and not left, true when m
@@ -142,6 +154,7 @@ func newTreeFilter(hashes func(*manifest.FileMetadata) ([]uint64, error), payloa
 // TrackPlacements) as uncovered and builds the maplet in the background:
 // until it is ready, every level is asked.
 func (t *treeFilter) start(ps []manifest.Placement) {
+	t.update.Lock()
 	t.mu.Lock()
 	for _, p := range ps {
 		k := placementKey{p.Level, p.File.FileNum}
@@ -149,6 +162,7 @@ func (t *treeFilter) start(ps []manifest.Placement) {
 		t.uncover(k.level, 1)
 	}
 	t.mu.Unlock()
+	t.update.Unlock()
 	t.rebuild()
 }
 
@@ -204,6 +218,7 @@ func (t *treeFilter) enter(added []manifest.NewFile, deleted map[manifest.Delete
 		heirs[i] = &tableHashes{key: ops[i].key, f: nf.Meta, hashes: ops[i].hashes}
 	}
 	givers := t.readGivers(added, deleted)
+	t.update.Lock()
 	t.mu.Lock()
 	for _, h := range heirs {
 		covered := t.m != nil && h.hashes != nil
@@ -212,12 +227,13 @@ func (t *treeFilter) enter(added []manifest.NewFile, deleted map[manifest.Delete
 			t.uncover(h.key.level, 1)
 		}
 	}
+	t.mu.Unlock()
 	if t.m != nil && !t.fileShared(heirs, givers) {
 		t.giveUp()
 	}
 	t.queue(ops)
 	stale := t.m == nil || t.m.PayloadBits() < t.payloadBits
-	t.mu.Unlock()
+	t.update.Unlock()
 	if stale {
 		t.rebuild()
 	}
@@ -244,14 +260,14 @@ func (t *treeFilter) readGivers(added []manifest.NewFile, deleted map[manifest.D
 		levels |= 1 << nf.Level
 	}
 	var givers []*tableHashes
-	t.mu.RLock()
+	t.update.Lock()
 	for df := range deleted {
 		k := placementKey{df.Level, df.FileNum}
 		if pl := t.placed[k]; levels.Has(df.Level) && pl.covered {
 			givers = append(givers, &tableHashes{key: k, f: pl.f})
 		}
 	}
-	t.mu.RUnlock()
+	t.update.Unlock()
 	for _, g := range givers {
 		g.hashes = t.read(g.f)
 	}
@@ -333,17 +349,18 @@ func (t *treeFilter) abandon(added []manifest.NewFile) {
 // takes nothing out for the shared hashes, and the share ends, so the
 // other table holds them alone.
 func (t *treeFilter) leave(ps []manifest.Placement) {
-	ops := make([]treeOp, 0, len(ps))
-	for _, p := range ps {
-		op := treeOp{key: placementKey{p.Level, p.File.FileNum}}
-		if t.needsHashes(op.key) {
-			op.hashes = t.read(p.File)
+	ops := make([]treeOp, len(ps))
+	need := t.needHashes(ps)
+	for i, p := range ps {
+		ops[i].key = placementKey{p.Level, p.File.FileNum}
+		if need[i] {
+			ops[i].hashes = t.read(p.File)
 		}
-		ops = append(ops, op)
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.update.Lock()
+	defer t.update.Unlock()
 	var remove, insert treeBatch
+	var uncovered [NumLevels]int
 	for _, op := range ops {
 		pl, ok := t.placed[op.key]
 		if !ok {
@@ -353,7 +370,7 @@ func (t *treeFilter) leave(ps []manifest.Placement) {
 		shared := t.endShares(op.key)
 		switch {
 		case !pl.covered:
-			t.uncover(op.key.level, -1)
+			uncovered[op.key.level]--
 		case op.hashes != nil:
 			out, in := takeOut(op.hashes, shared)
 			remove[op.key.level] = append(remove[op.key.level], out)
@@ -362,6 +379,13 @@ func (t *treeFilter) leave(ps []manifest.Placement) {
 		// A covered placement whose hashes cannot be read back leaves its
 		// entries: extra "maybe"s until the next build.
 	}
+	t.mu.Lock()
+	for level, delta := range uncovered {
+		if delta != 0 {
+			t.uncover(level, delta)
+		}
+	}
+	t.mu.Unlock()
 	if t.m != nil && !t.apply(&remove, &insert) {
 		t.giveUp()
 	}
@@ -423,19 +447,72 @@ type treeBatch [NumLevels][][]uint64
 // go first: a batch may insert and remove one hash (one leaving table
 // gives back an entry another takes out), and removing first could find
 // the count at zero, remove nothing, and leave the insert behind.
+//
+// It holds mu for writing for treeApplyChunk entries at a time, so
+// readers probe between the chunks: an entry filed before the tables
+// holding it are installed, or removed after the last Version holding
+// them is gone, changes no live Version's answer, so every state between
+// two chunks keeps the superset rule. update must be held.
 func (t *treeFilter) apply(remove, insert *treeBatch) bool {
 	for level := range NumLevels {
-		for _, h := range mergeAll(insert[level]) {
-			if t.m.Insert(h, level) != nil {
-				return false
+		for hs := mergeAll(insert[level]); len(hs) > 0; {
+			n := min(len(hs), treeApplyChunk)
+			t.makeRoom(n)
+			t.mu.Lock()
+			for _, h := range hs[:n] {
+				if t.m.Insert(h, level) != nil {
+					t.mu.Unlock()
+					return false
+				}
 			}
+			t.mu.Unlock()
+			hs = hs[n:]
 		}
-		for _, h := range mergeAll(remove[level]) {
-			t.m.Remove(h, level)
+		for hs := mergeAll(remove[level]); len(hs) > 0; {
+			n := min(len(hs), treeApplyChunk)
+			t.mu.Lock()
+			for _, h := range hs[:n] {
+				t.m.Remove(h, level)
+			}
+			t.mu.Unlock()
+			hs = hs[n:]
 		}
 	}
 	return true
 }
+
+// treeApplyChunk bounds the updates apply makes per hold of mu: some
+// 4096 × 150 ns, half a millisecond, for a reader to wait at most. A
+// variable for the tests, which make it tiny.
+var treeApplyChunk = 4096
+
+// makeRoom doubles the maplet, if n more entries would pass
+// filter.MapletMaxLoad and it can, into a copy made while readers go on
+// probing the old one (filter.Maplet.Grown), then swaps the two: Insert
+// would double it in place, holding every reader for the pass over
+// every slot. update must be held.
+func (t *treeFilter) makeRoom(n int) {
+	if float64(t.m.Len()+n) <= filter.MapletMaxLoad*float64(t.m.Slots()) {
+		return
+	}
+	g, err := t.m.Grown()
+	if err != nil {
+		return // full for good: Insert reports it
+	}
+	if treeFilterBeforeSwap != nil {
+		treeFilterBeforeSwap(t)
+	}
+	t.mu.Lock()
+	old := t.m
+	t.m = g
+	t.mu.Unlock()
+	old.Release()
+}
+
+// treeFilterBeforeSwap, if set, runs when a doubling (makeRoom) or a
+// build (runBuild) has its new maplet ready, before swapping it in: a
+// test's look at the locks then.
+var treeFilterBeforeSwap func(*treeFilter)
 
 // mergeHashes merges two ascending lists; given an empty one, it returns
 // the other.
@@ -476,14 +553,18 @@ func mergeAll(lists [][]uint64) []uint64 {
 	return lists[0]
 }
 
-// needsHashes reports whether a leaving placement's hashes will be used:
-// to remove its entries, or for a build to replay. Coverage can change
-// before leave takes the lock; a placement covered meanwhile keeps its
-// entries, extra "maybe"s until the next build.
-func (t *treeFilter) needsHashes(k placementKey) bool {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	return t.placed[k].covered || t.build != nil
+// needHashes reports, for each leaving placement, whether its hashes will
+// be used: to remove its entries, or for a build to replay. Coverage can
+// change before leave takes the lock; a placement covered meanwhile keeps
+// its entries, extra "maybe"s until the next build.
+func (t *treeFilter) needHashes(ps []manifest.Placement) []bool {
+	t.update.Lock()
+	defer t.update.Unlock()
+	need := make([]bool, len(ps))
+	for i, p := range ps {
+		need[i] = t.placed[placementKey{p.Level, p.File.FileNum}].covered || t.build != nil
+	}
+	return need
 }
 
 // read returns f's key hashes, nil when they cannot be had.
@@ -507,8 +588,10 @@ func insertAll(m *filter.Maplet, op treeOp) bool {
 
 // giveUp drops a maplet that missed an insert: it may lack keys, so no
 // lookup may use it. Every placement becomes uncovered until a build
-// (enter starts one).
+// (enter starts one). update must be held.
 func (t *treeFilter) giveUp() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.m.Release()
 	t.m = nil
 	clear(t.shares)
@@ -520,6 +603,8 @@ func (t *treeFilter) giveUp() {
 	}
 }
 
+// uncover counts delta placements at level as not in the maplet; update
+// and mu must be held.
 func (t *treeFilter) uncover(level, delta int) {
 	t.uncovered[level] += delta
 	if t.uncovered[level] > 0 {
@@ -539,8 +624,8 @@ func (t *treeFilter) queue(ops []treeOp) {
 // rebuild builds a maplet from the hash blocks of every placed table and
 // swaps it in, in the background; a build already running is enough.
 func (t *treeFilter) rebuild() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.update.Lock()
+	defer t.update.Unlock()
 	if t.build != nil || t.closed {
 		return
 	}
@@ -577,8 +662,8 @@ func (t *treeFilter) runBuild(b *treeBuild, snapshot map[placementKey]*manifest.
 		entries[k.level] += float64(len(hs))
 	}
 	m, err := t.newMaplet(hashes, runs, entries)
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.update.Lock()
+	defer t.update.Unlock()
 	t.build = nil
 	if err != nil || t.closed {
 		if m != nil {
@@ -601,12 +686,12 @@ func (t *treeFilter) runBuild(b *treeBuild, snapshot map[placementKey]*manifest.
 			}
 		}
 	}
-	if t.m != nil {
-		t.m.Release()
+	if treeFilterBeforeSwap != nil {
+		treeFilterBeforeSwap(t)
 	}
+	t.mu.Lock()
+	old := t.m
 	t.m = m
-	clear(t.shares)
-	t.built.Add(1)
 	t.uncovered, t.asked = [NumLevels]int{}, 0
 	for k, pl := range t.placed {
 		t.placed[k] = placement{f: pl.f, covered: covered[k]}
@@ -614,7 +699,14 @@ func (t *treeFilter) runBuild(b *treeBuild, snapshot map[placementKey]*manifest.
 			t.uncover(k.level, 1)
 		}
 	}
+	t.mu.Unlock()
+	if old != nil {
+		old.Release()
+	}
+	clear(t.shares)
+	t.built.Add(1)
 }
+
 
 // newMaplet builds a maplet of the entries at a load of treeFilterLoad
 // at most, with run codes fitted to each level's share. Every level gets a
@@ -638,10 +730,12 @@ func (t *treeFilter) newMaplet(hashes []uint64, runs []uint8, entries [NumLevels
 
 // close stops the builds and gives the maplet's memory back.
 func (t *treeFilter) close() {
-	t.mu.Lock()
+	t.update.Lock()
 	t.closed = true
-	t.mu.Unlock()
+	t.update.Unlock()
 	t.builds.Wait()
+	t.update.Lock()
+	defer t.update.Unlock()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.m != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/monbandb/monban/filter"
@@ -259,6 +260,20 @@ func TestTreeFilterSharesModel(t *testing.T) {
 		slices.Sort(hs)
 		return slices.Compact(hs), nil
 	}
+	// Updates applied three at a time, readers' lock let go between; and
+	// when a doubling or a build has its new maplet ready, no writer may
+	// hold that lock: readers go on probing the old one meanwhile.
+	defer func(n int) { treeApplyChunk, treeFilterBeforeSwap = n, nil }(treeApplyChunk)
+	treeApplyChunk = 3
+	var swaps, blocked atomic.Int64 // builds swap on their own goroutines
+	treeFilterBeforeSwap = func(tf *treeFilter) {
+		swaps.Add(1)
+		if !tf.mu.TryRLock() {
+			blocked.Add(1)
+			return
+		}
+		tf.mu.RUnlock()
+	}
 	tf := newTreeFilter(hashes, treeFilterPayloadBits, 6)
 	tf.start(nil)
 	tf.builds.Wait()
@@ -386,10 +401,16 @@ func TestTreeFilterSharesModel(t *testing.T) {
 	settle()
 	tf.leave(leaving)
 	tf.builds.Wait()
-	tf.mu.RLock()
-	defer tf.mu.RUnlock()
+	tf.update.Lock()
+	defer tf.update.Unlock()
 	if tf.m == nil || tf.m.Len() != 0 || len(tf.placed) != 0 || len(tf.shares) != 0 {
 		t.Fatalf("seed %d: every table left, yet the maplet is %v with %d entries, %d placements, %d shares", seed, tf.m != nil, tf.m.Len(), len(tf.placed), len(tf.shares))
 	}
-	t.Logf("seed %d: %d builds", seed, tf.built.Load())
+	t.Logf("seed %d: %d builds, %d swaps", seed, tf.built.Load(), swaps.Load())
+	if n := blocked.Load(); n > 0 {
+		t.Errorf("seed %d: %d of %d swaps found readers shut out while the new maplet was made", seed, n, swaps.Load())
+	}
+	if swaps.Load() <= int64(tf.built.Load()) {
+		t.Errorf("seed %d: %d swaps for %d builds: no doubling was seen", seed, swaps.Load(), tf.built.Load())
+	}
 }
