@@ -707,7 +707,6 @@ func (t *treeFilter) runBuild(b *treeBuild, snapshot map[placementKey]*manifest.
 	t.built.Add(1)
 }
 
-
 // newMaplet builds a maplet of the entries at a load of treeFilterLoad
 // at most, with run codes fitted to each level's share. Every level gets a
 // code, those holding nothing the longest. The stored hashes keep
