@@ -95,7 +95,7 @@ func (d *DB) explainRefusal(names []string, err error) error {
 	if !errors.Is(err, ErrCorruption) {
 		return err
 	}
-	if own, _ := ownsDir(d.fs, d.dir, names); !own {
+	if own, _, oerr := ownsDir(d.fs, d.dir, names); oerr == nil && !own {
 		return fmt.Errorf("%w: none of the files of %s (%s) is in monban's format, so it was left as it is (opening it as one failed: %v)",
 			ErrNotDB, d.dir, listNames(names), err)
 	}

@@ -173,7 +173,11 @@ func (r *repairer) run(names []string) error {
 	if err := r.scan(names); err != nil {
 		return err
 	}
-	r.trusted = r.trustManifest()
+	trusted, err := r.trustManifest()
+	if err != nil {
+		return err
+	}
+	r.trusted = trusted
 	for _, num := range r.tables {
 		if err := r.table(num); err != nil {
 			return err
@@ -227,7 +231,10 @@ func (r *repairer) scan(names []string) error {
 	}
 	slices.Sort(r.tables)
 	slices.Sort(r.logs)
-	switch own, named := ownsDir(r.d.fs, r.d.dir, names); {
+	own, named, err := ownsDir(r.d.fs, r.d.dir, names)
+	switch {
+	case err != nil:
+		return err
 	case own:
 		return nil
 	case !named:
@@ -241,25 +248,29 @@ func (r *repairer) scan(names []string) error {
 
 // ownsDir reports whether a table, WAL or manifest of dir is in monban's
 // format (ownFile), and whether any file has one of monban's names (LOCK
-// aside: other engines take one too).
-func ownsDir(fsys vfs.FS, dir string, names []string) (own, named bool) {
+// aside: other engines take one too). The error is the file system's,
+// when a file could not be read to tell.
+func ownsDir(fsys vfs.FS, dir string, names []string) (own, named bool, err error) {
 	for _, name := range names {
 		if kind, _, ok := manifest.ParseFilename(name); ok && kind != manifest.KindLock {
-			if ownFile(fsys, dir, name) {
-				return true, true
+			own, err := ownFile(fsys, dir, name)
+			if own || err != nil {
+				return own, true, err
 			}
 			named = true
 		}
 	}
-	return false, named
+	return false, named, nil
 }
 
 // ownFile reports whether a table, WAL or manifest of dir is in monban's
 // format, by its content, not its name: a table ends in the footer magic,
 // a WAL holds a record that verifies (its checksum is seeded with the
 // record's offset, so another program's log never does), a manifest opens
-// with the format record.
-func ownFile(fsys vfs.FS, dir, name string) bool {
+// with the format record. The error is the file system's, when it could
+// not be read to tell: a disk that fails to answer says nothing of whose
+// the file is.
+func ownFile(fsys vfs.FS, dir, name string) (bool, error) {
 	kind, num, _ := manifest.ParseFilename(name)
 	path := filepath.Join(dir, name)
 	switch kind {
@@ -268,7 +279,7 @@ func ownFile(fsys vfs.FS, dir, name string) bool {
 	case manifest.KindTable, manifest.KindLog:
 		f, err := fsys.Open(path)
 		if err != nil {
-			return false
+			return false, err
 		}
 		defer f.Close()
 		if kind == manifest.KindTable {
@@ -276,7 +287,7 @@ func ownFile(fsys vfs.FS, dir, name string) bool {
 		}
 		return walHoldsRecord(f, name, num)
 	}
-	return false
+	return false, nil
 }
 
 // listNames lists names for an error message: a few, then how many more.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"slices"
 	"strconv"
 
@@ -31,12 +32,15 @@ type trustedManifest struct {
 // newest other one, that replays whole and agrees with the directory;
 // nil if none does. Why each other one was not trusted goes to the report
 // (setAsideMeta).
-func (r *repairer) trustManifest() *trustedManifest {
+func (r *repairer) trustManifest() (*trustedManifest, error) {
 	r.manifestErrs = map[string]error{}
 	vs, err := manifest.Recover(r.d.fs, r.d.dir)
+	if err := diskError(err); err != nil {
+		return nil, err
+	}
 	if err == nil {
 		if t := r.agrees(vs); t != nil {
-			return t
+			return t, nil
 		}
 	}
 	for i := len(r.manifests) - 1; i >= 0; i-- {
@@ -45,15 +49,30 @@ func (r *repairer) trustManifest() *trustedManifest {
 			continue
 		}
 		vs, err := manifest.RecoverManifest(r.d.fs, r.d.dir, name)
+		if err := diskError(err); err != nil {
+			return nil, err
+		}
 		if err != nil {
 			r.manifestErrs[name] = err
 			continue
 		}
 		if t := r.agrees(vs); t != nil {
-			return t
+			return t, nil
 		}
 	}
-	return nil
+	return nil, nil
+}
+
+// diskError returns err if it is the file system's failure rather than
+// an answer about a manifest: not damage (ErrCorruption) and not "no
+// DB" (fs.ErrNotExist). A manifest the disk failed to read is not
+// distrusted: Repair stops instead, since a manifest it goes without
+// cannot set aside the tables its compactions made obsolete.
+func diskError(err error) error {
+	if err == nil || errors.Is(err, ErrCorruption) || errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }
 
 // agrees closes vs and returns what it says is live if the directory holds
@@ -94,13 +113,19 @@ func (r *repairer) agrees(vs *manifest.VersionSet) *trustedManifest {
 // table decides the fate of table num (steps 1 and 2).
 func (r *repairer) table(num uint64) error {
 	name := manifest.MakeFilename(manifest.KindTable, num)
+	own, err := ownFile(r.d.fs, r.d.dir, name)
 	switch {
-	case !ownFile(r.d.fs, r.d.dir, name):
+	case err != nil:
+		return fmt.Errorf("reading table %s: %w", name, err)
+	case !own:
 		return r.setAside(name, FateNotMonban, fmt.Errorf("no monban table footer: %w", ErrCorruption), moveAside)
 	case r.trusted != nil && !r.trusted.live[num]:
 		return r.setAside(name, FateObsolete, nil, moveAside)
 	}
 	t, err := r.readTable(num, name)
+	if err != nil && !errors.Is(err, ErrCorruption) {
+		return fmt.Errorf("reading table %s: %w", name, err)
+	}
 	if err != nil {
 		return r.setAside(name, FateDamaged, err, moveAside)
 	}
@@ -195,7 +220,7 @@ func (r *repairer) replayWALs() error {
 func (r *repairer) replayWAL(name string, num uint64, newest bool) (whole bool, err error) {
 	f, err := r.d.fs.Open(r.path(name))
 	if err != nil {
-		return false, r.setAside(name, FateDamaged, err, moveAside)
+		return false, fmt.Errorf("opening %s: %w", name, err)
 	}
 	defer f.Close()
 	rd := wal.NewRecyclableReader(f, name, num)
@@ -220,6 +245,9 @@ func (r *repairer) replayWAL(name string, num uint64, newest bool) (whole bool, 
 		}
 		if err == nil {
 			err = checkBatchSeqs(batch, walLast)
+		}
+		if err != nil && !errors.Is(err, ErrCorruption) {
+			return false, fmt.Errorf("reading %s: %w", name, err) // the disk's, not damage
 		}
 		if err != nil {
 			damage = fmt.Errorf("after %d batches: %w", batches, err)
@@ -256,10 +284,13 @@ func (r *repairer) replayWAL(name string, num uint64, newest bool) (whole bool, 
 // walHoldsRecord reports whether a record of monban's framing verifies
 // anywhere in the WAL f: the first one read, or an intact one after
 // damage (which the reader reports as corruption rather than a torn tail).
-func walHoldsRecord(f vfs.File, name string, num uint64) bool {
+func walHoldsRecord(f vfs.File, name string, num uint64) (bool, error) {
 	_, err := wal.NewRecyclableReader(f, name, num).Next()
 	var corrupt *wal.CorruptionError
-	return err == nil || errors.As(err, &corrupt)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, ErrCorruption) {
+		return false, err // the disk's: no answer
+	}
+	return err == nil || errors.As(err, &corrupt), nil
 }
 
 // checkBatchSeqs rejects a batch the memtable would only take in part: a
@@ -354,8 +385,11 @@ func (r *repairer) setAsideMeta(names []string) error {
 			}
 		case kind == manifest.KindManifest:
 			fate, why := FateSuperseded, r.manifestErrs[name]
+			own, err := manifest.HasFormat(r.d.fs, r.path(name))
 			switch {
-			case !manifest.HasFormat(r.d.fs, r.path(name)):
+			case err != nil:
+				return fmt.Errorf("reading %s: %w", name, err)
+			case !own:
 				fate, why = FateNotMonban, fmt.Errorf("no monban format record: %w", ErrCorruption)
 			case why != nil:
 				fate = FateDamaged

@@ -124,15 +124,19 @@ func readTail(f vfs.File, size uint64) (*Properties, error) {
 
 // HasMagic reports whether f ends in the footer magic of a monban table
 // ("MONBANST"): a file that does not was written by another program, or
-// lost its footer. It checks nothing else; Open verifies.
-func HasMagic(f vfs.File) bool {
+// lost its footer. It checks nothing else; Open verifies. The error is the
+// file system's, when it could not tell: a failed read is not an answer.
+func HasMagic(f vfs.File) (bool, error) {
 	size, err := f.Size()
-	if err != nil || size < footerLen {
-		return false
+	if err != nil {
+		return false, err
+	}
+	if size < footerLen {
+		return false, nil
 	}
 	var b [8]byte
 	if _, err := f.ReadAt(b[:], size-8); err != nil {
-		return false
+		return false, err
 	}
-	return binary.LittleEndian.Uint64(b[:]) == tableMagic
+	return binary.LittleEndian.Uint64(b[:]) == tableMagic, nil
 }

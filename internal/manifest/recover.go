@@ -69,15 +69,20 @@ func RecoverManifest(fsys vfs.FS, dir, name string) (*VersionSet, error) {
 // format record (tag 1, "monban-manifest"), checksummed as monban frames
 // it: a file that does not is another program's manifest, or lost its
 // first record. It checks nothing past that record; Recover verifies.
-func HasFormat(fsys vfs.FS, path string) bool {
+// The error is the file system's, when it could not tell (an open or a
+// read failed): a failed read is not an answer.
+func HasFormat(fsys vfs.FS, path string) (bool, error) {
 	f, err := fsys.Open(path)
 	if err != nil {
-		return false
+		return false, err
 	}
 	defer f.Close()
 	rec, err := wal.NewReader(f, path).Next()
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, base.ErrCorruption) {
+		return false, err
+	}
 	var e VersionEdit
-	return err == nil && e.Decode(rec) == nil && e.FormatVersion != 0
+	return err == nil && e.Decode(rec) == nil && e.FormatVersion != 0, nil
 }
 
 // recoverFrom replays the manifest called name, numbered oldNum.
