@@ -25,8 +25,10 @@ import (
 // the tables of that version; writes the memtables' entries up to S as one
 // WAL; and finally a manifest naming the tables at their levels and that
 // WAL. Tables are hard-linked where the file system can (vfs.Linker: the
-// OS's, within one file system), copied otherwise. Until Checkpoint returns, dir is not a checkpoint: a crash or an
-// error leaves files to delete, and a manifest may not name them yet.
+// OS's, within one file system), copied otherwise. CURRENT is written
+// last (manifest.CreateWith): until it is, dir holds no DB, and Open
+// refuses it (data files without CURRENT); a crash or an error before
+// leaves files to delete, never a DB holding part of the state.
 func (d *DB) Checkpoint(dir string) error {
 	if d.closed.Load() {
 		return ErrClosed
@@ -63,20 +65,15 @@ func (d *DB) Checkpoint(dir string) error {
 			maxNum = max(maxNum, f.FileNum)
 		}
 	}
-	vs, err := manifest.Create(d.fs, dir)
-	if err != nil {
-		return fmt.Errorf("monban: checkpoint: %w", err)
-	}
-	defer vs.Close()
-	vs.MarkFileNumUsed(maxNum)
-	edit.LogNum = vs.NextFileNum()
+	edit.LogNum = maxNum + 1
 	if err := d.writeMemtablesAsWAL(rs, seq, filepath.Join(dir, manifest.MakeFilename(manifest.KindLog, edit.LogNum))); err != nil {
 		return fmt.Errorf("monban: checkpoint: %w", err)
 	}
 	if err := d.fs.SyncDir(dir); err != nil {
 		return fmt.Errorf("monban: checkpoint: %w", err)
 	}
-	if err := vs.LogAndApply(edit); err != nil {
+	vs, err := manifest.CreateWith(d.fs, dir, edit)
+	if err != nil {
 		return fmt.Errorf("monban: checkpoint: %w", err)
 	}
 	return vs.Close()

@@ -15,6 +15,25 @@ import (
 // holding a snapshot of the empty Version, and CURRENT naming it. It
 // refuses a directory that already has a CURRENT file (fs.ErrExist).
 func Create(fsys vfs.FS, dir string) (*VersionSet, error) {
+	return CreateWith(fsys, dir, &VersionEdit{})
+}
+
+// CreateWith is Create for a DB whose files are already in dir (a
+// checkpoint's): the new manifest's snapshot holds e's added tables, log
+// number and last sequence number, and its number follows every number e
+// uses. CURRENT, written last, names it, so dir holds no DB until
+// CreateWith has succeeded, and then the whole of e: a crash or an error
+// before leaves files without CURRENT, which Open refuses. An e that
+// cannot apply to an empty tree returns an error wrapping ErrInvalidEdit.
+func CreateWith(fsys vfs.FS, dir string, e *VersionEdit) (*VersionSet, error) {
+	b := newBuilder(&Version{})
+	if err := b.apply(e); err != nil {
+		return nil, fmt.Errorf("manifest: %w: %v", ErrInvalidEdit, err)
+	}
+	v, err := b.build()
+	if err != nil {
+		return nil, fmt.Errorf("manifest: %w: %v", ErrInvalidEdit, err)
+	}
 	vs := newVersionSet(fsys, dir)
 	// The directory's own entry must survive a crash as well as CURRENT.
 	if err := fsys.MkdirAll(dir); err != nil {
@@ -27,8 +46,10 @@ func Create(fsys vfs.FS, dir string) (*VersionSet, error) {
 		f.Close()
 		return nil, fmt.Errorf("manifest: %s already holds a DB: %w", dir, fs.ErrExist)
 	}
-	vs.nextFileNum.Store(1)
-	vs.install(&Version{})
+	vs.nextFileNum.Store(max(b.maxFileNum(), e.LogNum) + 1)
+	vs.logNum.Store(e.LogNum)
+	vs.lastSeq.Store(uint64(e.LastSeq))
+	vs.install(v)
 	if err := vs.rollover(vs.current, vs.state()); err != nil {
 		return nil, err
 	}
