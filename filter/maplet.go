@@ -285,9 +285,8 @@ func (m *Maplet) Grow() error {
 }
 
 // Grown is Grow into a new maplet, leaving m as it was, so that lookups
-// may go on in m while the copy is made (a pass over every slot: half a
-// second at 2^24 slots) and the caller then swaps the two. Errors are
-// Grow's, with nothing allocated.
+// may go on in m while the copy is made (a pass over every slot) and the
+// caller then swaps the two. Errors are Grow's, with nothing allocated.
 func (m *Maplet) Grown() (*Maplet, error) {
 	q, p := m.qf.qbits, m.p
 	if !m.canGrow() {

@@ -36,8 +36,8 @@ import (
 // enter, leave, a build's snapshot and swap — are serialized by update
 // and take mu for writing only in short steps: a swap of the maplet, or
 // at most treeApplyChunk entries filed or removed. What takes long with
-// the maplet in hand — a doubling (a pass over every slot, seconds at
-// 50M keys), a build's replay — works on a copy only the change holding
+// the maplet in hand — a doubling (a pass over every slot), a build's
+// replay — works on a copy only the change holding
 // update can see, which readers never wait for. A build (Open's, and a
 // rebuild once growth has cost the maplet fingerprint bits) reads the
 // hash blocks of a snapshot of the placements without either lock; what
