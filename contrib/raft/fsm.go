@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	hraft "github.com/hashicorp/raft"
 	"github.com/monbandb/monban/lsm"
@@ -288,14 +289,21 @@ func readFile(fsys vfs.FS, name string) ([]byte, error) {
 	return p, errors.Join(err, r.Close())
 }
 
-// removeAll removes name and, if it is a directory, everything in it.
+// removeAll removes name and, if it is a directory, everything in it. A
+// directory that fails to list is the disk's error, returned as such, not
+// taken for a file (whose Remove would then report the directory not
+// empty, hiding the cause).
 func removeAll(fsys vfs.FS, name string) error {
-	if names, err := fsys.List(name); err == nil {
+	names, err := fsys.List(name)
+	switch {
+	case err == nil:
 		for _, n := range names {
 			if err := removeAll(fsys, filepath.Join(name, n)); err != nil {
 				return err
 			}
 		}
+	case !errors.Is(err, syscall.ENOTDIR) && !isNotExist(err):
+		return err
 	}
 	return fsys.Remove(name)
 }

@@ -15,7 +15,7 @@ import (
 //
 //  1. Stage: write the stream's files into data-<live+1>, each synced,
 //     and check its checksum; sync the directory and root.
-//  2. Open the staged DB: it must be one.
+//  2. Open the staged DB: it must be one, its applied index readable.
 //  3. Commit: write LIVE.tmp naming data-<live+1>, sync it, rename it
 //     over LIVE, sync root. The rename is the one step that switches.
 //  4. Swap the DBs under the write lock; close the old one.
@@ -24,7 +24,10 @@ import (
 // A crash before 3's rename leaves LIVE naming the old DB, and OpenFSM
 // removes the staged directory; after it, LIVE names the new one, and
 // OpenFSM removes the old. An error before the rename leaves the old
-// state live and open, as if Restore had not been called.
+// state live and open, as if Restore had not been called; after it, the
+// new state is live (AppliedIndex says which), and the error reports a
+// step that did not finish: a sync (a crash may then bring back the old
+// state), or closing and removing the old DB.
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	f.mu.RLock()
@@ -34,7 +37,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		return lsm.ErrClosed
 	}
 	dir := filepath.Join(f.root, dataDir(next))
-	db, err := f.stage(dir, rc)
+	db, applied, err := f.stage(dir, rc)
 	renamed := false
 	if err == nil {
 		renamed, err = f.writeLive(next)
@@ -46,54 +49,50 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		return errors.Join(err, removeAll(f.fs, dir))
 	}
 	// Committed, or perhaps (err != nil) committed: either way both
-	// directories are whole, and the new one is what LIVE names now.
-	// Keep the old one on an error, for LIVE may name it after a crash;
-	// OpenFSM removes whichever LIVE does not name.
-	commitErr := err
-	applied, err := readApplied(db)
-	if err != nil {
-		// LIVE names a DB whose applied index does not read: the old
-		// state is no longer the one a restart finds, so this FSM must
-		// not go on with it either.
-		f.mu.Lock()
-		f.closed = true
-		old := f.db
-		f.mu.Unlock()
-		return errors.Join(err, db.Close(), old.Close(), f.lock.Close())
-	}
+	// directories are whole, and the new one is what LIVE names now, so
+	// it is the state from here on. Keep the old one on an error, for
+	// LIVE may name it after a crash; OpenFSM removes whichever LIVE does
+	// not name.
 	f.mu.Lock()
 	old, oldDir := f.db, filepath.Join(f.root, dataDir(f.live))
 	f.db, f.live = db, next
 	f.applied.Store(applied)
 	f.mu.Unlock()
-	if err := old.Close(); err != nil {
-		return errors.Join(commitErr, fmt.Errorf("monban raft: fsm restore: closing the old DB: %w", err))
+	if cerr := old.Close(); cerr != nil {
+		return errors.Join(err, fmt.Errorf("monban raft: fsm restore: closing the old DB: %w", cerr))
 	}
-	if commitErr != nil {
-		return commitErr
+	if err != nil {
+		return err
 	}
 	return removeAll(f.fs, oldDir)
 }
 
-// stage is Restore's steps 1 and 2: it returns the staged DB, open.
-func (f *FSM) stage(dir string, r io.Reader) (*lsm.DB, error) {
+// stage is Restore's steps 1 and 2: it returns the staged DB, open, and
+// its applied index. Everything that can fail reading the new state
+// happens here, before the commit: past it, the new state is live, and a
+// failure to read it could neither keep the old one nor go on with it.
+func (f *FSM) stage(dir string, r io.Reader) (*lsm.DB, uint64, error) {
 	if err := removeAll(f.fs, dir); err != nil && !isNotExist(err) {
-		return nil, fmt.Errorf("monban raft: fsm restore: %w", err)
+		return nil, 0, fmt.Errorf("monban raft: fsm restore: %w", err)
 	}
 	if err := f.fs.MkdirAll(dir); err != nil {
-		return nil, fmt.Errorf("monban raft: fsm restore: %w", err)
+		return nil, 0, fmt.Errorf("monban raft: fsm restore: %w", err)
 	}
 	if err := readSnapshot(f.fs, dir, r); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if err := errors.Join(f.fs.SyncDir(dir), f.fs.SyncDir(f.root)); err != nil {
-		return nil, fmt.Errorf("monban raft: fsm restore: %w", err)
+		return nil, 0, fmt.Errorf("monban raft: fsm restore: %w", err)
 	}
 	opts := f.opts
 	opts.ErrorIfNotExists = true
 	db, err := lsm.Open(dir, &opts)
 	if err != nil {
-		return nil, fmt.Errorf("monban raft: fsm restore: the snapshot is no DB: %w", err)
+		return nil, 0, fmt.Errorf("monban raft: fsm restore: the snapshot is no DB: %w", err)
 	}
-	return db, nil
+	applied, err := readApplied(db)
+	if err != nil {
+		return nil, 0, errors.Join(err, db.Close())
+	}
+	return db, applied, nil
 }
