@@ -28,15 +28,17 @@ import (
 // OS's, within one file system), copied otherwise. CURRENT is written
 // last (manifest.CreateWith): until it is, dir holds no DB, and Open
 // refuses it (data files without CURRENT); a crash or an error before
-// leaves files to delete, never a DB holding part of the state.
+// leaves files to delete, never a DB holding part of the state. It holds
+// dir's lock while it writes and looks at dir again once it has it, and
+// never writes over a file there (one may be a link to a live table):
+// of Checkpoints racing into one directory, one succeeds and the others
+// fail (fs.ErrExist or ErrLocked).
 func (d *DB) Checkpoint(dir string) error {
 	if d.closed.Load() {
 		return ErrClosed
 	}
-	if names, err := d.fs.List(dir); err == nil && len(names) > 0 {
-		return fmt.Errorf("monban: checkpoint into %s: %w: it is not empty", dir, fs.ErrExist)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("monban: checkpoint into %s: %w", dir, err)
+	if err := checkpointDirEmpty(d.fs, dir, ""); err != nil {
+		return err
 	}
 	rs, seq := d.currentView()
 	if rs == nil {
@@ -53,6 +55,11 @@ func (d *DB) Checkpoint(dir string) error {
 		return err
 	}
 	defer lock.Close()
+	// Again, under the lock: another Checkpoint may have filled dir since
+	// the first look and let go of the lock.
+	if err := checkpointDirEmpty(d.fs, dir, manifest.MakeFilename(manifest.KindLock, 0)); err != nil {
+		return err
+	}
 	edit := &manifest.VersionEdit{LastSeq: seq}
 	var maxNum uint64
 	for level, files := range rs.version.Levels {
@@ -79,12 +86,35 @@ func (d *DB) Checkpoint(dir string) error {
 	return vs.Close()
 }
 
+// checkpointDirEmpty returns nil if dir is missing or holds nothing but
+// a file named except, and otherwise an error wrapping fs.ErrExist, or the
+// file system's.
+func checkpointDirEmpty(fsys vfs.FS, dir, except string) error {
+	names, err := fsys.List(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("monban: checkpoint into %s: %w", dir, err)
+	}
+	for _, name := range names {
+		if name != except {
+			return fmt.Errorf("monban: checkpoint into %s: %w: it is not empty", dir, fs.ErrExist)
+		}
+	}
+	return nil
+}
+
 // linkOrCopy gives dst src's bytes: a hard link where the file system has
 // them (tables never change, so the two names can share them), a synced
-// copy otherwise.
+// copy otherwise. A dst that exists is an error, never written over: it
+// may be a link to a live table of the DB.
 func (d *DB) linkOrCopy(src, dst string) error {
-	if l, ok := d.fs.(vfs.Linker); ok && l.Link(src, dst) == nil {
-		return nil
+	if l, ok := d.fs.(vfs.Linker); ok {
+		err := l.Link(src, dst)
+		if err == nil || errors.Is(err, fs.ErrExist) {
+			return err
+		}
 	}
 	in, err := d.fs.Open(src)
 	if err != nil {

@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/monbandb/monban/vfs"
 )
@@ -156,4 +159,129 @@ func TestCheckpointLinksTables(t *testing.T) {
 	}
 	defer ck.Close()
 	mustGet(t, ck, "k042", "v")
+}
+
+// TestCheckpointsRaceForOneDirectory: Checkpoints of one DB racing into
+// the same empty directory, on the OS (tables hard-linked) and in memory
+// (copied). One makes the checkpoint; the others fail, and none writes
+// over a file another made: on the OS such a file is the DB's own live
+// table (a link to it), which a copy opened with Create would empty.
+// After every round the DB reopens whole, and the checkpoint holds it.
+// Listing a checkpoint's directory takes up to 20 ms, so that the racers
+// find it empty and some go on when another has finished.
+func TestCheckpointsRaceForOneDirectory(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		fs   vfs.FS
+		root string
+	}{{"os", vfs.Default, t.TempDir()}, {"mem", vfs.NewMem(), "/"}} {
+		t.Run(c.name, func(t *testing.T) {
+			slow := slowListFS{c.fs, new(sync.Map), new(atomic.Int32)}
+			opts := &Options{FS: slow}
+			src := filepath.Join(c.root, "db")
+			d, err := Open(src, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := model{}
+			for round := range 20 {
+				for i := range 50 {
+					k, v := fmt.Sprintf("k%02d-%03d", round, i), strconv.Itoa(i)
+					if err := d.Put([]byte(k), []byte(v)); err != nil {
+						t.Fatal(err)
+					}
+					want[k] = v
+				}
+				if err := d.Flush(); err != nil {
+					t.Fatal(err)
+				}
+				ck := filepath.Join(c.root, fmt.Sprintf("ck%02d", round))
+				var made atomic.Int32
+				slow.remade.Store(0) // the reopens below remake a checkpoint's CURRENT.tmp
+				var wg sync.WaitGroup
+				for range 3 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						if err := d.Checkpoint(ck); err == nil {
+							made.Add(1)
+						} else if !errors.Is(err, fs.ErrExist) && !errors.Is(err, ErrLocked) {
+							t.Errorf("round %d: a losing Checkpoint: %v", round, err)
+						}
+					}()
+				}
+				wg.Wait()
+				if n := made.Load(); n != 1 {
+					t.Fatalf("round %d: %d Checkpoints succeeded, want 1", round, n)
+				}
+				if n := slow.remade.Load(); n > 0 {
+					t.Fatalf("round %d: %d files of a checkpoint made again", round, n)
+				}
+				for _, dir := range []string{ck, src} {
+					if dir == src {
+						if err := d.Close(); err != nil {
+							t.Fatal(err)
+						}
+					}
+					o, err := Open(dir, opts)
+					if err != nil {
+						t.Fatalf("round %d: opening %s: %v", round, dir, err)
+					}
+					if got := dbContents(t, o); !maps.Equal(got, want) {
+						t.Fatalf("round %d: %s:\n%s", round, dir, diffModels(got, want))
+					}
+					if dir == src {
+						d = o
+					} else if err := o.Close(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// slowListFS sleeps for up to 20 ms after listing a directory whose name
+// starts with "ck", links files where its FS can, and counts the files in
+// such directories made (created or linked) a second time.
+type slowListFS struct {
+	vfs.FS
+	made   *sync.Map
+	remade *atomic.Int32
+}
+
+func (s slowListFS) List(dir string) ([]string, error) {
+	names, err := s.FS.List(dir)
+	if strings.HasPrefix(filepath.Base(dir), "ck") {
+		time.Sleep(rand.N(20 * time.Millisecond))
+	}
+	return names, err
+}
+
+func (s slowListFS) Create(name string) (vfs.File, error) {
+	s.making(name)
+	return s.FS.Create(name)
+}
+
+func (s slowListFS) Link(oldname, newname string) error {
+	l, ok := s.FS.(vfs.Linker)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	err := l.Link(oldname, newname)
+	if err == nil {
+		s.making(newname)
+	}
+	return err
+}
+
+func (s slowListFS) making(name string) {
+	if strings.HasPrefix(filepath.Base(filepath.Dir(name)), "ck") {
+		if _, loaded := s.made.LoadOrStore(name, true); loaded {
+			s.remade.Add(1)
+		}
+	}
 }
