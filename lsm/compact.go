@@ -42,6 +42,9 @@ func (d *DB) Compact() error { return d.CompactRange(nil, nil) }
 // table that range tombstones above it delete wholly, wherever it lies
 // (compaction.PickDeleteOnly): a merge would read it only to drop it.
 func (d *DB) CompactRange(lo, hi []byte) error {
+	if d.closed.Load() {
+		return ErrClosed
+	}
 	if lo != nil && hi != nil && bytes.Compare(lo, hi) > 0 {
 		return fmt.Errorf("%w: CompactRange from %q to %q", ErrInvalidRange, lo, hi)
 	}

@@ -58,7 +58,7 @@ type Iter struct {
 // NewIter returns an iterator over the DB's current state. o may be nil.
 func (d *DB) NewIter(o *IterOptions) *Iter {
 	if d.closed.Load() {
-		return &Iter{err: ErrClosed, closed: true}
+		return &Iter{err: ErrClosed}
 	}
 	rs, seq := d.currentView()
 	return d.newIter(rs, seq, o)
@@ -68,7 +68,7 @@ func (d *DB) NewIter(o *IterOptions) *Iter {
 // reference (a nil rs: the DB is closed).
 func (d *DB) newIter(rs *readState, seq base.SeqNum, o *IterOptions) *Iter {
 	if rs == nil {
-		return &Iter{err: ErrClosed, closed: true}
+		return &Iter{err: ErrClosed}
 	}
 	var opts IterOptions
 	if o != nil {
@@ -77,7 +77,7 @@ func (d *DB) newIter(rs *readState, seq base.SeqNum, o *IterOptions) *Iter {
 	lower, upper, err := d.prefixBounds(&opts)
 	if err != nil {
 		rs.unref()
-		return &Iter{err: err, closed: true}
+		return &Iter{err: err} // born stopped: Close returns err
 	}
 	p := iterPartsPool.Get().(*iterParts)
 	it := &Iter{rs: rs, seq: seq, lower: lower, upper: upper, parts: p, merged: &p.merged,
@@ -477,10 +477,12 @@ func (it *Iter) Value() []byte {
 // Err returns the error that stopped the iterator, if any.
 func (it *Iter) Err() error { return it.err }
 
-// Close releases the iterator's view. It returns the iterator's error.
+// Close releases the iterator's view. It returns the iterator's error;
+// from then on the iterator is on no key, and Err and a second Close
+// return ErrClosed.
 func (it *Iter) Close() error {
 	if it.closed {
-		return it.err
+		return ErrClosed
 	}
 	it.closed = true
 	it.valid = false
@@ -495,7 +497,9 @@ func (it *Iter) Close() error {
 		it.parts.release(it)
 		it.parts, it.merged, it.savedKey, it.savedValue = nil, nil, nil, nil
 	}
-	return it.err
+	err := it.err
+	it.err = ErrClosed
+	return err
 }
 
 // All returns the iterator's keys and values in order, from the first key

@@ -102,3 +102,48 @@ func TestWALBytesSavedExact(t *testing.T) {
 		}
 	}
 }
+
+// TestClosedMeansErrClosed: an Iter once closed reports ErrClosed from
+// Err and a second Close, rather than a clean end; a Snapshot closed once
+// the DB is closed says so; and after Close a write or CompactRange that
+// is also malformed reports ErrClosed, the error every call then gets,
+// not what is wrong with its arguments.
+func TestClosedMeansErrClosed(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), nil)
+	if err := d.Put([]byte("a"), []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	it := d.NewIter(nil)
+	if !it.First() {
+		t.Fatal(it.Err())
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if it.First() || it.Next() || !errors.Is(it.Err(), ErrClosed) {
+		t.Fatalf("a closed iterator: Err %v, want ErrClosed", it.Err())
+	}
+	if err := it.Close(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("a second Close of an iterator: %v, want ErrClosed", err)
+	}
+	snap := d.NewSnapshot()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := snap.Close(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("closing a snapshot after the DB: %v, want ErrClosed", err)
+	}
+	var b Batch
+	b.DeleteRange([]byte("b"), []byte("a"))
+	for name, err := range map[string]error{
+		"DeleteRange(b, a)":  d.DeleteRange([]byte("b"), []byte("a")),
+		"Write(bad batch)":   d.Write(&b),
+		"Put(oversized key)": d.Put(make([]byte, MaxKeySize+1), nil),
+		"Delete(oversized)":  d.Delete(make([]byte, MaxKeySize+1)),
+		"CompactRange(b, a)": d.CompactRange([]byte("b"), []byte("a")),
+	} {
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
+		}
+	}
+}

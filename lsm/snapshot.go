@@ -47,7 +47,8 @@ func (s *Snapshot) NewIter(o *IterOptions) *Iter {
 	return s.db.newIter(s.db.loadReadState(), s.seq, o)
 }
 
-// Close releases the snapshot. Closing twice returns ErrClosed.
+// Close releases the snapshot. Closing twice, or once the DB is closed,
+// returns ErrClosed.
 func (s *Snapshot) Close() error {
 	if s.closed.Swap(true) {
 		return ErrClosed
@@ -59,6 +60,9 @@ func (s *Snapshot) Close() error {
 		s.db.mu.Lock()
 		s.db.maybeScheduleCompaction()
 		s.db.mu.Unlock()
+	}
+	if s.db.closed.Load() {
+		return ErrClosed
 	}
 	return nil
 }

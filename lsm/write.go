@@ -93,14 +93,14 @@ func (d *DB) Put(key, value []byte, opts ...*WriteOptions) error {
 // and writes nothing at all (Stats.DeletesElided), whatever opts say:
 // there is nothing to make durable.
 func (d *DB) Delete(key []byte, opts ...*WriteOptions) error {
+	if err := d.checkOpen(); err != nil {
+		return err
+	}
 	if err := checkKey(key); err != nil {
 		return err
 	}
 	sync, err := d.syncFor(opts)
 	if err != nil {
-		return err
-	}
-	if err := d.checkOpen(); err != nil {
 		return err
 	}
 	// The absent-key proof and the gate that decides whether to ask it:
@@ -138,8 +138,8 @@ func (d *DB) Write(b *Batch, opts ...*WriteOptions) error {
 
 // write is Write with its options resolved.
 func (d *DB) write(b *Batch, sync bool) error {
-	if b == nil || b.Len() == 0 && b.err == nil {
-		return d.checkOpen()
+	if b == nil || b.Len() == 0 && b.err == nil || d.closed.Load() {
+		return d.checkOpen() // ErrClosed before what is wrong with b
 	}
 	if b.err != nil {
 		return b.err
