@@ -424,8 +424,11 @@ func (it *Iter) findPrev() bool {
 		it.savedKey = append(it.savedKey[:0], k.UserKey...)
 		it.savedValue = append(it.savedValue[:0], it.merged.Value()...)
 	}
-	if !live {
-		it.setErr(it.merged.Error())
+	// An error ends the scan even with a version found: the entries it
+	// kept from view, before the found one, may hold a newer version.
+	if err := it.merged.Error(); err != nil || !live {
+		it.setErr(err)
+		live = false
 	}
 	it.valid = live
 	if it.upper != nil && live && bytes.Compare(it.savedKey, it.upper) >= 0 {
