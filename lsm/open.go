@@ -62,18 +62,18 @@ func Open(dir string, opts *Options) (*DB, error) {
 	}
 	lockName := manifest.MakeFilename(manifest.KindLock, 0)
 	hadLock := slices.Contains(names, lockName)
-	if d.opts.ReadOnly && !hadLock {
-		// Locking creates LOCK if it is missing: a directory without one
-		// was never a DB, and read-only must not make it one.
-		return nil, fmt.Errorf("monban: %s holds no DB to open read-only: %w", dir, fs.ErrNotExist)
+	// Locking creates LOCK if it is missing, which a read-only Open must
+	// not: without one (a copy that left it out, a read-only mount of
+	// one) it goes unlocked, and recover says what the directory holds.
+	if !d.opts.ReadOnly || hadLock {
+		lock, err := lockDir(d.fs, dir)
+		if err != nil {
+			return nil, err
+		}
+		d.lock = lock
 	}
-	lock, err := lockDir(d.fs, dir)
-	if err != nil {
-		return nil, err
-	}
-	d.lock = lock
 	if err := d.recover(); err != nil {
-		if !hadLock {
+		if !hadLock && d.lock != nil {
 			// A refused Open leaves the directory as it was. Removed while
 			// held, the lock cannot be another taker's meanwhile.
 			_ = d.fs.Remove(filepath.Join(dir, lockName))

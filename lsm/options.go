@@ -226,8 +226,11 @@ type Options struct {
 	// ErrReadOnly. It still takes the directory lock, so it fails with
 	// ErrLocked while another DB has the directory open — on a read-only
 	// descriptor of LOCK where the process may not write it, so a DB the
-	// process can read but not write opens (vfs, invariant 3). For
-	// inspecting a DB (kvbench tree, explain) or serving a copy.
+	// process can read but not write opens (vfs, invariant 3). A
+	// directory without a LOCK file (a copy that left it out) opens
+	// unlocked, since locking would create one: nothing then keeps a
+	// writer out meanwhile. For inspecting a DB (kvbench tree, explain) or
+	// serving a copy.
 	ReadOnly bool
 
 	// ErrorIfExists makes Open fail, with an error wrapping fs.ErrExist,

@@ -103,3 +103,57 @@ func TestReadOnly(t *testing.T) {
 		t.Fatalf("read-only Open of a missing DB created %v", names)
 	}
 }
+
+// TestReadOnlyWithoutLock: a directory with no LOCK file (a copy that
+// left it out, a read-only mount of one) opens read-only, though such an
+// open can take no lock, since it creates nothing; and what it refuses,
+// it refuses for what the directory holds: a damaged DB with
+// ErrCorruption, another program's files with ErrNotDB, nothing with
+// fs.ErrNotExist. None of them gains a LOCK or loses a byte.
+func TestReadOnlyWithoutLock(t *testing.T) {
+	mem := vfs.NewMem()
+	want := buildDamageDB(t, mem, nil, "nolock")
+	if err := mem.Remove("/db/LOCK"); err != nil {
+		t.Fatal(err)
+	}
+	before := dirBytes(t, mem, "/db")
+	ro := openMem(t, mem, &Options{ReadOnly: true})
+	if got := dbContents(t, ro); !maps.Equal(got, want) {
+		t.Fatalf("read-only DB without LOCK:\n%s", diffModels(got, want))
+	}
+	if err := ro.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := dirBytes(t, mem, "/db"); !maps.EqualFunc(before, after, bytes.Equal) {
+		t.Fatal("a read-only Open of a DB without LOCK changed the directory")
+	}
+
+	if err := mem.Remove("/db/CURRENT"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open("/db", &Options{FS: mem, ReadOnly: true}); !errors.Is(err, ErrCorruption) {
+		t.Errorf("read-only Open of a DB without LOCK or CURRENT: %v, want ErrCorruption", err)
+	}
+
+	foreign := map[string][]byte{"CURRENT": []byte("MANIFEST-000002\n"), "000001.log": []byte("not monban's"), "000002.sst": []byte("nor this")}
+	if err := mem.MkdirAll("/other"); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range foreign {
+		rewrite(t, mem, "/other/"+name, data)
+	}
+	if _, err := Open("/other", &Options{FS: mem, ReadOnly: true}); !errors.Is(err, ErrNotDB) {
+		t.Errorf("read-only Open of another program's files: %v, want ErrNotDB", err)
+	}
+	if err := mem.MkdirAll("/empty"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open("/empty", &Options{FS: mem, ReadOnly: true}); !errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrCorruption) {
+		t.Errorf("read-only Open of an empty directory: %v, want fs.ErrNotExist", err)
+	}
+	for dir, n := range map[string]int{"/db": len(before) - 1, "/other": len(foreign), "/empty": 0} {
+		if names, _ := mem.List(dir); len(names) != n {
+			t.Errorf("%s holds %v after refused read-only Opens, want %d files", dir, names, n)
+		}
+	}
+}
