@@ -300,8 +300,10 @@ func (vs *VersionSet) replay(name string) (*Version, counters, error) {
 }
 
 // removeStrays removes manifests other than the current one and a stale
-// CURRENT.tmp, left by a crash during a rollover. Best effort: a stray
-// costs only space, so errors are ignored.
+// CURRENT.tmp, left by a crash during a rollover. A file of a manifest's
+// name whose bytes are no manifest of monban's (nor empty, as one a crash
+// cut before its first byte) is not provably a stray, and stays. Best
+// effort: a stray costs only space, so errors are ignored.
 func (vs *VersionSet) removeStrays() {
 	names, err := vs.fs.List(vs.dir)
 	if err != nil {
@@ -309,8 +311,26 @@ func (vs *VersionSet) removeStrays() {
 	}
 	for _, n := range names {
 		kind, num, ok := ParseFilename(n)
-		if ok && (kind == KindManifest && num != vs.ManifestFileNum() || kind == KindCurrentTemp) {
+		switch {
+		case !ok, kind == KindManifest && num == vs.ManifestFileNum():
+		case kind == KindCurrentTemp, kind == KindManifest && vs.isOwnManifest(n):
 			_ = vs.fs.Remove(vs.path(n))
 		}
 	}
+}
+
+// isOwnManifest reports whether the file name is empty or a manifest in
+// monban's format.
+func (vs *VersionSet) isOwnManifest(name string) bool {
+	f, err := vs.fs.Open(vs.path(name))
+	if err != nil {
+		return false
+	}
+	size, err := f.Size()
+	f.Close()
+	if err == nil && size == 0 {
+		return true
+	}
+	own, err := HasFormat(vs.fs, vs.path(name))
+	return err == nil && own
 }
