@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"syscall"
 
 	"github.com/monbandb/monban/compaction"
 	"github.com/monbandb/monban/internal/base"
@@ -110,14 +111,17 @@ func (r *repairer) commit(manifestName string) error {
 }
 
 // removeStaging removes the staging directory and whatever a crashed
-// Repair left in it.
+// Repair left in it. A file of its name is not monban's (Repair makes a
+// directory there): it is set aside, its bytes kept.
 func (r *repairer) removeStaging() error {
 	staging := r.path(repairStaging)
 	names, err := r.d.fs.List(staging)
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil
-	}
-	if err != nil {
+	case errors.Is(err, syscall.ENOTDIR):
+		return r.setAside(repairStaging, FateNotMonban, errors.New("a file where Repair stages in a directory"), moveAside)
+	case err != nil:
 		return err
 	}
 	for _, name := range names {

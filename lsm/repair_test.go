@@ -1,6 +1,7 @@
 package lsm
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -427,5 +428,23 @@ func TestRepairCrash(t *testing.T) {
 		if got := repaired(crashed); !maps.Equal(got, want) {
 			t.Fatalf("disk died at operation %d of %d: after a second Repair:\n%s", n, total, diffModels(got, want))
 		}
+	}
+}
+
+// TestRepairStagingNameTaken: a file where Repair stages its manifest in
+// a directory (REPAIR.tmp) is nothing monban wrote: Repair sets it aside,
+// its bytes kept in lost/, and goes on, rather than failing at that step
+// every time it is run.
+func TestRepairStagingNameTaken(t *testing.T) {
+	fs := vfs.NewMem()
+	want := buildDamageDB(t, fs, nil, "staging")
+	if err := fs.Remove("/db/CURRENT"); err != nil {
+		t.Fatal(err)
+	}
+	junk := []byte("somebody's file")
+	rewrite(t, fs, "/db/"+repairStaging, junk)
+	rep := repairedTo(t, fs, want)
+	if got, err := vfs.ReadFile(fs, "/db/lost/"+repairStaging); err != nil || !bytes.Equal(got, junk) {
+		t.Fatalf("lost/%s: %q, %v; want its bytes kept\n%v", repairStaging, got, err, rep)
 	}
 }
