@@ -28,7 +28,8 @@ const repairStaging = "REPAIR.tmp"
 type RepairOptions struct {
 	// Force repairs a directory in which no file is in monban's format
 	// (another program's DB, say), which Repair otherwise refuses with
-	// ErrNotDB. Its files with monban's names go to lost/, the others stay
+	// ErrNotDB. Its files with monban's names go to lost/ (but empty WALs,
+	// which hold no bytes to keep and replay to nothing), the others stay
 	// where they are, and the DB made there is empty. A directory without
 	// a single file of monban's names is refused even so.
 	Force bool
