@@ -109,7 +109,7 @@ func RepairWith(dir string, opts *Options, ropts RepairOptions) (*RepairReport, 
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	names, err := o.FS.List(dir)
+	before, err := o.FS.List(dir)
 	if err != nil {
 		return nil, fmt.Errorf("monban: repairing %s: %w", dir, err)
 	}
@@ -117,10 +117,17 @@ func RepairWith(dir string, opts *Options, ropts RepairOptions) (*RepairReport, 
 	if err != nil {
 		return nil, err
 	}
+	// Listed again under the lock: a DB that let go of the directory
+	// meanwhile may have written and removed files since.
+	names, err := o.FS.List(dir)
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("monban: repairing %s: %w", dir, err)
+	}
 	r := &repairer{d: &DB{dir: dir, opts: o, fs: o.FS}, report: &RepairReport{Dir: dir}, force: ropts.Force}
 	defer r.closeSources()
 	err = r.run(names)
-	if errors.Is(err, ErrNotDB) && !slices.Contains(names, manifest.MakeFilename(manifest.KindLock, 0)) {
+	if errors.Is(err, ErrNotDB) && !slices.Contains(before, manifest.MakeFilename(manifest.KindLock, 0)) {
 		// Refused: the directory is left as it was, so without the lock
 		// this Repair created. Removed while held, no other taker can
 		// have it meanwhile.

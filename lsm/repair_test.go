@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -325,6 +326,53 @@ func TestRepairLocked(t *testing.T) {
 	if _, err := Repair("/db", &Options{FS: fs}); !errors.Is(err, ErrLocked) {
 		t.Fatalf("Repair of an open DB: %v, want ErrLocked", err)
 	}
+}
+
+// TestRepairAfterTheDBLetGo: a DB that closes while Repair waits for its
+// lock — having flushed a table and removed WALs since Repair first
+// looked — leaves a directory Repair must see as it is once locked, not as
+// it was: every key survives.
+func TestRepairAfterTheDBLetGo(t *testing.T) {
+	mem := vfs.NewMem()
+	d := openMem(t, mem, nil)
+	want := model{}
+	for i := range 100 {
+		k, v := fmt.Sprintf("k%03d", i), fmt.Sprintf("v%d", i)
+		if err := d.Put([]byte(k), []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+		want[k] = v
+	}
+	lockHook := &beforeLockFS{FS: mem, hook: func() {
+		if err := d.Flush(); err != nil {
+			t.Error(err)
+		}
+		if err := d.Close(); err != nil {
+			t.Error(err)
+		}
+	}}
+	if _, err := Repair("/db", &Options{FS: lockHook}); err != nil {
+		t.Fatal(err)
+	}
+	r := openMem(t, mem, nil)
+	defer r.Close()
+	if got := dbContents(t, r); !maps.Equal(got, want) {
+		t.Fatalf("after Repair:\n%s", diffModels(got, want))
+	}
+}
+
+// beforeLockFS calls hook once, before the first Lock.
+type beforeLockFS struct {
+	vfs.FS
+	hook func()
+}
+
+func (b *beforeLockFS) Lock(name string) (io.Closer, error) {
+	if b.hook != nil {
+		b.hook()
+		b.hook = nil
+	}
+	return b.FS.Lock(name)
 }
 
 // TestRepairDamagedWAL: a WAL damaged mid-file keeps its batches before
