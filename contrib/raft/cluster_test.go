@@ -134,6 +134,11 @@ func (c *cluster) start(i int) {
 		}
 		nd.bootstrapped = true
 	}
+	if conf.NoSnapshotRestoreOnStart {
+		if err := nd.fsm.CatchUp(snaps); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if nd.raft, err = hraft.NewRaft(conf, nd.fsm, nd.logs, nd.store, snaps, nd.trans); err != nil {
 		t.Fatal(err)
 	}

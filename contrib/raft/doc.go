@@ -123,14 +123,17 @@
 //     ApplyBatch commits its commands and the new applied index in one lsm
 //     batch: a crash keeps whole batches, a prefix of them. Batches are
 //     not synced; raft's log is, and raft replays it. Snapshot syncs, so
-//     the state on disk is never behind a snapshot raft keeps, and raft's
-//     NoSnapshotRestoreOnStart is safe: a restart keeps the state, with
-//     no Restore, and raft replays the entries after its snapshot.
+//     the state on disk is never behind a snapshot of its own that raft
+//     keeps. One a leader sent is kept by raft before Restore runs, so a
+//     crash between leaves the state behind it: CatchUp, called before
+//     NewRaft, restores it then. With it, raft's NoSnapshotRestoreOnStart
+//     is safe: a restart keeps the state, with no Restore, and raft
+//     replays the entries after its snapshot.
 //  2. Entries at or below AppliedIndex change nothing, so a replay of the
 //     log over a state that already holds part of it is harmless.
 //  3. Exactly one DB directory is live, the one LIVE names; OpenFSM
 //     removes every other (a restore staged or superseded, a snapshot not
-//     released). Restore switches by renaming a synced LIVE.tmp over
+//     released), and nothing of a name it does not give. Restore switches by renaming a synced LIVE.tmp over
 //     LIVE, after the new directory is whole and synced (restore.go).
 //
 // # Commands

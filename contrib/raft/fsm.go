@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	hraft "github.com/hashicorp/raft"
 	"github.com/monbandb/monban/lsm"
@@ -48,7 +49,7 @@ type FSM struct {
 	closed bool
 
 	applied atomic.Uint64 // the index of the last entry applied
-	snaps   atomic.Uint64 // names snapshot directories apart
+	snaps   atomic.Uint64 // names snapshot directories apart, from the clock on
 	batch   lsm.Batch     // Apply's, on raft's FSM goroutine only
 }
 
@@ -67,6 +68,10 @@ func OpenFSM(root string, opts *lsm.Options) (*FSM, error) {
 		f.opts.FS = vfs.Default
 	}
 	f.fs = f.opts.FS
+	// Snapshot directories are numbered from the clock, so that none of
+	// this FSM's is named as one an earlier FSM on root handed raft: that
+	// snapshot's Release, which may still come, would remove it.
+	f.snaps.Store(uint64(time.Now().UnixNano()))
 	if err := mkdirDurable(f.fs, root); err != nil {
 		return nil, fmt.Errorf("monban raft: fsm: %w", err)
 	}
@@ -160,16 +165,17 @@ func (f *FSM) writeLive(n uint64) (renamed bool, err error) {
 	return true, nil
 }
 
-// removeAllBut removes every entry of root but LOCK, LIVE and keep:
-// restores that did not finish or whose old DB was not yet removed, and
-// snapshots not yet released.
+// removeAllBut removes every entry of root the FSM made but LOCK, LIVE
+// and keep: restores that did not finish or whose old DB was not yet
+// removed (data-<n>), snapshots not yet released (snapshot-<m>), and
+// LIVE.tmp. Entries of other names are not the FSM's to remove.
 func (f *FSM) removeAllBut(keep string) error {
 	names, err := f.fs.List(f.root)
 	if err != nil {
 		return fmt.Errorf("monban raft: fsm: %w", err)
 	}
 	for _, name := range names {
-		if name == lockName || name == liveName || name == keep {
+		if name == keep || !isFSMLeftover(name) {
 			continue
 		}
 		if err := removeAll(f.fs, filepath.Join(f.root, name)); err != nil {
@@ -177,6 +183,20 @@ func (f *FSM) removeAllBut(keep string) error {
 		}
 	}
 	return f.fs.SyncDir(f.root)
+}
+
+// isFSMLeftover reports whether name is one the FSM gives an entry of its
+// root that may be left over: a DB directory, a snapshot, LIVE.tmp.
+func isFSMLeftover(name string) bool {
+	if name == liveTmpName {
+		return true
+	}
+	for _, prefix := range []string{"data-", "snapshot-"} {
+		if digits, ok := strings.CutPrefix(name, prefix); ok && len(digits) >= 6 && strings.Trim(digits, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
 }
 
 func readApplied(db *lsm.DB) (uint64, error) {

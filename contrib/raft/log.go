@@ -166,7 +166,7 @@ func (s *Store) StoreLogs(logs []*hraft.Log) error {
 	s.openRun()
 	n := 0
 	for _, l := range logs {
-		if l == nil || l.Index != want {
+		if l == nil || l.Index != want || want == 0 { // 0: past the last index there is
 			return s.gap(l, want)
 		}
 		s.entry = appendEntry(s.entry[:0], l)

@@ -1,11 +1,13 @@
 package raft
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 
+	hraft "github.com/hashicorp/raft"
 	"github.com/monbandb/monban/lsm"
 )
 
@@ -15,7 +17,7 @@ import (
 //
 //  1. Stage: write the stream's files into data-<live+1>, each synced,
 //     and check its checksum; sync the directory and root.
-//  2. Open the staged DB: it must be one, its applied index readable.
+//  2. Open the staged DB: it must be one, holding an applied index.
 //  3. Commit: write LIVE.tmp naming data-<live+1>, sync it, rename it
 //     over LIVE, sync root. The rename is the one step that switches.
 //  4. Swap the DBs under the write lock; close the old one.
@@ -90,9 +92,67 @@ func (f *FSM) stage(dir string, r io.Reader) (*lsm.DB, uint64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("monban raft: fsm restore: the snapshot is no DB: %w", err)
 	}
+	// Every snapshot holds its applied index (Snapshot writes it first):
+	// a DB without one is not an FSM's state.
+	if _, err := db.Get([]byte(appliedKey)); errors.Is(err, lsm.ErrNotFound) {
+		return nil, 0, errors.Join(fmt.Errorf("monban raft: fsm restore: %w: the snapshot's DB holds no applied index: not an FSM's", errBadSnapshot), db.Close())
+	}
 	applied, err := readApplied(db)
 	if err != nil {
 		return nil, 0, errors.Join(err, db.Close())
 	}
 	return db, applied, nil
+}
+
+// CatchUp restores the newest snapshot of snapshots the state is behind,
+// if any: call it after OpenFSM and before raft.NewRaft when raft runs
+// with NoSnapshotRestoreOnStart. raft keeps a snapshot a leader sends (its
+// sink closed, synced) before it calls Restore, so a crash between the
+// two leaves the state behind a snapshot raft then starts from, replaying
+// only the entries after it: those before would be missing for good.
+// Snapshots are tried newest first, as raft does at start; one that fails
+// to open or restore is passed over for the next. On success the applied
+// index is at least the snapshot's: the entries between its last command
+// and its index (no-ops, barriers) changed nothing.
+func (f *FSM) CatchUp(snapshots hraft.SnapshotStore) error {
+	metas, err := snapshots.List()
+	if err != nil {
+		return fmt.Errorf("monban raft: fsm catch-up: %w", err)
+	}
+	var errs []error
+	for _, meta := range metas {
+		if meta.Index <= f.AppliedIndex() {
+			break
+		}
+		_, rc, err := snapshots.Open(meta.ID)
+		if err == nil {
+			err = f.Restore(rc)
+		}
+		if err == nil {
+			return f.raiseApplied(meta.Index)
+		}
+		errs = append(errs, fmt.Errorf("snapshot %s: %w", meta.ID, err))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("monban raft: fsm catch-up: the state, at %d, is behind every snapshot that failed: %w", f.AppliedIndex(), errors.Join(errs...))
+	}
+	return nil
+}
+
+// raiseApplied records index as applied, durably, if it is above the
+// applied index.
+func (f *FSM) raiseApplied(index uint64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return lsm.ErrClosed
+	}
+	if index <= f.applied.Load() {
+		return nil
+	}
+	if err := f.db.Put([]byte(appliedKey), binary.BigEndian.AppendUint64(nil, index), lsm.Sync); err != nil {
+		return fmt.Errorf("monban raft: fsm catch-up: %w", err)
+	}
+	f.applied.Store(index)
+	return nil
 }

@@ -28,9 +28,10 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 //
 // It first makes the state durable up to the snapshot's index, with one
 // synced write: the state a restart finds is then never behind a
-// snapshot raft keeps, so a node may run with raft's
+// snapshot of its own that raft keeps, so a node may run with raft's
 // NoSnapshotRestoreOnStart, which replays only the entries after that
-// snapshot over it, and restart without a restore.
+// snapshot over it, and restart without a restore (CatchUp covers a
+// snapshot a leader sent).
 func (f *FSM) Snapshot() (hraft.FSMSnapshot, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()

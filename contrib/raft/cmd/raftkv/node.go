@@ -55,8 +55,12 @@ func startNode(c config) (*node, error) {
 	conf.LocalID = raft.ServerID(c.httpAddr)
 	conf.Logger = logger
 	// The FSM's state survives a restart (monbanraft.FSM.Snapshot syncs
-	// it): no need to replace it with the last snapshot first.
+	// it): no need to replace it with the last snapshot first, unless a
+	// crash cut short the install of one a leader sent (CatchUp).
 	conf.NoSnapshotRestoreOnStart = true
+	if err := n.fsm.CatchUp(snaps); err != nil {
+		return nil, errors.Join(err, n.close())
+	}
 	if n.raft, err = raft.NewRaft(conf, n.fsm, n.store, n.store, snaps, n.transport); err != nil {
 		return nil, errors.Join(err, n.close())
 	}
