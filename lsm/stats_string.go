@@ -49,6 +49,10 @@ func (s Stats) String() string {
 	if s.RangeProbes > 0 {
 		line("ranges:", "%d range filters asked by bounded iterators, %d tables skipped", s.RangeProbes, s.RangeSkips)
 	}
+	if s.TreeFilterBytes > 0 || s.TreeFilterProbes > 0 {
+		line("tree filter:", "%d probes, %d negatives; %d entries in %d bytes",
+			s.TreeFilterProbes, s.TreeFilterNegatives, s.TreeFilterEntries, s.TreeFilterBytes)
+	}
 	line("deletes:", "%d elided (%d WAL bytes saved), %d not proved (proofs kept failing); proof probes %d by deletes, %d by merges",
 		s.DeletesElided, s.WALBytesSaved, s.DeleteProofsSkipped, s.DeleteProofProbes, s.MergeProofProbes)
 	line("flushes:", "%d; dropped %s", s.Flushes, s.FlushDrops)

@@ -67,3 +67,23 @@ func TestStatsStringWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsStringTreeFilter: the tree-wide filter's figures are printed
+// when it is on, and its line is absent when it is not.
+func TestStatsStringTreeFilter(t *testing.T) {
+	for _, scope := range []FilterScope{PerTable, TreeWide} {
+		d := openMem(t, vfs.NewMem(), &Options{FilterScope: scope})
+		for i := range 100 {
+			d.Put(fmt.Appendf(nil, "k%03d", i), []byte("v"))
+		}
+		if err := d.Compact(); err != nil {
+			t.Fatal(err)
+		}
+		d.Get([]byte("k050x"))
+		out := d.Stats().String()
+		d.Close()
+		if has := strings.Contains(out, "tree filter:"); has != (scope == TreeWide) {
+			t.Errorf("FilterScope %v: a tree filter line %v in\n%s", scope, has, out)
+		}
+	}
+}
