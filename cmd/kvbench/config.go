@@ -223,7 +223,9 @@ func (c *config) validate() error {
 		return usageError("-use_existing_db cannot rebuild the DB per -bloom_bits, -filter_sizing and -filter_scope setting (%d asked for)", len(c.settings()))
 	case c.fileSizeMult < 1:
 		return usageError("-target_file_size_multiplier must be at least 1")
-	case slices.Contains(c.benchmarks, "deleterange") && (c.rangeSize < 1 || c.num/c.rangeCalls() < c.rangeSize):
+	case slices.Contains(c.benchmarks, "deleterange") && c.rangeSize < 1:
+		return usageError("-range_size %d: deleterange needs ranges of at least one key", c.rangeSize)
+	case slices.Contains(c.benchmarks, "deleterange") && c.num/c.rangeCalls() < c.rangeSize:
 		return usageError("-range_size %d: deleterange's %d disjoint ranges do not fit in -num %d", c.rangeSize, c.rangeCalls(), c.num)
 	case c.writeBufferSize < 1<<10 || c.targetFileSize < 1<<10 || c.levelBase < 1<<10:
 		return usageError("-write_buffer_size, -target_file_size_base and -max_bytes_for_level_base must be at least 1024")

@@ -47,6 +47,8 @@ func TestBadUsageExits2(t *testing.T) {
 		{"-benchmarks", "prefixmissing,rangemissing"},
 		{"-benchmarks", "rangemissing", "-key_size", "7"},
 		{"-benchmarks", "rangerandom", "-range_size", "0"},
+		{"-benchmarks", "deleterange", "-range_size", "0"},
+		{"-benchmarks", "deleterange", "-range_size", "-5"},
 		{"-benchmarks", "rangerandom", "-range_filter_bits", "2"},
 		{"-range_filter_bits", "41"},
 		{"-value_size", "-1"},
