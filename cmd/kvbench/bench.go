@@ -8,8 +8,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/pprof"
-	"strings"
 
 	"github.com/monbandb/monban/lsm"
 	"github.com/monbandb/monban/vfs"
@@ -270,9 +270,10 @@ func copyFile(src, dst string) error {
 }
 
 // clearDB empties dir for a fresh build, as db_bench does, but only if it
-// is absent, empty, or holds a monban DB (a CURRENT file): kvbench never
-// deletes a directory it cannot recognise. replaced reports that a DB was
-// deleted.
+// is absent, empty, or a monban DB no one has open: one that opens
+// read-only (so not another engine's, nor locked by a running DB) and
+// holds nothing but files of monban's names. kvbench never deletes a
+// directory it cannot recognise. replaced reports that a DB was deleted.
 func clearDB(dir string) (replaced bool, err error) {
 	entries, err := os.ReadDir(dir)
 	switch {
@@ -283,15 +284,24 @@ func clearDB(dir string) (replaced bool, err error) {
 	case len(entries) == 0:
 		return false, nil
 	}
-	if _, err := os.Stat(filepath.Join(dir, "CURRENT")); err != nil {
-		var names []string
-		for _, e := range entries[:min(3, len(entries))] {
-			names = append(names, e.Name())
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !monbanName.MatchString(e.Name()) {
+			return false, fmt.Errorf("%s holds %s, which is not a monban DB's: refusing to delete it", dir, e.Name())
 		}
-		return false, fmt.Errorf("%s is not empty and holds no monban DB (%s…): refusing to delete it", dir, strings.Join(names, ", "))
+	}
+	db, err := lsm.Open(dir, &lsm.Options{ReadOnly: true})
+	if err != nil {
+		return false, fmt.Errorf("%s is not a monban DB kvbench may replace: refusing to delete it: %w", dir, err)
+	}
+	if err := db.Close(); err != nil {
+		return false, err
 	}
 	return true, os.RemoveAll(dir)
 }
+
+// monbanName matches the names of the files a monban DB directory holds
+// (docs/format.md, "File names").
+var monbanName = regexp.MustCompile(`^([0-9]{6,}\.(sst|log)|MANIFEST-[0-9]{6,}|CURRENT|CURRENT\.tmp|LOCK)$`)
 
 // warm opens every table of the DB (see open).
 func (b *bench) warm() error {

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/monbandb/monban/lsm"
+)
+
+// TestClearDBRefusesWhatIsNotAFreeMonbanDB: -db is deleted for a fresh
+// build only when it is a monban DB no one has open; another engine's
+// directory (which has a CURRENT too), one with a user's file beside a
+// DB, and a DB a running process holds are refused and left whole.
+func TestClearDBRefusesWhatIsNotAFreeMonbanDB(t *testing.T) {
+	write := func(dir, name, data string) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := t.TempDir()
+	foreign := filepath.Join(root, "leveldb")
+	write(foreign, "CURRENT", "MANIFEST-000002\n")
+	write(foreign, "MANIFEST-000002", "not monban's")
+	write(foreign, "000003.log", "nor this")
+	mkDB := func(dir string) *lsm.DB {
+		d, err := lsm.Open(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Put([]byte("k"), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	withNotes := filepath.Join(root, "notes")
+	mkDB(withNotes).Close()
+	write(withNotes, "notes.txt", "mine")
+	held := filepath.Join(root, "held")
+	d := mkDB(held)
+	defer d.Close()
+	for _, dir := range []string{foreign, withNotes, held} {
+		if _, err := clearDB(dir); err == nil {
+			t.Errorf("clearDB(%s) = nil, want a refusal", dir)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "CURRENT")); err != nil {
+			t.Errorf("%s lost its files: %v", dir, err)
+		}
+	}
+	free := filepath.Join(root, "free")
+	mkDB(free).Close()
+	if replaced, err := clearDB(free); err != nil || !replaced {
+		t.Fatalf("clearDB of a closed monban DB: %v, %v", replaced, err)
+	}
+}
