@@ -8,9 +8,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime/pprof"
 
+	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/lsm"
 	"github.com/monbandb/monban/vfs"
 )
@@ -285,7 +285,7 @@ func clearDB(dir string) (replaced bool, err error) {
 		return false, nil
 	}
 	for _, e := range entries {
-		if !e.Type().IsRegular() || !monbanName.MatchString(e.Name()) {
+		if _, _, ok := manifest.ParseFilename(e.Name()); !ok || !e.Type().IsRegular() {
 			return false, fmt.Errorf("%s holds %s, which is not a monban DB's: refusing to delete it", dir, e.Name())
 		}
 	}
@@ -298,10 +298,6 @@ func clearDB(dir string) (replaced bool, err error) {
 	}
 	return true, os.RemoveAll(dir)
 }
-
-// monbanName matches the names of the files a monban DB directory holds
-// (docs/format.md, "File names").
-var monbanName = regexp.MustCompile(`^([0-9]{6,}\.(sst|log)|MANIFEST-[0-9]{6,}|CURRENT|CURRENT\.tmp|LOCK)$`)
 
 // warm opens every table of the DB (see open).
 func (b *bench) warm() error {
