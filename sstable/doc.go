@@ -93,7 +93,9 @@
 //  7. A Reader opened with ReaderOptions.ExpectSize and ExpectTableID is
 //     the table the caller expects: its file size and its table.id property
 //     match. Checksums cannot tell a valid table in the wrong file (two
-//     files swapped); this check does. TableCache.Get checks every reader
+//     files swapped); this check does. Below the file, every block but
+//     the properties is sealed to the table's id and its own offset
+//     (format.go, blockSeal): a block checks only where it was written. TableCache.Get checks every reader
 //     it returns, open already or not, against the TableRef it is given.
 //  8. A point lookup (Get; Probe, Find and FindNext for a caller that
 //     asks the filter itself) fills one Lookup, every field, and counts
@@ -141,7 +143,9 @@
 //	[properties block] [footer: 64 bytes]
 //
 //	block    = contents | type u8 (0 none, 1 snappy) | crc32c u32
-//	           crc32c (Castagnoli) covers the stored contents and the type byte
+//	           crc32c (Castagnoli) covers the stored contents and the type
+//	           byte, XORed with the block's seal: uint32(xxhash64(table.id
+//	           u64 | offset u64)); the properties block's seal is 0
 //	contents = entry* | restart offset u32 * r | r u32
 //	entry    = shared uvarint | unshared uvarint | value length uvarint |
 //	           key[shared:] | value
@@ -167,10 +171,11 @@
 //	             when asked
 //	properties block: key = property name, value = uvarint / key / string
 //	footer   = index (off u64, len u64) | filter (off u64, len u64; 0,0 = none) |
-//	           properties (off u64, len u64) | version u32 = 3 |
+//	           properties (off u64, len u64) | version u32 = 4 |
 //	           crc32c of the preceding 52 bytes u32 | magic "MONBANST"
 //
-// Version 2 tables, still read, index every block under its whole last
+// Version 3 tables, still read, are version 4's without seals. Version
+// 2 tables, still read, index every block under its whole last
 // key, value offset uvarint | length uvarint, restart interval 1, and
 // their top-level values are offset | length | first. Version 1 tables,
 // still read, have one such index block where later versions have the

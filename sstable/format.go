@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"hash/crc32"
 
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/monbandb/monban/internal/base"
 )
 
@@ -14,13 +16,17 @@ const (
 	// tableMagic is the ASCII bytes "MONBANST" read as a little-endian
 	// uint64: a hexdump of a table ends with them.
 	tableMagic = 0x54534e41424e4f4d
-	// formatVersion is written in every footer: version 3 indexes data
-	// blocks by separators in compact partitions (separator.go,
-	// index_compact.go). Open reads versions 2 (formatVersionPartitioned:
-	// partitions of whole last keys, every entry a restart point) and 1
-	// (formatVersionOneIndex: one such index block, always pinned) too,
-	// and rejects others.
-	formatVersion            = 3
+	// formatVersion is written in every footer: version 4 seals every
+	// block but the properties to its table and its place (blockSeal).
+	// Open reads versions 3 (formatVersionSeparators: the same blocks,
+	// unsealed; from it on, the index holds separators in compact
+	// partitions, separator.go and index_compact.go), 2
+	// (formatVersionPartitioned: partitions of whole last keys, every
+	// entry a restart point) and 1 (formatVersionOneIndex: one such index
+	// block, always pinned) too, and rejects others.
+	formatVersion            = 4
+	formatVersionSealed      = 4
+	formatVersionSeparators  = 3
 	formatVersionPartitioned = 2
 	formatVersionOneIndex    = 1
 	// footerLen is the fixed size of the footer at the end of the file.
@@ -71,6 +77,31 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 func checksum(stored []byte, typ byte) uint32 {
 	c := crc32.Update(0, crcTable, stored)
 	return crc32.Update(c, crcTable, allBytes[typ:int(typ)+1])
+}
+
+// A checksum proves that a block's bytes are the ones written, not that
+// they are this table's, at this place: a filter block copied over
+// another table's of the same length passes its CRC and answers for the
+// wrong keys, and so would a data block moved within or between tables.
+// So from version 4 the CRC in a block's trailer is XORed with the block's
+// seal, a hash of the table's id and the block's offset (RocksDB's
+// format_version 6 binds block checksums to their context the same way),
+// and a block read anywhere but where it was written fails its check. The
+// properties block alone is unsealed, since it holds the id: it is bound
+// to its table by that id, which Open compares with the manifest's
+// (identity.go), and every block it vouches for is sealed with it.
+//
+// blockSeal is the seal of the block at offset in a table of the given
+// format version and id: 0 (nothing XORed) before version 4, else the low
+// 32 bits of xxHash64 of the id and the offset, both u64 little-endian.
+func blockSeal(version uint32, tableID, offset uint64) uint32 {
+	if version < formatVersionSealed {
+		return 0
+	}
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:], tableID)
+	binary.LittleEndian.PutUint64(b[8:], offset)
+	return uint32(xxhash.Sum64(b[:]))
 }
 
 // allBytes[i] == i: a one-byte slice of any value without allocating (a

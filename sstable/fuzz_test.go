@@ -159,7 +159,7 @@ func FuzzReader(f *testing.F) {
 		}
 		f.Add(w.data, true)
 	}
-	for _, old := range []string{"testdata/v1.sst", "testdata/v2.sst"} {
+	for _, old := range []string{"testdata/v1.sst", "testdata/v2.sst", "testdata/v3.sst"} {
 		// Tables of the older versions this build still reads.
 		d, err := os.ReadFile(old)
 		if err != nil {
@@ -250,28 +250,33 @@ func fixChecksums(data []byte) {
 	}
 	ft := data[len(data)-footerLen:]
 	putLE32(ft[52:], crc32Castagnoli(ft[:52]))
+	// The properties block first, unsealed; then every other block,
+	// sealed with the id the properties hold, when they decode.
+	props := Properties{formatVersion: binary.LittleEndian.Uint32(ft[48:])}
 	fixAt := func(off, n uint64) {
 		limit := uint64(len(data)) - footerLen
 		if off > limit || n > limit || off+n+blockTrailerLen > limit { // no overflow: both <= limit
 			return
 		}
-		putLE32(data[off+n+1:], checksum(data[off:off+n], data[off+n]))
+		putLE32(data[off+n+1:], checksum(data[off:off+n], data[off+n])^props.seal(off))
 	}
-	for i := 0; i < 3; i++ {
-		fixAt(leUint64(ft[16*i:]), leUint64(ft[16*i+8:]))
-	}
-	// The blocks the properties locate, when they decode.
-	if off, n := leUint64(ft[32:]), leUint64(ft[40:]); off <= uint64(len(data)) && n <= uint64(len(data))-off {
-		if p, err := decodeProperties(data[off : off+n]); err == nil {
+	propsOff, propsLen := leUint64(ft[32:]), leUint64(ft[40:])
+	fixAt(propsOff, propsLen)
+	if propsOff <= uint64(len(data)) && propsLen <= uint64(len(data))-propsOff {
+		if p, err := decodeProperties(data[propsOff : propsOff+propsLen]); err == nil {
+			props.TableID = p.TableID
 			for _, h := range []handle{p.rangeDelBlock, p.rangeFilterBlock, p.keyHashBlock} {
 				fixAt(h.offset, h.length)
 			}
 		}
 	}
+	for i := 0; i < 2; i++ { // the index and filter handles
+		fixAt(leUint64(ft[16*i:]), leUint64(ft[16*i+8:]))
+	}
 	// The footer's index handle: a version 1 index of data blocks, or a
 	// version 2 or 3 top-level block of partitions, each an index of data
 	// blocks. A partition's checksum is fixed after its entries'.
-	v3 := binary.LittleEndian.Uint32(ft[48:]) == formatVersion
+	v3 := props.formatVersion >= formatVersionSeparators
 	var walk func(off, n uint64, depth int)
 	walk = func(off, n uint64, depth int) {
 		if n > maxBlockLen || off > uint64(len(data)) || off+n > uint64(len(data)) || depth > 1 {

@@ -118,7 +118,7 @@ func readTail(f vfs.File, size uint64) (*Properties, error) {
 	if err := checkFilterLayout(ft, &p); err != nil {
 		return nil, err
 	}
-	p.FileSize = size
+	p.FileSize, p.formatVersion = size, ft.version
 	return &p, nil
 }
 

@@ -189,7 +189,7 @@ func TestKeyHashesCorrupt(t *testing.T) {
 			bad := slices.Clone(data)
 			bad[off] ^= 0x10
 			if fix && off < h.offset+h.length+1 {
-				putLE32(bad[h.offset+h.length+1:], checksum(bad[h.offset:h.offset+h.length], bad[h.offset+h.length]))
+				putLE32(bad[h.offset+h.length+1:], checksum(bad[h.offset:h.offset+h.length], bad[h.offset+h.length])^p.seal(h.offset))
 			}
 			r, err := Open(&memFile{data: bad}, ReaderOptions{FileNum: 7})
 			if err != nil {

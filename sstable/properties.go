@@ -75,6 +75,17 @@ type Properties struct {
 	// block existed; a table with one may count 0 (no point entries).
 	KeyHashes, KeyHashBytes uint64
 	keyHashBlock            handle
+	// formatVersion is the footer's, which with TableID seals the
+	// table's blocks (format.go, blockSeal); like FileSize, the reader
+	// sets it, not the properties block.
+	formatVersion uint32
+}
+
+// seal is blockSeal of the block at offset in the table p describes; 0
+// before the properties are read, which is right for the one block read
+// before them, the properties block itself.
+func (p *Properties) seal(offset uint64) uint32 {
+	return blockSeal(p.formatVersion, p.TableID, offset)
 }
 
 // Property names, in the sorted order they are written.

@@ -197,7 +197,7 @@ func TestRangeFilterCorrupt(t *testing.T) {
 	} {
 		b := slices.Clone(data)
 		c.edit(b)
-		putLE32(b[end+1:], checksum(b[h.offset:end], b[end]))
+		putLE32(b[end+1:], checksum(b[h.offset:end], b[end])^p.seal(h.offset))
 		if _, err := Open(&memFile{data: b}, ReaderOptions{}); !errors.Is(err, base.ErrCorruption) || !errors.Is(err, filter.ErrCorrupt) {
 			t.Errorf("%s: Open: %v, want ErrCorruption wrapping filter.ErrCorrupt", c.name, err)
 		}

@@ -66,7 +66,7 @@ func (ra *readahead) read(r *Reader, i int, h handle) (cache.Handle, error) {
 	}
 	raw := cache.Alloc(n)
 	copy(raw.Block(), ra.buf[h.offset-ra.off:])
-	return decodeBlock(raw, h)
+	return r.decodeBlock(raw, h)
 }
 
 func (ra *readahead) holds(off uint64, n int) bool {

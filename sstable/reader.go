@@ -213,7 +213,7 @@ func (r *Reader) openTopIndex(ft footer) error {
 	if ft.filter.length > 0 {
 		lo = ft.filter.end()
 	}
-	if r.ix.top, r.ix.starts, err = newTopIndex(block, ft.version == formatVersion, lo, ft.index.offset, int(min(r.props.NumDataBlocks, maxBlockLen))); err != nil {
+	if r.ix.top, r.ix.starts, err = newTopIndex(block, ft.version >= formatVersionSeparators, lo, ft.index.offset, int(min(r.props.NumDataBlocks, maxBlockLen))); err != nil {
 		return fmt.Errorf("index block at %d: %w", ft.index.offset, err)
 	}
 	if r.ix.numParts() > 0 {
@@ -246,7 +246,7 @@ func (r *Reader) pinIndex() error {
 		r.ix.parts = make([]index, np)
 		for p := range np {
 			h := r.ix.partHandle(p)
-			block, typ, err := verifyBlock(span.Bytes()[h.offset-first.offset:], h)
+			block, typ, err := verifyBlock(span.Bytes()[h.offset-first.offset:], h, r.props.seal(h.offset))
 			if err == nil && typ != compressionNone {
 				err = fmt.Errorf("compressed: %w", base.ErrCorruption)
 			}
@@ -294,7 +294,7 @@ func (r *Reader) readProps(ft footer, fb []byte, size uint64) error {
 		if err != nil {
 			return fmt.Errorf("properties block: %w", err)
 		}
-		r.props.FileSize = size
+		r.props.FileSize, r.props.formatVersion = size, ft.version
 		return nil
 	}
 	tail := make([]byte, tailLen, tailLen+footerLen)
@@ -307,7 +307,7 @@ func (r *Reader) readProps(ft footer, fb []byte, size uint64) error {
 	if r.props, err = decodePropsBlock(tail, ft.props); err != nil {
 		return err
 	}
-	r.props.FileSize = size
+	r.props.FileSize, r.props.formatVersion = size, ft.version
 	r.tail = append(tail, fb...)
 	return nil
 }
@@ -331,7 +331,7 @@ func (r *Reader) readMeta(h handle, what string) ([]byte, *offheap.Buffer, error
 	}
 	r.stats.openBlocksRead.Add(1)
 	r.stats.openBytesRead.Add(h.length + blockTrailerLen)
-	stored, typ, err := verifyBlock(raw.Bytes(), h)
+	stored, typ, err := verifyBlock(raw.Bytes(), h, r.props.seal(h.offset))
 	if err != nil {
 		return fail(err)
 	}
@@ -375,9 +375,9 @@ func (r *Reader) WithFile(f vfs.File) (*Reader, error) {
 }
 
 // decodePropsBlock verifies and decodes the properties block at h, read
-// with its trailer into b.
+// with its trailer into b: the one block that is never sealed.
 func decodePropsBlock(b []byte, h handle) (Properties, error) {
-	block, typ, err := verifyBlock(b, h)
+	block, typ, err := verifyBlock(b, h, 0)
 	if err == nil && typ != compressionNone {
 		var dlen int
 		if dlen, err = decodedLen(block); err == nil {
@@ -421,11 +421,12 @@ func readFullAt(f vfs.File, b []byte, off uint64) error {
 }
 
 // verifyBlock checks the checksum of the block at h read into b (its
-// stored bytes, then the trailer) and returns the stored bytes and their
-// compression type, which is none or snappy.
-func verifyBlock(b []byte, h handle) (stored []byte, typ byte, err error) {
+// stored bytes, then the trailer), sealed with seal (format.go,
+// blockSeal), and returns the stored bytes and their compression type,
+// which is none or snappy.
+func verifyBlock(b []byte, h handle, seal uint32) (stored []byte, typ byte, err error) {
 	stored, typ = b[:h.length:h.length], b[h.length]
-	if got, want := checksum(stored, typ), leUint32(b[h.length+1:]); got != want {
+	if got, want := checksum(stored, typ)^seal, leUint32(b[h.length+1:]); got != want {
 		return nil, 0, fmt.Errorf("checksum %#08x, stored %#08x: %w", got, want, base.ErrCorruption)
 	}
 	if typ != compressionNone && typ != compressionSnappy {
@@ -462,14 +463,14 @@ func (r *Reader) readBlock(h handle) (cache.Handle, error) {
 		raw.Release()
 		return cache.Handle{}, err
 	}
-	return decodeBlock(raw, h)
+	return r.decodeBlock(raw, h)
 }
 
 // decodeBlock verifies and decompresses raw, the block at h as read with
 // its trailer, taking over raw: the handle it returns is raw itself or a
 // buffer of the decompressed block.
-func decodeBlock(raw cache.Handle, h handle) (cache.Handle, error) {
-	stored, typ, err := verifyBlock(raw.Block(), h)
+func (r *Reader) decodeBlock(raw cache.Handle, h handle) (cache.Handle, error) {
+	stored, typ, err := verifyBlock(raw.Block(), h, r.props.seal(h.offset))
 	if err != nil {
 		raw.Release()
 		return cache.Handle{}, err

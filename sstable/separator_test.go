@@ -92,21 +92,35 @@ func TestCompactPartitionExample(t *testing.T) {
 	}
 }
 
-// TestVersion2TableStillReads opens a table written by format version 2
+// TestOlderTablesStillRead opens tables written by format versions 2
 // (testdata/v2.sst: whole last keys in partitions, every entry a restart
-// point; 1,000 keys key%05d of even numbers, value value%05d, at sequence
-// number the key's number + 1, 64-byte blocks, 10 bits per key, id
-// 0x5eed2), pinned and paged, and reads it by Gets, scans and bounded
-// iterators both ways.
-func TestVersion2TableStillReads(t *testing.T) {
-	data, err := os.ReadFile("testdata/v2.sst")
+// point; id 0x5eed2) and 3 (testdata/v3.sst: separators, blocks unsealed;
+// id 0x5eed3, with a range-deletion block of spans in [a, d), a range
+// filter of 12 bits per key and a key-hash block), each of 1,000 keys
+// key%05d of even numbers, value value%05d, at sequence number the key's
+// number + 1, 64-byte blocks, 10 bits per key, pinned and paged, and reads
+// them by Gets, scans and bounded iterators both ways.
+func TestOlderTablesStillRead(t *testing.T) {
+	for file, id := range map[string]uint64{"testdata/v2.sst": 0x5eed2, "testdata/v3.sst": 0x5eed3} {
+		t.Run(file, func(t *testing.T) { checkOlderTable(t, file, id) })
+	}
+}
+
+func checkOlderTable(t *testing.T, file string, id uint64) {
+	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, budget := range []*MetaBudget{nil, NewMetaBudget(0, nil)} {
 		r := openPaged(t, data, cache.New(1<<20), budget)
-		if r.Paged() != (budget != nil) || r.ix.numParts() < 3 || r.ix.top.sep || r.Properties().TableID != 0x5eed2 {
+		if r.Paged() != (budget != nil) || id == 0x5eed2 && r.ix.numParts() < 3 || r.ix.top.sep != (id == 0x5eed3) || r.Properties().TableID != id {
 			t.Fatalf("paged %t, %d partitions, id %#x", r.Paged(), r.ix.numParts(), r.Properties().TableID)
+		}
+		if p := r.Properties(); id == 0x5eed3 && (p.KeyHashes != 1000 || p.RangeDelSpans == 0 || p.RangeFilterBits != 12) {
+			t.Fatalf("v3 table: %d key hashes, %d range-deletion spans, range filter of %d bits", p.KeyHashes, p.RangeDelSpans, p.RangeFilterBits)
+		}
+		if hs, err := r.AppendKeyHashes(nil); err != nil || len(hs) != int(r.Properties().KeyHashes) {
+			t.Fatalf("key hashes: %d, %v", len(hs), err)
 		}
 		for i := range 2000 {
 			k := fmt.Appendf(nil, "key%05d", i)

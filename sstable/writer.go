@@ -113,7 +113,7 @@ func NewWriter(f vfs.File, opts WriterOptions) *Writer {
 		opts:  opts,
 		data:  blockBuilder{restartInterval: opts.BlockRestartInterval},
 		index: blockBuilder{restartInterval: indexRestartInterval},
-		props: Properties{TableID: opts.TableID},
+		props: Properties{TableID: opts.TableID, formatVersion: formatVersion},
 	}
 	w.ranges = opts.RangeFilter.Builder(opts.TableID)
 	if opts.KeyHashes {
@@ -299,8 +299,14 @@ func (w *Writer) cutIndexPartition() {
 }
 
 // writeBlock writes a block and its trailer, compressing it when asked and
-// when snappy saves at least 1/8.
+// when snappy saves at least 1/8, sealed to the table and its offset.
 func (w *Writer) writeBlock(raw []byte, compress bool) handle {
+	return w.writeBlockSealed(raw, compress, w.props.seal(w.offset))
+}
+
+// writeBlockSealed is writeBlock with the seal given: 0 for the
+// properties block, which is never sealed.
+func (w *Writer) writeBlockSealed(raw []byte, compress bool, seal uint32) handle {
 	stored, typ := raw, compressionNone
 	if compress {
 		w.compBuf = snappy.Encode(w.compBuf[:cap(w.compBuf)], raw)
@@ -311,7 +317,7 @@ func (w *Writer) writeBlock(raw []byte, compress bool) handle {
 	h := handle{offset: w.offset, length: uint64(len(stored))}
 	var trailer [blockTrailerLen]byte
 	trailer[0] = typ
-	binary.LittleEndian.PutUint32(trailer[1:], checksum(stored, typ))
+	binary.LittleEndian.PutUint32(trailer[1:], checksum(stored, typ)^seal)
 	w.write(stored)
 	w.write(trailer[:])
 	return h

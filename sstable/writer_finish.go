@@ -53,7 +53,7 @@ func (w *Writer) Finish() (Properties, error) {
 	w.writeRangeDels()
 	w.writeRangeFilter()
 	w.writeKeyHashes()
-	ft.props = w.writeBlock(p.encode(), false)
+	ft.props = w.writeBlockSealed(p.encode(), false, 0)
 	w.write(ft.encode())
 	p.FileSize = w.offset
 
