@@ -118,20 +118,26 @@ func RepairWith(dir string, opts *Options, ropts RepairOptions) (*RepairReport, 
 		return nil, err
 	}
 	// Listed again under the lock: a DB that let go of the directory
-	// meanwhile may have written and removed files since.
+	// meanwhile may have written and removed files since. A LOCK that was
+	// not there before is this Repair's own, not something it found.
+	lockName := manifest.MakeFilename(manifest.KindLock, 0)
+	madeLock := !slices.Contains(before, lockName)
 	names, err := o.FS.List(dir)
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("monban: repairing %s: %w", dir, err)
 	}
+	if madeLock {
+		names = slices.DeleteFunc(names, func(n string) bool { return n == lockName })
+	}
 	r := &repairer{d: &DB{dir: dir, opts: o, fs: o.FS}, report: &RepairReport{Dir: dir}, force: ropts.Force}
 	defer r.closeSources()
 	err = r.run(names)
-	if errors.Is(err, ErrNotDB) && !slices.Contains(before, manifest.MakeFilename(manifest.KindLock, 0)) {
+	if errors.Is(err, ErrNotDB) && madeLock {
 		// Refused: the directory is left as it was, so without the lock
 		// this Repair created. Removed while held, no other taker can
 		// have it meanwhile.
-		_ = o.FS.Remove(filepath.Join(dir, manifest.MakeFilename(manifest.KindLock, 0)))
+		_ = o.FS.Remove(filepath.Join(dir, lockName))
 	}
 	lock.Close()
 	if errors.Is(err, ErrNotDB) {
@@ -245,6 +251,8 @@ func (r *repairer) scan(names []string) error {
 		return err
 	case own:
 		return nil
+	case len(names) == 0:
+		return fmt.Errorf("%w: %s is empty: nothing to repair", ErrNotDB, r.d.dir)
 	case !named:
 		return fmt.Errorf("%w: %s holds no file of a DB (%s)", ErrNotDB, r.d.dir, listNames(names))
 	case !r.force:
