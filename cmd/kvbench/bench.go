@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strings"
 
 	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/lsm"
@@ -105,6 +106,9 @@ var errInterrupted = errors.New("interrupted")
 // under way stops at its next op, and the temporary directory is removed
 // before runBenchmarks returns errInterrupted.
 func runBenchmarks(ctx context.Context, c *config, stdout, stderr io.Writer) (err error) {
+	if err := c.checkPaths(); err != nil {
+		return err
+	}
 	rep := newReporter(c, stdout)
 	root := c.db
 	if root == "" {
@@ -297,6 +301,91 @@ func clearDB(dir string) (replaced bool, err error) {
 		return false, err
 	}
 	return true, os.RemoveAll(dir)
+}
+
+// checkPaths checks, before anything is made or run, what the run needs
+// of the file system and would otherwise find out late: the DB that
+// -use_existing_db runs on (lsm.Open would make a new one where there is
+// none), and that the -svg chart, written after the last benchmark, can be
+// written.
+func (c *config) checkPaths() error {
+	if c.useExisting {
+		if err := holdsDB(c.db); err != nil {
+			return fmt.Errorf("-use_existing_db: %w", err)
+		}
+	}
+	if c.svg != "" {
+		if err := writable(c.svg); err != nil {
+			return fmt.Errorf("-svg %s: %w", c.svg, err)
+		}
+	}
+	return nil
+}
+
+// holdsDB reports, as an error naming dir, a directory in which lsm.Open
+// would find no DB and make a new one: missing, empty, or holding no file
+// of a DB's (one of monban's names, LOCK aside: it holds no data, and any
+// Open leaves one). A directory that does hold such files is left to
+// lsm.Open to judge; it refuses a damaged one rather than replace it.
+func holdsDB(dir string) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%s: no monban DB there: the directory does not exist", dir)
+	case err != nil:
+		return err
+	case len(entries) == 0:
+		return fmt.Errorf("%s: no monban DB there: the directory is empty", dir)
+	}
+	var names []string
+	for _, e := range entries {
+		if kind, _, ok := manifest.ParseFilename(e.Name()); ok && kind != manifest.KindLock {
+			return nil
+		}
+		names = append(names, e.Name())
+	}
+	return fmt.Errorf("%s: no monban DB there: it holds no file of one (%s)", dir, listNames(names))
+}
+
+// writable reports why the file path cannot be created or written: path
+// is a directory, or its directory is missing, not a directory, or does
+// not let a file be made. It leaves nothing behind: the probe file it
+// makes (when path does not exist yet) is removed.
+func writable(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return errors.New("is a directory")
+	case err == nil:
+		f, err := os.OpenFile(path, os.O_WRONLY, 0) // no O_TRUNC: not yet
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	}
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("directory %s does not exist", dir)
+	} else if err != nil {
+		return err
+	} else if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	f, err := os.CreateTemp(dir, ".kvbench-svg-probe-*")
+	if err != nil {
+		return fmt.Errorf("cannot create a file in %s: %w", dir, err)
+	}
+	return errors.Join(f.Close(), os.Remove(f.Name()))
+}
+
+// listNames lists names for an error message: a few, then how many more.
+func listNames(names []string) string {
+	const shown = 6
+	s := strings.Join(names[:min(len(names), shown)], " ")
+	if len(names) > shown {
+		s += fmt.Sprintf(" and %d more", len(names)-shown)
+	}
+	return s
 }
 
 // warm opens every table of the DB (see open).

@@ -148,7 +148,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		hint()
 		return nil, err
 	}
-	if c.deletes < 0 {
+	if c.deletes == -1 { // the documented "same as -reads"; other negatives are refused by validate
 		c.deletes = c.reads
 	}
 	var err error
@@ -197,6 +197,8 @@ func (c *config) validate() error {
 		return usageError("-num must be at least 1")
 	case c.reads < 0:
 		return usageError("-reads must not be negative")
+	case c.deletes < 0: // -1 was replaced by -reads
+		return usageError("-deletes must be -1 (same as -reads) or at least 0, not %d", c.deletes)
 	case c.threads < 1 || c.threads > 1024:
 		return usageError("-threads must be in 1..1024")
 	case c.repeat < 1 || c.repeat > 1000:
@@ -211,7 +213,7 @@ func (c *config) validate() error {
 		return usageError("-value_size must be in 0..1048576")
 	case c.compression != "snappy" && c.compression != "none":
 		return usageError("-compression_type must be snappy or none")
-	case c.compressionRatio <= 0 || c.compressionRatio > 1:
+	case !(c.compressionRatio > 0 && c.compressionRatio <= 1): // NaN too
 		return usageError("-compression_ratio must be in (0, 1]")
 	case c.keySize > 1<<10:
 		return usageError("-key_size must be at most 1024")

@@ -40,7 +40,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			err = runBenchmarks(ctx, c, stdout, stderr)
 		}
 	case "filters":
-		err = runFilters(args, stdout, stderr)
+		err = runFilters(ctx, args, stdout, stderr)
 	case "tree":
 		err = runTree(args, stdout, stderr)
 	case "explain":

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"unicode/utf8"
 )
@@ -24,6 +25,9 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer, head string, 
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	err := fs.Parse(args)
+	if err == nil {
+		err = nonFinite(fs)
+	}
 	switch {
 	case err == nil:
 		return nil
@@ -39,6 +43,24 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer, head string, 
 	fmt.Fprintf(stderr, "%s: %v\n", name, err)
 	hint()
 	return fmt.Errorf("%w: %w", errUsage, err)
+}
+
+// nonFinite refuses NaN and ±Inf in every float flag set on the command
+// line, whatever the command: package flag takes them (strconv.ParseFloat
+// does), and a range check written as x < lo || x > hi lets NaN through.
+// The error reads as package flag's own for a value it cannot parse.
+func nonFinite(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		g, ok := f.Value.(flag.Getter)
+		if !ok || err != nil {
+			return
+		}
+		if v, ok := g.Get().(float64); ok && (math.IsNaN(v) || math.IsInf(v, 0)) {
+			err = fmt.Errorf("invalid value %q for flag -%s: not a finite number", f.Value.String(), f.Name)
+		}
+	})
+	return err
 }
 
 // usageHint prints the one line that follows a usage error: the command's
