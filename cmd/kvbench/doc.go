@@ -13,7 +13,10 @@
 // machine) in a temporary directory that it removes afterwards. -db DIR
 // builds in DIR instead and, as db_bench does, replaces a monban DB found
 // there, saying so on stderr; a directory holding anything else is refused.
-// -use_existing_db runs on the DB as it is.
+// -use_existing_db runs on the DB as it is, and refuses a directory that
+// is missing or holds no DB file (it would otherwise make a new DB there).
+// Every flag is checked before anything runs: a float must be finite, and
+// the -svg chart's path writable.
 //
 // -bloom_bits 0 writes no filter: the origin of a bits-per-key sweep
 // (-bloom_bits 0,5,10,15,20), a DB directory bloom-00 and a point at 0 on
