@@ -52,8 +52,10 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 //     included), unless ropts.Force.
 //  1. The manifest: the one CURRENT names or, failing that, the newest
 //     that reads, if it replays whole and agrees with the directory (the
-//     WAL its log number names and every table it names are there, at
-//     their sizes): a manifest that lost edits would miss them. That
+//     WAL its log number names and every table it names are there): a
+//     manifest that lost edits would miss them. A table it names that is
+//     there but damaged (truncated, say) does not make it lie about what
+//     is live; step 2 sets that table aside. That
 //     manifest is trusted to say what is live: a table no live version
 //     names and a WAL below its log number are obsolete — a compaction's
 //     inputs a crash left behind, a WAL already flushed — and are set
@@ -62,8 +64,14 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 //     older incarnation's) is set aside too. With no manifest trusted,
 //     every table is of unknown standing and merged (the report counts
 //     them).
-//  2. Every other table is read through to the end, which checks every
-//     block's checksum; one that fails is set aside.
+//  2. Every other table is read through to the end, which checks the
+//     checksum of every block but one: the data and index blocks its
+//     records are read from, and the filter, range-deletion and
+//     range-filter blocks its Open reads; one that fails is set aside,
+//     whole (a damaged filter block alone costs the live DB the table's
+//     keys, which stay in lost/). The key-hash block, which only the
+//     tree-wide filter reads and which the new tables write afresh, is
+//     not read: a table damaged there alone is merged and removed.
 //  3. The WALs are replayed in number order, a batch at a time. The first
 //     that cannot be replayed to its end (damaged mid-file, or ended
 //     short while a newer WAL follows) keeps its batches before the
