@@ -15,7 +15,8 @@ import (
 // TestTableWithAnotherTablesBlocks: two tables of the same shape (the same
 // number of keys and values of the same lengths, so their blocks end
 // where their properties start), and the first given every block of the
-// second: all but its properties and footer, the bytes that name it. Each block keeps a valid CRC of its bytes; before blocks were sealed
+// second: all but its properties and footer, the bytes that name it.
+// Each block keeps a valid CRC of its bytes; before blocks were sealed
 // to their table (format version 4), the DB served the second table's
 // filter and data as the first's, and Get said "not found" for a key
 // acknowledged and flushed. Now every answer is the key's value or

@@ -95,8 +95,9 @@
 //     match. Checksums cannot tell a valid table in the wrong file (two
 //     files swapped); this check does. Below the file, every block but
 //     the properties is sealed to the table's id and its own offset
-//     (format.go, blockSeal): a block checks only where it was written. TableCache.Get checks every reader
-//     it returns, open already or not, against the TableRef it is given.
+//     (format.go, blockSeal): a block checks only where it was written.
+//     TableCache.Get checks every reader it returns, open already or not,
+//     against the TableRef it is given.
 //  8. A point lookup (Get; Probe, Find and FindNext for a caller that
 //     asks the filter itself) fills one Lookup, every field, and counts
 //     nothing while it runs: Get counts its Lookup in ReadStats after the
