@@ -18,13 +18,14 @@ type tableDamage struct {
 	name   string
 	damage func(t *testing.T, fs vfs.FS, victim, partner string)
 	// setAside: Repair must move the victim into lost/ (it does not
-	// verify). keepsAll: every byte of every table is intact, only
-	// misplaced, so Repair must bring back every key.
-	setAside, keepsAll bool
+	// verify). keepsAll: every record of every table is intact, so Repair
+	// must bring back every key. reported: the damage is in a part Repair
+	// need not read, and its report names it on the merged victim.
+	setAside, keepsAll, reported bool
 }
 
 // TestDamagedTable damages a table the manifest names — an L6 table that
-// holds the newest version of some keys — seven ways, with every table
+// holds the newest version of some keys — eight ways, with every table
 // loaded at Open (the default MaxOpenFiles) and with one (MaxOpenFiles 1:
 // the victim is opened by the first read that needs it). Either Open
 // refuses with ErrCorruption naming the table and deletes nothing, or it
@@ -61,6 +62,24 @@ func TestDamagedTable(t *testing.T) {
 			data := readFile(t, fs, "/db/"+v)
 			data[5] ^= 0x10 // inside the first data block, which starts at 0
 			rewrite(t, fs, "/db/"+v, data)
+		}},
+		// Only the filter, which the merge has no use for: Repair reads
+		// the records past it and keeps every key.
+		{name: "bit_flip_in_filter", keepsAll: true, reported: true, damage: func(t *testing.T, fs vfs.FS, v, _ string) {
+			data := readFile(t, fs, "/db/"+v)
+			p := tableProps(t, fs, "/db/"+v)
+			if p.FilterBytes == 0 {
+				t.Fatalf("%s has no filter", v)
+			}
+			data[p.DataBytes+p.FilterBytes/2] ^= 0x10 // the filter block follows the data blocks
+			rewrite(t, fs, "/db/"+v, data)
+			f, err := fs.Open("/db/" + v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sstable.Open(f, sstable.ReaderOptions{}); err == nil || !strings.Contains(err.Error(), "filter block") {
+				t.Fatalf("the flipped table opens with %v, want its filter block's damage", err)
+			}
 		}},
 		{name: "swapped", keepsAll: true, damage: func(t *testing.T, fs vfs.FS, v, p string) {
 			exchange(t, fs, v, p)
@@ -105,6 +124,12 @@ func TestDamagedTable(t *testing.T) {
 				rep := repairedTo(t, fs, want)
 				if lost, _ := fs.List("/db/lost"); tc.setAside && !slices.Contains(lost, victim) {
 					t.Errorf("lost/ holds %v, want %s set aside\n%v", lost, victim, rep)
+				}
+				if tc.reported {
+					i := slices.IndexFunc(rep.Files, func(f RepairedFile) bool { return f.Name == victim })
+					if i < 0 || rep.Files[i].Fate != FateMerged || !errors.Is(rep.Files[i].Err, ErrCorruption) {
+						t.Errorf("the report on %s: want it merged, its damage named\n%v", victim, rep)
+					}
 				}
 			})
 		}

@@ -65,13 +65,12 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 //     every table is of unknown standing and merged (the report counts
 //     them).
 //  2. Every other table is read through to the end, which checks the
-//     checksum of every block but one: the data and index blocks its
-//     records are read from, and the filter, range-deletion and
-//     range-filter blocks its Open reads; one that fails is set aside,
-//     whole (a damaged filter block alone costs the live DB the table's
-//     keys, which stay in lost/). The key-hash block, which only the
-//     tree-wide filter reads and which the new tables write afresh, is
-//     not read: a table damaged there alone is merged and removed.
+//     checksum of every block its records are read from: the data,
+//     index and range-deletion blocks. One that fails is set aside,
+//     whole. The filters and the key hashes are only what the new tables
+//     write afresh: a table damaged in its filter or range-filter block
+//     alone is read again without them, merged and removed, the damage
+//     in its report entry's Err; its key-hash block is not read.
 //  3. The WALs are replayed in number order, a batch at a time. The first
 //     that cannot be replayed to its end (damaged mid-file, or ended
 //     short while a newer WAL follows) keeps its batches before the

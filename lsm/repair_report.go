@@ -60,7 +60,9 @@ type Fate uint8
 
 const (
 	// FateMerged: every record went into the new tables; removed after
-	// the commit.
+	// the commit. Err, if set, is damage in a part the merge does not
+	// need: a table's filter or range filter, which the new tables write
+	// afresh.
 	FateMerged Fate = iota + 1
 	// FatePartlyMerged: a WAL whose batches up to its damage went into the
 	// new tables; copied into lost/, the original removed after the

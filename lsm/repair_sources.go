@@ -122,7 +122,7 @@ func (r *repairer) table(num uint64) error {
 	case r.trusted != nil && !r.trusted.live[num]:
 		return r.setAside(name, FateObsolete, nil, moveAside)
 	}
-	t, err := r.readTable(num, name)
+	t, filterErr, err := r.readTable(num, name)
 	if err != nil && !errors.Is(err, ErrCorruption) {
 		return fmt.Errorf("reading table %s: %w", name, err)
 	}
@@ -130,7 +130,7 @@ func (r *repairer) table(num uint64) error {
 		return r.setAside(name, FateDamaged, err, moveAside)
 	}
 	r.readers = append(r.readers, t)
-	r.merged(name)
+	r.merged(name, filterErr)
 	r.lastSeq = max(r.lastSeq, t.Properties().LargestSeq)
 	r.report.TablesKept++
 	r.report.TableEntries += t.Properties().NumEntries
@@ -144,19 +144,22 @@ func (r *repairer) table(num uint64) error {
 // index, filter and properties blocks, the iteration every data block;
 // the entry count must then match the properties. A table in the place of
 // a live one must hold one of the live tables (two swapped files are both
-// kept: a merge does not care about names).
-func (r *repairer) readTable(num uint64, name string) (*sstable.Reader, error) {
-	f, err := r.d.fs.Open(r.path(name))
-	if err != nil {
-		return nil, err
+// kept: a merge does not care about names). A table whose damage lies
+// only in its filters, which the merge does not read and the new tables
+// write afresh, is read without them: filterErr is that damage.
+func (r *repairer) readTable(num uint64, name string) (t *sstable.Reader, filterErr, err error) {
+	t, err = r.openTable(num, name, false)
+	if errors.Is(err, ErrCorruption) {
+		if unfiltered, err2 := r.openTable(num, name, true); err2 == nil {
+			t, filterErr, err = unfiltered, err, nil
+		}
 	}
-	t, err := sstable.Open(f, sstable.ReaderOptions{FileNum: num, Name: name})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if id := t.Properties().TableID; r.trusted != nil && len(r.trusted.ids) > 0 && !r.trusted.ids[id] {
 		t.Close()
-		return nil, fmt.Errorf("sstable %s holds table id %#x, which %s names for no table: a file from elsewhere: %w",
+		return nil, nil, fmt.Errorf("sstable %s holds table id %#x, which %s names for no table: a file from elsewhere: %w",
 			name, id, r.trusted.name, ErrCorruption)
 	}
 	it := t.NewIter(nil, nil)
@@ -170,9 +173,19 @@ func (r *repairer) readTable(num uint64, name string) (*sstable.Reader, error) {
 	}
 	if err != nil {
 		t.Close()
+		return nil, nil, err
+	}
+	return t, filterErr, nil
+}
+
+// openTable opens table num for reading through, without its filters
+// when skipFilters.
+func (r *repairer) openTable(num uint64, name string, skipFilters bool) (*sstable.Reader, error) {
+	f, err := r.d.fs.Open(r.path(name))
+	if err != nil {
 		return nil, err
 	}
-	return t, nil
+	return sstable.Open(f, sstable.ReaderOptions{FileNum: num, Name: name, SkipFilters: skipFilters})
 }
 
 // replayWALs replays the WALs in number order (step 3). Below a trusted
@@ -271,7 +284,7 @@ func (r *repairer) replayWAL(name string, num uint64, newest bool) (whole bool, 
 	}
 	switch {
 	case damage == nil:
-		r.merged(name)
+		r.merged(name, nil)
 		return true, nil
 	case batches > 0:
 		return false, r.setAside(name, FatePartlyMerged, damage, copyAside)
@@ -308,10 +321,11 @@ func checkBatchSeqs(batch []batchEntry, walLast base.SeqNum) error {
 }
 
 // merged records that every record of the table or WAL name is in the
-// merge: it is removed after the commit.
-func (r *repairer) merged(name string) {
+// merge: it is removed after the commit. damage, if not nil, is what was
+// wrong in a part of it the merge does not need (a table's filters).
+func (r *repairer) merged(name string, damage error) {
 	r.obsolete = append(r.obsolete, name)
-	r.report.Files = append(r.report.Files, RepairedFile{Name: name, Fate: FateMerged})
+	r.report.Files = append(r.report.Files, RepairedFile{Name: name, Fate: FateMerged, Err: damage})
 }
 
 // asideHow is how setAside puts a file into lost/.

@@ -176,6 +176,7 @@ func FuzzReader(f *testing.F) {
 			fixChecksums(data)
 		}
 		fuzzRead(t, data, ReaderOptions{FileNum: 1, Cache: cache.New(64 << 10), MetaBudget: NewMetaBudget(0, nil)})
+		fuzzRead(t, data, ReaderOptions{FileNum: 1, SkipFilters: true}) // as Repair reads a table
 		r, err := Open(&memFile{data: data}, ReaderOptions{FileNum: 1})
 		if err != nil {
 			if !errors.Is(err, base.ErrCorruption) {
@@ -200,8 +201,9 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
-// fuzzRead opens data with opts (the fuzz target's second way in: paged,
-// reading index partitions and filter pages on demand) and reads it all.
+// fuzzRead opens data with opts (the fuzz target's other ways in: paged,
+// reading index partitions and filter pages on demand, or without the
+// filters) and reads it all.
 func fuzzRead(t *testing.T, data []byte, opts ReaderOptions) {
 	r, err := Open(&memFile{data: data}, opts)
 	if err != nil {

@@ -46,10 +46,11 @@ func (w *Writer) writeRangeFilter() {
 
 // readRangeFilter reads and decodes the range-filter block the properties
 // name, after checking that it lies inside the file before the
-// properties block (invariant 3).
+// properties block (invariant 3); not at all under
+// ReaderOptions.SkipFilters.
 func (r *Reader) readRangeFilter() error {
 	h := r.props.rangeFilterBlock
-	if h == (handle{}) {
+	if h == (handle{}) || r.skipFilters {
 		return nil
 	}
 	if err := checkPropsHandle(h, r.props.FileSize, "range-filter"); err != nil {

@@ -29,6 +29,13 @@ type ReaderOptions struct {
 	// (the filter is still loaded and MayContainHash still answers). It
 	// exists to measure, on the same table, what the filter saves.
 	IgnoreFilter bool
+	// SkipFilters makes Open read neither the filter nor the range-filter
+	// block, so damage confined to them goes unseen and the Reader answers
+	// every filter question "maybe". It is for a reader that only iterates
+	// and rebuilds what the filters hold from the data (Repair, which has
+	// no Cache or MetaBudget), so that a damaged filter does not keep
+	// sound data from being read.
+	SkipFilters bool
 	// ExpectSize and ExpectTableID are what the manifest records of the
 	// table: its file size and Properties.TableID. Open fails with
 	// corruption when the file disagrees (another table's file, or a
@@ -67,6 +74,9 @@ type Reader struct {
 	useRanges bool
 	// useFilter is hasFilter unless ReaderOptions.IgnoreFilter.
 	useFilter bool
+	// skipFilters: ReaderOptions.SkipFilters; hasFilter is then false and
+	// ranges empty, whatever the table holds.
+	skipFilters bool
 	// indexPaged: the index partitions are read through the block cache,
 	// one at a time; otherwise ix.parts holds them, pinned. filterPaged:
 	// the same for the filter (pf), a page at a time, else filter holds
@@ -88,7 +98,7 @@ type Reader struct {
 // and a file that is not the table opts expects, wrap base.ErrCorruption
 // and name the file.
 func Open(f vfs.File, opts ReaderOptions) (*Reader, error) {
-	r := &Reader{f: f, cache: opts.Cache, fileNum: opts.FileNum, name: opts.Name, budget: opts.MetaBudget}
+	r := &Reader{f: f, cache: opts.Cache, fileNum: opts.FileNum, name: opts.Name, budget: opts.MetaBudget, skipFilters: opts.SkipFilters}
 	if r.name == "" {
 		r.name = TableFileName(opts.FileNum)
 	}
@@ -118,7 +128,7 @@ func Open(f vfs.File, opts ReaderOptions) (*Reader, error) {
 	if err := r.checkKeyHashes(); err != nil {
 		return fail(fmt.Errorf("sstable %s: %w", r.name, err))
 	}
-	r.useRanges = r.props.rangeFilterBlock != (handle{}) && !opts.IgnoreFilter
+	r.useRanges = r.props.rangeFilterBlock != (handle{}) && !opts.IgnoreFilter && !opts.SkipFilters
 	r.useFilter = r.hasFilter && !opts.IgnoreFilter
 	return r, nil
 }
@@ -148,7 +158,7 @@ func (r *Reader) open(size uint64) error {
 	if err := r.readProps(ft, fb, size); err != nil {
 		return err
 	}
-	r.hasFilter = ft.filter.length > 0
+	r.hasFilter = ft.filter.length > 0 && !r.skipFilters
 	if err := checkFilterLayout(ft, &r.props); err != nil {
 		return err
 	}
