@@ -44,8 +44,9 @@ import (
 // enter and leave do meanwhile is queued for it and replayed before the
 // swap.
 type treeFilter struct {
-	// hashes reads a table's key hashes (its key-hash block).
-	hashes func(f *manifest.FileMetadata) ([]uint64, error)
+	// hashes appends a table's key hashes (its key-hash block) to dst;
+	// on an error it returns dst as given.
+	hashes func(dst []uint64, f *manifest.FileMetadata) ([]uint64, error)
 	// payloadBits is what a build gives each slot; growth takes a bit a
 	// doubling, and a maplet grown below it is rebuilt. minQBits is the
 	// smallest table a build makes (tests make it tiny, so that growth and
@@ -146,7 +147,7 @@ const treeFilterLoad = 0.8
 // TreeWide was set): its level is always asked.
 var errNoKeyHashes = errors.New("lsm: table has no key-hash block")
 
-func newTreeFilter(hashes func(*manifest.FileMetadata) ([]uint64, error), payloadBits, minQBits uint) *treeFilter {
+func newTreeFilter(hashes func([]uint64, *manifest.FileMetadata) ([]uint64, error), payloadBits, minQBits uint) *treeFilter {
 	return &treeFilter{hashes: hashes, payloadBits: payloadBits, minQBits: minQBits, placed: make(map[placementKey]placement), shares: make(map[placementKey][]*treeShare)}
 }
 
@@ -569,7 +570,7 @@ func (t *treeFilter) needHashes(ps []manifest.Placement) []bool {
 
 // read returns f's key hashes, nil when they cannot be had.
 func (t *treeFilter) read(f *manifest.FileMetadata) []uint64 {
-	hs, err := t.hashes(f)
+	hs, err := t.hashes(nil, f)
 	if err != nil {
 		return nil
 	}
@@ -645,21 +646,26 @@ func (t *treeFilter) rebuild() {
 // runBuild reads the snapshot's hashes, builds the maplet, replays what
 // happened meanwhile, and swaps it in.
 func (t *treeFilter) runBuild(b *treeBuild, snapshot map[placementKey]*manifest.FileMetadata) {
-	var hashes []uint64
-	var runs []uint8
+	// A table holds at most a hash an entry: sized so, the lists never
+	// grow (growing them cost a third of a build).
+	var most uint64
+	for _, f := range snapshot {
+		most += f.NumEntries
+	}
+	hashes, runs := make([]uint64, 0, most), make([]uint8, 0, most)
 	var entries [NumLevels]float64
 	covered := make(map[placementKey]bool, len(snapshot))
 	for k, f := range snapshot {
-		hs := t.read(f)
-		if hs == nil {
+		n := len(hashes)
+		var err error
+		if hashes, err = t.hashes(hashes, f); err != nil {
 			continue
 		}
 		covered[k] = true
-		hashes = append(hashes, hs...)
-		for range hs {
+		for range hashes[n:] {
 			runs = append(runs, uint8(k.level))
 		}
-		entries[k.level] += float64(len(hs))
+		entries[k.level] += float64(len(hashes) - n)
 	}
 	m, err := t.newMaplet(hashes, runs, entries)
 	t.update.Lock()
@@ -794,20 +800,21 @@ func (d *DB) startTreeFilter() {
 	d.tree.start(d.vs.TrackPlacements())
 }
 
-// tableKeyHashes reads f's key-hash block through the table cache. A
+// tableKeyHashes appends f's key hashes, read from its key-hash block
+// through the table cache, to dst. A
 // block that cannot be read only leaves the table's level always asked,
 // so the error is logged, not returned to any caller of the DB: the read
 // that needs the table reports the damage.
-func (d *DB) tableKeyHashes(f *manifest.FileMetadata) ([]uint64, error) {
+func (d *DB) tableKeyHashes(dst []uint64, f *manifest.FileMetadata) ([]uint64, error) {
 	r, release, err := d.table(f)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
 	defer release()
 	if !r.HasKeyHashes() {
-		return nil, errNoKeyHashes
+		return dst, errNoKeyHashes
 	}
-	hs, err := r.AppendKeyHashes(nil)
+	hs, err := r.AppendKeyHashes(dst)
 	if err != nil {
 		d.opts.Logger.Warn("monban: the tree-wide filter cannot read a table's key hashes; its level is always asked", "table", f.FileNum, "err", err)
 	}

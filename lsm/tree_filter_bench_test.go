@@ -34,10 +34,10 @@ func BenchmarkTreeFilterGrowthWait(b *testing.B) {
 	for range b.N {
 		var keysMu sync.Mutex
 		keys := map[uint64][]uint64{}
-		hashes := func(f *manifest.FileMetadata) ([]uint64, error) {
+		hashes := func(dst []uint64, f *manifest.FileMetadata) ([]uint64, error) {
 			keysMu.Lock()
 			defer keysMu.Unlock()
-			return keys[f.FileNum], nil
+			return append(dst, keys[f.FileNum]...), nil
 		}
 		var ps []manifest.Placement
 		entries := 0

@@ -250,7 +250,7 @@ func TestTreeFilterSharesModel(t *testing.T) {
 	}
 	var keysMu sync.Mutex // builds read keys on their goroutines
 	keys := map[uint64][]int{}
-	hashes := func(f *manifest.FileMetadata) ([]uint64, error) {
+	hashes := func(dst []uint64, f *manifest.FileMetadata) ([]uint64, error) {
 		keysMu.Lock()
 		defer keysMu.Unlock()
 		var hs []uint64
@@ -258,7 +258,7 @@ func TestTreeFilterSharesModel(t *testing.T) {
 			hs = append(hs, hashOf(k))
 		}
 		slices.Sort(hs)
-		return slices.Compact(hs), nil
+		return append(dst, slices.Compact(hs)...), nil
 	}
 	// Updates applied three at a time, readers' lock let go between; and
 	// when a doubling or a build has its new maplet ready, no writer may
