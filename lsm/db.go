@@ -35,8 +35,10 @@ type DB struct {
 	// ended, done or stopped by Close (open_tables.go, step 3).
 	loaded chan struct{}
 	// tree is the tree-wide filter (tree_filter.go), nil unless
-	// Options.FilterScope is TreeWide.
-	tree *treeFilter
+	// Options.FilterScope is TreeWide; recentHashes the key-hash sets of
+	// the tables written last, which it files without reading them back.
+	tree         *treeFilter
+	recentHashes *recentKeyHashes
 
 	// rangeDelsPossible is false while no source of the DB can hold a range
 	// tombstone: none was written (apply) and none of the tables opened

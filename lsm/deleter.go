@@ -93,6 +93,9 @@ func (d *DB) deleteObsoleteTables() {
 	}
 	for _, f := range obsolete {
 		d.tables.Evict(f.FileNum)
+		if d.recentHashes != nil {
+			d.recentHashes.drop(f.FileNum)
+		}
 		if d.removeFile(manifest.KindTable, f.FileNum) {
 			d.opts.EventListener.TableDeleted(TableFileInfo{FileNum: f.FileNum, Size: f.Size, Level: -1})
 		}

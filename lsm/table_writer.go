@@ -60,6 +60,9 @@ func (t *tableWriter) finish(spans keyspan.Spans) (*manifest.FileMetadata, error
 	if err := t.d.fs.SyncDir(t.d.dir); err != nil {
 		return nil, err
 	}
+	if t.d.recentHashes != nil {
+		t.d.recentHashes.add(t.num, t.w.KeyHashes())
+	}
 	return tableMeta(t.num, props, spans), nil
 }
 

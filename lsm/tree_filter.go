@@ -796,16 +796,21 @@ func (d *DB) startTreeFilter() {
 	if d.opts.FilterScope != TreeWide {
 		return
 	}
+	d.recentHashes = newRecentKeyHashes()
 	d.tree = newTreeFilter(d.tableKeyHashes, treeFilterPayloadBits, treeFilterMinQBits)
 	d.tree.start(d.vs.TrackPlacements())
 }
 
-// tableKeyHashes appends f's key hashes, read from its key-hash block
-// through the table cache, to dst. A
+// tableKeyHashes appends f's key hashes to dst: those its writer handed
+// over, if they are still kept (recentKeyHashes), else read from its
+// key-hash block through the table cache. A
 // block that cannot be read only leaves the table's level always asked,
 // so the error is logged, not returned to any caller of the DB: the read
 // that needs the table reports the damage.
 func (d *DB) tableKeyHashes(dst []uint64, f *manifest.FileMetadata) ([]uint64, error) {
+	if dst, ok := d.recentHashes.appendTo(dst, f.FileNum); ok {
+		return dst, nil
+	}
 	r, release, err := d.table(f)
 	if err != nil {
 		return dst, err

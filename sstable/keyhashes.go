@@ -63,12 +63,13 @@ func (w *Writer) writeKeyHashes() {
 	}
 	enc := filter.AppendKeyHashes(nil, w.keyHashes)
 	// The count of distinct 40-bit values is the encoding's; decoding it
-	// into the hashes' memory also proves the block reads back.
-	set, err := filter.DecodeKeyHashes(enc, w.keyHashes[:0])
+	// also proves the block reads back, and gives KeyHashes the set.
+	set, err := filter.DecodeKeyHashes(enc, make([]uint64, 0, len(w.keyHashes)))
 	if err != nil {
 		w.err = fmt.Errorf("sstable: key-hash block: %w", err)
 		return
 	}
+	w.keyHashSet = set
 	p := &w.props
 	p.KeyHashes = uint64(len(set))
 	p.keyHashBlock = w.writeBlock(enc, false)
@@ -84,6 +85,12 @@ func (r *Reader) checkKeyHashes() error {
 	}
 	return checkPropsHandle(r.props.keyHashBlock, r.props.FileSize, "key-hash")
 }
+
+// KeyHashes returns, after a Finish that succeeded, the key-hash set the
+// table's key-hash block holds (as Reader.AppendKeyHashes would read it
+// back), nil without the block. The caller owns it: a tree-wide filter
+// files a table it just wrote without reading the block back.
+func (w *Writer) KeyHashes() []uint64 { return w.keyHashSet }
 
 // HasKeyHashes reports whether the table has a key-hash block: whether
 // it was written with WriterOptions.KeyHashes.

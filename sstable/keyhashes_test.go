@@ -58,6 +58,9 @@ func TestKeyHashesRoundTrip(t *testing.T) {
 		if p.KeyHashes != uint64(len(want)) || p.KeyHashBytes != p.keyHashBlock.length+blockTrailerLen || p.KeyHashBytes == 0 {
 			t.Fatalf("seed %d: properties count %d key hashes in %d bytes, want %d", seed, p.KeyHashes, p.KeyHashBytes, len(want))
 		}
+		if got := tw.KeyHashes(); !slices.Equal(got, want) {
+			t.Fatalf("seed %d: the writer hands over %d key hashes, want the %d of its block", seed, len(got), len(want))
+		}
 		deletedOnly += deletionOnlyKeys(es)
 		// What a careless writer might add: the range tombstones' bounds
 		// and the split's prefixes (none of them a point key here).

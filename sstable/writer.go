@@ -100,8 +100,9 @@ type Writer struct {
 	lastPrefix int
 	ranges     *filter.GrafiteBuilder // WriterOptions.RangeFilter; nil for none
 	// keyHashes are the filter.Hash of each distinct user key, in key
-	// order, under WriterOptions.KeyHashes.
-	keyHashes []uint64
+	// order, under WriterOptions.KeyHashes; keyHashSet is the key-hash
+	// set Finish wrote, for KeyHashes.
+	keyHashes, keyHashSet []uint64
 }
 
 // NewWriter starts a table on f, which the Writer owns from now on.
