@@ -109,8 +109,8 @@ func (d *DB) rotateMemtable() error {
 	reuse := d.takeRecycledWAL()
 	d.mu.Unlock()
 	// The next WAL exists before the old one is sealed, so that a failure
-	// to create it leaves the old one open for a later rotation to try
-	// again. Sealing syncs the old WAL and marks its end, so only the
+	// to create it leaves the old one whole: every write it acknowledged
+	// is still in it. Sealing syncs the old WAL and marks its end, so only the
 	// newest WAL holding records can have a torn tail after a crash
 	// (recovery relies on it), even in a recycled file, where the bytes
 	// after the seal are an older log's.
@@ -132,7 +132,11 @@ func (d *DB) rotateMemtable() error {
 		return d.mu.bgErr
 	}
 	if err != nil {
-		return err // the old WAL stays: a later rotation tries again
+		// A failed step of the write path is not retried (the README's
+		// "Errors stop writes"): the DB turns read-only, and a reopen
+		// finds every acknowledged write in the old WAL.
+		d.setBgErr(err)
+		return d.mu.bgErr
 	}
 	next := d.newMemtable(d.expectedEntries())
 	level, err := d.rs.Load().mem.Rotate(next)
