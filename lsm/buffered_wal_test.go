@@ -1,6 +1,7 @@
 package lsm
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -79,4 +80,39 @@ func TestProcessCrashKeepsAPrefix(t *testing.T) {
 			t.Logf("crash copies short of the last commit: %d", shortfalls)
 		})
 	}
+}
+
+// TestBufferedWALWriteFailureKeepsAPrefix: under BufferedWAL a background
+// write to the WAL that fails turns the DB read-only, and the commits it
+// held, acknowledged already, are lost as a crash would lose them: a
+// reopen holds the first k commits for some k, never a later one without
+// the earlier ones (Options.BufferedWAL, README "Durability").
+func TestBufferedWALWriteFailureKeepsAPrefix(t *testing.T) {
+	ff := vfs.NewFault(vfs.NewMem())
+	d := openMem(t, ff, &Options{BufferedWAL: true})
+	key := func(i int) string { return fmt.Sprintf("k%05d", i) }
+	ff.Inject(vfs.Fault{Op: vfs.OpWrite, Match: vfs.MatchBase("*.log"), Nth: 3})
+	acked := 0
+	for ; acked < 100000; acked++ {
+		if err := d.Put([]byte(key(acked)), []byte("v")); err != nil {
+			break
+		}
+	}
+	if acked == 100000 {
+		t.Fatal("no Put met the failed WAL write")
+	}
+	if bg := d.Stats().BackgroundError; bg == nil || !errors.Is(d.Put([]byte("after"), nil), bg) {
+		t.Fatalf("a failed WAL write left the DB writable: BackgroundError %v", bg)
+	}
+	d.Close()
+	ff.Heal()
+	d = openMem(t, ff, nil)
+	defer d.Close()
+	got := dbContents(t, d)
+	for i := range len(got) {
+		if _, ok := got[key(i)]; !ok {
+			t.Fatalf("after reopen: %d keys, but not the first %d commits: %s missing", len(got), len(got), key(i))
+		}
+	}
+	t.Logf("%d commits acknowledged, the first %d kept", acked, len(got))
 }

@@ -132,7 +132,10 @@ type Options struct {
 	// go on (wal.BufferedWriter; Pebble's default). A process crash then
 	// keeps a prefix of the commits (never a torn batch, never a later
 	// commit without the earlier ones) that can stop short of the last
-	// commits acknowledged. Close, a memtable rotation and Sync write
+	// commits acknowledged; so does a background write that fails, which
+	// turns the DB read-only (Stats.BackgroundError): the commits it held
+	// are in the memtable until Close, and not in the WAL a reopen
+	// replays. Close, a memtable rotation and Sync write
 	// everything out. With Sync, each commit still waits for its fsync and
 	// BufferedWAL changes nothing. Default false: an acknowledged commit
 	// has reached the OS.
