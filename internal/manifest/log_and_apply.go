@@ -107,11 +107,13 @@ func (vs *VersionSet) LogAndApply(e *VersionEdit) error {
 	// 3. Make it durable: appended to this manifest, or, past the size
 	// limit or first after Recover, as the snapshot that starts the next
 	// one.
-	if vs.manifest == nil || vs.manifest.Size() >= vs.maxManifestSize {
+	if vs.dueForRollover() {
 		err = vs.rollover(v, counters{logNum: e.LogNum, lastSeq: e.LastSeq, compactPointers: cps})
 	} else {
 		vs.buf = e.Encode(vs.buf[:0])
-		if _, err = vs.manifest.Append(vs.buf); err == nil {
+		_, err = vs.manifest.Append(vs.buf)
+		vs.trimBuf()
+		if err == nil {
 			err = vs.manifest.Sync()
 		}
 		if err != nil {
@@ -224,6 +226,30 @@ func (vs *VersionSet) snapshot(v *Version, c counters) *VersionEdit {
 	return e
 }
 
+// dueForRollover reports whether the next edit starts a new manifest:
+// the first after Recover, and then once the manifest has passed the size
+// limit and its edits have grown as long as its snapshot
+// (DefaultMaxManifestSize says why).
+func (vs *VersionSet) dueForRollover() bool {
+	if vs.manifest == nil || vs.maxManifestSize == 0 {
+		return true
+	}
+	size := vs.manifest.Size()
+	return size >= vs.maxManifestSize && size-vs.snapshotSize >= vs.snapshotSize
+}
+
+// maxKeptEncodeBuf bounds the encoding buffer LogAndApply keeps between
+// edits: the snapshot of a tree of huge keys (two of up to 8 MiB a table)
+// would otherwise hold its memory for as long as the DB is open.
+const maxKeptEncodeBuf = 1 << 20
+
+// trimBuf lets go of an encoding buffer grown past maxKeptEncodeBuf.
+func (vs *VersionSet) trimBuf() {
+	if cap(vs.buf) > maxKeptEncodeBuf {
+		vs.buf = nil
+	}
+}
+
 // rollover starts a new manifest holding a snapshot of v and switches
 // CURRENT to it. The order makes a crash at any step leave CURRENT naming
 // a complete manifest, old or new:
@@ -249,7 +275,9 @@ func (vs *VersionSet) rollover(v *Version, c counters) error {
 	renamed := false
 	err = func() error {
 		vs.buf = vs.snapshot(v, c).Encode(vs.buf[:0])
-		if _, err := w.Append(vs.buf); err != nil {
+		_, err := w.Append(vs.buf)
+		vs.trimBuf()
+		if err != nil {
 			return err
 		}
 		if err := w.Sync(); err != nil {
@@ -269,7 +297,7 @@ func (vs *VersionSet) rollover(v *Version, c counters) error {
 		return fmt.Errorf("manifest: rolling over to %s: %w", name, err)
 	}
 	oldNum, old := vs.ManifestFileNum(), vs.manifest
-	vs.manifest = w
+	vs.manifest, vs.snapshotSize = w, w.Size()
 	vs.manifestNum.Store(num)
 	if old != nil {
 		// The old manifest is no longer named by CURRENT: failing to close

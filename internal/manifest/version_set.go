@@ -24,7 +24,11 @@ var ErrInvalidEdit = errors.New("manifest: invalid version edit")
 // DefaultMaxManifestSize is the manifest length past which LogAndApply
 // rolls over to a new manifest that starts with a snapshot. A snapshot of
 // 10,000 tables with 32-byte keys is about 1 MiB, so at 4 MiB a rollover
-// happens at most every few thousand edits and recovery reads little.
+// happens at most every few thousand edits and recovery reads little. A
+// manifest also waits until the edits after its snapshot are as long as
+// the snapshot: a tree whose snapshot outgrows the limit (tables by the
+// tens of thousands, or long keys) would otherwise write all of it again
+// at every edit, a cost that grows with the square of the tables.
 const DefaultMaxManifestSize = 4 << 20
 
 // VersionSet owns the current Version, the manifest it is logged to, and
@@ -43,6 +47,7 @@ type VersionSet struct {
 	// Writer state, owned by the serialized LogAndApply / Close callers.
 	maxManifestSize int64
 	manifest        *wal.Writer
+	snapshotSize    int64 // of the snapshot that starts manifest
 	buf             []byte
 	err             error // sticky: the manifest's tail is unknown after a failed write
 	droppedBytes    int64
@@ -154,7 +159,8 @@ func (vs *VersionSet) CompactPointer(level int) base.InternalKey {
 }
 
 // SetMaxManifestSize changes the rollover threshold (DefaultMaxManifestSize
-// otherwise). Serialized with LogAndApply like every writer-side call.
+// otherwise); 0 rolls over at every edit. Serialized with LogAndApply like
+// every writer-side call.
 func (vs *VersionSet) SetMaxManifestSize(n int64) { vs.maxManifestSize = n }
 
 // LiveFiles returns the numbers of the tables held by any live Version:
