@@ -17,11 +17,13 @@ import (
 type tableDamage struct {
 	name   string
 	damage func(t *testing.T, fs vfs.FS, victim, partner string)
-	// setAside: Repair must move the victim into lost/ (it does not
+	// setAside: Repair must put the victim into lost/ (it does not
 	// verify). keepsAll: every record of every table is intact, so Repair
 	// must bring back every key. reported: the damage is in a part Repair
 	// need not read, and its report names it on the merged victim.
-	setAside, keepsAll, reported bool
+	// salvaged: the damage is in data blocks, and Repair merges the
+	// victim's other blocks.
+	setAside, keepsAll, reported, salvaged bool
 }
 
 // TestDamagedTable damages a table the manifest names — an L6 table that
@@ -58,7 +60,7 @@ func TestDamagedTable(t *testing.T) {
 			data := readFile(t, fs, "/db/"+v)
 			rewrite(t, fs, "/db/"+v, data[:len(data)/2])
 		}},
-		{name: "bit_flip_in_data_block", setAside: true, damage: func(t *testing.T, fs vfs.FS, v, _ string) {
+		{name: "bit_flip_in_data_block", setAside: true, salvaged: true, damage: func(t *testing.T, fs vfs.FS, v, _ string) {
 			data := readFile(t, fs, "/db/"+v)
 			data[5] ^= 0x10 // inside the first data block, which starts at 0
 			rewrite(t, fs, "/db/"+v, data)
@@ -118,6 +120,8 @@ func TestDamagedTable(t *testing.T) {
 				switch tables := filesOf(t, fs, "/db", manifest.KindTable); {
 				case tc.keepsAll:
 					want = full
+				case tc.salvaged:
+					want = survivorsModel(t, fs, tables, full)
 				default:
 					want = survivorsModel(t, fs, slices.DeleteFunc(tables, func(n string) bool { return n == victim }), full)
 				}

@@ -66,11 +66,15 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 //     them).
 //  2. Every other table is read through to the end, which checks the
 //     checksum of every block its records are read from: the data,
-//     index and range-deletion blocks. One that fails is set aside,
-//     whole. The filters and the key hashes are only what the new tables
-//     write afresh: a table damaged in its filter or range-filter block
-//     alone is read again without them, merged and removed, the damage
-//     in its report entry's Err; its key-hash block is not read.
+//     index and range-deletion blocks. A data block that fails is
+//     stepped over: the table's other blocks are merged, and the table
+//     is copied into lost/ (FatePartlyMerged, the blocks lost in Err).
+//     A table whose index, range deletions or properties fail, or none
+//     of whose data blocks verifies, is set aside whole. The filters and
+//     the key hashes are only what the new tables write afresh: a table
+//     damaged in its filter or range-filter block alone is read again
+//     without them, merged and removed, the damage in its report entry's
+//     Err; its key-hash block is not read.
 //  3. The WALs are replayed in number order, a batch at a time. The first
 //     that cannot be replayed to its end (damaged mid-file, or ended
 //     short while a newer WAL follows) keeps its batches before the
@@ -101,8 +105,9 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 // sequence numbers entry by entry, so it is right for any set of tables;
 // it costs a rewrite of the whole DB, which a repair can afford.
 //
-// Caveat: what a damaged file held is gone, tombstones too: a key deleted
-// by a tombstone in a table set aside can come back with an older value
+// Caveat: what a damaged block or file held is gone, tombstones too: a key
+// deleted by a tombstone in a block or table set aside can come back with
+// an older value
 // from a table that survived; and with no manifest trusted, so can a key
 // whose tombstone a compaction had dropped when a crash left that
 // compaction's inputs behind. Every table found is open at once for the

@@ -64,8 +64,9 @@ const (
 	// need: a table's filter or range filter, which the new tables write
 	// afresh.
 	FateMerged Fate = iota + 1
-	// FatePartlyMerged: a WAL whose batches up to its damage went into the
-	// new tables; copied into lost/, the original removed after the
+	// FatePartlyMerged: a WAL whose batches up to its damage, or a table
+	// whose data blocks but the damaged ones (Err says which), went into
+	// the new tables; copied into lost/, the original removed after the
 	// commit.
 	FatePartlyMerged
 	// FateDamaged: does not verify (Err says where); moved into lost/,
@@ -94,7 +95,7 @@ func (f Fate) String() string {
 	case FateMerged:
 		return "merged, removed"
 	case FatePartlyMerged:
-		return "merged up to its damage, set aside"
+		return "merged but for its damage, set aside"
 	case FateDamaged:
 		return "damaged, set aside"
 	case FateObsolete:

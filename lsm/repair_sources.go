@@ -122,7 +122,7 @@ func (r *repairer) table(num uint64) error {
 	case r.trusted != nil && !r.trusted.live[num]:
 		return r.setAside(name, FateObsolete, nil, moveAside)
 	}
-	t, filterErr, err := r.readTable(num, name)
+	t, damage, partly, err := r.readTable(num, name)
 	if err != nil && !errors.Is(err, ErrCorruption) {
 		return fmt.Errorf("reading table %s: %w", name, err)
 	}
@@ -130,7 +130,13 @@ func (r *repairer) table(num uint64) error {
 		return r.setAside(name, FateDamaged, err, moveAside)
 	}
 	r.readers = append(r.readers, t)
-	r.merged(name, filterErr)
+	if partly {
+		if err := r.setAside(name, FatePartlyMerged, damage, copyAside); err != nil {
+			return err
+		}
+	} else {
+		r.merged(name, damage)
+	}
 	r.lastSeq = max(r.lastSeq, t.Properties().LargestSeq)
 	r.report.TablesKept++
 	r.report.TableEntries += t.Properties().NumEntries
@@ -144,38 +150,54 @@ func (r *repairer) table(num uint64) error {
 // index, filter and properties blocks, the iteration every data block;
 // the entry count must then match the properties. A table in the place of
 // a live one must hold one of the live tables (two swapped files are both
-// kept: a merge does not care about names). A table whose damage lies
-// only in its filters, which the merge does not read and the new tables
-// write afresh, is read without them: filterErr is that damage.
-func (r *repairer) readTable(num uint64, name string) (t *sstable.Reader, filterErr, err error) {
+// kept: a merge does not care about names).
+//
+// What only damages a part of the table keeps the rest: a table damaged
+// in its filters alone, which the merge does not read and the new tables
+// write afresh, is read without them; data blocks that fail their checks
+// are stepped over (sstable.Reader.NewSalvageIter, as rebuild reads the
+// table too), and the table is partly merged. damage says what was
+// stepped over, partly whether entries were lost with it. A table none of
+// whose data blocks verifies is damaged whole.
+func (r *repairer) readTable(num uint64, name string) (t *sstable.Reader, damage error, partly bool, err error) {
 	t, err = r.openTable(num, name, false)
 	if errors.Is(err, ErrCorruption) {
 		if unfiltered, err2 := r.openTable(num, name, true); err2 == nil {
-			t, filterErr, err = unfiltered, err, nil
+			t, damage, err = unfiltered, err, nil
 		}
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	if id := t.Properties().TableID; r.trusted != nil && len(r.trusted.ids) > 0 && !r.trusted.ids[id] {
 		t.Close()
-		return nil, nil, fmt.Errorf("sstable %s holds table id %#x, which %s names for no table: a file from elsewhere: %w",
+		return nil, nil, false, fmt.Errorf("sstable %s holds table id %#x, which %s names for no table: a file from elsewhere: %w",
 			name, id, r.trusted.name, ErrCorruption)
 	}
-	it := t.NewIter(nil, nil)
+	it := t.NewSalvageIter()
 	var n uint64
 	for ok := it.First(); ok; ok = it.Next() {
 		n++
 	}
+	lost := it.Lost()
 	err = it.Close()
-	if want := t.Properties().NumEntries; err == nil && n != want {
-		err = fmt.Errorf("sstable %s: %d entries, properties say %d: %w", name, n, want, ErrCorruption)
+	p := t.Properties()
+	switch {
+	case err != nil:
+	case len(lost) > 0 && n == 0:
+		err = fmt.Errorf("sstable %s: none of its %d data blocks verifies: %w", name, p.NumDataBlocks, errors.Join(lost...))
+	case len(lost) > 0:
+		partly = true
+		damage = errors.Join(damage, fmt.Errorf("sstable %s: %d of its %d data blocks damaged, their entries lost (%d of %d kept): %w",
+			name, len(lost), p.NumDataBlocks, n, p.NumEntries, errors.Join(lost...)))
+	case n != p.NumEntries:
+		err = fmt.Errorf("sstable %s: %d entries, properties say %d: %w", name, n, p.NumEntries, ErrCorruption)
 	}
 	if err != nil {
 		t.Close()
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	return t, filterErr, nil
+	return t, damage, partly, nil
 }
 
 // openTable opens table num for reading through, without its filters

@@ -2,6 +2,7 @@ package sstable
 
 import (
 	"bytes"
+	"errors"
 
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/cache"
@@ -31,6 +32,11 @@ type Iter struct {
 	valid        bool
 	err          error
 	closed       bool
+	// salvage: First and Next step over a data block that fails its
+	// checks, appending the error to lost, instead of stopping
+	// (NewSalvageIter).
+	salvage bool
+	lost    []error
 }
 
 var _ base.InternalIterator = (*Iter)(nil)
@@ -41,6 +47,34 @@ func (r *Reader) NewIter(lower, upper []byte) *Iter {
 	it := new(Iter)
 	it.Init(r, lower, upper)
 	return it
+}
+
+// NewSalvageIter returns an unbounded iterator whose First and Next step
+// over a data block that fails its checks (damage: an error wrapping
+// base.ErrCorruption) to the next one, where NewIter's would stop; Lost
+// lists what it stepped over. Every entry it yields comes from a block
+// that verified, in order. It is how Repair keeps the sound blocks of a
+// damaged table rather than none. Any other error (the disk's) stops it
+// as it stops any Iter; so does damage met moving backwards or seeking.
+func (r *Reader) NewSalvageIter() *Iter {
+	it := r.NewIter(nil, nil)
+	it.salvage = true
+	return it
+}
+
+// Lost returns the errors of the data blocks a salvage iterator stepped
+// over, in table order.
+func (it *Iter) Lost() []error { return it.lost }
+
+// stepOver takes the iterator's error as damage stepped over, if it
+// salvages and the error is damage, and reports whether it did.
+func (it *Iter) stepOver() bool {
+	if !it.salvage || !errors.Is(it.err, base.ErrCorruption) {
+		return false
+	}
+	it.lost = append(it.lost, it.err)
+	it.err = nil
+	return true
 }
 
 // Init makes it the iterator NewIter(lower, upper) would return, reusing
@@ -59,6 +93,7 @@ var maxTrailer = base.SeekKey(nil, MaxSeqNum).Trailer
 // loadBlock positions blk on data block i (unpositioned), releasing the
 // block it was on.
 func (it *Iter) loadBlock(i int) bool {
+	it.idx = i // also on failure: the block its error is about
 	it.blk.reset()
 	it.block.Release()
 	it.block = cache.Handle{}
@@ -76,7 +111,6 @@ func (it *Iter) loadBlock(i int) bool {
 	if err != nil {
 		return it.fail(err)
 	}
-	it.idx = i
 	return true
 }
 
@@ -191,13 +225,13 @@ func (it *Iter) First() bool {
 		return false
 	}
 	if !it.loadBlock(0) {
-		return false
+		return it.stepOver() && it.nextBlock()
 	}
 	ok := it.blk.first()
-	if !ok && it.blk.err == nil {
+	if !ok && it.blk.err == nil || !it.settle(ok, +1) && it.stepOver() {
 		return it.nextBlock()
 	}
-	return it.settle(ok, +1)
+	return it.valid
 }
 
 // Last moves to the last entry < upper.
@@ -232,7 +266,9 @@ func (it *Iter) Next() bool {
 		return false
 	}
 	if ok := it.blk.next(); ok || it.blk.err != nil {
-		return it.settle(ok, +1)
+		if it.settle(ok, +1) || !it.stepOver() {
+			return it.valid
+		}
 	}
 	return it.nextBlock()
 }
@@ -248,10 +284,15 @@ func (it *Iter) nextBlock() bool {
 			return false
 		}
 		if !it.loadBlock(it.idx + 1) {
+			if it.stepOver() {
+				continue
+			}
 			return false
 		}
 		if ok := it.blk.first(); ok || it.blk.err != nil {
-			return it.settle(ok, +1)
+			if it.settle(ok, +1) || !it.stepOver() {
+				return it.valid
+			}
 		}
 	}
 }
