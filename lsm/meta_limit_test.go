@@ -9,18 +9,21 @@ import (
 )
 
 // TestPinnedMetaLimit: with no room to pin, every table reads its index
-// and filter paged through the block cache, and Get, MultiGet, Delete and
-// iterators give the answers a pinned DB gives; with room for everything,
-// nothing is paged. Stats say which.
+// and filter paged through the block cache (or, without one, from the
+// file at every use: the limit holds all the same), and Get, MultiGet,
+// Delete and iterators give the answers a pinned DB gives; with room for
+// everything, nothing is paged. Stats say which.
 func TestPinnedMetaLimit(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		limit     int64
+		cache     int64
 		wantPaged bool
-	}{{"none-pinned", -1, true}, {"all-pinned", 0, false}, {"room-for-all", 1 << 30, false}} {
+	}{{"none-pinned", -1, 64 << 10, true}, {"none-pinned-no-cache", -1, -1, true},
+		{"all-pinned", 0, 64 << 10, false}, {"room-for-all", 1 << 30, 64 << 10, false}} {
 		t.Run(c.name, func(t *testing.T) {
 			d := openMem(t, vfs.NewMem(), &Options{MemtableSize: 16 << 10, BlockSize: 256, TargetFileSize: 8 << 10,
-				BlockCacheSize: 64 << 10, PinnedMetaLimit: c.limit})
+				BlockCacheSize: c.cache, PinnedMetaLimit: c.limit})
 			defer d.Close()
 			model := putEvenKeys(t, d, 3000)
 			for i := 0; i < 3000; i += 7 {

@@ -73,7 +73,9 @@ type Options struct {
 	Compression Compression
 
 	// BlockCacheSize is the byte capacity of the block cache shared by all
-	// tables. Default 8 MiB; negative disables the cache.
+	// tables. Default 8 MiB; negative disables the cache: every data block,
+	// and every index partition and filter page of a table PinnedMetaLimit
+	// leaves paged, is then read from the file at each use.
 	BlockCacheSize int64
 
 	// MaxOpenFiles bounds the number of SSTables kept open, each with its
@@ -102,7 +104,8 @@ type Options struct {
 	// byte). One that does not is read paged: its index a 4 KiB partition
 	// at a time and its filter a 4 KiB page at a time, through the block
 	// cache, where they outrank data blocks in up to half of it
-	// (Stats.MetaPagedTables); a last-level table that cannot pin both
+	// (Stats.MetaPagedTables), or from the file at every use when
+	// BlockCacheSize disables the cache; a last-level table that cannot pin both
 	// pins its index alone if that fits and pages only its filter
 	// (Stats.MetaPagedFilterTables). A Get of a paged table costs a block-cache
 	// lookup or a page read for its filter and for its index, where a

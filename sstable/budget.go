@@ -12,8 +12,9 @@ import (
 // for its life (the fastest path: no lookup touches the block cache for
 // them); one that does not reads them paged, a 4 KiB partition or filter
 // page at a time through the block cache, where they compete with data
-// blocks and may be evicted. A table of format version 1, or a Reader
-// without a block cache, always pins. A nil *MetaBudget pins everything.
+// blocks and may be evicted, or, for a Reader without a block cache, are
+// read from the file at every use. A table of format version 1 always
+// pins. A nil *MetaBudget pins everything.
 // Safe for concurrent use.
 //
 // Tables the budget's low func names (lsm: those of the last level) pin
@@ -151,7 +152,7 @@ type pinMode uint8
 
 const (
 	pinIfRoom       pinMode = iota
-	pinAlways               // a version 1 table, or no block cache to page through
+	pinAlways               // a version 1 table, which cannot be paged
 	pinNever                // adopting a paged Reader's meta (meta.go)
 	pinClaimed              // adopting a pinned Reader's meta, whose Buffers hold their bytes already
 	pinClaimedIndex         // adopting the meta of a Reader that pinned its index alone

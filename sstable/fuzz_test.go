@@ -176,7 +176,8 @@ func FuzzReader(f *testing.F) {
 			fixChecksums(data)
 		}
 		fuzzRead(t, data, ReaderOptions{FileNum: 1, Cache: cache.New(64 << 10), MetaBudget: NewMetaBudget(0, nil)})
-		fuzzRead(t, data, ReaderOptions{FileNum: 1, SkipFilters: true}) // as Repair reads a table
+		fuzzRead(t, data, ReaderOptions{FileNum: 1, MetaBudget: NewMetaBudget(0, nil)}) // paged, no cache
+		fuzzRead(t, data, ReaderOptions{FileNum: 1, SkipFilters: true})                 // as Repair reads a table
 		r, err := Open(&memFile{data: data}, ReaderOptions{FileNum: 1})
 		if err != nil {
 			if !errors.Is(err, base.ErrCorruption) {

@@ -41,15 +41,24 @@ func openPaged(t testing.TB, data []byte, c *Cache, b *MetaBudget) *Reader {
 // properties and the top-level index, a small fraction of what a pinned
 // Open reads; then each absent-key Get reads at most one filter page and
 // no data block (its filter says no), and a present key one partition and
-// one data block at most.
+// one data block at most; a scan reads every entry. So with a block
+// cache, and without one, where each page is read from the file whenever
+// it is needed: the budget holds without a cache too (it pinned every
+// table once).
 func TestPagedOpenReadsTheTopOnly(t *testing.T) {
+	for _, c := range []*Cache{cache.New(1 << 20), nil} {
+		t.Run(fmt.Sprintf("cache=%t", c != nil), func(t *testing.T) { testPagedOpen(t, c) })
+	}
+}
+
+func testPagedOpen(t *testing.T, c *Cache) {
 	es, data := pagedTable(t)
 	pinned := openPaged(t, data, cache.New(1<<20), nil)
 	full := pinned.Stats().OpenBytesRead
 	pinned.Close()
 
 	b := NewMetaBudget(0, nil)
-	r := openPaged(t, data, cache.New(1<<20), b)
+	r := openPaged(t, data, c, b)
 	defer r.Close()
 	if !r.Paged() || b.PagedTables() != 1 || b.Pinned() != 0 {
 		t.Fatalf("Paged %t, budget counts %d paged tables and %d pinned bytes", r.Paged(), b.PagedTables(), b.Pinned())
@@ -86,6 +95,17 @@ func TestPagedOpenReadsTheTopOnly(t *testing.T) {
 		if err != nil || !found || !bytes.Equal(v, e.value) {
 			t.Fatalf("Get(%s) = %q, %t, %v", e.key.UserKey, v, found, err)
 		}
+	}
+	it := r.NewIter(nil, nil)
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		if base.Compare(it.Key(), es[n].key) != 0 || !bytes.Equal(it.Value(), es[n].value) {
+			t.Fatalf("scan: entry %d is %s, want %s", n, it.Key(), es[n].key)
+		}
+		n++
+	}
+	if err := it.Close(); err != nil || n != len(es) {
+		t.Fatalf("scan: %d of %d entries, %v", n, len(es), err)
 	}
 }
 

@@ -170,11 +170,7 @@ func (r *Reader) open(size uint64) error {
 	if err := r.openTopIndex(ft); err != nil {
 		return err
 	}
-	mode := pinIfRoom
-	if r.cache.Capacity() == 0 {
-		mode = pinAlways // nothing to page through
-	}
-	r.claim = r.budget.admit(r.fileNum, ix, fl, mode)
+	r.claim = r.budget.admit(r.fileNum, ix, fl, pinIfRoom)
 	r.indexPaged, r.filterPaged = !r.claim.pinIndex, !r.claim.pinFilter
 	if r.claim.pinIndex {
 		if err := r.pinIndex(); err != nil {
