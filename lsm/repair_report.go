@@ -11,8 +11,9 @@ type RepairReport struct {
 	// TrustedManifest is the manifest Repair read to tell live files from
 	// obsolete ones (step 1 of RepairWith), "" if none could be trusted.
 	TrustedManifest string
-	// TablesKept counts the tables that verified and were merged,
-	// TableEntries the entries they held, UnknownStanding those merged
+	// TablesKept counts the tables that verified, whole or in part
+	// (FatePartlyMerged), and were merged, TableEntries the entries read
+	// from them, UnknownStanding those merged
 	// without a trusted manifest to vouch that a newer tree had not
 	// dropped them: all of them when TrustedManifest is "". A key deleted
 	// by a compaction that left its inputs behind can come back from one.

@@ -122,24 +122,24 @@ func (r *repairer) table(num uint64) error {
 	case r.trusted != nil && !r.trusted.live[num]:
 		return r.setAside(name, FateObsolete, nil, moveAside)
 	}
-	t, damage, partly, err := r.readTable(num, name)
+	tr, err := r.readTable(num, name)
 	if err != nil && !errors.Is(err, ErrCorruption) {
 		return fmt.Errorf("reading table %s: %w", name, err)
 	}
 	if err != nil {
 		return r.setAside(name, FateDamaged, err, moveAside)
 	}
-	r.readers = append(r.readers, t)
-	if partly {
-		if err := r.setAside(name, FatePartlyMerged, damage, copyAside); err != nil {
+	r.readers = append(r.readers, tr.t)
+	if tr.partly {
+		if err := r.setAside(name, FatePartlyMerged, tr.damage, copyAside); err != nil {
 			return err
 		}
 	} else {
-		r.merged(name, damage)
+		r.merged(name, tr.damage)
 	}
-	r.lastSeq = max(r.lastSeq, t.Properties().LargestSeq)
+	r.lastSeq = max(r.lastSeq, tr.t.Properties().LargestSeq)
 	r.report.TablesKept++
-	r.report.TableEntries += t.Properties().NumEntries
+	r.report.TableEntries += tr.entries
 	if r.trusted == nil {
 		r.report.UnknownStanding++
 	}
@@ -157,21 +157,22 @@ func (r *repairer) table(num uint64) error {
 // write afresh, is read without them; data blocks that fail their checks
 // are stepped over (sstable.Reader.NewSalvageIter, as rebuild reads the
 // table too), and the table is partly merged. damage says what was
-// stepped over, partly whether entries were lost with it. A table none of
-// whose data blocks verifies is damaged whole.
-func (r *repairer) readTable(num uint64, name string) (t *sstable.Reader, damage error, partly bool, err error) {
-	t, err = r.openTable(num, name, false)
+// stepped over. A table none of whose data blocks verifies is damaged
+// whole.
+func (r *repairer) readTable(num uint64, name string) (tableRead, error) {
+	var tr tableRead
+	t, err := r.openTable(num, name, false)
 	if errors.Is(err, ErrCorruption) {
 		if unfiltered, err2 := r.openTable(num, name, true); err2 == nil {
-			t, damage, err = unfiltered, err, nil
+			t, tr.damage, err = unfiltered, err, nil
 		}
 	}
 	if err != nil {
-		return nil, nil, false, err
+		return tableRead{}, err
 	}
 	if id := t.Properties().TableID; r.trusted != nil && len(r.trusted.ids) > 0 && !r.trusted.ids[id] {
 		t.Close()
-		return nil, nil, false, fmt.Errorf("sstable %s holds table id %#x, which %s names for no table: a file from elsewhere: %w",
+		return tableRead{}, fmt.Errorf("sstable %s holds table id %#x, which %s names for no table: a file from elsewhere: %w",
 			name, id, r.trusted.name, ErrCorruption)
 	}
 	it := t.NewSalvageIter()
@@ -187,17 +188,28 @@ func (r *repairer) readTable(num uint64, name string) (t *sstable.Reader, damage
 	case len(lost) > 0 && n == 0:
 		err = fmt.Errorf("sstable %s: none of its %d data blocks verifies: %w", name, p.NumDataBlocks, errors.Join(lost...))
 	case len(lost) > 0:
-		partly = true
-		damage = errors.Join(damage, fmt.Errorf("sstable %s: %d of its %d data blocks damaged, their entries lost (%d of %d kept): %w",
+		tr.partly = true
+		tr.damage = errors.Join(tr.damage, fmt.Errorf("sstable %s: %d of its %d data blocks damaged, their entries lost (%d of %d kept): %w",
 			name, len(lost), p.NumDataBlocks, n, p.NumEntries, errors.Join(lost...)))
 	case n != p.NumEntries:
 		err = fmt.Errorf("sstable %s: %d entries, properties say %d: %w", name, n, p.NumEntries, ErrCorruption)
 	}
 	if err != nil {
 		t.Close()
-		return nil, nil, false, err
+		return tableRead{}, err
 	}
-	return t, damage, partly, nil
+	tr.t, tr.entries = t, n
+	return tr, nil
+}
+
+// tableRead is a table Repair read through: entries, the entries it
+// yielded; damage, what was wrong in parts it could do without; partly,
+// whether entries were lost with them.
+type tableRead struct {
+	t       *sstable.Reader
+	entries uint64
+	damage  error
+	partly  bool
 }
 
 // openTable opens table num for reading through, without its filters

@@ -156,8 +156,10 @@ func TestRepairDamagedDB(t *testing.T) {
 	data[5] ^= 0x10 // inside the first data block, which starts at 0
 	rewrite(t, fs, "/db/"+lostTable, data)
 	survivors := newest{}
+	var entries uint64
 	for _, name := range tables {
 		n := survivors.addTable(t, fs, "/db/"+name)
+		entries += n
 		if total := tableProps(t, fs, "/db/"+name).NumEntries; name == lostTable && (n == 0 || n == total) {
 			t.Fatalf("%s keeps %d of its %d entries: the test wants some lost, some kept", name, n, total)
 		}
@@ -198,6 +200,9 @@ func TestRepairDamagedDB(t *testing.T) {
 	if rep.TablesKept != len(tables) || rep.WALsReplayed != len(logs) || rep.WALBatches == 0 {
 		t.Fatalf("kept %d tables (want %d), replayed %d WALs with %d batches (want %d WALs, some batches)",
 			rep.TablesKept, len(tables), rep.WALsReplayed, rep.WALBatches, len(logs))
+	}
+	if rep.TableEntries != entries {
+		t.Fatalf("report says the tables kept held %d entries, they yield %d", rep.TableEntries, entries)
 	}
 	if rep.KeysRecovered != uint64(len(want)) {
 		t.Fatalf("report says %d keys recovered, want %d", rep.KeysRecovered, len(want))
