@@ -89,8 +89,9 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 //     made durable and CURRENT switched to it: the commit point. Files
 //     set aside before it are moved into lost/, or copied where the old
 //     state still needs them until then (CURRENT, the manifests, a WAL
-//     replayed in part), so a crash before the commit leaves the old
-//     CURRENT in force with everything it names.
+//     replayed in part, a table the trusted manifest names), so a crash
+//     before the commit leaves the old CURRENT in force with everything
+//     it names, and the next Repair trusts the same manifest.
 //  6. Only then are removed the tables and WALs every record of which is
 //     in the new tables, and the originals of what was copied into lost/.
 //

@@ -70,8 +70,10 @@ const (
 	// the new tables; copied into lost/, the original removed after the
 	// commit.
 	FatePartlyMerged
-	// FateDamaged: does not verify (Err says where); moved into lost/,
-	// nothing of it merged. For a manifest: copied, and not trusted.
+	// FateDamaged: does not verify (Err says where); moved into lost/
+	// (copied, the original removed after the commit, if the trusted
+	// manifest names it), nothing of it merged. For a manifest: copied,
+	// and not trusted.
 	FateDamaged
 	// FateObsolete: the trusted manifest shows a newer tree dropped it (a
 	// table no live version names, a WAL below the log number); moved
@@ -81,8 +83,9 @@ const (
 	// moved into lost/ unread, so the DB holds a prefix of the commits.
 	FateAfterDamage
 	// FateNotMonban: has a name monban uses but not monban's format
-	// (another program's file); moved into lost/, where the next Open
-	// cannot take it for one of its own and delete it.
+	// (another program's file, or a table cut short); moved into lost/
+	// (copied, as a damaged one, if the trusted manifest names it), where
+	// the next Open cannot take it for one of its own and delete it.
 	FateNotMonban
 	// FateSuperseded: CURRENT, CURRENT.tmp or a manifest that read, which
 	// the new manifest replaces; a copy is in lost/.

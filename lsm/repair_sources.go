@@ -118,7 +118,7 @@ func (r *repairer) table(num uint64) error {
 	case err != nil:
 		return fmt.Errorf("reading table %s: %w", name, err)
 	case !own:
-		return r.setAside(name, FateNotMonban, fmt.Errorf("no monban table footer: %w", ErrCorruption), moveAside)
+		return r.setAside(name, FateNotMonban, fmt.Errorf("no monban table footer: %w", ErrCorruption), r.tableAside(num))
 	case r.trusted != nil && !r.trusted.live[num]:
 		return r.setAside(name, FateObsolete, nil, moveAside)
 	}
@@ -127,7 +127,7 @@ func (r *repairer) table(num uint64) error {
 		return fmt.Errorf("reading table %s: %w", name, err)
 	}
 	if err != nil {
-		return r.setAside(name, FateDamaged, err, moveAside)
+		return r.setAside(name, FateDamaged, err, r.tableAside(num))
 	}
 	r.readers = append(r.readers, tr.t)
 	if tr.partly {
@@ -144,6 +144,19 @@ func (r *repairer) table(num uint64) error {
 		r.report.UnknownStanding++
 	}
 	return nil
+}
+
+// tableAside is how a table that cannot be merged goes into lost/: copied,
+// the original removed after the commit, if the trusted manifest names it,
+// else moved. A crash before the commit must leave that manifest agreeing
+// with the directory (step 1): were one of its tables gone, the next
+// Repair would distrust it and merge the WALs and tables it proves
+// obsolete, bringing back what they deleted.
+func (r *repairer) tableAside(num uint64) asideHow {
+	if r.trusted != nil && r.trusted.live[num] {
+		return copyAside
+	}
+	return moveAside
 }
 
 // readTable opens a table and iterates it whole. Open checks the footer,
