@@ -42,9 +42,13 @@ func CreateWith(fsys vfs.FS, dir string, e *VersionEdit) (*VersionSet, error) {
 	if err := fsys.SyncDir(filepath.Dir(dir)); err != nil {
 		return nil, fmt.Errorf("manifest: syncing the parent of %s: %w", dir, err)
 	}
-	if f, err := fsys.Open(vs.path(currentName)); err == nil {
+	switch f, err := fsys.Open(vs.path(currentName)); {
+	case err == nil:
 		f.Close()
 		return nil, fmt.Errorf("manifest: %s already holds a DB: %w", dir, fs.ErrExist)
+	case !errors.Is(err, fs.ErrNotExist):
+		// The disk's failure says nothing of whether CURRENT is there.
+		return nil, fmt.Errorf("manifest: looking for %s in %s: %w", currentName, dir, err)
 	}
 	vs.nextFileNum.Store(max(b.maxFileNum(), e.LogNum) + 1)
 	vs.logNum.Store(e.LogNum)

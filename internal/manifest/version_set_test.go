@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/monbandb/monban/internal/base"
@@ -328,6 +329,23 @@ func TestCreateRefusesExisting(t *testing.T) {
 	}
 	if _, err := Recover(vfs.NewMem(), testDir); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("Recover of nothing: %v, want fs.ErrNotExist", err)
+	}
+}
+
+// TestCreateStopsOnADiskError: a disk that fails the look for CURRENT
+// says nothing of whether a DB is there, so Create stops with that error
+// and writes nothing; it took the failure for "no CURRENT" and went on.
+func TestCreateStopsOnADiskError(t *testing.T) {
+	ff := vfs.NewFault(vfs.NewMem())
+	ff.Inject(vfs.Fault{Op: vfs.OpOpen, Match: vfs.MatchBase(currentName), Nth: 1, Err: syscall.EIO})
+	if vs, err := Create(ff, testDir); !errors.Is(err, syscall.EIO) {
+		if err == nil {
+			vs.Close()
+		}
+		t.Fatalf("Create when CURRENT cannot be looked for: %v, want EIO", err)
+	}
+	if names, _ := ff.List(testDir); len(names) != 0 {
+		t.Fatalf("Create that failed left %v", names)
 	}
 }
 
