@@ -26,13 +26,8 @@ func TestScanOverDamagedBlock(t *testing.T) {
 	orig := readFile(t, mem, path)
 	damaged, opened := 0, 0
 	for off := 0; off < len(orig); off += 7 {
-		fs := copyDB(t, mem)
-		data := append([]byte(nil), orig...)
-		data[off] ^= 0x20
-		rewrite(t, fs, path, data)
-		o := *opts
-		o.FS = fs
-		d, err := Open("/db", &o)
+		o := flippedCopy(t, mem, opts, path, orig, off)
+		d, err := Open("/db", o)
 		if err != nil {
 			if !errors.Is(err, ErrCorruption) {
 				t.Fatalf("byte %d flipped: Open: %v", off, err)
@@ -106,6 +101,19 @@ func twoVersionTable(t *testing.T) (mem *vfs.MemFS, opts *Options, want model, p
 	return mem, opts, want, "/db/" + tables[0]
 }
 
+// flippedCopy copies the DB in mem and flips a bit of byte off of the
+// file at path, whose bytes are orig; it returns opts on the copy.
+func flippedCopy(t *testing.T, mem *vfs.MemFS, opts *Options, path string, orig []byte, off int) *Options {
+	t.Helper()
+	fs := copyDB(t, mem)
+	data := append([]byte(nil), orig...)
+	data[off] ^= 0x20
+	rewrite(t, fs, path, data)
+	o := *opts
+	o.FS = fs
+	return &o
+}
+
 // TestRepairOverDamagedBlock flips a byte in turn at points all over the
 // table of twoVersionTable and repairs each copy. Repair never fails; the
 // repaired DB holds no key and no value that was never written; a key the
@@ -118,17 +126,12 @@ func TestRepairOverDamagedBlock(t *testing.T) {
 	orig := readFile(t, mem, path)
 	partly := 0
 	for off := 0; off < len(orig); off += 5 {
-		fs := copyDB(t, mem)
-		data := append([]byte(nil), orig...)
-		data[off] ^= 0x20
-		rewrite(t, fs, path, data)
-		o := *opts
-		o.FS = fs
-		rep, err := Repair("/db", &o)
+		o := flippedCopy(t, mem, opts, path, orig, off)
+		rep, err := Repair("/db", o)
 		if err != nil {
 			t.Fatalf("byte %d flipped: Repair: %v", off, err)
 		}
-		d, err := Open("/db", &o)
+		d, err := Open("/db", o)
 		if err != nil {
 			t.Fatalf("byte %d flipped: Open after Repair: %v\n%v", off, err, rep)
 		}

@@ -471,17 +471,24 @@ func TestRepairCrash(t *testing.T) {
 		if n < total-100 && n%stride != 0 {
 			continue
 		}
-		ffs := vfs.NewFault(mem.CrashClone())
-		ffs.FailFromNth(vfs.OpAny, n)
-		_, _ = Repair("/db", repairOpts(ffs))
-		crashed, err := ffs.Crash()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := repaired(crashed); !maps.Equal(got, want) {
+		if got := repaired(repairCrashedAt(t, mem, n)); !maps.Equal(got, want) {
 			t.Fatalf("disk died at operation %d of %d: after a second Repair:\n%s", n, total, diffModels(got, want))
 		}
 	}
+}
+
+// repairCrashedAt runs Repair on a crash clone of mem whose disk dies at
+// its nth operation, and returns what the machine crash leaves.
+func repairCrashedAt(t *testing.T, mem *vfs.MemFS, n int64) vfs.FS {
+	t.Helper()
+	ffs := vfs.NewFault(mem.CrashClone())
+	ffs.FailFromNth(vfs.OpAny, n)
+	_, _ = Repair("/db", repairOpts(ffs))
+	crashed, err := ffs.Crash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return crashed
 }
 
 // rewriteDurably is rewrite, synced: it survives the crashes a test makes.
@@ -566,14 +573,7 @@ func TestRepairCrashKeepsTheManifestTrusted(t *testing.T) {
 			repaired(counter)
 			total := counter.Count(vfs.OpAny)
 			for n := int64(1); n <= total; n++ {
-				ffs := vfs.NewFault(mem.CrashClone())
-				ffs.FailFromNth(vfs.OpAny, n)
-				_, _ = Repair("/db", repairOpts(ffs))
-				crashed, err := ffs.Crash()
-				if err != nil {
-					t.Fatal(err)
-				}
-				repaired(crashed)
+				repaired(repairCrashedAt(t, mem, n))
 			}
 		})
 	}
