@@ -214,6 +214,9 @@ func (d *DB) recover() error {
 	if err := checkWALEnds(logs, replays); err != nil {
 		return refuse(err)
 	}
+	if err := d.checkStrayTables(names, vs.LastSeq(), replays); err != nil {
+		return refuse(err)
+	}
 	d.mu.lastSeq = seq
 	d.visibleSeq.Store(uint64(seq))
 	if d.opts.ReadOnly {
@@ -252,6 +255,7 @@ func (d *DB) recover() error {
 
 // walReplay is what replayWAL found in a WAL.
 type walReplay struct {
+	first   base.SeqNum // the lowest sequence number replayed, 0 for none
 	last    base.SeqNum // the highest sequence number replayed
 	records bool        // it held at least one record
 	sealed  bool        // a rotation sealed it (wal.Reader.Sealed)
@@ -328,6 +332,9 @@ func (d *DB) replayWAL(num uint64, edit *manifest.VersionEdit) (walReplay, error
 		}
 		out.records = true
 		_, err = decodeBatch(rec, func(e batchEntry) error {
+			if out.first == 0 || e.Seq < out.first {
+				out.first = e.Seq
+			}
 			out.last = max(out.last, e.Seq)
 			return d.apply(mem, e)
 		})
@@ -376,8 +383,68 @@ func (d *DB) checkLiveFiles(names []string) ([]manifest.NewFile, error) {
 	return d.checkTables(v)
 }
 
+// checkStrayTables refuses a directory holding a table no live version
+// names (a stray, which Open goes on to delete) with an entry that
+// neither the manifest nor the WALs replayed account for. A stray is the
+// output of a flush or compaction that crashed before its edit: a
+// compaction's entries come from live tables, whose sequence numbers are
+// at most the manifest's last, and a flush's from a memtable whose WAL is
+// replayed. An entry numbered between the manifest's last sequence number
+// and the first the WALs hold is in no other file: the manifest lost the
+// edit that placed the table (a manifest cut after its first record
+// parses whole), and deleting the table would lose acknowledged writes.
+// A table that does not open is a write a crash cut short, and stays a
+// stray; one the disk fails to read stops Open.
+func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays []walReplay) error {
+	walFirst := base.SeqNum(0) // 0: no WAL holds a record
+	for _, r := range replays {
+		if r.first != 0 && (walFirst == 0 || r.first < walFirst) {
+			walFirst = r.first
+		}
+	}
+	unaccounted := func(s base.SeqNum) bool { return s > manifestSeq && (walFirst == 0 || s < walFirst) }
+	live := d.vs.LiveFiles()
+	for _, name := range names {
+		kind, num, ok := manifest.ParseFilename(name)
+		if !ok || kind != manifest.KindTable || live[num] {
+			continue
+		}
+		f, err := d.fs.Open(d.path(kind, num))
+		if err != nil {
+			return fmt.Errorf("monban: reading stray table %s: %w", name, err)
+		}
+		t, err := sstable.Open(f, sstable.ReaderOptions{FileNum: num, Name: name, SkipFilters: true})
+		if errors.Is(err, ErrCorruption) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("monban: reading stray table %s: %w", name, err)
+		}
+		p := t.Properties()
+		seq, found := base.SeqNum(0), false
+		if !(p.LargestSeq <= manifestSeq || walFirst != 0 && p.SmallestSeq >= walFirst) {
+			it := t.NewIter(nil, nil)
+			for ok := it.First(); ok && !found; ok = it.Next() {
+				seq, found = it.Key().Seq(), unaccounted(it.Key().Seq())
+			}
+			err = it.Close()
+		}
+		t.Close()
+		switch {
+		case err != nil:
+			return fmt.Errorf("monban: reading stray table %s, which no version of %s names: %w",
+				name, manifest.MakeFilename(manifest.KindManifest, d.vs.ManifestFileNum()), err)
+		case found:
+			return fmt.Errorf("monban: table %s is in no version of %s, yet holds sequence number %d, which neither it (up to %d) nor the WALs account for: the manifest lost edits: %w",
+				name, manifest.MakeFilename(manifest.KindManifest, d.vs.ManifestFileNum()), seq, manifestSeq, ErrCorruption)
+		}
+	}
+	return nil
+}
+
 // removeStrayTables deletes table files that no live version names:
-// outputs of a flush or compaction that crashed before its manifest edit.
+// outputs of a flush or compaction that crashed before its manifest edit
+// (checkStrayTables has shown that their entries are elsewhere).
 func (d *DB) removeStrayTables(names []string) {
 	live := d.vs.LiveFiles()
 	for _, name := range names {
