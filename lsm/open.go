@@ -260,24 +260,28 @@ type walReplay struct {
 	records bool        // it held at least one record
 	sealed  bool        // a rotation sealed it (wal.Reader.Sealed)
 	ended   bool        // it ends at its last record (wal.Reader.EndsCleanly)
+	legacy  bool        // it holds a legacy log's records, which no SEAL ends
 }
 
 // checkWALEnds checks how the WALs replayed so far end, given logs, all
 // of them in order. A rotation creates the next WAL, then seals the old
-// one (syncing it) before the next takes a commit, so a WAL may end torn
-// only if it is the newest, or the one before a newest that holds nothing
-// yet (a crash between the two steps). Any other that does not end at its
-// last record lost synced records: a torn tail there is damage.
+// one (syncing it) before the next takes a commit, so a WAL may end
+// unsealed, even torn, only if every WAL after it holds nothing and is
+// unsealed: it is the newest that took a commit, and those after it were
+// made by a rotation, or an Open, that a crash stopped before it sealed
+// one or committed to the other. Any other lost its end: cut, emptied or
+// zeroed, at a record boundary or not, its synced records are gone. A
+// legacy log (written before seals), which no rotation sealed, need only
+// end at its last record.
 func checkWALEnds(logs []uint64, replays []walReplay) error {
-	n := len(replays)
-	for i, r := range replays {
-		switch {
-		case r.ended, i == n-1:
-		case i == n-2 && !replays[n-1].records && !replays[n-1].sealed:
-		default:
-			return fmt.Errorf("monban: %s does not end at its last record (a torn or zeroed tail) but a newer WAL exists: %w",
+	idle := true // every WAL after i holds nothing and is unsealed
+	for i := len(replays) - 1; i >= 0; i-- {
+		r := replays[i]
+		if !idle && !r.sealed && !(r.legacy && r.ended) {
+			return fmt.Errorf("monban: %s ends without its seal (cut, emptied or zeroed) but a newer WAL took commits: %w",
 				manifest.MakeFilename(manifest.KindLog, logs[i]), ErrCorruption)
 		}
+		idle = idle && !r.records && !r.sealed
 	}
 	return nil
 }
@@ -350,7 +354,7 @@ func (d *DB) replayWAL(num uint64, edit *manifest.VersionEdit) (walReplay, error
 	if n := rd.DroppedBytes(); n > 0 {
 		d.opts.Logger.Info("monban: dropped a torn tail from the WAL", "file", name, "bytes", n)
 	}
-	out.sealed, out.ended = rd.Sealed(), rd.EndsCleanly()
+	out.sealed, out.ended, out.legacy = rd.Sealed(), rd.EndsCleanly(), out.records && rd.Legacy()
 	return out, flush()
 }
 

@@ -76,8 +76,8 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 //     without them, merged and removed, the damage in its report entry's
 //     Err; its key-hash block is not read.
 //  3. The WALs are replayed in number order, a batch at a time. The first
-//     that cannot be replayed to its end (damaged mid-file, or ended
-//     short while a newer WAL follows) keeps its batches before the
+//     that cannot be replayed to its end (damaged mid-file, or without
+//     its seal while a newer WAL holds commits) keeps its batches before the
 //     damage, is set aside, and every WAL after it is set aside unread:
 //     the repaired DB holds a prefix of the commits. The newest WAL's torn
 //     tail is dropped, and the WAL set aside too.

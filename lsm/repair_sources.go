@@ -250,6 +250,17 @@ func (r *repairer) replayWALs() error {
 		}
 		live = append(live, num)
 	}
+	// A rotation seals a WAL before the next one takes a commit: one that
+	// a WAL holding records follows must end at its seal (checkWALEnds).
+	idleAfter := make([]bool, len(live)) // no later WAL holds a record
+	for i, idle := len(live)-1, true; i >= 0; i-- {
+		idleAfter[i] = idle
+		holds, err := ownFile(r.d.fs, r.d.dir, manifest.MakeFilename(manifest.KindLog, live[i]))
+		if err != nil {
+			return err
+		}
+		idle = idle && !holds
+	}
 	var damaged string
 	for i, num := range live {
 		name := manifest.MakeFilename(manifest.KindLog, num)
@@ -259,7 +270,7 @@ func (r *repairer) replayWALs() error {
 			}
 			continue
 		}
-		whole, err := r.replayWAL(name, num, i == len(live)-1)
+		whole, err := r.replayWAL(name, num, idleAfter[i])
 		if err != nil {
 			return err
 		}
@@ -272,12 +283,14 @@ func (r *repairer) replayWALs() error {
 
 // replayWAL applies WAL name's batches to a memtable of its own, each
 // whole or not at all, as it was committed, and reports whether it read
-// to its end: no damage, and a tail that could only be a crash's (a torn
-// record in the newest WAL; an older one was synced before the next
-// began, so ends at its last record: wal.Reader.EndsCleanly). One that
-// did not is set aside: moved, if none of it was merged, copied otherwise,
-// so that a crash before the commit leaves it for the next Repair.
-func (r *repairer) replayWAL(name string, num uint64, newest bool) (whole bool, err error) {
+// to its end: no damage, and a tail that could only be a crash's. Only
+// the last WAL that took commits (last) may end torn; one before it was
+// sealed before the next took a commit (a legacy log, written before
+// seals, synced: it ends at its last record). One that did not read to
+// its end is set aside: moved, if none of it was merged, copied
+// otherwise, so that a crash before the commit leaves it for the next
+// Repair.
+func (r *repairer) replayWAL(name string, num uint64, last bool) (whole bool, err error) {
 	f, err := r.d.fs.Open(r.path(name))
 	if err != nil {
 		return false, fmt.Errorf("opening %s: %w", name, err)
@@ -326,8 +339,12 @@ func (r *repairer) replayWAL(name string, num uint64, newest bool) (whole bool, 
 		r.report.WALBatches++
 	}
 	r.report.WALTornBytes += rd.DroppedBytes()
-	if damage == nil && !(rd.EndsCleanly() || newest && rd.DroppedBytes() == 0) {
+	switch {
+	case damage != nil:
+	case last && !rd.EndsCleanly() && rd.DroppedBytes() > 0:
 		damage = fmt.Errorf("%d bytes after its last record (%d batches) do not hold one: %w", rd.DroppedBytes(), batches, ErrCorruption)
+	case !last && !rd.Sealed() && !(rd.Legacy() && rd.EndsCleanly()):
+		damage = fmt.Errorf("ends without its seal after %d batches (cut, emptied or zeroed), though a newer WAL took commits: %w", batches, ErrCorruption)
 	}
 	switch {
 	case damage == nil:

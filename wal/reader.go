@@ -220,12 +220,12 @@ func (r *Reader) Offset() int64 { return r.lastOff }
 // ended at its SEAL, or its bytes end at its last record, or go on past it
 // only in what a mapped Writer reserves: zeros, to a multiple of the
 // window size (a crash, or a machine crash after Close's unsynced cut,
-// leaves them). A log that a newer one follows must end so: it was sealed
-// or synced before the newer one was created, so any other tail is damage
-// — zeros included, since a file system can lose a synced file's last
-// pages as zeros. An unsealed recyclable log in a reused file ends
-// cleanly only where the older log's bytes happen to end with it: the
-// engine seals every log it leaves.
+// leaves them). A legacy log that a newer one follows must end so: it was
+// synced before the newer one was created, so any other tail is damage —
+// zeros included, since a file system can lose a synced file's last pages
+// as zeros. A recyclable log that a newer one follows must end at its
+// SEAL (the engine seals every log it leaves): ending cleanly is not
+// enough, since a cut at a record boundary ends cleanly too.
 func (r *Reader) EndsCleanly() bool {
 	return r.err == io.EOF && (r.sealed || r.size == r.lastEnd ||
 		r.dataEnd <= r.lastEnd && r.size%windowSize == 0)
@@ -234,6 +234,11 @@ func (r *Reader) EndsCleanly() bool {
 // Sealed reports, once Next has returned io.EOF, whether the log ended at
 // its SEAL (Writer.Seal): the Reader looked at nothing after it.
 func (r *Reader) Sealed() bool { return r.sealed }
+
+// Legacy reports whether the fragments read so far are a legacy log's
+// (NewWriter's), which no SEAL ends: false for a recyclable log, and for
+// one in which no fragment verified.
+func (r *Reader) Legacy() bool { return r.kinds == legacyKind }
 
 // DroppedBytes returns, once Next has returned io.EOF, how many bytes
 // followed the last record returned up to the log's last non-zero byte:
