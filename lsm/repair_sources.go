@@ -159,6 +159,18 @@ func (r *repairer) tableAside(num uint64) asideHow {
 	return moveAside
 }
 
+// walAside is how a WAL at or above the trusted manifest's log number
+// that cannot be merged whole goes into lost/: copied, the original
+// removed after the commit, while a manifest is trusted, since a crash
+// before the commit leaves that manifest in force, and Open needs the WAL
+// its log number names and replays every WAL after it. Moved otherwise.
+func (r *repairer) walAside() asideHow {
+	if r.trusted != nil {
+		return copyAside
+	}
+	return moveAside
+}
+
 // readTable opens a table and iterates it whole. Open checks the footer,
 // index, filter and properties blocks, the iteration every data block;
 // the entry count must then match the properties. A table in the place of
@@ -265,7 +277,7 @@ func (r *repairer) replayWALs() error {
 	for i, num := range live {
 		name := manifest.MakeFilename(manifest.KindLog, num)
 		if damaged != "" {
-			if err := r.setAside(name, FateAfterDamage, fmt.Errorf("after %s, which does not replay to its end", damaged), moveAside); err != nil {
+			if err := r.setAside(name, FateAfterDamage, fmt.Errorf("after %s, which does not replay to its end", damaged), r.walAside()); err != nil {
 				return err
 			}
 			continue
@@ -353,9 +365,9 @@ func (r *repairer) replayWAL(name string, num uint64, last bool) (whole bool, er
 	case batches > 0:
 		return false, r.setAside(name, FatePartlyMerged, damage, copyAside)
 	case rd.DroppedBytes() > 0:
-		return false, r.setAside(name, FateNotMonban, fmt.Errorf("no record verifies: another program's log, or torn whole: %w", damage), moveAside)
+		return false, r.setAside(name, FateNotMonban, fmt.Errorf("no record verifies: another program's log, or torn whole: %w", damage), r.walAside())
 	}
-	return false, r.setAside(name, FateDamaged, damage, moveAside)
+	return false, r.setAside(name, FateDamaged, damage, r.walAside())
 }
 
 // walHoldsRecord reports whether a record of monban's framing verifies
