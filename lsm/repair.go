@@ -90,9 +90,8 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 //     set aside before it are moved into lost/, or copied where the old
 //     state still needs them until then (CURRENT, the manifests, a WAL
 //     at or above the trusted manifest's log number, a table it names),
-//     so a crash
-//     before the commit leaves the old CURRENT in force with everything
-//     it names, and the next Repair trusts the same manifest.
+//     so a crash before the commit leaves the old CURRENT in force with
+//     everything it names, and the next Repair trusts the same manifest.
 //  6. Only then are removed the tables and WALs every record of which is
 //     in the new tables, and the originals of what was copied into lost/.
 //
