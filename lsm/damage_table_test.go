@@ -24,6 +24,8 @@ type tableDamage struct {
 	// salvaged: the damage is in data blocks, and Repair merges the
 	// victim's other blocks.
 	setAside, keepsAll, reported, salvaged bool
+	// fate, if set, is what the report must call the victim.
+	fate Fate
 }
 
 // TestDamagedTable damages a table the manifest names — an L6 table that
@@ -56,7 +58,7 @@ func TestDamagedTable(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{name: "truncated", setAside: true, damage: func(t *testing.T, fs vfs.FS, v, _ string) {
+		{name: "truncated", setAside: true, fate: FateDamaged, damage: func(t *testing.T, fs vfs.FS, v, _ string) {
 			data := readFile(t, fs, "/db/"+v)
 			rewrite(t, fs, "/db/"+v, data[:len(data)/2])
 		}},
@@ -128,6 +130,9 @@ func TestDamagedTable(t *testing.T) {
 				rep := repairedTo(t, fs, want)
 				if lost, _ := fs.List("/db/lost"); tc.setAside && !slices.Contains(lost, victim) {
 					t.Errorf("lost/ holds %v, want %s set aside\n%v", lost, victim, rep)
+				}
+				if i := slices.IndexFunc(rep.Files, func(f RepairedFile) bool { return f.Name == victim }); tc.fate != 0 && (i < 0 || rep.Files[i].Fate != tc.fate) {
+					t.Errorf("the report on %s: want %v\n%v", victim, tc.fate, rep)
 				}
 				if tc.reported {
 					i := slices.IndexFunc(rep.Files, func(f RepairedFile) bool { return f.Name == victim })

@@ -83,9 +83,9 @@ const (
 	// moved into lost/ unread, so the DB holds a prefix of the commits.
 	FateAfterDamage
 	// FateNotMonban: has a name monban uses but not monban's format
-	// (another program's file, or a table cut short); moved into lost/
-	// (copied, as a damaged one, if the trusted manifest names it), where
-	// the next Open cannot take it for one of its own and delete it.
+	// (another program's file; a table cut short that the trusted
+	// manifest names is FateDamaged); moved into lost/, where the next
+	// Open cannot take it for one of its own and delete it.
 	FateNotMonban
 	// FateSuperseded: CURRENT, CURRENT.tmp or a manifest that read, which
 	// the new manifest replaces; a copy is in lost/.

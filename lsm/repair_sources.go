@@ -117,8 +117,12 @@ func (r *repairer) table(num uint64) error {
 	switch {
 	case err != nil:
 		return fmt.Errorf("reading table %s: %w", name, err)
+	case !own && r.trusted != nil && r.trusted.live[num]:
+		// The manifest vouches that monban wrote a table here: one without
+		// its footer was cut short, or overwritten.
+		return r.setAside(name, FateDamaged, fmt.Errorf("no monban table footer (cut short?): %w", ErrCorruption), copyAside)
 	case !own:
-		return r.setAside(name, FateNotMonban, fmt.Errorf("no monban table footer: %w", ErrCorruption), r.tableAside(num))
+		return r.setAside(name, FateNotMonban, fmt.Errorf("no monban table footer: %w", ErrCorruption), moveAside)
 	case r.trusted != nil && !r.trusted.live[num]:
 		return r.setAside(name, FateObsolete, nil, moveAside)
 	}
