@@ -413,11 +413,7 @@ func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays [
 		if !ok || kind != manifest.KindTable || live[num] {
 			continue
 		}
-		f, err := d.fs.Open(d.path(kind, num))
-		if err != nil {
-			return fmt.Errorf("monban: reading stray table %s: %w", name, err)
-		}
-		t, err := sstable.Open(f, sstable.ReaderOptions{FileNum: num, Name: name, SkipFilters: true})
+		t, err := d.readTableFile(num, true)
 		if errors.Is(err, ErrCorruption) {
 			continue
 		}
@@ -444,6 +440,17 @@ func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays [
 		}
 	}
 	return nil
+}
+
+// readTableFile opens table num outside the table cache, for a reader
+// that reads it through once (Repair, the stray check), without its
+// filters when skipFilters.
+func (d *DB) readTableFile(num uint64, skipFilters bool) (*sstable.Reader, error) {
+	f, err := d.fs.Open(d.path(manifest.KindTable, num))
+	if err != nil {
+		return nil, err
+	}
+	return sstable.Open(f, sstable.ReaderOptions{FileNum: num, Name: manifest.MakeFilename(manifest.KindTable, num), SkipFilters: skipFilters})
 }
 
 // removeStrayTables deletes table files that no live version names:

@@ -190,9 +190,9 @@ func (r *repairer) walAside() asideHow {
 // whole.
 func (r *repairer) readTable(num uint64, name string) (tableRead, error) {
 	var tr tableRead
-	t, err := r.openTable(num, name, false)
+	t, err := r.d.readTableFile(num, false)
 	if errors.Is(err, ErrCorruption) {
-		if unfiltered, err2 := r.openTable(num, name, true); err2 == nil {
+		if unfiltered, err2 := r.d.readTableFile(num, true); err2 == nil {
 			t, tr.damage, err = unfiltered, err, nil
 		}
 	}
@@ -239,16 +239,6 @@ type tableRead struct {
 	entries uint64
 	damage  error
 	partly  bool
-}
-
-// openTable opens table num for reading through, without its filters
-// when skipFilters.
-func (r *repairer) openTable(num uint64, name string, skipFilters bool) (*sstable.Reader, error) {
-	f, err := r.d.fs.Open(r.path(name))
-	if err != nil {
-		return nil, err
-	}
-	return sstable.Open(f, sstable.ReaderOptions{FileNum: num, Name: name, SkipFilters: skipFilters})
 }
 
 // replayWALs replays the WALs in number order (step 3). Below a trusted

@@ -647,7 +647,7 @@ func (t *treeFilter) rebuild() {
 // happened meanwhile, and swaps it in.
 func (t *treeFilter) runBuild(b *treeBuild, snapshot map[placementKey]*manifest.FileMetadata) {
 	// A table holds at most a hash an entry: sized so, the lists never
-	// grow (growing them cost a third of a build).
+	// grow and are never copied.
 	var most uint64
 	for _, f := range snapshot {
 		most += f.NumEntries

@@ -9,8 +9,8 @@ import (
 // last, as their writers handed them over (sstable.Writer.KeyHashes), so
 // that the tree-wide filter files a new table (enter), pairs it as a
 // giver, and takes an L0 table out (leave) without reading back and
-// decoding a block it wrote moments before: at 3M keys those reads were
-// 5% of a fill's CPU, most of it for tables just written. The sets are
+// decoding a block it wrote moments before (docs/design.md, "The fill",
+// has what that saved). The sets are
 // what the blocks hold, so a set from here and one read from the table
 // are the same; a set is dropped when its table is deleted, or when
 // newer ones need its room.
