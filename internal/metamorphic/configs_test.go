@@ -56,6 +56,9 @@ var fixedConfigs = []config{
 	// Every table read paged: index partitions and filter pages through a
 	// small block cache that evicts them.
 	{name: "paged-meta", opts: lsm.Options{MemtableSize: 4 << 10, BlockSize: 64, BlockCacheSize: 16 << 10, PinnedMetaLimit: -1}},
+	// Paged without a block cache: every index partition and filter page
+	// read from the file at each use.
+	{name: "paged-no-cache", opts: lsm.Options{MemtableSize: 4 << 10, BlockSize: 64, BlockCacheSize: -1, PinnedMetaLimit: -1}},
 	// Room for a few tables' meta: some pinned, the rest paged.
 	{name: "meta-limit", opts: lsm.Options{MemtableSize: 4 << 10, BlockSize: 256, TargetFileSize: 2 << 10, PinnedMetaLimit: 4 << 10}},
 	{name: "four-compactions", opts: lsm.Options{
