@@ -465,8 +465,11 @@ func (d *DB) removeStrayTables(names []string) {
 	}
 }
 
-// Close waits for background work to stop, syncs and closes the WAL, and
-// releases the directory. Unflushed memtables are not lost: their WAL is
+// Close waits for background work to stop, seals and closes the WAL, and
+// releases the directory. The seal (docs/format.md, "Recyclable logs and
+// the seal") ends the log where its records end: a WAL written over a
+// recycled file still holds the older log's bytes past them, which a
+// reader could not otherwise tell from a record a crash tore. Unflushed memtables are not lost: their WAL is
 // replayed by the next Open. Operations after Close return ErrClosed.
 func (d *DB) Close() error {
 	d.mu.Lock()
@@ -489,7 +492,7 @@ func (d *DB) Close() error {
 	d.bg.Wait()
 	var errs []error
 	if d.mu.wal != nil {
-		errs = append(errs, d.mu.wal.Sync(), d.mu.wal.Close())
+		errs = append(errs, d.mu.wal.Seal(), d.mu.wal.Close())
 	}
 	for _, num := range d.mu.recycledWALs {
 		d.removeFile(manifest.KindLog, num) // obsolete, kept only to be reused

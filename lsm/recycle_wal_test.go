@@ -221,3 +221,38 @@ func TestWALReuseFailureFallsBack(t *testing.T) {
 		t.Fatalf("the DB holds %d keys, %d were written", len(got), len(m))
 	}
 }
+
+// TestRepairCallsAnUntouchedRecycledWALMonbans: Flush rotates onto a
+// recycled file, and Close follows before any commit, so the live WAL
+// holds none of its own records, only the older log's bytes it was written
+// over (FaultFS's files are no Mappers, so no mapped writer cuts them on
+// Close). Repair of that healthy directory must merge it as an empty log,
+// not set it aside as another program's file: Close seals the log.
+func TestRepairCallsAnUntouchedRecycledWALMonbans(t *testing.T) {
+	mem := vfs.NewMem()
+	var ev walEvents
+	d := openMem(t, vfs.NewFault(mem), &Options{MemtableSize: 16 << 10, EventListener: ev.listener()})
+	for i := range 3000 {
+		if err := d.Put(fmt.Appendf(nil, "k%05d", i%700), make([]byte, 60)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if last := ev.created[len(ev.created)-1]; last.RecycledFrom == 0 {
+		t.Fatalf("the live WAL %d was not recycled: the test needs one that was", last.FileNum)
+	}
+	rep, err := Repair("/db", &Options{FS: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Files {
+		if f.Fate != FateMerged && f.Fate != FateObsolete && f.Fate != FateSuperseded {
+			t.Errorf("%s: %v (%v); a cleanly closed DB holds no damaged file", f.Name, f.Fate, f.Err)
+		}
+	}
+}
