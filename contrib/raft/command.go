@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/monbandb/monban/lsm"
 )
 
 // Command kinds, the first byte of a command (doc.go, "Commands").
@@ -53,4 +55,18 @@ func decodeCommand(p []byte) (command, error) {
 		return command{}, fmt.Errorf("%w: kind %d", ErrBadCommand, c.kind)
 	}
 	return c, nil
+}
+
+// fits refuses a command whose key, with the FSM's prefix byte, or value
+// the engine cannot store. It must be an answer for the entry alone: an
+// oversized write would fail the whole lsm batch, and with it the entries
+// raft happened to batch beside it, which differ from replica to replica.
+func (c command) fits() error {
+	switch {
+	case 1+len(c.key) > lsm.MaxKeySize:
+		return fmt.Errorf("%w: a key of %d bytes (at most %d)", ErrBadCommand, len(c.key), lsm.MaxKeySize-1)
+	case len(c.value) > lsm.MaxValueSize:
+		return fmt.Errorf("%w: a value of %d bytes (at most %d)", ErrBadCommand, len(c.value), lsm.MaxValueSize)
+	}
+	return nil
 }

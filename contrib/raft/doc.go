@@ -145,7 +145,10 @@
 //	bytes    a put's value: the rest of the data (a delete has none)
 //
 // PutCommand and DeleteCommand build them. Anything else earns the entry
-// an ErrBadCommand response and changes nothing. Entries of other types
+// an ErrBadCommand response and changes nothing, as does a command the
+// state cannot hold: a key over lsm.MaxKeySize−1 bytes (the state prefixes
+// each key with a byte) or a value over lsm.MaxValueSize. The entries
+// applied with it in one batch apply all the same. Entries of other types
 // (configuration, barrier, no-op) advance the applied index only.
 //
 // # FSM directory

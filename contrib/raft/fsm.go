@@ -245,6 +245,9 @@ func (f *FSM) ApplyBatch(logs []*hraft.Log) []any {
 			continue
 		}
 		c, err := decodeCommand(l.Data)
+		if err == nil {
+			err = c.fits()
+		}
 		if err != nil {
 			resp[i] = err
 			continue
@@ -261,8 +264,10 @@ func (f *FSM) ApplyBatch(logs []*hraft.Log) []any {
 	}
 	f.batch.Put([]byte(appliedKey), binary.BigEndian.AppendUint64(nil, last))
 	if err := f.db.Write(&f.batch, lsm.NoSync); err != nil {
-		// The engine refuses every write after a failed one (a sticky
-		// error), so no later entry applies over the gap this leaves.
+		// Every command in the batch fits (command.fits), so the failure
+		// is the engine's, and it refuses every write after a failed one
+		// (a sticky error): no later entry applies over the gap this
+		// leaves.
 		return fill(resp, fmt.Errorf("monban raft: fsm: applying up to %d: %w", last, err))
 	}
 	f.applied.Store(last)

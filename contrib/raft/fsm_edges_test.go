@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	hraft "github.com/hashicorp/raft"
+	"github.com/monbandb/monban/lsm"
 	"github.com/monbandb/monban/vfs"
 )
 
@@ -101,4 +102,42 @@ func TestStoreRefusesIndexPastMax(t *testing.T) {
 	if err := s.GetLog(math.MaxUint64, &l); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestFSMRefusesWhatTheStateCannotHold: a command whose key or value the
+// engine cannot store (the key with the FSM's prefix byte) is a bad
+// command, answered for itself: the entries raft happens to batch with it
+// apply all the same, so a replica's state never depends on how raft cut
+// its log into batches.
+func TestFSMRefusesWhatTheStateCannotHold(t *testing.T) {
+	cmds := [][]byte{
+		PutCommand([]byte("a"), []byte("1")),
+		PutCommand(make([]byte, lsm.MaxKeySize), []byte("x")),
+		DeleteCommand(make([]byte, lsm.MaxKeySize)),
+		PutCommand([]byte("v"), make([]byte, lsm.MaxValueSize+1)),
+		PutCommand([]byte("b"), []byte("2")),
+	}
+	want := map[string]string{"a": "1", "b": "2"}
+	logs := make([]*hraft.Log, len(cmds))
+	for i, c := range cmds {
+		logs[i] = &hraft.Log{Index: uint64(i + 1), Term: 1, Type: hraft.LogCommand, Data: c}
+	}
+	check := func(f *FSM, how string, resp []any) {
+		t.Helper()
+		for i, r := range resp {
+			bad := i >= 1 && i <= 3
+			if err, _ := r.(error); bad != errors.Is(err, ErrBadCommand) || !bad && r != nil {
+				t.Errorf("%s: entry %d: response %v", how, i+1, r)
+			}
+		}
+		checkState(t, f, uint64(len(cmds)), want)
+	}
+	batched := openFSM(t, t.TempDir(), nil)
+	check(batched, "one batch", batched.ApplyBatch(logs))
+	single := openFSM(t, t.TempDir(), nil)
+	var resp []any
+	for _, l := range logs {
+		resp = append(resp, single.Apply(l))
+	}
+	check(single, "one at a time", resp)
 }
