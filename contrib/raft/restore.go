@@ -104,39 +104,37 @@ func (f *FSM) stage(dir string, r io.Reader) (*lsm.DB, uint64, error) {
 	return db, applied, nil
 }
 
-// CatchUp restores the newest snapshot of snapshots the state is behind,
-// if any: call it after OpenFSM and before raft.NewRaft when raft runs
+// CatchUp restores the newest snapshot of snapshots if the state is
+// behind it: call it after OpenFSM and before raft.NewRaft when raft runs
 // with NoSnapshotRestoreOnStart. raft keeps a snapshot a leader sends (its
 // sink closed, synced) before it calls Restore, so a crash between the
 // two leaves the state behind a snapshot raft then starts from, replaying
 // only the entries after it: those before would be missing for good.
-// Snapshots are tried newest first, as raft does at start; one that fails
-// to open or restore is passed over for the next. On success the applied
-// index is at least the snapshot's: the entries between its last command
-// and its index (no-ops, barriers) changed nothing.
+// Only the newest counts: under NoSnapshotRestoreOnStart raft takes its
+// index as applied without opening it, so an older one restored in its
+// place would leave the entries between the two unapplied. If it fails to
+// open or restore, CatchUp returns the error with the state as it was;
+// the node must not start until the snapshot is fixed or removed. On
+// success the applied index is at least the snapshot's: the entries
+// between its last command and its index (no-ops, barriers) changed
+// nothing.
 func (f *FSM) CatchUp(snapshots hraft.SnapshotStore) error {
 	metas, err := snapshots.List()
 	if err != nil {
 		return fmt.Errorf("monban raft: fsm catch-up: %w", err)
 	}
-	var errs []error
-	for _, meta := range metas {
-		if meta.Index <= f.AppliedIndex() {
-			break
-		}
-		_, rc, err := snapshots.Open(meta.ID)
-		if err == nil {
-			err = f.Restore(rc)
-		}
-		if err == nil {
-			return f.raiseApplied(meta.Index)
-		}
-		errs = append(errs, fmt.Errorf("snapshot %s: %w", meta.ID, err))
+	if len(metas) == 0 || metas[0].Index <= f.AppliedIndex() {
+		return nil
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("monban raft: fsm catch-up: the state, at %d, is behind every snapshot that failed: %w", f.AppliedIndex(), errors.Join(errs...))
+	newest := metas[0]
+	_, rc, err := snapshots.Open(newest.ID)
+	if err == nil {
+		err = f.Restore(rc)
 	}
-	return nil
+	if err != nil {
+		return fmt.Errorf("monban raft: fsm catch-up: the state, at %d, is behind the newest snapshot %s (index %d), which raft starts from: %w", f.AppliedIndex(), newest.ID, newest.Index, err)
+	}
+	return f.raiseApplied(newest.Index)
 }
 
 // raiseApplied records index as applied, durably, if it is above the
