@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"testing/iotest"
 
 	hraft "github.com/hashicorp/raft"
 	"github.com/monbandb/monban/lsm"
@@ -245,8 +246,15 @@ func TestRestoreRefusesBadStream(t *testing.T) {
 	climb.WriteString(snapshotMagic)
 	climb.Write([]byte{5, '.', '.', '/', 'x', 'y', 1, 'z', 0})
 	bad["name climbs up"] = append(climb.Bytes(), crc32Of(climb.Bytes())...)
+	streams := map[string]io.Reader{}
 	for name, b := range bad {
-		if err := dst.Restore(io.NopCloser(bytes.NewReader(b))); err == nil {
+		streams[name] = bytes.NewReader(b)
+	}
+	// The whole stream, then a read error: the stream's end is unknown.
+	errReset := errors.New("connection reset")
+	streams["an error after the checksum"] = io.MultiReader(bytes.NewReader(good), iotest.ErrReader(errReset))
+	for name, r := range streams {
+		if err := dst.Restore(io.NopCloser(r)); err == nil {
 			t.Fatalf("%s: Restore took it", name)
 		}
 		checkState(t, dst, 1, map[string]string{"mine": "kept"})

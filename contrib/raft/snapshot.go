@@ -176,7 +176,12 @@ func readSnapshot(fsys vfs.FS, dir string, r io.Reader) error {
 	}
 	want := s.crc.Sum32()
 	var sum [5]byte // the checksum, and a byte that must not be there
-	if n, _ := io.ReadFull(s.r, sum[:]); n != 4 {
+	n, err := io.ReadFull(s.r, sum[:])
+	switch {
+	case err != nil && err != io.EOF && err != io.ErrUnexpectedEOF:
+		// Not the end: what followed the checksum is unknown.
+		return fmt.Errorf("monban raft: fsm restore: reading the checksum: %w", err)
+	case n != 4:
 		return fmt.Errorf("%w: %d bytes where the 4-byte checksum ends it", errBadSnapshot, n)
 	}
 	if got := binary.BigEndian.Uint32(sum[:4]); got != want {
