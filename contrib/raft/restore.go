@@ -56,6 +56,12 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	// LIVE may name it after a crash; OpenFSM removes whichever LIVE does
 	// not name.
 	f.mu.Lock()
+	if f.closed {
+		// Closed while staging: the old DB is closed already, and the new
+		// one, which LIVE names, must be too, for the next OpenFSM.
+		f.mu.Unlock()
+		return errors.Join(lsm.ErrClosed, err, db.Close())
+	}
 	old, oldDir := f.db, filepath.Join(f.root, dataDir(f.live))
 	f.db, f.live = db, next
 	f.applied.Store(applied)
