@@ -8,6 +8,7 @@ import (
 
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/lsm"
+	"github.com/monbandb/monban/vfs"
 )
 
 // config is a named set of options. None may change what a read returns.
@@ -18,6 +19,8 @@ type config struct {
 	// first Open included: tables written under one Split are read under
 	// the next.
 	splits []*filter.Split
+	// wrapFS, if set, wraps the DB's in-memory file system.
+	wrapFS func(vfs.FS) vfs.FS
 }
 
 // Most configurations shrink the memtable as well, so that the option they
@@ -38,6 +41,9 @@ var fixedConfigs = []config{
 	{name: "keep-absent-deletes", opts: lsm.Options{MemtableSize: smallMem, KeepAbsentDeletes: true}},
 	{name: "sync", opts: lsm.Options{MemtableSize: smallMem, Sync: true}},
 	{name: "buffered-wal", opts: lsm.Options{MemtableSize: smallMem, BufferedWAL: true}},
+	// Files that are no vfs.Mapper (a FaultFS injecting nothing): every
+	// WAL record goes through Write, and nothing maps or cuts a file.
+	{name: "no-mapper", opts: lsm.Options{MemtableSize: smallMem}, wrapFS: func(fs vfs.FS) vfs.FS { return vfs.NewFault(fs) }},
 	{name: "small-levels", opts: lsm.Options{
 		MemtableSize: 4 << 10, LBaseMaxBytes: 8 << 10, LevelMultiplier: 2,
 		TargetFileSize: 2 << 10, L0CompactionThreshold: 2,

@@ -235,7 +235,7 @@ func (d *opDecoder) op(i int) (op, bool) {
 			}
 		}
 	case 19:
-		o.kind = opReopen
+		o.kind, o.repair = opReopen, d.byte()%4 == 0
 		d.iters, d.snaps = nil, nil
 	}
 	return o, true

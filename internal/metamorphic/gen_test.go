@@ -310,7 +310,7 @@ func (g *generator) next() op {
 		case r < 955:
 			g.iters, g.snaps = nil, nil // Reopen closes them
 			clear(g.iterPrefix)
-			return op{kind: opReopen, snap: -1}
+			return op{kind: opReopen, snap: -1, repair: g.rng.IntN(3) == 0}
 		case r < 975:
 			o := op{kind: opMultiGet, keys: make([][]byte, 1+g.rng.IntN(40)), snap: g.reader()}
 			for i := range o.keys {

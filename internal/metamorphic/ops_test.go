@@ -30,7 +30,7 @@ const (
 	opFlush
 	opCompact
 	opCompactRange // [lo, hi], nil bounds open
-	opReopen       // close every iterator and snapshot, Close, Open
+	opReopen       // close every iterator and snapshot, Close, (Repair,) Open
 	opDeleteRange  // every key in [lo, hi), lo < hi
 	numOpKinds
 )
@@ -60,6 +60,10 @@ type op struct {
 	snap    int      // for Get, NewIter and Scan: the snapshot read through, -1 for the DB
 	reverse bool
 	sync    bool // Put, Delete, Batch: with lsm.Sync rather than the DB's default
+	// repair makes a Reopen run Repair between Close and Open: on a
+	// healthy, cleanly closed DB it must keep every key and find nothing
+	// wrong.
+	repair bool
 }
 
 // batchOp is one write of a batch; a nil value with del set is a delete,
@@ -75,6 +79,9 @@ func (o op) String() string {
 	b.WriteString(opNames[o.kind])
 	if o.sync {
 		b.WriteString(" sync")
+	}
+	if o.repair {
+		b.WriteString(" repair")
 	}
 	on := func() {
 		if o.snap >= 0 {

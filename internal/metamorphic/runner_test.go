@@ -28,6 +28,9 @@ type runner struct {
 func newRunner(cfg config) (*runner, error) {
 	opts := cfg.opts
 	opts.FS = vfs.NewMem()
+	if cfg.wrapFS != nil {
+		opts.FS = cfg.wrapFS(opts.FS)
+	}
 	r := &runner{opts: opts, iters: map[int]cursor{}, snaps: map[int]*lsm.Snapshot{}, splits: cfg.splits}
 	r.nextSplit()
 	var err error
@@ -126,6 +129,11 @@ func (r *runner) apply(o op) string {
 	case opReopen:
 		if err := r.close(); err != nil {
 			return errOutcome(err)
+		}
+		if o.repair {
+			if err := r.repair(); err != nil {
+				return errOutcome(err)
+			}
 		}
 		r.nextSplit()
 		var err error
@@ -270,6 +278,27 @@ func result(err error) string {
 }
 
 // close closes every iterator and snapshot, then the DB.
+// repair runs Repair on the closed DB and fails if its report calls any
+// file other than merged, obsolete or a superseded manifest: the DB was
+// closed cleanly, so nothing in it is damaged or another program's.
+func (r *runner) repair() error {
+	opts := r.opts
+	rep, err := lsm.Repair(dir, &opts)
+	if err != nil {
+		return fmt.Errorf("Repair: %w", err)
+	}
+	for _, f := range rep.Files {
+		switch f.Fate {
+		case lsm.FateMerged, lsm.FateObsolete, lsm.FateSuperseded:
+			if f.Err == nil {
+				continue
+			}
+		}
+		return fmt.Errorf("Repair of a cleanly closed DB: %s: %v (%v)", f.Name, f.Fate, f.Err)
+	}
+	return nil
+}
+
 func (r *runner) close() error {
 	var errs []error
 	for id, it := range r.iters {
