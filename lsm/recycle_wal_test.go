@@ -223,36 +223,57 @@ func TestWALReuseFailureFallsBack(t *testing.T) {
 }
 
 // TestRepairCallsAnUntouchedRecycledWALMonbans: Flush rotates onto a
-// recycled file, and Close follows before any commit, so the live WAL
-// holds none of its own records, only the older log's bytes it was written
-// over (FaultFS's files are no Mappers, so no mapped writer cuts them on
-// Close). Repair of that healthy directory must merge it as an empty log,
-// not set it aside as another program's file: Close seals the log.
+// recycled file, and Close follows after no commit, or a few, so the live
+// WAL ends where the older log's bytes it was written over go on. Where no
+// mapped writer cuts the file on Close (FaultFS's files are no Mappers;
+// BufferedWAL's writer never maps), Repair of that healthy directory must
+// still merge the WAL whole, not set it aside as another program's or as
+// damaged: Close seals the log.
 func TestRepairCallsAnUntouchedRecycledWALMonbans(t *testing.T) {
-	mem := vfs.NewMem()
-	var ev walEvents
-	d := openMem(t, vfs.NewFault(mem), &Options{MemtableSize: 16 << 10, EventListener: ev.listener()})
-	for i := range 3000 {
-		if err := d.Put(fmt.Appendf(nil, "k%05d", i%700), make([]byte, 60)); err != nil {
-			t.Fatal(err)
-		}
+	cases := []struct {
+		name    string
+		fs      func(vfs.FS) vfs.FS
+		opts    Options
+		commits int
+	}{
+		{"no-mapper", func(fs vfs.FS) vfs.FS { return vfs.NewFault(fs) }, Options{}, 0},
+		{"buffered-wal", func(fs vfs.FS) vfs.FS { return fs }, Options{BufferedWAL: true}, 10},
 	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if last := ev.created[len(ev.created)-1]; last.RecycledFrom == 0 {
-		t.Fatalf("the live WAL %d was not recycled: the test needs one that was", last.FileNum)
-	}
-	rep, err := Repair("/db", &Options{FS: mem})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range rep.Files {
-		if f.Fate != FateMerged && f.Fate != FateObsolete && f.Fate != FateSuperseded {
-			t.Errorf("%s: %v (%v); a cleanly closed DB holds no damaged file", f.Name, f.Fate, f.Err)
-		}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			mem := vfs.NewMem()
+			var ev walEvents
+			opts := c.opts
+			opts.MemtableSize, opts.EventListener = 16<<10, ev.listener()
+			d := openMem(t, c.fs(mem), &opts)
+			for i := range 3000 {
+				if err := d.Put(fmt.Appendf(nil, "k%05d", i%700), make([]byte, 60)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := d.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			for i := range c.commits {
+				if err := d.Put(fmt.Appendf(nil, "after%d", i), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if last := ev.created[len(ev.created)-1]; last.RecycledFrom == 0 {
+				t.Fatalf("the live WAL %d was not recycled: the test needs one that was", last.FileNum)
+			}
+			rep, err := Repair("/db", &Options{FS: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range rep.Files {
+				if f.Fate != FateMerged && f.Fate != FateObsolete && f.Fate != FateSuperseded || f.Err != nil {
+					t.Errorf("%s: %v (%v); a cleanly closed DB holds no damaged file", f.Name, f.Fate, f.Err)
+				}
+			}
+		})
 	}
 }
