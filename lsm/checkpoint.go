@@ -27,17 +27,23 @@ import (
 // WAL. Tables are hard-linked where the file system can (vfs.Linker: the
 // OS's, within one file system), copied otherwise. CURRENT is written
 // last (manifest.CreateWith): until it is, dir holds no DB, and Open
-// refuses it (data files without CURRENT); a crash or an error before
-// leaves files to delete, never a DB holding part of the state. It holds
-// dir's lock while it writes and looks at dir again once it has it, and
-// never writes over a file there (one may be a link to a live table):
+// refuses it once it holds a data file (data files without CURRENT). dir
+// may hold a LOCK file and nothing else. A Checkpoint that fails removes
+// what it wrote, CURRENT first, and dir if it made it, so that a retry can
+// use dir; one a crash cuts short leaves files Open refuses, or only dir's
+// LOCK (where Open would make a new, empty DB): never a DB holding part of
+// the state. It
+// holds dir's lock while it writes and looks at dir again once it has it,
+// and never writes over a file there (one may be a link to a live table):
 // of Checkpoints racing into one directory, one succeeds and the others
-// fail (fs.ErrExist or ErrLocked).
-func (d *DB) Checkpoint(dir string) error {
+// fail (fs.ErrExist or ErrLocked), removing nothing.
+func (d *DB) Checkpoint(dir string) (err error) {
 	if d.closed.Load() {
 		return ErrClosed
 	}
-	if err := checkpointDirEmpty(d.fs, dir, ""); err != nil {
+	lockName := manifest.MakeFilename(manifest.KindLock, 0)
+	missing, err := checkpointDirEmpty(d.fs, dir, lockName)
+	if err != nil {
 		return err
 	}
 	rs, seq := d.currentView()
@@ -46,20 +52,30 @@ func (d *DB) Checkpoint(dir string) error {
 	}
 	defer rs.unref()
 	if err := mkdirDurable(d.fs, dir); err != nil {
+		removeMadeDir(d.fs, dir, missing)
 		return fmt.Errorf("monban: checkpoint: %w", err)
 	}
 	// The lock file a DB directory has, so that the checkpoint opens read
 	// only too; held while it is written, so no Open finds it half done.
 	lock, err := lockDir(d.fs, dir)
 	if err != nil {
+		removeMadeDir(d.fs, dir, missing)
 		return err
 	}
-	defer lock.Close()
 	// Again, under the lock: another Checkpoint may have filled dir since
 	// the first look and let go of the lock.
-	if err := checkpointDirEmpty(d.fs, dir, manifest.MakeFilename(manifest.KindLock, 0)); err != nil {
+	if _, err := checkpointDirEmpty(d.fs, dir, lockName); err != nil {
+		err = errors.Join(err, lock.Close())
+		removeMadeDir(d.fs, dir, missing)
 		return err
 	}
+	// From here dir holds nothing but what this Checkpoint writes.
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, discardCheckpoint(d.fs, dir, lockName, missing))
+		}
+		err = errors.Join(err, lock.Close())
+	}()
 	edit := &manifest.VersionEdit{LastSeq: seq}
 	var maxNum uint64
 	for level, files := range rs.version.Levels {
@@ -83,26 +99,76 @@ func (d *DB) Checkpoint(dir string) error {
 	if err != nil {
 		return fmt.Errorf("monban: checkpoint: %w", err)
 	}
-	return vs.Close()
+	if err := vs.Close(); err != nil {
+		return fmt.Errorf("monban: checkpoint: %w", err)
+	}
+	return nil
 }
 
-// checkpointDirEmpty returns nil if dir is missing or holds nothing but
-// a file named except, and otherwise an error wrapping fs.ErrExist, or the
-// file system's.
-func checkpointDirEmpty(fsys vfs.FS, dir, except string) error {
+// discardCheckpoint removes what a failed Checkpoint wrote into dir, which
+// held nothing but its lock file when the Checkpoint began writing:
+// CURRENT first, so that no crash meanwhile leaves a DB naming files
+// already gone, then every other file; and if the Checkpoint made dir,
+// the lock file (made since, and its lock still held: no other Checkpoint
+// has written here) and dir itself.
+func discardCheckpoint(fsys vfs.FS, dir, lockName string, made bool) error {
+	names, err := fsys.List(dir)
+	if err != nil {
+		return fmt.Errorf("monban: checkpoint: removing what it wrote: %w", err)
+	}
+	var errs []error
+	remove := func(name string) {
+		if err := fsys.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	current := manifest.MakeFilename(manifest.KindCurrent, 0)
+	remove(current)
+	for _, name := range names {
+		if name != current && name != lockName {
+			remove(name)
+		}
+	}
+	if made {
+		remove(lockName)
+		if len(errs) == 0 {
+			errs = append(errs, fsys.Remove(dir))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("monban: checkpoint: removing what it wrote: %w", err)
+	}
+	return nil
+}
+
+// removeMadeDir removes dir, if Checkpoint made it, when it failed before
+// it had dir to itself: dir is left as it was found, unless another
+// Checkpoint has written into it meanwhile (then it is not empty, and
+// Remove refuses, which is as it should be).
+func removeMadeDir(fsys vfs.FS, dir string, made bool) {
+	if made {
+		_ = fsys.Remove(dir)
+	}
+}
+
+// checkpointDirEmpty reports whether dir is missing, and returns nil if it
+// is missing or holds nothing but a file named except (the lock file: a
+// Checkpoint that failed before it could look under its lock leaves it),
+// and otherwise an error wrapping fs.ErrExist, or the file system's.
+func checkpointDirEmpty(fsys vfs.FS, dir, except string) (missing bool, err error) {
 	names, err := fsys.List(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return true, nil
 	}
 	if err != nil {
-		return fmt.Errorf("monban: checkpoint into %s: %w", dir, err)
+		return false, fmt.Errorf("monban: checkpoint into %s: %w", dir, err)
 	}
 	for _, name := range names {
 		if name != except {
-			return fmt.Errorf("monban: checkpoint into %s: %w: it is not empty", dir, fs.ErrExist)
+			return false, fmt.Errorf("monban: checkpoint into %s: %w: it is not empty", dir, fs.ErrExist)
 		}
 	}
-	return nil
+	return false, nil
 }
 
 // linkOrCopy gives dst src's bytes: a hard link where the file system has

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,7 +15,8 @@ import (
 
 // TestCheckpointFaults fails each file-system operation of a Checkpoint in
 // turn (EIO). A Checkpoint that returns nil made a checkpoint; one that
-// fails leaves a directory that is not one. Either way, an Open of that
+// fails removes what it wrote, leaving no directory (it made it). Either
+// way, an Open of that
 // directory (ErrorIfNotExists: no new DB made there), as the process
 // left it or after a machine crash, refuses it or holds exactly the state
 // checkpointed: never a part of it.
@@ -54,6 +56,9 @@ func TestCheckpointFaults(t *testing.T) {
 			t.Logf("%d operations failed in turn", n-1)
 			return
 		}
+		if names, lerr := mem.List(dir); err != nil && !errors.Is(lerr, fs.ErrNotExist) && !slices.Equal(names, []string{"LOCK"}) {
+			t.Fatalf("fault #%d: Checkpoint failed (%v), leaving %s holding %v (%v)", n, err, dir, names, lerr)
+		}
 		for _, c := range []struct {
 			what string
 			fs   vfs.FS
@@ -69,6 +74,21 @@ func TestCheckpointFaults(t *testing.T) {
 			ck.Close()
 			if !maps.Equal(got, want) {
 				t.Fatalf("fault #%d (Checkpoint: %v), opened %s:\n%s", n, err, c.what, diffModels(got, want))
+			}
+		}
+		if err != nil {
+			// A failed Checkpoint leaves dir for another to use.
+			if rerr := d.Checkpoint(dir); rerr != nil {
+				t.Fatalf("fault #%d: Checkpoint failed (%v), and again into the same directory: %v", n, err, rerr)
+			}
+			ck, err := Open(dir, &Options{FS: mem, ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := dbContents(t, ck)
+			ck.Close()
+			if !maps.Equal(got, want) {
+				t.Fatalf("fault #%d: the Checkpoint retried:\n%s", n, diffModels(got, want))
 			}
 		}
 		removeAll(t, mem, dir) // so that the clones stay the DB's size
