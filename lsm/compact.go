@@ -236,11 +236,6 @@ func (d *DB) maybeScheduleCompaction() {
 		// Delete-only first: it reads nothing, and what it drops no merge
 		// after it need read.
 		c, waiting := compaction.PickDeleteOnly(v, d.snapshotSeqs, d.mu.compactions)
-		if waiting == (compaction.Waiting{}) {
-			d.deleteOnlyWaiting.Store(nil)
-		} else {
-			d.deleteOnlyWaiting.Store(&waiting)
-		}
 		if c == nil {
 			c = compaction.Pick(v, d.compactionOptions(), d.vs.CompactPointer, d.mu.compactions)
 			switch {
@@ -249,6 +244,17 @@ func (d *DB) maybeScheduleCompaction() {
 			case c == nil && d.restDue():
 				c = compaction.PickRest(v, d.compactionOptions(), d.mu.compactions)
 			}
+		}
+		if c == nil {
+			// Last, as it reclaims space no read is slowed by.
+			var elisionWaiting compaction.Waiting
+			c, elisionWaiting = compaction.PickElisionOnly(v, d.snapshotSeqs, d.mu.compactions)
+			waiting = waiting.Union(elisionWaiting)
+		}
+		if waiting == (compaction.Waiting{}) {
+			d.snapshotsWaited.Store(nil)
+		} else {
+			d.snapshotsWaited.Store(&waiting)
 		}
 		if c == nil {
 			return

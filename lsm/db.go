@@ -127,12 +127,12 @@ type DB struct {
 	// snapMu guards snapshots.
 	snapMu    sync.RWMutex
 	snapshots snapshotList
-	// deleteOnlyWaiting bounds the open snapshots that alone kept tables
-	// from the picker's last delete-only compaction
-	// (compaction.PickDeleteOnly): closing one of them asks the picker
-	// again, since no flush or compaction may come to, and closing any
-	// other does not take d.mu.
-	deleteOnlyWaiting atomic.Pointer[compaction.Waiting]
+	// snapshotsWaited bounds the open snapshots that alone kept tables
+	// from the picker's last delete-only or elision-only compaction
+	// (compaction.PickDeleteOnly, PickElisionOnly): closing one of them
+	// asks the picker again, since no flush or compaction may come to, and
+	// closing any other does not take d.mu.
+	snapshotsWaited atomic.Pointer[compaction.Waiting]
 
 	// manifestMu serializes VersionSet.LogAndApply between flushes and
 	// compactions; it is never held with mu.

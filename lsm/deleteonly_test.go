@@ -194,7 +194,7 @@ func TestDeleteOnlyKeptForSnapshot(t *testing.T) {
 
 	// Only the older snapshot's Close can let the tables go, so only it
 	// asks the picker again.
-	if w := d.deleteOnlyWaiting.Load(); w == nil || !w.Holds(snap.seq) || w.Holds(later.seq) {
+	if w := d.snapshotsWaited.Load(); w == nil || !w.Holds(snap.seq) || w.Holds(later.seq) {
 		t.Fatalf("waiting for snapshots in %v: want the one at %d, not the one at %d", w, snap.seq, later.seq)
 	}
 	reads.reset()
@@ -214,7 +214,7 @@ func TestDeleteOnlyKeptForSnapshot(t *testing.T) {
 	}
 	checkModel(t, d, m)
 	mustGet(t, later, k, "")
-	if w := d.deleteOnlyWaiting.Load(); w != nil {
+	if w := d.snapshotsWaited.Load(); w != nil {
 		t.Errorf("nothing left to drop, still waiting for snapshots in %v", w)
 	}
 	later.Close()
