@@ -287,6 +287,17 @@ func TestL0ThresholdDefaultsFollowTheOneSet(t *testing.T) {
 		}
 		d.Close()
 	}
+	// The property: any one threshold set alone, at any value, keeps its
+	// value and leaves the three in order.
+	for n := 1; n <= 60; n++ {
+		for i, o := range []Options{{L0CompactionThreshold: n}, {L0SlowdownWritesThreshold: n}, {L0StopWritesThreshold: n}} {
+			r := o.withDefaults()
+			set := []int{r.L0CompactionThreshold, r.L0SlowdownWritesThreshold, r.L0StopWritesThreshold}
+			if set[i] != n || r.validate() != nil {
+				t.Fatalf("%+v alone: thresholds %v (%v)", o, set, r.validate())
+			}
+		}
+	}
 }
 
 func TestInvalidOptions(t *testing.T) {

@@ -20,6 +20,10 @@ import (
 // lets it leave out every memtable and table whose filter rules the
 // prefix out (iter_prefix.go). A DB opened without a Split gives an
 // iterator whose Err wraps ErrInvalidOptions.
+//
+// The iterator keeps the three slices, not copies: they must not change
+// while it is open (as Pebble's IterOptions), or its bounds change with
+// them, out of step with the filters it asked at creation.
 type IterOptions struct {
 	LowerBound, UpperBound []byte
 	Prefix                 []byte

@@ -180,7 +180,8 @@ type Options struct {
 	// compaction of L0 into the base level, once L0 holds at least half
 	// the base level's bytes (every one of which the compaction rewrites);
 	// until then L0 grows to L0SlowdownWritesThreshold-2 tables first
-	// (compaction.Options.Score). Default 4.
+	// (compaction.Options.Score). Default 4. An unset L0 threshold
+	// defaults within the ones set: setting any one alone stays valid.
 	L0CompactionThreshold int
 
 	// L0SlowdownWritesThreshold is the number of L0 tables at which each
@@ -280,6 +281,31 @@ const (
 	NoPinnedMetaLimit      = math.MaxInt64
 )
 
+// l0Defaults sets the unset (zero) L0 thresholds of compact <= slowdown <=
+// stop to their defaults (4, 20, 36), each kept within the ones the user
+// set, so that setting any one alone (a stop at 3, a compaction at 25)
+// stays valid; two set out of order are the user's, for validate.
+func l0Defaults(compact, slowdown, stop int) (int, int, int) {
+	if compact == 0 {
+		compact = 4
+		for _, above := range []int{slowdown, stop} {
+			if above > 0 {
+				compact = min(compact, above)
+			}
+		}
+	}
+	if slowdown == 0 {
+		slowdown = max(20, compact)
+		if stop > 0 {
+			slowdown = min(slowdown, stop)
+		}
+	}
+	if stop == 0 {
+		stop = max(36, slowdown)
+	}
+	return compact, slowdown, stop
+}
+
 // withDefaults returns a copy of o with every zero field set to its default.
 func (o *Options) withDefaults() Options {
 	var r Options
@@ -292,14 +318,8 @@ func (o *Options) withDefaults() Options {
 	setDefault(&r.BlockCacheSize, 8<<20)
 	setDefault(&r.MaxOpenFiles, 1000)
 	setDefault(&r.PinnedMetaLimit, DefaultPinnedMetaLimit)
-	setDefault(&r.L0CompactionThreshold, 4)
-	// An unset L0 threshold defaults within the one the user set, so that
-	// setting either alone (a stop at 8, say) stays valid.
-	if r.L0StopWritesThreshold > 0 {
-		setDefault(&r.L0SlowdownWritesThreshold, min(20, r.L0StopWritesThreshold))
-	}
-	setDefault(&r.L0SlowdownWritesThreshold, 20)
-	setDefault(&r.L0StopWritesThreshold, max(36, r.L0SlowdownWritesThreshold))
+	r.L0CompactionThreshold, r.L0SlowdownWritesThreshold, r.L0StopWritesThreshold = l0Defaults(
+		r.L0CompactionThreshold, r.L0SlowdownWritesThreshold, r.L0StopWritesThreshold)
 	setDefault(&r.LBaseMaxBytes, 64<<20)
 	setDefault(&r.LevelMultiplier, 10)
 	setDefault(&r.TargetFileSize, 4<<20)

@@ -42,8 +42,11 @@ type LevelStats struct {
 	// flushes for L0, by compactions below).
 	TableBytesIn, TableBytesWritten uint64
 
-	// RangeDels counts the range-tombstone spans (fragments: two
-	// overlapping DeleteRanges make three) in the level's tables;
+	// RangeDels counts the range-tombstone spans in the level's tables:
+	// fragments, each with its own set of sequence numbers, so two
+	// overlapping DeleteRanges make three where a snapshot between them
+	// keeps both, and two where none does (the newer one's overlap hides
+	// the older's, and a flush drops it);
 	// RangeDelBytes the bytes of the levels below that they were
 	// estimated to cover, which the picker adds to the level's bytes in
 	// its score, so that a DeleteRange's space comes back without a
