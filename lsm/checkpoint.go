@@ -32,11 +32,10 @@ import (
 // what it wrote, CURRENT first, and dir if it made it, so that a retry can
 // use dir; one a crash cuts short leaves files Open refuses, or only dir's
 // LOCK (where Open would make a new, empty DB): never a DB holding part of
-// the state. It
-// holds dir's lock while it writes and looks at dir again once it has it,
-// and never writes over a file there (one may be a link to a live table):
-// of Checkpoints racing into one directory, one succeeds and the others
-// fail (fs.ErrExist or ErrLocked), removing nothing.
+// the state. It holds dir's lock while it writes and looks at dir again
+// once it has it, and never writes over a file there (one may be a link
+// to a live table): of Checkpoints racing into one directory, one succeeds
+// and the others fail (fs.ErrExist or ErrLocked), removing nothing.
 func (d *DB) Checkpoint(dir string) (err error) {
 	if d.closed.Load() {
 		return ErrClosed
