@@ -94,6 +94,15 @@ type Options struct {
 	// in memory: the first Get that reaches it opens it, and until then
 	// the proofs count it as "maybe". Default 1000. An open table costs a file descriptor and its
 	// index and filter (what they weigh per key: docs/design.md, "Memory").
+	//
+	// It bounds the table cache, not the process's descriptors: a running
+	// compaction opens each of its input tables once more, for reads of
+	// its own that skip the block cache, and a table the cache closed
+	// stays open while an iterator still reads it. Leave room for those
+	// (up to MaxConcurrentCompactions compactions, and every open
+	// iterator's tables) under the process's limit (ulimit -n): a
+	// compaction that cannot open a file fails, and makes the DB
+	// read-only as any failed compaction does.
 	MaxOpenFiles int
 
 	// PinnedMetaLimit caps the bytes of table indexes and filters held in
