@@ -277,3 +277,46 @@ func TestRepairCallsAnUntouchedRecycledWALMonbans(t *testing.T) {
 		})
 	}
 }
+
+// TestRepairCallsACrashedRecycledWALEmpty: a crash right after a rotation
+// onto a recycled file, before any commit, leaves the live WAL holding only
+// the older log's bytes, and no seal. Open takes it for an empty log;
+// Repair must too (wal.OlderLog: its first fragment verifies as an older
+// log's), merging it as empty, not setting it aside as another program's
+// file (a black-box crash attack found it so).
+func TestRepairCallsACrashedRecycledWALEmpty(t *testing.T) {
+	mem := vfs.NewMem()
+	var ev walEvents
+	d := openMem(t, mem, &Options{EventListener: ev.listener()})
+	defer d.Close()
+	for round := range 3 {
+		for i := range 50 {
+			if err := d.Put(fmt.Appendf(nil, "k%03d", i), fmt.Appendf(nil, "v%d-%d", round, i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if last := ev.created[len(ev.created)-1]; last.RecycledFrom == 0 {
+		t.Fatalf("the live WAL %d was not recycled: the test needs one that was", last.FileNum)
+	}
+	for _, crash := range []struct {
+		name string
+		fs   *vfs.MemFS
+	}{{"process crash", mem.ProcessCrashClone()}, {"machine crash", mem.CrashClone()}} {
+		rep, err := Repair("/db", &Options{FS: crash.fs})
+		if err != nil {
+			t.Fatalf("%s: %v", crash.name, err)
+		}
+		for _, f := range rep.Files {
+			if f.Fate != FateMerged && f.Fate != FateObsolete && f.Fate != FateSuperseded || f.Err != nil {
+				t.Errorf("%s: %s: %v (%v)", crash.name, f.Name, f.Fate, f.Err)
+			}
+		}
+		r := openMem(t, crash.fs, nil)
+		mustGet(t, r, "k007", "v2-7")
+		r.Close()
+	}
+}

@@ -344,6 +344,18 @@ func (r *repairer) replayWAL(name string, num uint64, last bool) (whole bool, er
 		batches++
 		r.report.WALBatches++
 	}
+	if damage == nil && batches == 0 && last && rd.DroppedBytes() > 0 {
+		// Nothing of its own: a recycled file a crash stopped before its
+		// first commit, whose bytes are the older log's (Open takes it for
+		// empty too), or another program's file, which no older log's
+		// checksum verifies.
+		if _, older, err := wal.OlderLog(f, num); err != nil {
+			return false, fmt.Errorf("reading %s: %w", name, err)
+		} else if older {
+			r.merged(name, nil)
+			return true, nil
+		}
+	}
 	r.report.WALTornBytes += rd.DroppedBytes()
 	switch {
 	case damage != nil:
