@@ -80,6 +80,11 @@ func FuzzReader(f *testing.F) {
 					bs, len(byNum.records), byNum.err, byNum.dropped, len(plainRes.records), plainRes.err, plainRes.dropped)
 			}
 		}
+		// OlderLog of any bytes: an answer below the number asked, no error
+		// from a reader that has none.
+		if older, ok, err := OlderLog(bytes.NewReader(log), 64); err != nil || ok != (older != 0) || older >= 64 {
+			t.Fatalf("OlderLog = %d, %v, %v", older, ok, err)
+		}
 	})
 }
 
