@@ -91,7 +91,9 @@ func (d *DB) Put(key, value []byte, opts ...*WriteOptions) error {
 // on its path admits — the mutable level's quotient filters, then the Bloom
 // filter of every table whose key range covers it — is proven unnecessary
 // and writes nothing at all (Stats.DeletesElided), whatever opts say:
-// there is nothing to make durable.
+// there is nothing to make durable. So such a delete made with Sync is no
+// barrier: writes made before it without Sync are not synced by it (a
+// Sync write that is committed, or a Flush, syncs them).
 func (d *DB) Delete(key []byte, opts ...*WriteOptions) error {
 	if err := d.checkOpen(); err != nil {
 		return err
