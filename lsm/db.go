@@ -75,6 +75,11 @@ type DB struct {
 	// write before it, is in the memtable (invariant 1): what a new read
 	// sees.
 	visibleSeq atomic.Uint64
+	// syncedSeq is the highest sequence number whose write, and every
+	// write before it, is durable: in a WAL an fsync covered, or in
+	// synced tables. A Sync delete the filters prove unnecessary writes
+	// nothing only when it is not below visibleSeq (Delete).
+	syncedSeq atomic.Uint64
 
 	// rs is the read state: the memtables and version that reads walk. It
 	// is replaced only while d.mu is held (installReadState) and read

@@ -138,6 +138,7 @@ func (d *DB) rotateMemtable() error {
 		d.setBgErr(err)
 		return d.mu.bgErr
 	}
+	d.syncedSeq.Store(uint64(d.mu.lastSeq)) // the seal synced the old WAL, which holds them all
 	next := d.newMemtable(d.expectedEntries())
 	level, err := d.rs.Load().mem.Rotate(next)
 	if err != nil {

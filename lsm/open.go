@@ -219,6 +219,7 @@ func (d *DB) recover() error {
 	}
 	d.mu.lastSeq = seq
 	d.visibleSeq.Store(uint64(seq))
+	d.syncedSeq.Store(uint64(seq)) // replayed WALs were flushed to synced tables
 	if d.opts.ReadOnly {
 		d.startTreeFilter()
 		d.loadInBackground(later)

@@ -91,9 +91,9 @@ func (d *DB) Put(key, value []byte, opts ...*WriteOptions) error {
 // on its path admits — the mutable level's quotient filters, then the Bloom
 // filter of every table whose key range covers it — is proven unnecessary
 // and writes nothing at all (Stats.DeletesElided), whatever opts say:
-// there is nothing to make durable. So such a delete made with Sync is no
-// barrier: writes made before it without Sync are not synced by it (a
-// Sync write that is committed, or a Flush, syncs them).
+// there is nothing to make durable. Made with Sync, it is still a barrier:
+// while a write before it is not yet durable, it is committed and synced
+// as any Sync write, so that it returns with every earlier write durable.
 func (d *DB) Delete(key []byte, opts ...*WriteOptions) error {
 	if err := d.checkOpen(); err != nil {
 		return err
@@ -111,7 +111,10 @@ func (d *DB) Delete(key []byte, opts ...*WriteOptions) error {
 		if d.proofs.ask() {
 			proved := d.provablyAbsent(key)
 			d.proofs.record(proved)
-			if proved {
+			// A Sync delete must return with every write before it
+			// durable, as a committed one would: elided, it can be only
+			// when they are.
+			if proved && (!sync || d.syncedSeq.Load() >= d.visibleSeq.Load()) {
 				d.stats.deletesElided.Add(1)
 				d.stats.walBytesSaved.Add(uint64(deleteRecordLen(key)))
 				return nil
@@ -253,6 +256,10 @@ func (d *DB) commit(w *writer) error {
 		} else {
 			// 4. Publish.
 			d.visibleSeq.Store(uint64(first) + uint64(count) - 1)
+			if unsynced < len(order) {
+				// The fsync covered the WAL up to this group's end.
+				d.syncedSeq.Store(uint64(first) + uint64(count) - 1)
+			}
 			d.stats.commits.Add(uint64(len(order)))
 		}
 	}
