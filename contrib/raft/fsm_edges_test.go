@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -143,29 +142,35 @@ func TestFSMRefusesWhatTheStateCannotHold(t *testing.T) {
 	check(single, "one at a time", resp)
 }
 
-// closeAtEOF closes f the moment its stream has been read whole: Restore
-// has staged the new state and not yet committed or swapped it in.
+// closeAtEOF closes f the moment its stream has been read whole, and
+// then runs then: Restore has staged the new state and not yet committed
+// or swapped it in.
 type closeAtEOF struct {
-	r io.Reader
-	f *FSM
+	r    io.Reader
+	f    *FSM
+	then func()
 }
 
 func (c *closeAtEOF) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	if err == io.EOF && !c.f.closed {
+	if err == io.EOF && c.then != nil {
 		if cerr := c.f.Close(); cerr != nil {
 			return n, cerr
 		}
+		c.then()
+		c.then = nil
 	}
 	return n, err
 }
 
 // TestCloseDuringRestore: an FSM closed while a Restore stages its stream
-// (raft never does this; a caller misusing the FSM might) leaves no DB
-// open behind it: the directory opens again at once, whole, holding the
-// old state or the new.
+// (raft never does this; a caller misusing the FSM might), and the root
+// opened by another FSM that applies entries, as a restart would: the
+// Restore must neither leave its new DB open nor switch LIVE under the
+// other FSM, whose entries stay (a review found them lost, LIVE naming a
+// directory the other FSM's Open had removed).
 func TestCloseDuringRestore(t *testing.T) {
-	src, want := sourceFSM(t)
+	src, _ := sourceFSM(t)
 	var snap bytes.Buffer
 	persist(t, src, &snap)
 	root := t.TempDir()
@@ -174,15 +179,65 @@ func TestCloseDuringRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	apply(t, f, 1, PutCommand([]byte("mine"), []byte("old")))
-	if err := f.Restore(io.NopCloser(&closeAtEOF{r: &snap, f: f})); !errors.Is(err, lsm.ErrClosed) {
-		t.Errorf("Restore of a closed FSM: %v, want ErrClosed", err)
+	var g *FSM
+	reopen := func() {
+		if g, err = OpenFSM(root, nil); err != nil {
+			t.Fatalf("opening the root while the closed FSM's Restore runs: %v", err)
+		}
+		apply(t, g, 2, PutCommand([]byte("theirs"), []byte("new")))
 	}
-	g, err := OpenFSM(root, nil)
+	// It fails: closed, or its staged directory gone with the other
+	// FSM's Open, which removes what no LIVE names.
+	if err := f.Restore(io.NopCloser(&closeAtEOF{r: &snap, f: f, then: reopen})); err == nil {
+		t.Error("Restore of an FSM closed meanwhile: nil error")
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h := openFSM(t, root, nil)
+	checkState(t, h, 2, map[string]string{"mine": "old", "theirs": "new"})
+}
+
+// liveHookFS runs hook, once, as LIVE.tmp is created: Restore's commit.
+type liveHookFS struct {
+	vfs.FS
+	hook func()
+}
+
+func (l *liveHookFS) Create(name string) (vfs.File, error) {
+	if filepath.Base(name) == liveTmpName && l.hook != nil {
+		h := l.hook
+		l.hook = nil
+		h()
+	}
+	return l.FS.Create(name)
+}
+
+// TestCloseDuringRestoreCommit: a Close that comes while Restore commits
+// waits for it and then closes the new DB, so the next FSM on the root
+// opens the restored state and applies on from it.
+func TestCloseDuringRestoreCommit(t *testing.T) {
+	src, want := sourceFSM(t)
+	var snap bytes.Buffer
+	persist(t, src, &snap)
+	root := t.TempDir()
+	fsys := &liveHookFS{FS: vfs.Default}
+	f, err := OpenFSM(root, &lsm.Options{FS: fsys})
 	if err != nil {
-		t.Fatalf("reopening after a Close during Restore: %v", err)
+		t.Fatal(err)
 	}
-	defer g.Close()
-	if got := state(t, g); !maps.Equal(got, want) && !maps.Equal(got, map[string]string{"mine": "old"}) {
-		t.Fatalf("state after a Close during Restore: %v", got)
+	apply(t, f, 1, PutCommand([]byte("mine"), []byte("old")))
+	closed := make(chan error, 1)
+	fsys.hook = func() { go func() { closed <- f.Close() }() }
+	if err := f.Restore(io.NopCloser(&snap)); err != nil {
+		t.Fatal(err)
 	}
+	if err := <-closed; err != nil {
+		t.Fatalf("Close during the commit: %v", err)
+	}
+	g := openFSM(t, root, nil)
+	checkState(t, g, 302, want)
+	apply(t, g, 303, PutCommand([]byte("theirs"), []byte("new")))
+	want["theirs"] = "new"
+	checkState(t, g, 303, want)
 }

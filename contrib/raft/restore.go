@@ -40,13 +40,25 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	}
 	dir := filepath.Join(f.root, dataDir(next))
 	db, applied, err := f.stage(dir, rc)
-	renamed := false
+	// The commit and the swap hold the write lock Close takes, so that a
+	// Close meanwhile waits for them (it then closes the new DB), and one
+	// before them is seen here: past Close the root lock is another FSM's,
+	// and LIVE must not change under it.
+	f.mu.Lock()
+	renamed, closed := false, f.closed
+	if err == nil && closed {
+		err = lsm.ErrClosed
+	}
 	if err == nil {
 		renamed, err = f.writeLive(next)
 	}
 	if !renamed {
+		f.mu.Unlock()
 		if db != nil {
 			err = errors.Join(err, db.Close())
+		}
+		if closed {
+			return err // the root is no longer this FSM's: the next OpenFSM removes dir
 		}
 		return errors.Join(err, removeAll(f.fs, dir))
 	}
@@ -55,13 +67,6 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	// it is the state from here on. Keep the old one on an error, for
 	// LIVE may name it after a crash; OpenFSM removes whichever LIVE does
 	// not name.
-	f.mu.Lock()
-	if f.closed {
-		// Closed while staging: the old DB is closed already, and the new
-		// one, which LIVE names, must be too, for the next OpenFSM.
-		f.mu.Unlock()
-		return errors.Join(lsm.ErrClosed, err, db.Close())
-	}
 	old, oldDir := f.db, filepath.Join(f.root, dataDir(f.live))
 	f.db, f.live = db, next
 	f.applied.Store(applied)
