@@ -3,7 +3,9 @@ package wal
 import (
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"io"
+	"math/bits"
 )
 
 // OlderLog reports whether f, the file of recyclable log num in which no
@@ -13,8 +15,8 @@ import (
 // before its first record. It returns that log's number. Such a file holds
 // nothing of log num's, and is no other program's: the older log's
 // checksum, seeded with its number, could not verify otherwise. Every
-// number below num is tried, a checksum of the first fragment each, so the
-// time grows with num; Repair asks it only of a WAL it found empty.
+// number below num is tried (olderChecksums: a few XORs each, whatever the
+// fragment's length); Repair asks it only of a WAL it found empty.
 func OlderLog(f io.ReaderAt, num uint64) (older uint64, ok bool, err error) {
 	var h [headerSize]byte
 	if intact, err := readFull(f, h[:], 0); !intact || err != nil {
@@ -30,12 +32,48 @@ func OlderLog(f io.ReaderAt, num uint64) (older uint64, ok bool, err error) {
 		return 0, false, err
 	}
 	want := binary.LittleEndian.Uint32(h[0:4])
+	c := newOlderChecksums(0, frag)
 	for older = num - 1; older >= 1 && older < num; older-- {
-		if checksum(0, logKind{recyclable: true, num: older}, frag) == want {
+		if c.of(older) == want {
 			return older, true, nil
 		}
 	}
 	return 0, false, nil
+}
+
+// olderChecksums gives the checksum of one fragment, at one offset, as
+// every recyclable log number would seed it, without a pass over the
+// fragment per number. For messages of one length the CRC is affine:
+// CRC(a⊕b) = CRC(a)⊕CRC(b)⊕CRC(0…0). The message for number n is the one
+// for 0 with n's 8 bytes XORed in, so its CRC is the CRC for 0 XOR g(n),
+// g linear in n's bits: g(n) = ⊕ g(2^b) over the bits b of n, 64 CRCs
+// made once.
+type olderChecksums struct {
+	zero uint32     // the checksum seeded with number 0
+	bit  [64]uint32 // g(2^b)
+}
+
+func newOlderChecksums(off int64, frag []byte) *olderChecksums {
+	msg := make([]byte, 16+len(frag))
+	binary.LittleEndian.PutUint64(msg, uint64(off))
+	copy(msg[16:], frag)
+	c := &olderChecksums{zero: checksum(off, logKind{recyclable: true, num: 0}, frag)}
+	zeros := crc32.Checksum(make([]byte, len(msg)), crcTable)
+	unit := make([]byte, len(msg))
+	for b := range 64 {
+		binary.LittleEndian.PutUint64(unit[8:16], 1<<b)
+		c.bit[b] = crc32.Checksum(unit, crcTable) ^ zeros
+	}
+	return c
+}
+
+// of returns the checksum seeded with number n.
+func (c *olderChecksums) of(n uint64) uint32 {
+	crc := c.zero
+	for ; n != 0; n &= n - 1 {
+		crc ^= c.bit[bits.TrailingZeros64(n)]
+	}
+	return crc
 }
 
 // readFull reads len(p) bytes at off, reporting false, and no error, for

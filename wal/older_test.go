@@ -45,3 +45,31 @@ func TestOlderLog(t *testing.T) {
 		t.Error("log 7's bytes named as older than log 7")
 	}
 }
+
+// TestOlderChecksums: the checksum olderChecksums derives for a number is
+// the one checksum computes, for fragments of many lengths, offsets and
+// numbers.
+func TestOlderChecksums(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 100, 4096, 32761} {
+		frag := bytes.Repeat([]byte{byte(n), 0x5a, 0x33}, n/3+1)[:n]
+		for _, off := range []int64{0, 7, blockSize, 3 * blockSize} {
+			c := newOlderChecksums(off, frag)
+			for _, num := range []uint64{0, 1, 2, 3, 12, 1 << 20, 1<<40 + 12345, ^uint64(0)} {
+				if got, want := c.of(num), checksum(off, logKind{recyclable: true, num: num}, frag); got != want {
+					t.Fatalf("fragment of %d bytes at %d, log %d: %08x, checksum says %08x", n, off, num, got, want)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkOlderLogNoMatch: the worst case, a fragment no number below
+// 2^20 verifies, tried against each.
+func BenchmarkOlderLogNoMatch(b *testing.B) {
+	log, _ := writeLog(b, recyclableWriter(blockSize, 1<<21), [][]byte{bytes.Repeat([]byte("x"), 30000)}, false)
+	for b.Loop() {
+		if _, ok, err := OlderLog(bytes.NewReader(log), 1<<20); ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+}
