@@ -90,10 +90,10 @@ func (d *DB) Put(key, value []byte, opts ...*WriteOptions) error {
 // Unless Options.KeepAbsentDeletes is set, a delete of a key that no filter
 // on its path admits — the mutable level's quotient filters, then the Bloom
 // filter of every table whose key range covers it — is proven unnecessary
-// and writes nothing at all (Stats.DeletesElided), whatever opts say:
-// there is nothing to make durable. Made with Sync, it is still a barrier:
-// while a write before it is not yet durable, it is committed and synced
-// as any Sync write, so that it returns with every earlier write durable.
+// and writes nothing at all (Stats.DeletesElided): it has nothing of its
+// own to make durable. Made with Sync, it is elided only while every write
+// before it is durable; else it is committed and synced as any Sync write,
+// so that it returns with the writes before it durable.
 func (d *DB) Delete(key []byte, opts ...*WriteOptions) error {
 	if err := d.checkOpen(); err != nil {
 		return err
