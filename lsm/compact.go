@@ -232,6 +232,7 @@ func (d *DB) finishCompaction(c *compaction.Compaction) {
 // a rest compaction (restDue). d.mu is held.
 func (d *DB) maybeScheduleCompaction() {
 	for len(d.mu.compactions) < d.opts.MaxConcurrentCompactions && !d.mu.manualCompaction && d.mu.bgErr == nil && !d.closed.Load() {
+		closes := d.snapshotCloses.Load()
 		v := d.rs.Load().version
 		// Delete-only first: it reads nothing, and what it drops no merge
 		// after it need read.
@@ -251,12 +252,18 @@ func (d *DB) maybeScheduleCompaction() {
 			c, elisionWaiting = compaction.PickElisionOnly(v, d.snapshotSeqs, d.mu.compactions)
 			waiting = waiting.Union(elisionWaiting)
 		}
+		if h := d.hooks.beforeWaitedStore; h != nil {
+			h()
+		}
 		if waiting == (compaction.Waiting{}) {
 			d.snapshotsWaited.Store(nil)
 		} else {
 			d.snapshotsWaited.Store(&waiting)
 		}
 		if c == nil {
+			if d.snapshotCloses.Load() != closes {
+				continue // a snapshot closed meanwhile, maybe unseen
+			}
 			return
 		}
 		d.startCompaction(c)

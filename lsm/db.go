@@ -138,6 +138,12 @@ type DB struct {
 	// asks the picker again, since no flush or compaction may come to, and
 	// closing any other does not take d.mu.
 	snapshotsWaited atomic.Pointer[compaction.Waiting]
+	// snapshotCloses counts Snapshot.Close calls, each counted after its
+	// snapshot left the list and before it loads snapshotsWaited: a picker
+	// that finds it changed while it ran picks again, so that a Close
+	// between the picker's look at the snapshots and its store of
+	// snapshotsWaited cannot miss its wake-up.
+	snapshotCloses atomic.Uint64
 
 	// manifestMu serializes VersionSet.LogAndApply between flushes and
 	// compactions; it is never held with mu.
@@ -164,6 +170,9 @@ type testHooks struct {
 	// afterInstall runs in logAndApply after a flush's or compaction's
 	// edit is installed, under manifestMu.
 	afterInstall func()
+	// beforeWaitedStore runs in the compaction picker after it looked at
+	// the open snapshots and before it stores snapshotsWaited, under d.mu.
+	beforeWaitedStore func()
 }
 
 // readState is what a read walks: the mutable level and the current

@@ -156,3 +156,42 @@ func TestElisionWaitsForOlderSnapshots(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotCloseInsideThePick: a snapshot that closes after the picker
+// looked at the snapshots (and found it keeping a table from an
+// elision-only rewrite) but before it stored what it waits for finds the
+// old value, which does not hold it, and asks nothing. The picker must
+// see the Close itself and pick again, or the tombstones stay until some
+// later flush or compaction (a review found the window).
+func TestSnapshotCloseInsideThePick(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), nil)
+	defer d.Close()
+	snap := d.NewSnapshot()
+	if err := d.Put([]byte("b"), []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.DeleteRange([]byte("a"), []byte("bb")); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	d.waitIdle()
+	if d.Stats().Levels[NumLevels-1].RangeDels == 0 {
+		t.Fatal("the snapshot kept no range tombstone in the last level: the test needs one")
+	}
+	d.mu.Lock()
+	d.snapshotsWaited.Store(nil) // as a pick before the table reached L6 left it
+	d.hooks.beforeWaitedStore = func() {
+		d.hooks.beforeWaitedStore = nil
+		if err := snap.Close(); err != nil { // finds nil: asks nothing
+			t.Error(err)
+		}
+	}
+	d.maybeScheduleCompaction()
+	d.mu.Unlock()
+	d.waitIdle()
+	if n := d.Stats().Levels[NumLevels-1].RangeDels; n != 0 {
+		t.Fatalf("the snapshot closed inside the pick: %d range tombstones left in the last level", n)
+	}
+}

@@ -56,6 +56,7 @@ func (s *Snapshot) Close() error {
 	s.db.snapMu.Lock()
 	s.db.snapshots.remove(s.seq)
 	s.db.snapMu.Unlock()
+	s.db.snapshotCloses.Add(1)
 	if w := s.db.snapshotsWaited.Load(); w != nil && w.Holds(s.seq) {
 		s.db.mu.Lock()
 		s.db.maybeScheduleCompaction()
