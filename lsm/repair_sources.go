@@ -344,23 +344,23 @@ func (r *repairer) replayWAL(name string, num uint64, last bool) (whole bool, er
 		batches++
 		r.report.WALBatches++
 	}
-	if damage == nil && batches == 0 && last && rd.DroppedBytes() > 0 {
-		// Nothing of its own: a recycled file a crash stopped before its
-		// first commit, whose bytes are the older log's (Open takes it for
-		// empty too), or another program's file, which no older log's
-		// checksum verifies.
-		if _, older, err := wal.OlderLog(f, num); err != nil {
-			return false, fmt.Errorf("reading %s: %w", name, err)
-		} else if older {
-			r.merged(name, nil)
-			return true, nil
-		}
-	}
 	r.report.WALTornBytes += rd.DroppedBytes()
 	switch {
 	case damage != nil:
 	case last && !rd.EndsCleanly() && rd.DroppedBytes() > 0:
-		damage = fmt.Errorf("%d bytes after its last record (%d batches) do not hold one: %w", rd.DroppedBytes(), batches, ErrCorruption)
+		// A crash's tail, or, in a recycled file, the older log's bytes,
+		// which a crash left unsealed after the last record (Open reads
+		// them so too): they are, where the block after the records
+		// starts with the older log's fragment (wal.OlderLogAt), or the
+		// file begins with it (no record of its own). Else they are kept
+		// aside as damage.
+		_, older, err := wal.OlderLogAt(f, wal.NextBlock(rd.RecordsEnd()), num)
+		if err != nil {
+			return false, fmt.Errorf("reading %s: %w", name, err)
+		}
+		if !older {
+			damage = fmt.Errorf("%d bytes after its last record (%d batches) do not hold one: %w", rd.DroppedBytes(), batches, ErrCorruption)
+		}
 	case !last && !rd.Sealed() && !(rd.Legacy() && rd.EndsCleanly()):
 		damage = fmt.Errorf("ends without its seal after %d batches (cut, emptied or zeroed), though a newer WAL took commits: %w", batches, ErrCorruption)
 	}

@@ -16,10 +16,21 @@ import (
 // nothing of log num's, and is no other program's: the older log's
 // checksum, seeded with its number, could not verify otherwise. Every
 // number below num is tried (olderChecksums: a few XORs each, whatever the
-// fragment's length); Repair asks it only of a WAL it found empty.
+// fragment's length).
 func OlderLog(f io.ReaderAt, num uint64) (older uint64, ok bool, err error) {
+	return OlderLogAt(f, 0, num)
+}
+
+// OlderLogAt is OlderLog of the fragment at off, a multiple of the block
+// size: where log num's records end before a block does, the next block
+// starts with a fragment of the older log the file held, if it held one
+// that far (the Reader's RecordsEnd says where the records end).
+func OlderLogAt(f io.ReaderAt, off int64, num uint64) (older uint64, ok bool, err error) {
+	if off%blockSize != 0 {
+		return 0, false, nil
+	}
 	var h [headerSize]byte
-	if intact, err := readFull(f, h[:], 0); !intact || err != nil {
+	if intact, err := readFull(f, h[:], off); !intact || err != nil {
 		return 0, false, err
 	}
 	t, n := fragmentType(h[6]), int(binary.LittleEndian.Uint16(h[4:6]))
@@ -28,11 +39,11 @@ func OlderLog(f io.ReaderAt, num uint64) (older uint64, ok bool, err error) {
 	}
 	frag := make([]byte, 3+n) // the length, the type and the payload
 	copy(frag, h[4:headerSize])
-	if intact, err := readFull(f, frag[3:], headerSize); !intact || err != nil {
+	if intact, err := readFull(f, frag[3:], off+headerSize); !intact || err != nil {
 		return 0, false, err
 	}
 	want := binary.LittleEndian.Uint32(h[0:4])
-	c := newOlderChecksums(0, frag)
+	c := newOlderChecksums(off, frag)
 	for older = num - 1; older >= 1 && older < num; older-- {
 		if c.of(older) == want {
 			return older, true, nil
@@ -40,6 +51,10 @@ func OlderLog(f io.ReaderAt, num uint64) (older uint64, ok bool, err error) {
 	}
 	return 0, false, nil
 }
+
+// NextBlock returns the first multiple of the block size at or after off:
+// where the next fragment of any log in the file must start.
+func NextBlock(off int64) int64 { return (off + blockSize - 1) / blockSize * blockSize }
 
 // olderChecksums gives the checksum of one fragment, at one offset, as
 // every recyclable log number would seed it, without a pass over the

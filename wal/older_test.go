@@ -73,3 +73,36 @@ func BenchmarkOlderLogNoMatch(b *testing.B) {
 		}
 	}
 }
+
+// TestOlderLogAt: log 12 wrote two records over a file that held log 7's
+// four blocks; the block after log 12's records starts with log 7's
+// fragment, which OlderLogAt names; not within a block, nor past the end.
+func TestOlderLogAt(t *testing.T) {
+	var records [][]byte
+	for i := range 4 {
+		records = append(records, bytes.Repeat([]byte{byte('a' + i)}, 30000))
+	}
+	older, _ := writeLog(t, recyclableWriter(blockSize, 7), records, false)
+	w := recyclableWriter(blockSize, 12)
+	newer, _ := writeLog(t, w, [][]byte{[]byte("one"), []byte("two")}, false)
+	file := overwrite(older, newer)
+	rd := NewRecyclableReader(bytes.NewReader(file), "000012.log", 12)
+	for {
+		if _, err := rd.Next(); err != nil {
+			break
+		}
+	}
+	end := rd.RecordsEnd()
+	if end != int64(len(newer)) {
+		t.Fatalf("RecordsEnd %d, log 12 wrote %d bytes", end, len(newer))
+	}
+	if got, ok, err := OlderLogAt(bytes.NewReader(file), NextBlock(end), 12); !ok || err != nil || got != 7 {
+		t.Errorf("the block after log 12's records: OlderLogAt = %d, %v, %v; want 7", got, ok, err)
+	}
+	if _, ok, _ := OlderLogAt(bytes.NewReader(file), end, 12); ok {
+		t.Error("OlderLogAt within a block named a log")
+	}
+	if _, ok, _ := OlderLogAt(bytes.NewReader(file), NextBlock(int64(len(file))+1), 12); ok {
+		t.Error("OlderLogAt past the end named a log")
+	}
+}

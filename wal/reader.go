@@ -216,6 +216,10 @@ func (r *Reader) end() error {
 // starts (the offset Writer.Append returned for it).
 func (r *Reader) Offset() int64 { return r.lastOff }
 
+// RecordsEnd returns the file offset just past the last record returned by
+// Next, 0 before the first.
+func (r *Reader) RecordsEnd() int64 { return r.lastEnd }
+
 // EndsCleanly reports, once Next has returned io.EOF, whether the log
 // ended at its SEAL, or its bytes end at its last record, or go on past it
 // only in what a mapped Writer reserves: zeros, to a multiple of the
