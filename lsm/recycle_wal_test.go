@@ -265,15 +265,7 @@ func TestRepairCallsAnUntouchedRecycledWALMonbans(t *testing.T) {
 			if last := ev.created[len(ev.created)-1]; last.RecycledFrom == 0 {
 				t.Fatalf("the live WAL %d was not recycled: the test needs one that was", last.FileNum)
 			}
-			rep, err := Repair("/db", &Options{FS: mem})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range rep.Files {
-				if f.Fate != FateMerged && f.Fate != FateObsolete && f.Fate != FateSuperseded || f.Err != nil {
-					t.Errorf("%s: %v (%v); a cleanly closed DB holds no damaged file", f.Name, f.Fate, f.Err)
-				}
-			}
+			repairFindsNothingWrong(t, "after a clean Close", mem)
 		})
 	}
 }
@@ -306,15 +298,7 @@ func TestRepairCallsACrashedRecycledWALEmpty(t *testing.T) {
 		name string
 		fs   *vfs.MemFS
 	}{{"process crash", mem.ProcessCrashClone()}, {"machine crash", mem.CrashClone()}} {
-		rep, err := Repair("/db", &Options{FS: crash.fs})
-		if err != nil {
-			t.Fatalf("%s: %v", crash.name, err)
-		}
-		for _, f := range rep.Files {
-			if f.Fate != FateMerged && f.Fate != FateObsolete && f.Fate != FateSuperseded || f.Err != nil {
-				t.Errorf("%s: %s: %v (%v)", crash.name, f.Name, f.Fate, f.Err)
-			}
-		}
+		repairFindsNothingWrong(t, crash.name, crash.fs)
 		r := openMem(t, crash.fs, nil)
 		mustGet(t, r, "k007", "v2-7")
 		r.Close()
@@ -362,20 +346,29 @@ func TestRepairAfterACrashOnARecycledWAL(t *testing.T) {
 		o := openMem(t, crash.fs.ProcessCrashClone(), nil)
 		want := dbContents(t, o)
 		o.Close()
-		rep, err := Repair("/db", &Options{FS: crash.fs})
-		if err != nil {
-			t.Fatalf("%s: %v", crash.name, err)
-		}
-		for _, f := range rep.Files {
-			if f.Fate != FateMerged && f.Fate != FateObsolete && f.Fate != FateSuperseded || f.Err != nil {
-				t.Errorf("%s: %s: %v (%v)", crash.name, f.Name, f.Fate, f.Err)
-			}
-		}
+		repairFindsNothingWrong(t, crash.name, crash.fs)
 		r := openMem(t, crash.fs, nil)
 		if got := dbContents(t, r); !maps.Equal(got, want) {
 			t.Errorf("%s: Repair holds %d keys, Open held %d", crash.name, len(got), len(want))
 		}
 		mustGet(t, r, "after2", "x")
 		r.Close()
+	}
+}
+
+// repairFindsNothingWrong runs Repair on the DB in fs, whose files are all
+// the engine's and whole (a clean Close, or a crash's leavings), and fails
+// unless it calls each merged, obsolete or a superseded manifest, with no
+// damage named.
+func repairFindsNothingWrong(t *testing.T, what string, fs vfs.FS) {
+	t.Helper()
+	rep, err := Repair("/db", &Options{FS: fs})
+	if err != nil {
+		t.Fatalf("%s: Repair: %v", what, err)
+	}
+	for _, f := range rep.Files {
+		if f.Fate != FateMerged && f.Fate != FateObsolete && f.Fate != FateSuperseded || f.Err != nil {
+			t.Errorf("%s: Repair calls %s %v (%v)", what, f.Name, f.Fate, f.Err)
+		}
 	}
 }
