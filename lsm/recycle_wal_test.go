@@ -281,26 +281,20 @@ func TestRepairCallsACrashedRecycledWALEmpty(t *testing.T) {
 	var ev walEvents
 	d := openMem(t, mem, &Options{EventListener: ev.listener()})
 	defer d.Close()
-	for round := range 3 {
+	last := flushUntilRecycled(t, d, &ev, 3, func(round int) {
 		for i := range 50 {
 			if err := d.Put(fmt.Appendf(nil, "k%03d", i), fmt.Appendf(nil, "v%d-%d", round, i)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := d.Flush(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if last := ev.created[len(ev.created)-1]; last.RecycledFrom == 0 {
-		t.Fatalf("the live WAL %d was not recycled: the test needs one that was", last.FileNum)
-	}
+	})
 	for _, crash := range []struct {
 		name string
 		fs   *vfs.MemFS
 	}{{"process crash", mem.ProcessCrashClone()}, {"machine crash", mem.CrashClone()}} {
 		repairFindsNothingWrong(t, crash.name, crash.fs)
 		r := openMem(t, crash.fs, nil)
-		mustGet(t, r, "k007", "v2-7")
+		mustGet(t, r, "k007", fmt.Sprintf("v%d-7", last))
 		r.Close()
 	}
 }
@@ -316,23 +310,13 @@ func TestRepairAfterACrashOnARecycledWAL(t *testing.T) {
 	var ev walEvents
 	d := openMem(t, mem, &Options{MemtableSize: 256 << 10, EventListener: ev.listener()})
 	defer d.Close()
-	// Rounds until the last rotation (Flush's) took a recycled file: which
-	// one does depends on when the flushes before it ended.
-	recycled := func() bool { return ev.created[len(ev.created)-1].RecycledFrom != 0 }
-	for round := 0; round < 4 || !recycled(); round++ {
-		if round == 40 {
-			t.Fatal("no rotation in 40 rounds took a recycled file: the test needs one that did")
-		}
+	flushUntilRecycled(t, d, &ev, 4, func(round int) {
 		for i := range 1500 {
 			if err := d.Put(fmt.Appendf(nil, "k%04d", i), fmt.Appendf(nil, "v%d-%0200d", round, i)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := d.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		d.waitIdle() // the WALs the flushes retired are free to recycle
-	}
+	})
 	for i := range 3 {
 		if err := d.Put(fmt.Appendf(nil, "after%d", i), []byte("x"), Sync); err != nil {
 			t.Fatal(err)
@@ -369,6 +353,30 @@ func repairFindsNothingWrong(t *testing.T, what string, fs vfs.FS) {
 	for _, f := range rep.Files {
 		if f.Fate != FateMerged && f.Fate != FateObsolete && f.Fate != FateSuperseded || f.Err != nil {
 			t.Errorf("%s: Repair calls %s %v (%v)", what, f.Name, f.Fate, f.Err)
+		}
+	}
+}
+
+// flushUntilRecycled runs rounds of write, then Flush, at least min of
+// them, until the last rotation (Flush's) took a recycled file, and
+// returns the last round's number: which rotation does depends on when
+// the flushes before it ended, so a fixed count of rounds would be flaky.
+func flushUntilRecycled(t *testing.T, d *DB, ev *walEvents, min int, write func(round int)) int {
+	t.Helper()
+	for round := 0; ; round++ {
+		if round == 40 {
+			t.Fatal("no rotation in 40 rounds took a recycled file: the test needs one that did")
+		}
+		write(round)
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		d.waitIdle() // the WALs the flushes retired are free to recycle
+		ev.mu.Lock()
+		recycled := ev.created[len(ev.created)-1].RecycledFrom != 0
+		ev.mu.Unlock()
+		if round+1 >= min && recycled {
+			return round
 		}
 	}
 }
