@@ -100,9 +100,17 @@ func ParseFilename(name string) (kind FileKind, num uint64, ok bool) {
 	return 0, 0, false
 }
 
+// maxFileNum is the largest file number a name may carry. A DB numbers
+// its files one after another from 1, and at a million files a second
+// would take nine years to get here; a name past it is some other
+// program's, and read as monban's it would carry the next number past
+// 2^64, wrapping the counter onto the numbers of live files.
+const maxFileNum = 1<<48 - 1
+
 // parseNum accepts exactly the digits MakeFilename writes: at least six,
 // no sign, and no extra leading zero beyond the padding, so that a name
-// round-trips (ParseFilename then MakeFilename gives the name back).
+// round-trips (ParseFilename then MakeFilename gives the name back), of
+// a number no larger than maxFileNum.
 func parseNum(s string) (uint64, bool) {
 	if len(s) < 6 {
 		return 0, false
@@ -113,7 +121,7 @@ func parseNum(s string) (uint64, bool) {
 		}
 	}
 	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil || len(s) > 6 && s[0] == '0' {
+	if err != nil || len(s) > 6 && s[0] == '0' || n > maxFileNum {
 		return 0, false
 	}
 	return n, true

@@ -12,6 +12,7 @@ func TestFilenames(t *testing.T) {
 		{KindLog, 7, "000007.log"},
 		{KindManifest, 1, "MANIFEST-000001"},
 		{KindTable, 1234567, "1234567.sst"},
+		{KindLog, 1<<48 - 1, "281474976710655.log"},
 		{KindCurrent, 0, "CURRENT"},
 		{KindCurrentTemp, 0, "CURRENT.tmp"},
 		{KindLock, 0, "LOCK"},
@@ -25,7 +26,8 @@ func TestFilenames(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "12.sst", "00001x.sst", "+00012.sst", "0000012.sst", "MANIFEST-", "MANIFEST-12",
-		"000012.sst.tmp", "current", "99999999999999999999.log", "LOCK2"} {
+		"000012.sst.tmp", "current", "99999999999999999999.log", "LOCK2",
+		"281474976710656.sst", "18446744073709551615.log", "MANIFEST-18446744073709551615"} {
 		if kind, num, ok := ParseFilename(bad); ok {
 			t.Errorf("ParseFilename(%q) = %v, %d, accepted", bad, kind, num)
 		}
