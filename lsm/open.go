@@ -190,6 +190,9 @@ func (d *DB) recover() error {
 	if err != nil {
 		return err
 	}
+	if err := d.checkLogOwners(append(slices.Clone(logs), obsoleteLogs...)); err != nil {
+		return err
+	}
 
 	seq := vs.LastSeq()
 	current := vs.Current()
@@ -357,6 +360,45 @@ func (d *DB) replayWAL(num uint64, edit *manifest.VersionEdit) (walReplay, error
 	}
 	out.sealed, out.ended, out.legacy = rd.Sealed(), rd.EndsCleanly(), out.records && rd.Legacy()
 	return out, flush()
+}
+
+// checkLogOwners refuses log files that hold each other's records, as
+// two swapped files do: read under its own number, each would read as
+// empty (another log's bytes in a reused file are a torn tail), and the
+// one below the log number would be deleted unread, though it holds the
+// live log's records. A log file whose first fragment is not its own may
+// begin with another log's only where that log's file is gone: reuse
+// renames the file, and numbers are never given twice.
+func (d *DB) checkLogOwners(nums []uint64) error {
+	for _, n := range nums {
+		if err := d.checkLogOwner(n, nums); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *DB) checkLogOwner(n uint64, nums []uint64) error {
+	name := manifest.MakeFilename(manifest.KindLog, n)
+	f, err := d.fs.Open(d.path(manifest.KindLog, n))
+	if err != nil {
+		return fmt.Errorf("monban: %w", err)
+	}
+	defer f.Close()
+	for _, m := range append([]uint64{n}, nums...) {
+		begins, err := wal.BeginsAs(f, m)
+		if err != nil {
+			return fmt.Errorf("monban: reading %s: %w", name, err)
+		}
+		if begins && m == n {
+			return nil
+		}
+		if begins {
+			return fmt.Errorf("monban: %s holds the records of log %s, whose file is present too: the two were swapped or copied: %w",
+				name, manifest.MakeFilename(manifest.KindLog, m), ErrCorruption)
+		}
+	}
+	return nil
 }
 
 // checkLiveFiles checks the manifest against the directory before anything

@@ -84,6 +84,10 @@ func FuzzReader(f *testing.F) {
 		// from a reader that has none.
 		if older, ok, err := OlderLog(bytes.NewReader(log), 64); err != nil || ok != (older != 0) || older >= 64 {
 			t.Fatalf("OlderLog = %d, %v, %v", older, ok, err)
+		} else if ok {
+			if begins, err := BeginsAs(bytes.NewReader(log), older); !begins || err != nil {
+				t.Fatalf("OlderLog named %d, BeginsAs(%d) = %v, %v", older, older, begins, err)
+			}
 		}
 	})
 }

@@ -26,23 +26,10 @@ func OlderLog(f io.ReaderAt, num uint64) (older uint64, ok bool, err error) {
 // starts with a fragment of the older log the file held, if it held one
 // that far (the Reader's RecordsEnd says where the records end).
 func OlderLogAt(f io.ReaderAt, off int64, num uint64) (older uint64, ok bool, err error) {
-	if off%blockSize != 0 {
-		return 0, false, nil
-	}
-	var h [headerSize]byte
-	if intact, err := readFull(f, h[:], off); !intact || err != nil {
+	want, frag, ok, err := readFragment(f, off)
+	if !ok || err != nil {
 		return 0, false, err
 	}
-	t, n := fragmentType(h[6]), int(binary.LittleEndian.Uint16(h[4:6]))
-	if framingError(t, 0, n, blockSize, recyclableKind) != "" {
-		return 0, false, nil
-	}
-	frag := make([]byte, 3+n) // the length, the type and the payload
-	copy(frag, h[4:headerSize])
-	if intact, err := readFull(f, frag[3:], off+headerSize); !intact || err != nil {
-		return 0, false, err
-	}
-	want := binary.LittleEndian.Uint32(h[0:4])
 	c := newOlderChecksums(off, frag)
 	for older = num - 1; older >= 1 && older < num; older-- {
 		if c.of(older) == want {
@@ -50,6 +37,43 @@ func OlderLogAt(f io.ReaderAt, off int64, num uint64) (older uint64, ok bool, er
 		}
 	}
 	return 0, false, nil
+}
+
+// BeginsAs reports whether f begins with an intact fragment of
+// recyclable log num. A log file whose first fragment verifies as
+// another number's holds that log's records: an older log's in a reused
+// file that its new log never wrote over, or, where a file of that
+// number is present too, the two files were swapped.
+func BeginsAs(f io.ReaderAt, num uint64) (bool, error) {
+	want, frag, ok, err := readFragment(f, 0)
+	if !ok || err != nil {
+		return false, err
+	}
+	return checksum(0, logKind{recyclable: true, num: num}, frag) == want, nil
+}
+
+// readFragment reads the recyclable fragment whose header starts at off,
+// a multiple of the block size: its stored checksum and the bytes the
+// checksum covers (the length, the type and the payload). ok is false
+// where no intact recyclable fragment could start there.
+func readFragment(f io.ReaderAt, off int64) (want uint32, frag []byte, ok bool, err error) {
+	if off%blockSize != 0 {
+		return 0, nil, false, nil
+	}
+	var h [headerSize]byte
+	if intact, err := readFull(f, h[:], off); !intact || err != nil {
+		return 0, nil, false, err
+	}
+	t, n := fragmentType(h[6]), int(binary.LittleEndian.Uint16(h[4:6]))
+	if framingError(t, 0, n, blockSize, recyclableKind) != "" {
+		return 0, nil, false, nil
+	}
+	frag = make([]byte, 3+n)
+	copy(frag, h[4:headerSize])
+	if intact, err := readFull(f, frag[3:], off+headerSize); !intact || err != nil {
+		return 0, nil, false, err
+	}
+	return binary.LittleEndian.Uint32(h[0:4]), frag, true, nil
 }
 
 // NextBlock returns the first multiple of the block size at or after off:

@@ -40,6 +40,17 @@ func TestOlderLog(t *testing.T) {
 		if err != nil || ok != (c.want != 0) || got != c.want {
 			t.Errorf("%s: OlderLog = %d, %v, %v; want %d", c.name, got, ok, err, c.want)
 		}
+		if c.want != 0 {
+			if begins, err := BeginsAs(bytes.NewReader(c.file), c.want); !begins || err != nil {
+				t.Errorf("%s: BeginsAs(%d) = %v, %v", c.name, c.want, begins, err)
+			}
+		}
+	}
+	for _, num := range []uint64{7, 12, 13} {
+		begins, err := BeginsAs(bytes.NewReader(above), num)
+		if err != nil || begins != (num == 13) {
+			t.Errorf("log 13's bytes: BeginsAs(%d) = %v, %v", num, begins, err)
+		}
 	}
 	if _, ok, _ := OlderLog(bytes.NewReader(older), 7); ok {
 		t.Error("log 7's bytes named as older than log 7")
