@@ -385,18 +385,14 @@ func (d *DB) checkLogOwner(n uint64, nums []uint64) error {
 		return fmt.Errorf("monban: %w", err)
 	}
 	defer f.Close()
-	for _, m := range append([]uint64{n}, nums...) {
-		begins, err := wal.BeginsAs(f, m)
-		if err != nil {
-			return fmt.Errorf("monban: reading %s: %w", name, err)
-		}
-		if begins && m == n {
-			return nil
-		}
-		if begins {
-			return fmt.Errorf("monban: %s holds the records of log %s, whose file is present too: the two were swapped or copied: %w",
-				name, manifest.MakeFilename(manifest.KindLog, m), ErrCorruption)
-		}
+	// n first: a file that begins as its own log is its own.
+	m, ok, err := wal.FirstFragmentOf(f, append([]uint64{n}, nums...))
+	if err != nil {
+		return fmt.Errorf("monban: reading %s: %w", name, err)
+	}
+	if ok && m != n {
+		return fmt.Errorf("monban: %s holds the records of log %s, whose file is present too: the two were swapped or copied: %w",
+			name, manifest.MakeFilename(manifest.KindLog, m), ErrCorruption)
 	}
 	return nil
 }

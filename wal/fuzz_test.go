@@ -85,8 +85,8 @@ func FuzzReader(f *testing.F) {
 		if older, ok, err := OlderLog(bytes.NewReader(log), 64); err != nil || ok != (older != 0) || older >= 64 {
 			t.Fatalf("OlderLog = %d, %v, %v", older, ok, err)
 		} else if ok {
-			if begins, err := BeginsAs(bytes.NewReader(log), older); !begins || err != nil {
-				t.Fatalf("OlderLog named %d, BeginsAs(%d) = %v, %v", older, older, begins, err)
+			if num, ok, err := FirstFragmentOf(bytes.NewReader(log), []uint64{older}); !ok || num != older || err != nil {
+				t.Fatalf("OlderLog named %d, FirstFragmentOf = %d, %v, %v", older, num, ok, err)
 			}
 		}
 	})

@@ -39,17 +39,22 @@ func OlderLogAt(f io.ReaderAt, off int64, num uint64) (older uint64, ok bool, er
 	return 0, false, nil
 }
 
-// BeginsAs reports whether f begins with an intact fragment of
-// recyclable log num. A log file whose first fragment verifies as
-// another number's holds that log's records: an older log's in a reused
-// file that its new log never wrote over, or, where a file of that
-// number is present too, the two files were swapped.
-func BeginsAs(f io.ReaderAt, num uint64) (bool, error) {
+// FirstFragmentOf returns the first of nums whose recyclable log f's
+// first fragment verifies as, reading that fragment once. A log file
+// whose first fragment is another number's holds that log's records: an
+// older log's in a reused file that its new log never wrote over, or,
+// where a file of that number is present too, the two files were swapped.
+func FirstFragmentOf(f io.ReaderAt, nums []uint64) (num uint64, ok bool, err error) {
 	want, frag, ok, err := readFragment(f, 0)
 	if !ok || err != nil {
-		return false, err
+		return 0, false, err
 	}
-	return checksum(0, logKind{recyclable: true, num: num}, frag) == want, nil
+	for _, num := range nums {
+		if checksum(0, logKind{recyclable: true, num: num}, frag) == want {
+			return num, true, nil
+		}
+	}
+	return 0, false, nil
 }
 
 // readFragment reads the recyclable fragment whose header starts at off,

@@ -2,6 +2,7 @@ package wal
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 )
 
@@ -41,15 +42,15 @@ func TestOlderLog(t *testing.T) {
 			t.Errorf("%s: OlderLog = %d, %v, %v; want %d", c.name, got, ok, err, c.want)
 		}
 		if c.want != 0 {
-			if begins, err := BeginsAs(bytes.NewReader(c.file), c.want); !begins || err != nil {
-				t.Errorf("%s: BeginsAs(%d) = %v, %v", c.name, c.want, begins, err)
+			if num, ok, err := FirstFragmentOf(bytes.NewReader(c.file), []uint64{12, c.want}); !ok || num != c.want || err != nil {
+				t.Errorf("%s: FirstFragmentOf(12, %d) = %d, %v, %v", c.name, c.want, num, ok, err)
 			}
 		}
 	}
-	for _, num := range []uint64{7, 12, 13} {
-		begins, err := BeginsAs(bytes.NewReader(above), num)
-		if err != nil || begins != (num == 13) {
-			t.Errorf("log 13's bytes: BeginsAs(%d) = %v, %v", num, begins, err)
+	for _, nums := range [][]uint64{{7, 12}, {7, 13, 12}, {13}} {
+		num, ok, err := FirstFragmentOf(bytes.NewReader(above), nums)
+		if want := slices.Contains(nums, 13); err != nil || ok != want || ok && num != 13 {
+			t.Errorf("log 13's bytes: FirstFragmentOf(%v) = %d, %v, %v", nums, num, ok, err)
 		}
 	}
 	if _, ok, _ := OlderLog(bytes.NewReader(older), 7); ok {
