@@ -366,35 +366,43 @@ func (d *DB) replayWAL(num uint64, edit *manifest.VersionEdit) (walReplay, error
 // two swapped files do: read under its own number, each would read as
 // empty (another log's bytes in a reused file are a torn tail), and the
 // one below the log number would be deleted unread, though it holds the
-// live log's records. A log file whose first fragment is not its own may
-// begin with another log's only where that log's file is gone: reuse
-// renames the file, and numbers are never given twice.
+// live log's records. Repair reads each as the log it holds.
 func (d *DB) checkLogOwners(nums []uint64) error {
 	for _, n := range nums {
-		if err := d.checkLogOwner(n, nums); err != nil {
+		m, err := d.logIn(n, nums)
+		if err != nil {
 			return err
+		}
+		if m != n {
+			return fmt.Errorf("monban: %s holds the records of log %s, whose file is present too: the two were swapped or copied: %w",
+				manifest.MakeFilename(manifest.KindLog, n), manifest.MakeFilename(manifest.KindLog, m), ErrCorruption)
 		}
 	}
 	return nil
 }
 
-func (d *DB) checkLogOwner(n uint64, nums []uint64) error {
+// logIn returns the log whose records log file n holds: n, or another of
+// present, the numbers whose files are present, if its first fragment
+// verifies as that log's. A file may begin with another log's fragment
+// legitimately only where that log's file is gone: reuse renames the
+// file, and numbers are never given twice. So another present number
+// means that two files were swapped, or one copied over another.
+func (d *DB) logIn(n uint64, present []uint64) (uint64, error) {
 	name := manifest.MakeFilename(manifest.KindLog, n)
 	f, err := d.fs.Open(d.path(manifest.KindLog, n))
 	if err != nil {
-		return fmt.Errorf("monban: %w", err)
+		return 0, fmt.Errorf("monban: %w", err)
 	}
 	defer f.Close()
 	// n first: a file that begins as its own log is its own.
-	m, ok, err := wal.FirstFragmentOf(f, append([]uint64{n}, nums...))
+	m, ok, err := wal.FirstFragmentOf(f, append([]uint64{n}, present...))
 	if err != nil {
-		return fmt.Errorf("monban: reading %s: %w", name, err)
+		return 0, fmt.Errorf("monban: reading %s: %w", name, err)
 	}
-	if ok && m != n {
-		return fmt.Errorf("monban: %s holds the records of log %s, whose file is present too: the two were swapped or copied: %w",
-			name, manifest.MakeFilename(manifest.KindLog, m), ErrCorruption)
+	if !ok {
+		return n, nil
 	}
-	return nil
+	return m, nil
 }
 
 // checkLiveFiles checks the manifest against the directory before anything

@@ -75,7 +75,11 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 //     damaged in its filter or range-filter block alone is read again
 //     without them, merged and removed, the damage in its report entry's
 //     Err; its key-hash block is not read.
-//  3. The WALs are replayed in number order, a batch at a time. The first
+//  3. The WALs are replayed in number order, a batch at a time, each
+//     file as the log whose records it holds: two swapped files are read
+//     each under the other's number (a file whose first record verifies
+//     as another present log's), and of two holding one log's records,
+//     the one not named for it is a copy, set aside. The first
 //     that cannot be replayed to its end (damaged mid-file, or without
 //     its seal while a newer WAL holds commits) keeps its batches before the
 //     damage, is set aside, and every WAL after it is set aside unread:

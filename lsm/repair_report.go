@@ -76,8 +76,10 @@ const (
 	// and not trusted.
 	FateDamaged
 	// FateObsolete: the trusted manifest shows a newer tree dropped it (a
-	// table no live version names, a WAL below the log number); moved
-	// into lost/ unmerged, so it cannot bring back what was deleted since.
+	// table no live version names, a WAL holding a log below the log
+	// number); moved into lost/ unmerged (copied, if its name is at or
+	// above the log number), so it cannot bring back what was deleted
+	// since.
 	FateObsolete
 	// FateAfterDamage: a WAL after one that does not replay to its end;
 	// moved into lost/ unread, so the DB holds a prefix of the commits.

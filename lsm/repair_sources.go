@@ -1,6 +1,7 @@
 package lsm
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -163,13 +164,13 @@ func (r *repairer) tableAside(num uint64) asideHow {
 	return moveAside
 }
 
-// walAside is how a WAL at or above the trusted manifest's log number
-// that cannot be merged whole goes into lost/: copied, the original
-// removed after the commit, while a manifest is trusted, since a crash
-// before the commit leaves that manifest in force, and Open needs the WAL
-// its log number names and replays every WAL after it. Moved otherwise.
-func (r *repairer) walAside() asideHow {
-	if r.trusted != nil {
+// walAside is how WAL file num goes into lost/ when it cannot be merged
+// whole: copied, the original removed after the commit, while a trusted
+// manifest's log number is at or below num, since a crash before the
+// commit leaves that manifest in force, and Open needs the WAL its log
+// number names and replays every WAL after it. Moved otherwise.
+func (r *repairer) walAside(num uint64) asideHow {
+	if r.trusted != nil && num >= r.trusted.logNum {
 		return copyAside
 	}
 	return moveAside
@@ -241,50 +242,104 @@ type tableRead struct {
 	partly  bool
 }
 
-// replayWALs replays the WALs in number order (step 3). Below a trusted
-// manifest's log number they are obsolete; after the first that does not
-// replay to its end, they are set aside unread, so that what the rebuilt
-// DB holds is a prefix of the commits.
+// logFile is a WAL file of dir and the log whose records it holds: its
+// own number's, or another present file's where the two were swapped or
+// one copied over the other (DB.logIn).
+type logFile struct {
+	name     string
+	num, log uint64
+}
+
+// logFiles pairs each WAL file with the log it holds, in the order of
+// those logs, a file named for its log before a copy of it.
+func (r *repairer) logFiles() ([]logFile, error) {
+	wals := make([]logFile, len(r.logs))
+	for i, num := range r.logs {
+		log, err := r.d.logIn(num, r.logs)
+		if err != nil {
+			return nil, err
+		}
+		wals[i] = logFile{name: manifest.MakeFilename(manifest.KindLog, num), num: num, log: log}
+	}
+	slices.SortFunc(wals, func(a, b logFile) int {
+		switch {
+		case a.log != b.log:
+			return cmp.Compare(a.log, b.log)
+		case a.num == a.log:
+			return -1
+		case b.num == b.log:
+			return 1
+		}
+		return cmp.Compare(a.num, b.num)
+	})
+	return wals, nil
+}
+
+// replayWALs replays the WALs in the order of the logs they hold (step
+// 3). Below a trusted manifest's log number they are obsolete; after the
+// first that does not replay to its end, they are set aside unread, so
+// that what the rebuilt DB holds is a prefix of the commits. A second
+// file holding a log's records is a copy, its own records gone.
 func (r *repairer) replayWALs() error {
-	var live []uint64
-	for _, num := range r.logs {
-		if r.trusted != nil && num < r.trusted.logNum {
-			if err := r.setAside(manifest.MakeFilename(manifest.KindLog, num), FateObsolete, nil, moveAside); err != nil {
+	wals, err := r.logFiles()
+	if err != nil {
+		return err
+	}
+	var live []logFile
+	for i, w := range wals {
+		switch {
+		case i > 0 && wals[i-1].log == w.log:
+			why := fmt.Errorf("holds the records of log %s, as %s does: copied over, its own records are gone: %w",
+				manifest.MakeFilename(manifest.KindLog, w.log), wals[i-1].name, ErrCorruption)
+			if err := r.setAside(w.name, FateDamaged, why, r.walAside(w.num)); err != nil {
 				return err
 			}
-			continue
+		case r.trusted != nil && w.log < r.trusted.logNum:
+			if err := r.setAside(w.name, FateObsolete, nil, r.walAside(w.num)); err != nil {
+				return err
+			}
+		default:
+			live = append(live, w)
 		}
-		live = append(live, num)
 	}
 	// A rotation seals a WAL before the next one takes a commit: one that
 	// a WAL holding records follows must end at its seal (checkWALEnds).
 	idleAfter := make([]bool, len(live)) // no later WAL holds a record
 	for i, idle := len(live)-1, true; i >= 0; i-- {
 		idleAfter[i] = idle
-		holds, err := ownFile(r.d.fs, r.d.dir, manifest.MakeFilename(manifest.KindLog, live[i]))
+		holds, err := r.walHoldsRecord(live[i])
 		if err != nil {
 			return err
 		}
 		idle = idle && !holds
 	}
 	var damaged string
-	for i, num := range live {
-		name := manifest.MakeFilename(manifest.KindLog, num)
+	for i, w := range live {
 		if damaged != "" {
-			if err := r.setAside(name, FateAfterDamage, fmt.Errorf("after %s, which does not replay to its end", damaged), r.walAside()); err != nil {
+			if err := r.setAside(w.name, FateAfterDamage, fmt.Errorf("after %s, which does not replay to its end", damaged), r.walAside(w.num)); err != nil {
 				return err
 			}
 			continue
 		}
-		whole, err := r.replayWAL(name, num, idleAfter[i])
+		whole, err := r.replayWAL(w, idleAfter[i])
 		if err != nil {
 			return err
 		}
 		if !whole {
-			damaged = name
+			damaged = w.name
 		}
 	}
 	return nil
+}
+
+// walHoldsRecord is walHoldsRecord of w's file, read as the log it holds.
+func (r *repairer) walHoldsRecord(w logFile) (bool, error) {
+	f, err := r.d.fs.Open(r.path(w.name))
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	return walHoldsRecord(f, w.name, w.log)
 }
 
 // replayWAL applies WAL name's batches to a memtable of its own, each
@@ -296,7 +351,8 @@ func (r *repairer) replayWALs() error {
 // its end is set aside: moved, if none of it was merged, copied
 // otherwise, so that a crash before the commit leaves it for the next
 // Repair.
-func (r *repairer) replayWAL(name string, num uint64, last bool) (whole bool, err error) {
+func (r *repairer) replayWAL(w logFile, last bool) (whole bool, err error) {
+	name, num := w.name, w.log
 	f, err := r.d.fs.Open(r.path(name))
 	if err != nil {
 		return false, fmt.Errorf("opening %s: %w", name, err)
@@ -371,9 +427,9 @@ func (r *repairer) replayWAL(name string, num uint64, last bool) (whole bool, er
 	case batches > 0:
 		return false, r.setAside(name, FatePartlyMerged, damage, copyAside)
 	case rd.DroppedBytes() > 0:
-		return false, r.setAside(name, FateNotMonban, fmt.Errorf("no record verifies: another program's log, or torn whole: %w", damage), r.walAside())
+		return false, r.setAside(name, FateNotMonban, fmt.Errorf("no record verifies: another program's log, or torn whole: %w", damage), r.walAside(w.num))
 	}
-	return false, r.setAside(name, FateDamaged, damage, r.walAside())
+	return false, r.setAside(name, FateDamaged, damage, r.walAside(w.num))
 }
 
 // walHoldsRecord reports whether a record of monban's framing verifies
