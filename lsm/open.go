@@ -239,6 +239,9 @@ func (d *DB) recover() error {
 	vs.SetLastSeq(seq)
 	edit.LogNum = num
 	if err := vs.LogAndApply(edit); err != nil {
+		// Not refuse: a failed write or sync may yet have made the edit
+		// durable, and then the replayed tables and the new WAL are live.
+		// If it did not, the next Open finds them strays.
 		return fmt.Errorf("monban: %w", err)
 	}
 	d.installReadState(d.rs.Load().mem, vs.Current()).unref()
@@ -539,7 +542,7 @@ func (d *DB) Close() error {
 	d.bg.Wait()
 	var errs []error
 	if d.mu.wal != nil {
-		errs = append(errs, d.mu.wal.Seal(), d.mu.wal.Close())
+		errs = append(errs, d.mu.wal.Seal()) // closeResources closes it
 	}
 	for _, num := range d.mu.recycledWALs {
 		d.removeFile(manifest.KindLog, num) // obsolete, kept only to be reused
@@ -551,6 +554,10 @@ func (d *DB) Close() error {
 
 // closeResources releases what Open acquired, in reverse order.
 func (d *DB) closeResources() error {
+	var errs []error
+	if d.mu.wal != nil { // an Open that failed after creating it, too
+		errs = append(errs, d.mu.wal.Close())
+	}
 	d.deleteNow(true)
 	if d.tree != nil {
 		d.tree.close() // before the tables its builds read
@@ -558,7 +565,6 @@ func (d *DB) closeResources() error {
 	d.filesMu.Lock()
 	d.filesReleased = true
 	d.filesMu.Unlock()
-	var errs []error
 	rs := d.rs.Swap(nil)
 	if rs != nil {
 		rs.unref()
