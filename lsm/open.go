@@ -142,6 +142,13 @@ func mkdirDurable(fsys vfs.FS, dir string) error {
 // only, it stops before the first write: the WALs' contents stay in the
 // active memtable.
 func (d *DB) recover() error {
+	entries, err := vfs.ReadDir(d.fs, d.dir)
+	if err != nil {
+		return fmt.Errorf("monban: %w", err)
+	}
+	if err := checkMetaNames(entries); err != nil {
+		return err
+	}
 	vs, err := manifest.Recover(d.fs, d.dir)
 	switch {
 	case err == nil && d.opts.ErrorIfExists:
@@ -166,18 +173,19 @@ func (d *DB) recover() error {
 	d.tables = sstable.NewTableCache(d.fs, d.dir, d.opts.MaxOpenFiles,
 		sstable.ReaderOptions{Cache: d.cache, IgnoreFilter: d.opts.IgnoreFilters, MetaBudget: d.metaBudget})
 
-	names, err := d.fs.List(d.dir)
-	if err != nil {
-		return fmt.Errorf("monban: %w", err)
-	}
+	var names []string // the files: a directory under a DB file's name is not the DB's
 	var logs, obsoleteLogs []uint64
-	for _, name := range names {
-		kind, num, ok := manifest.ParseFilename(name)
-		if !ok {
+	for _, e := range entries {
+		kind, num, ok := manifest.ParseFilename(e.Name)
+		if ok {
+			vs.MarkFileNumUsed(num) // a directory's too: no new file can take its name
+		}
+		if e.Dir {
 			continue
 		}
-		vs.MarkFileNumUsed(num)
+		names = append(names, e.Name)
 		switch {
+		case !ok:
 		case kind == manifest.KindLog && num >= vs.LogNum():
 			logs = append(logs, num)
 		case kind == manifest.KindLog:
@@ -257,6 +265,18 @@ func (d *DB) recover() error {
 	d.mu.Lock()
 	d.maybeScheduleCompaction()
 	d.mu.Unlock()
+	return nil
+}
+
+// checkMetaNames refuses a directory where CURRENT or CURRENT.tmp should
+// be: no DB's, it stops the DB from reading the one or writing the other.
+// Repair moves it aside.
+func checkMetaNames(entries []vfs.Entry) error {
+	for _, e := range entries {
+		if kind, _, ok := manifest.ParseFilename(e.Name); ok && e.Dir && (kind == manifest.KindCurrent || kind == manifest.KindCurrentTemp) {
+			return fmt.Errorf("monban: %s is a directory, where the DB keeps a file of that name: %w", e.Name, ErrCorruption)
+		}
+	}
 	return nil
 }
 

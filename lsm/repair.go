@@ -99,7 +99,9 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 //  6. Only then are removed the tables and WALs every record of which is
 //     in the new tables, and the originals of what was copied into lost/.
 //
-// Files with names monban never writes are left where they are.
+// Files with names monban never writes are left where they are, and so
+// are directories under the names of tables, WALs and manifests; one at
+// CURRENT or CURRENT.tmp, where the commit writes, is moved into lost/.
 //
 // Why merge rather than keep the tables where they are: without a manifest
 // a table's level is unknown, and the levels are what made overlapping
@@ -139,15 +141,19 @@ func RepairWith(dir string, opts *Options, ropts RepairOptions) (*RepairReport, 
 	// not there before is this Repair's own, not something it found.
 	lockName := manifest.MakeFilename(manifest.KindLock, 0)
 	madeLock := !slices.Contains(before, lockName)
-	names, err := o.FS.List(dir)
+	entries, err := vfs.ReadDir(o.FS, dir)
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("monban: repairing %s: %w", dir, err)
 	}
-	if madeLock {
-		names = slices.DeleteFunc(names, func(n string) bool { return n == lockName })
+	r := &repairer{d: &DB{dir: dir, opts: o, fs: o.FS}, report: &RepairReport{Dir: dir}, force: ropts.Force, dirs: map[string]bool{}}
+	var names []string
+	for _, e := range entries {
+		if e.Name != lockName || !madeLock {
+			names = append(names, e.Name)
+		}
+		r.dirs[e.Name] = e.Dir
 	}
-	r := &repairer{d: &DB{dir: dir, opts: o, fs: o.FS}, report: &RepairReport{Dir: dir}, force: ropts.Force}
 	defer r.closeSources()
 	err = r.run(names)
 	if errors.Is(err, ErrNotDB) && madeLock {
@@ -186,9 +192,10 @@ type repairer struct {
 	report *RepairReport
 	force  bool
 
-	tables, logs []uint64 // found in dir, ascending
-	manifests    []string // MANIFEST-*, ascending
-	maxNum       uint64   // highest file number in dir and lost/
+	dirs         map[string]bool // the entries of dir that are directories
+	tables, logs []uint64        // found in dir, ascending
+	manifests    []string        // MANIFEST-*, ascending
+	maxNum       uint64          // highest file number in dir and lost/
 	lostNames    map[string]bool
 
 	trusted      *trustedManifest // nil: no manifest vouches for what is live
@@ -242,15 +249,21 @@ func (r *repairer) scan(names []string) error {
 			r.maxNum = max(r.maxNum, num)
 		}
 	}
+	var files []string
 	for _, name := range names {
 		kind, num, ok := manifest.ParseFilename(name)
-		if !ok {
+		if ok {
+			r.maxNum = max(r.maxNum, num) // a directory's too: no new file can take its name
+		}
+		if !ok || r.dirs[name] && kind != manifest.KindCurrent && kind != manifest.KindCurrentTemp {
+			// A directory under a DB file's name is not the DB's; but one
+			// where CURRENT or CURRENT.tmp goes is set aside (setAsideMeta).
 			if name != lostDir && name != repairStaging {
 				r.report.Files = append(r.report.Files, RepairedFile{Name: name, Fate: FateLeft})
 			}
 			continue
 		}
-		r.maxNum = max(r.maxNum, num)
+		files = append(files, name)
 		switch kind {
 		case manifest.KindTable:
 			r.tables = append(r.tables, num)
@@ -262,7 +275,7 @@ func (r *repairer) scan(names []string) error {
 	}
 	slices.Sort(r.tables)
 	slices.Sort(r.logs)
-	own, named, err := ownsDir(r.d.fs, r.d.dir, names)
+	own, named, err := ownsDir(r.d.fs, r.d.dir, files)
 	switch {
 	case err != nil:
 		return err

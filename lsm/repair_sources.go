@@ -35,13 +35,15 @@ type trustedManifest struct {
 // (setAsideMeta).
 func (r *repairer) trustManifest() (*trustedManifest, error) {
 	r.manifestErrs = map[string]error{}
-	vs, err := manifest.Recover(r.d.fs, r.d.dir)
-	if err := diskError(err); err != nil {
-		return nil, err
-	}
-	if err == nil {
-		if t := r.agrees(vs); t != nil {
-			return t, nil
+	if !r.dirs[manifest.MakeFilename(manifest.KindCurrent, 0)] { // a directory names nothing
+		vs, err := manifest.Recover(r.d.fs, r.d.dir)
+		if err := diskError(err); err != nil {
+			return nil, err
+		}
+		if err == nil {
+			if t := r.agrees(vs); t != nil {
+				return t, nil
+			}
 		}
 	}
 	for i := len(r.manifests) - 1; i >= 0; i-- {
@@ -527,6 +529,13 @@ func (r *repairer) setAsideMeta(names []string) error {
 		kind, _, ok := manifest.ParseFilename(name)
 		switch {
 		case !ok:
+		case r.dirs[name] && (kind == manifest.KindCurrent || kind == manifest.KindCurrentTemp):
+			// Not the DB's, but in the way of the commit, which writes
+			// these names.
+			if err := r.setAside(name, FateNotMonban, errors.New("a directory"), moveAside); err != nil {
+				return err
+			}
+		case r.dirs[name]:
 		case kind == manifest.KindCurrent:
 			if err := r.setAside(name, FateSuperseded, nil, copyOnly); err != nil {
 				return err

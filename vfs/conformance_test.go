@@ -290,6 +290,14 @@ func TestListAndDirs(t *testing.T) {
 		if got := mustList(t, fsys, dir); !slices.Equal(got, []string{"a", "b", "c", "sub"}) {
 			t.Fatalf("list %q", got)
 		}
+		// ReadDir, as the FS lists and, through a wrapper that hides how,
+		// by a List of each entry.
+		want := []Entry{{"a", false}, {"b", false}, {"c", false}, {"sub", true}}
+		for _, lister := range []FS{fsys, struct{ FS }{fsys}} {
+			if got, err := ReadDir(lister, dir); err != nil || !slices.Equal(got, want) {
+				t.Fatalf("ReadDir(%T) = %v, %v", lister, got, err)
+			}
+		}
 		writeFile(t, fsys, filepath.Join(sub, "f"))
 		if err := fsys.Remove(sub); err == nil {
 			t.Fatal("Remove of a non-empty directory succeeded")

@@ -331,6 +331,15 @@ func (f *FaultFS) List(dir string) ([]string, error) {
 	return f.inner.List(dir)
 }
 
+// readDir lets ReadDir ask the inner FS, as one List operation, counted
+// and failed.
+func (f *FaultFS) readDir(dir string) ([]Entry, error) {
+	if err := f.fault(OpList, dir); err != nil {
+		return nil, err
+	}
+	return ReadDir(f.inner, dir)
+}
+
 func (f *FaultFS) MkdirAll(dir string) error {
 	if err := f.fault(OpMkdirAll, dir); err != nil {
 		return err

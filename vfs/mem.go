@@ -257,18 +257,23 @@ func (m *MemFS) Remove(name string) error {
 
 // List returns the sorted names in dir.
 func (m *MemFS) List(dir string) ([]string, error) {
+	entries, err := m.readDir(dir)
+	return names(entries), err
+}
+
+func (m *MemFS) readDir(dir string) ([]Entry, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	d, err := m.walk("list", dir, split(dir))
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, 0, len(d.live))
-	for name := range d.live {
-		names = append(names, name)
+	entries := make([]Entry, 0, len(d.live))
+	for name, n := range d.live {
+		entries = append(entries, Entry{Name: name, Dir: n.dir})
 	}
-	slices.Sort(names)
-	return names, nil
+	slices.SortFunc(entries, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
+	return entries, nil
 }
 
 // MkdirAll creates dir and any missing parents. Each new directory is an

@@ -88,15 +88,22 @@ func (osFS) Remove(name string) error { return os.Remove(name) }
 func (osFS) Link(oldname, newname string) error { return os.Link(oldname, newname) }
 
 func (osFS) List(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir) // sorted by name
+	entries, err := osFS{}.readDir(dir)
+	return names(entries), err
+}
+
+// readDir has each entry's type from the listing (d_type), at no cost of
+// its own.
+func (osFS) readDir(dir string) ([]Entry, error) {
+	dirents, err := os.ReadDir(dir) // sorted by name
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, len(entries))
-	for i, e := range entries {
-		names[i] = e.Name()
+	entries := make([]Entry, len(dirents))
+	for i, e := range dirents {
+		entries[i] = Entry{Name: e.Name(), Dir: e.IsDir()}
 	}
-	return names, nil
+	return entries, nil
 }
 
 func (osFS) MkdirAll(dir string) error { return os.MkdirAll(dir, 0o755) }

@@ -1,0 +1,131 @@
+package lsm
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/monbandb/monban/vfs"
+)
+
+// TestDirectoriesUnderMonbansNamesAreLeftAlone: a directory named like a
+// table, a WAL or a manifest is not monban's. Open read it as a stray
+// table or a WAL to replay, and failed with the file system's "is a
+// directory", and so did Repair: the DB would not open until someone
+// removed it. Open and Repair must leave it where it is, empty or not
+// (an empty one below the log number was removed as an obsolete WAL),
+// and the DB must hold what it held.
+func TestDirectoriesUnderMonbansNamesAreLeftAlone(t *testing.T) {
+	for _, name := range []string{"999998.sst", "999998.log", "000001.sst", "000001.log", "MANIFEST-999998"} {
+		for _, empty := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/empty=%v", name, empty), func(t *testing.T) {
+				for _, fsys := range []struct {
+					fs  vfs.FS
+					dir string
+				}{{vfs.NewMem(), "/db"}, {vfs.Default, filepath.Join(t.TempDir(), "db")}} {
+					dirNamedLikeAFile(t, fsys.fs, fsys.dir, name, empty)
+				}
+			})
+		}
+	}
+}
+
+func dirNamedLikeAFile(t *testing.T, fs vfs.FS, dir, name string, empty bool) {
+	t.Helper()
+	want := model{}
+	session := func(prefix string) {
+		t.Helper()
+		d, err := Open(dir, &Options{FS: fs})
+		if err != nil {
+			t.Fatalf("%T: Open: %v", fs, err)
+		}
+		defer d.Close()
+		if got := dbContents(t, d); !maps.Equal(got, want) {
+			t.Fatalf("%T: Open:\n%s", fs, diffModels(got, want))
+		}
+		for i := range 20 {
+			k := fmt.Sprintf("%s%02d", prefix, i)
+			if err := d.Put([]byte(k), []byte(k), Sync); err != nil {
+				t.Fatal(err)
+			}
+			want[k] = k
+		}
+	}
+	session("a")
+	sub := filepath.Join(dir, name)
+	if err := fs.MkdirAll(sub); err != nil {
+		t.Fatal(err)
+	}
+	if !empty {
+		f, err := fs.Create(filepath.Join(sub, "theirs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	stillThere := func(after string) {
+		t.Helper()
+		inside, err := fs.List(sub)
+		if err != nil || len(inside) == 0 == !empty {
+			t.Fatalf("%T: after %s, %s holds %q, %v", fs, after, name, inside, err)
+		}
+	}
+	session("b")
+	stillThere("Open")
+	rep, err := Repair(dir, &Options{FS: fs})
+	if err != nil {
+		t.Fatalf("%T: Repair: %v\n%v", fs, err, rep)
+	}
+	stillThere("Repair")
+	if slices.ContainsFunc(rep.SetAside, func(f RepairedFile) bool { return f.Name == name }) {
+		t.Errorf("%T: Repair set %s aside", fs, name)
+	}
+	session("c")
+	stillThere("Open after Repair")
+}
+
+// TestADirectoryWhereCURRENTGoes: a directory at CURRENT or CURRENT.tmp
+// stops the DB from reading the one or writing the other. Open failed
+// with the file system's "is a directory" (and Repair too, for CURRENT).
+// Open must refuse with ErrCorruption naming it, changing nothing, and
+// Repair set it aside and keep every write.
+func TestADirectoryWhereCURRENTGoes(t *testing.T) {
+	for _, name := range []string{"CURRENT", "CURRENT.tmp"} {
+		t.Run(name, func(t *testing.T) {
+			fs := vfs.NewMem()
+			d, err := Open("/db", &Options{FS: fs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := model{}
+			for i := range 20 {
+				k := fmt.Sprintf("k%02d", i)
+				if err := d.Put([]byte(k), []byte(k), Sync); err != nil {
+					t.Fatal(err)
+				}
+				want[k] = k
+			}
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if name == "CURRENT" {
+				if err := fs.Remove("/db/CURRENT"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := fs.MkdirAll("/db/" + name); err != nil {
+				t.Fatal(err)
+			}
+			before := dirFiles(t, fs, "/db")
+			_, err = Open("/db", &Options{FS: fs})
+			refused(t, err, true, name)
+			unchanged(t, fs, before)
+			rep := repairedTo(t, fs, want)
+			if !slices.ContainsFunc(rep.SetAside, func(f RepairedFile) bool { return f.Name == name && f.Fate == FateNotMonban }) {
+				t.Errorf("Repair did not set the directory %s aside as not monban's:\n%v", name, rep)
+			}
+		})
+	}
+}
