@@ -89,7 +89,8 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 //     level, keeping only the newest version of each key (no snapshot
 //     survives a repair) and no tombstone (nothing lies below them).
 //  5. A new manifest naming only those tables, with the highest sequence
-//     number seen and a next file number above every file present, is
+//     number seen and a next file number above every file present and
+//     every number a manifest it read had given, is
 //     made durable and CURRENT switched to it: the commit point. Files
 //     set aside before it are moved into lost/, or copied where the old
 //     state still needs them until then (CURRENT, the manifests, a WAL
@@ -195,7 +196,7 @@ type repairer struct {
 	dirs         map[string]bool // the entries of dir that are directories
 	tables, logs []uint64        // found in dir, ascending
 	manifests    []string        // MANIFEST-*, ascending
-	maxNum       uint64          // highest file number in dir and lost/
+	maxNum       uint64          // highest file number in dir and lost/, or given by a manifest read
 	lostNames    map[string]bool
 
 	trusted      *trustedManifest // nil: no manifest vouches for what is live

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/manifest"
@@ -638,5 +639,97 @@ func TestRepairCrashLeavesAHealthyDBOpen(t *testing.T) {
 		if !maps.Equal(got, want) {
 			t.Fatalf("disk died at operation %d of %d of Repair: Open holds:\n%s", n, total, diffModels(got, want))
 		}
+	}
+}
+
+// TestRepairCrashWithTheLiveTableMissing: the live table is gone, so
+// Repair trusts no manifest and merges the compaction inputs a crash left
+// behind. It numbered its rebuilt table one above every file present,
+// which was the missing table's own number: a crash before the commit
+// left that table under the old CURRENT, the next Repair trusted the old
+// manifest (every table it names was there again), set the rebuilt table
+// aside as another's (its id is not the one named) and the inputs aside
+// as obsolete, and the DB came back empty (a black-box attack). Repair's
+// numbers must be above every number a manifest it read gave, too.
+func TestRepairCrashWithTheLiveTableMissing(t *testing.T) {
+	mem := vfs.NewMem()
+	d := openMem(t, mem, &Options{L0CompactionThreshold: 50})
+	want := model{}
+	for _, prefix := range []string{"a", "b"} {
+		for i := range 10 {
+			k := fmt.Sprintf("%s%d", prefix, i)
+			if err := d.Put([]byte(k), []byte(k), Sync); err != nil {
+				t.Fatal(err)
+			}
+			want[k] = k
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var inputs [][2]string
+	for _, name := range filesOf(t, mem, "/db", manifest.KindTable) {
+		inputs = append(inputs, [2]string{name, string(readFile(t, mem, "/db/"+name))})
+	}
+	// Reopened, the DB compacts the two L0 tables into one, numbered
+	// after the manifest this Open started: the highest-numbered file.
+	d = openMem(t, mem, &Options{L0CompactionThreshold: 2})
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		infos, err := d.Tables()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(infos) == 1 && infos[0].Level > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no L0 compaction after a minute: %+v", infos)
+		}
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tables := filesOf(t, mem, "/db", manifest.KindTable)
+	var highest uint64
+	for _, name := range mustList(t, mem, "/db") {
+		if _, num, ok := manifest.ParseFilename(name); ok {
+			highest = max(highest, num)
+		}
+	}
+	if len(tables) != 1 || tables[0] != manifest.MakeFilename(manifest.KindTable, highest) {
+		t.Fatalf("after the compaction: %v; want one table, the highest-numbered file", mustList(t, mem, "/db"))
+	}
+	// The inputs, as a crash after the compaction's edit leaves them; the
+	// live table, the highest-numbered file, deleted.
+	for _, in := range inputs {
+		rewriteDurably(t, mem, "/db/"+in[0], []byte(in[1]))
+	}
+	if err := mem.Remove("/db/" + tables[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.SyncDir("/db"); err != nil {
+		t.Fatal(err)
+	}
+
+	repaired := func(fs vfs.FS) {
+		t.Helper()
+		rep, err := Repair("/db", repairOpts(fs))
+		if err != nil {
+			t.Fatalf("Repair: %v", err)
+		}
+		d := openMem(t, fs, repairOpts(fs))
+		defer d.Close()
+		if got := dbContents(t, d); !maps.Equal(got, want) {
+			t.Fatalf("after Repair:\n%s\n%v", diffModels(got, want), rep)
+		}
+	}
+	counter := vfs.NewFault(mem.CrashClone())
+	repaired(counter)
+	total := counter.Count(vfs.OpAny)
+	for n := int64(1); n <= total; n++ {
+		repaired(repairCrashedAt(t, mem, n))
 	}
 }
