@@ -163,15 +163,23 @@ type batchEntry struct {
 	Value []byte
 }
 
+// batchHeader returns an encoded batch record's first sequence number
+// and count of entries; ok is false if the record is shorter than that.
+func batchHeader(rec []byte) (seq base.SeqNum, count uint32, ok bool) {
+	if len(rec) < batchHeaderLen {
+		return 0, 0, false
+	}
+	return base.SeqNum(binary.LittleEndian.Uint64(rec[0:8])), binary.LittleEndian.Uint32(rec[8:12]), true
+}
+
 // decodeBatch calls fn for every entry of an encoded batch record, in order,
 // each with its own sequence number. Record bytes come from the WAL, so every
 // length is checked against what is present before it is used.
 func decodeBatch(rec []byte, fn func(batchEntry) error) (n int, err error) {
-	if len(rec) < batchHeaderLen {
+	seq, count, ok := batchHeader(rec)
+	if !ok {
 		return 0, fmt.Errorf("batch of %d bytes is shorter than its header: %w", len(rec), base.ErrCorruption)
 	}
-	seq := base.SeqNum(binary.LittleEndian.Uint64(rec[0:8]))
-	count := binary.LittleEndian.Uint32(rec[8:12])
 	p := rec[batchHeaderLen:]
 	for i := uint32(0); i < count; i++ {
 		if len(p) == 0 {

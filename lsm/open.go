@@ -476,7 +476,6 @@ func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays [
 			walFirst = r.first
 		}
 	}
-	unaccounted := func(s base.SeqNum) bool { return s > manifestSeq && (walFirst == 0 || s < walFirst) }
 	live := d.vs.LiveFiles()
 	for _, name := range names {
 		kind, num, ok := manifest.ParseFilename(name)
@@ -490,15 +489,7 @@ func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays [
 		if err != nil {
 			return fmt.Errorf("monban: reading stray table %s: %w", name, err)
 		}
-		p := t.Properties()
-		seq, found := base.SeqNum(0), false
-		if !(p.LargestSeq <= manifestSeq || walFirst != 0 && p.SmallestSeq >= walFirst) {
-			it := t.NewIter(nil, nil)
-			for ok := it.First(); ok && !found; ok = it.Next() {
-				seq, found = it.Key().Seq(), unaccounted(it.Key().Seq())
-			}
-			err = it.Close()
-		}
+		seq, found, err := unaccountedSeq(t, manifestSeq, walFirst)
 		t.Close()
 		switch {
 		case err != nil:
@@ -510,6 +501,24 @@ func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays [
 		}
 	}
 	return nil
+}
+
+// unaccountedSeq returns a sequence number of stray table t that neither
+// the manifest (up to manifestSeq) nor the WALs (from walFirst on; 0 if
+// they hold no record) account for, if it holds one. A stray with one is
+// no crashed flush's or compaction's output: the manifest lost the edit
+// that placed it.
+func unaccountedSeq(t *sstable.Reader, manifestSeq, walFirst base.SeqNum) (base.SeqNum, bool, error) {
+	if p := t.Properties(); p.LargestSeq <= manifestSeq || walFirst != 0 && p.SmallestSeq >= walFirst {
+		return 0, false, nil
+	}
+	it := t.NewIter(nil, nil)
+	for ok := it.First(); ok; ok = it.Next() {
+		if s := it.Key().Seq(); s > manifestSeq && (walFirst == 0 || s < walFirst) {
+			return s, true, it.Close()
+		}
+	}
+	return 0, false, it.Close()
 }
 
 // readTableFile opens table num outside the table cache, for a reader

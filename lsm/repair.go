@@ -52,8 +52,10 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 //     included), unless ropts.Force.
 //  1. The manifest: the one CURRENT names or, failing that, the newest
 //     that reads, if it replays whole and agrees with the directory (the
-//     WAL its log number names and every table it names are there): a
-//     manifest that lost edits would miss them. A table it names that is
+//     WAL its log number names and every table it names are there, and
+//     no table it does not name holds a sequence number that neither it
+//     nor the WALs account for, as Open's stray check asks): a manifest
+//     that lost edits would miss them. A table it names that is
 //     there but damaged (truncated, say) does not make it lie about what
 //     is live; step 2 sets that table aside. That
 //     manifest is trusted to say what is live: a table no live version
@@ -195,6 +197,7 @@ type repairer struct {
 
 	dirs         map[string]bool // the entries of dir that are directories
 	tables, logs []uint64        // found in dir, ascending
+	wals         []logFile       // logs' files, with the logs they hold (logFiles)
 	manifests    []string        // MANIFEST-*, ascending
 	maxNum       uint64          // highest file number in dir and lost/, or given by a manifest read
 	lostNames    map[string]bool
@@ -212,6 +215,11 @@ func (r *repairer) run(names []string) error {
 	if err := r.scan(names); err != nil {
 		return err
 	}
+	wals, err := r.logFiles()
+	if err != nil {
+		return err
+	}
+	r.wals = wals
 	trusted, err := r.trustManifest()
 	if err != nil {
 		return err

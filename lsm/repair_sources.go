@@ -41,8 +41,8 @@ func (r *repairer) trustManifest() (*trustedManifest, error) {
 			return nil, err
 		}
 		if err == nil {
-			if t := r.agrees(vs); t != nil {
-				return t, nil
+			if t, err := r.agrees(vs); t != nil || err != nil {
+				return t, err
 			}
 		}
 	}
@@ -59,8 +59,8 @@ func (r *repairer) trustManifest() (*trustedManifest, error) {
 			r.manifestErrs[name] = err
 			continue
 		}
-		if t := r.agrees(vs); t != nil {
-			return t, nil
+		if t, err := r.agrees(vs); t != nil || err != nil {
+			return t, err
 		}
 	}
 	return nil, nil
@@ -83,7 +83,7 @@ func diskError(err error) error {
 // lost edits fails one of them (a later edit moved the log number on and
 // its WAL was deleted, or dropped tables that were deleted since), and
 // trusting it would set aside as obsolete the tables those edits added.
-func (r *repairer) agrees(vs *manifest.VersionSet) *trustedManifest {
+func (r *repairer) agrees(vs *manifest.VersionSet) (*trustedManifest, error) {
 	defer vs.Close()
 	// Repair's own files are numbered above every number this manifest
 	// gave, not only above the files present: one it names that is gone
@@ -109,13 +109,88 @@ func (r *repairer) agrees(vs *manifest.VersionSet) *trustedManifest {
 			}
 		}
 	}
+	if missing == nil {
+		var err error
+		if missing, err = r.lostEdits(t); err != nil {
+			return nil, err
+		}
+	}
 	if missing != nil {
 		r.manifestErrs[name] = fmt.Errorf("not trusted: %w", missing)
-		return nil
+		return nil, nil
 	}
 	r.manifestErrs[name] = nil
 	r.report.TrustedManifest = name
-	return t
+	return t, nil
+}
+
+// lostEdits says why manifest t lost edits, if a table it does not name
+// shows it did, as Open's stray check finds (unaccountedSeq): it holds a
+// sequence number above t's last and below the first of the WALs at or
+// above t's log number. The error is the file system's.
+func (r *repairer) lostEdits(t *trustedManifest) (why, err error) {
+	walFirst := base.SeqNum(0)
+	for _, w := range r.wals {
+		if w.log < t.logNum {
+			continue
+		}
+		first, err := r.firstSeq(w)
+		if err != nil {
+			return nil, err
+		}
+		if first != 0 && (walFirst == 0 || first < walFirst) {
+			walFirst = first
+		}
+	}
+	for _, num := range r.tables {
+		if t.live[num] {
+			continue
+		}
+		name := manifest.MakeFilename(manifest.KindTable, num)
+		tr, err := r.d.readTableFile(num, true)
+		if errors.Is(err, ErrCorruption) {
+			continue // not a table: step 2 judges it
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading table %s: %w", name, err)
+		}
+		seq, found, err := unaccountedSeq(tr, t.lastSeq, walFirst)
+		tr.Close()
+		if errors.Is(err, ErrCorruption) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading table %s: %w", name, err)
+		}
+		if found {
+			return fmt.Errorf("table %s, which it does not name, holds sequence number %d, which neither it (up to %d) nor the WALs account for: it lost edits",
+				name, seq, t.lastSeq), nil
+		}
+	}
+	return nil, nil
+}
+
+// firstSeq returns the sequence number WAL w's first batch begins with,
+// 0 if it holds none that reads.
+func (r *repairer) firstSeq(w logFile) (base.SeqNum, error) {
+	f, err := r.d.fs.Open(r.path(w.name))
+	if err != nil {
+		return 0, fmt.Errorf("opening %s: %w", w.name, err)
+	}
+	defer f.Close()
+	rd := wal.NewRecyclableReader(f, w.name, w.log)
+	for {
+		rec, err := rd.Next()
+		switch {
+		case err == io.EOF || errors.Is(err, ErrCorruption):
+			return 0, nil
+		case err != nil:
+			return 0, fmt.Errorf("reading %s: %w", w.name, err)
+		}
+		if seq, count, ok := batchHeader(rec); ok && count > 0 {
+			return seq, nil
+		}
+	}
 }
 
 // table decides the fate of table num (steps 1 and 2).
@@ -288,10 +363,7 @@ func (r *repairer) logFiles() ([]logFile, error) {
 // that what the rebuilt DB holds is a prefix of the commits. A second
 // file holding a log's records is a copy, its own records gone.
 func (r *repairer) replayWALs() error {
-	wals, err := r.logFiles()
-	if err != nil {
-		return err
-	}
+	wals := r.wals
 	var live []logFile
 	for i, w := range wals {
 		switch {

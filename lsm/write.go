@@ -1,7 +1,6 @@
 package lsm
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -217,7 +216,7 @@ func (d *DB) commit(w *writer) error {
 		order, unsynced := d.syncOrder(group)
 		first := d.mu.lastSeq + 1
 		rec := d.groupRecord(order, first)
-		count := binary.LittleEndian.Uint32(rec[8:12])
+		_, count, _ := batchHeader(rec)
 		d.mu.lastSeq += base.SeqNum(count)
 		walw, mem := d.mu.wal, d.rs.Load().mem.Active()
 		d.mu.Unlock()
