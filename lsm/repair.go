@@ -63,7 +63,9 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 //     inputs a crash left behind, a WAL already flushed — and are set
 //     aside unread, so they cannot bring back what newer data deleted. A
 //     file in the place of a live table that holds another table (an
-//     older incarnation's) is set aside too. With no manifest trusted,
+//     older incarnation's) is set aside too, and a table of
+//     an obsolete name that holds a live table (its table id is one the
+//     manifest names: the two files swapped) is merged. With no manifest trusted,
 //     every table is of unknown standing and merged (the report counts
 //     them).
 //  2. Every other table is read through to the end, which checks the

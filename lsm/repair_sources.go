@@ -207,7 +207,15 @@ func (r *repairer) table(num uint64) error {
 	case !own:
 		return r.setAside(name, FateNotMonban, fmt.Errorf("no monban table footer: %w", ErrCorruption), moveAside)
 	case r.trusted != nil && !r.trusted.live[num]:
-		return r.setAside(name, FateObsolete, nil, moveAside)
+		live, err := r.holdsLiveTable(num)
+		if err != nil {
+			return fmt.Errorf("reading table %s: %w", name, err)
+		}
+		if !live {
+			return r.setAside(name, FateObsolete, nil, moveAside)
+		}
+		// A live table's file under an obsolete table's name (the two
+		// swapped): merged like the live table it is.
 	}
 	tr, err := r.readTable(num, name)
 	if err != nil && !errors.Is(err, ErrCorruption) {
@@ -256,6 +264,23 @@ func (r *repairer) walAside(num uint64) asideHow {
 		return copyAside
 	}
 	return moveAside
+}
+
+// holdsLiveTable reports whether table file num, which the trusted
+// manifest does not name, holds a table the manifest names for another
+// number: its table id is a live table's. A file that does not open as
+// a table holds none. The error is the file system's.
+func (r *repairer) holdsLiveTable(num uint64) (bool, error) {
+	t, err := r.d.readTableFile(num, true)
+	if errors.Is(err, ErrCorruption) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer t.Close()
+	id := t.Properties().TableID
+	return id != 0 && r.trusted.ids[id], nil
 }
 
 // readTable opens a table and iterates it whole. Open checks the footer,

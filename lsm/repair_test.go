@@ -652,9 +652,43 @@ func TestRepairCrashLeavesAHealthyDBOpen(t *testing.T) {
 // as obsolete, and the DB came back empty (a black-box attack). Repair's
 // numbers must be above every number a manifest it read gave, too.
 func TestRepairCrashWithTheLiveTableMissing(t *testing.T) {
-	mem := vfs.NewMem()
+	mem, want, live, _ := compactedWithInputsBack(t)
+	if err := mem.Remove("/db/" + live); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.SyncDir("/db"); err != nil {
+		t.Fatal(err)
+	}
+
+	repaired := func(fs vfs.FS) {
+		t.Helper()
+		rep, err := Repair("/db", repairOpts(fs))
+		if err != nil {
+			t.Fatalf("Repair: %v", err)
+		}
+		d := openMem(t, fs, repairOpts(fs))
+		defer d.Close()
+		if got := dbContents(t, d); !maps.Equal(got, want) {
+			t.Fatalf("after Repair:\n%s\n%v", diffModels(got, want), rep)
+		}
+	}
+	counter := vfs.NewFault(mem.CrashClone())
+	repaired(counter)
+	total := counter.Count(vfs.OpAny)
+	for n := int64(1); n <= total; n++ {
+		repaired(repairCrashedAt(t, mem, n))
+	}
+}
+
+// compactedWithInputsBack builds a DB whose one table, the highest-
+// numbered file, is the output of an L0 compaction, and puts back its two
+// inputs, as a crash after the compaction's edit leaves them. It returns
+// what the DB holds, the live table's name and the inputs'.
+func compactedWithInputsBack(t *testing.T) (mem *vfs.MemFS, want model, live string, inputs []string) {
+	t.Helper()
+	mem = vfs.NewMem()
 	d := openMem(t, mem, &Options{L0CompactionThreshold: 50})
-	want := model{}
+	want = model{}
 	for _, prefix := range []string{"a", "b"} {
 		for i := range 10 {
 			k := fmt.Sprintf("%s%d", prefix, i)
@@ -670,9 +704,9 @@ func TestRepairCrashWithTheLiveTableMissing(t *testing.T) {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	var inputs [][2]string
+	var saved [][2]string
 	for _, name := range filesOf(t, mem, "/db", manifest.KindTable) {
-		inputs = append(inputs, [2]string{name, string(readFile(t, mem, "/db/"+name))})
+		saved = append(saved, [2]string{name, string(readFile(t, mem, "/db/"+name))})
 	}
 	// Reopened, the DB compacts the two L0 tables into one, numbered
 	// after the manifest this Open started: the highest-numbered file.
@@ -702,34 +736,42 @@ func TestRepairCrashWithTheLiveTableMissing(t *testing.T) {
 	if len(tables) != 1 || tables[0] != manifest.MakeFilename(manifest.KindTable, highest) {
 		t.Fatalf("after the compaction: %v; want one table, the highest-numbered file", mustList(t, mem, "/db"))
 	}
-	// The inputs, as a crash after the compaction's edit leaves them; the
-	// live table, the highest-numbered file, deleted.
-	for _, in := range inputs {
+	for _, in := range saved {
 		rewriteDurably(t, mem, "/db/"+in[0], []byte(in[1]))
+		inputs = append(inputs, in[0])
 	}
-	if err := mem.Remove("/db/" + tables[0]); err != nil {
-		t.Fatal(err)
-	}
-	if err := mem.SyncDir("/db"); err != nil {
-		t.Fatal(err)
-	}
+	return mem, want, tables[0], inputs
+}
 
-	repaired := func(fs vfs.FS) {
-		t.Helper()
-		rep, err := Repair("/db", repairOpts(fs))
-		if err != nil {
-			t.Fatalf("Repair: %v", err)
-		}
-		d := openMem(t, fs, repairOpts(fs))
-		defer d.Close()
-		if got := dbContents(t, d); !maps.Equal(got, want) {
-			t.Fatalf("after Repair:\n%s\n%v", diffModels(got, want), rep)
-		}
-	}
-	counter := vfs.NewFault(mem.CrashClone())
-	repaired(counter)
-	total := counter.Count(vfs.OpAny)
-	for n := int64(1); n <= total; n++ {
-		repaired(repairCrashedAt(t, mem, n))
+// TestRepairMergesALiveTableUnderAnObsoleteName: the live table and an
+// obsolete one (a compaction input a crash left behind) swapped names.
+// Repair set the live table's file aside unread as obsolete, by its name,
+// though its table id is the one the trusted manifest names for a live
+// table, and the DB came back without its keys (a black-box attack). A
+// copy of the live table over the obsolete one's name is merged twice,
+// which changes nothing.
+func TestRepairMergesALiveTableUnderAnObsoleteName(t *testing.T) {
+	for _, copied := range []bool{false, true} {
+		t.Run(fmt.Sprintf("copied=%v", copied), func(t *testing.T) {
+			mem, want, live, inputs := compactedWithInputsBack(t)
+			if copied {
+				rewriteDurably(t, mem, "/db/"+inputs[0], readFile(t, mem, "/db/"+live))
+			} else {
+				for _, r := range [][2]string{{live, "tmp"}, {inputs[0], live}, {"tmp", inputs[0]}} {
+					if err := mem.Rename("/db/"+r[0], "/db/"+r[1]); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			rep, err := Repair("/db", repairOpts(mem))
+			if err != nil {
+				t.Fatalf("Repair: %v", err)
+			}
+			d := openMem(t, mem, repairOpts(mem))
+			defer d.Close()
+			if got := dbContents(t, d); !maps.Equal(got, want) {
+				t.Fatalf("after Repair:\n%s\n%v", diffModels(got, want), rep)
+			}
+		})
 	}
 }
