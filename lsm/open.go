@@ -178,7 +178,7 @@ func (d *DB) recover() error {
 	for _, e := range entries {
 		kind, num, ok := manifest.ParseFilename(e.Name)
 		if ok {
-			vs.MarkFileNumUsed(num) // a directory's too: no new file can take its name
+			vs.Reserve(num) // a directory's too: no new file can take its name
 		}
 		if e.Dir {
 			continue
@@ -237,6 +237,14 @@ func (d *DB) recover() error {
 		return nil
 	}
 
+	// The new WAL is replayed after every WAL that holds records. Only
+	// those carry the numbers past them: another file, a stray at the top
+	// of the range say, takes its own number only (Reserve).
+	for i, n := range logs {
+		if replays[i].records {
+			vs.MarkFileNumUsed(n)
+		}
+	}
 	num := vs.NextFileNum()
 	f, err := d.createWAL(num, 0)
 	if err != nil {

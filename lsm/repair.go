@@ -92,9 +92,12 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 //  4. Everything that survived is merged into new tables of the last
 //     level, keeping only the newest version of each key (no snapshot
 //     survives a repair) and no tombstone (nothing lies below them).
+//     The new files are numbered above every number a manifest it read
+//     gave (one it names may be missing, and must not come back under
+//     its name) and every WAL file holding records, and take no number a
+//     file in the directory or in lost/ has.
 //  5. A new manifest naming only those tables, with the highest sequence
-//     number seen and a next file number above every file present and
-//     every number a manifest it read had given, is
+//     number seen, is
 //     made durable and CURRENT switched to it: the commit point. Files
 //     set aside before it are moved into lost/, or copied where the old
 //     state still needs them until then (CURRENT, the manifests, a WAL
@@ -201,7 +204,11 @@ type repairer struct {
 	tables, logs []uint64        // found in dir, ascending
 	wals         []logFile       // logs' files, with the logs they hold (logFiles)
 	manifests    []string        // MANIFEST-*, ascending
-	maxNum       uint64          // highest file number in dir and lost/, or given by a manifest read
+	// The rebuild's numbers: above after (every number a manifest read
+	// gave, every WAL file that holds records, which Open must not replay
+	// after the new WAL), and none of taken (the files in dir and lost/).
+	after uint64
+	taken []uint64
 	lostNames    map[string]bool
 
 	trusted      *trustedManifest // nil: no manifest vouches for what is live
@@ -222,6 +229,15 @@ func (r *repairer) run(names []string) error {
 		return err
 	}
 	r.wals = wals
+	for _, w := range wals {
+		holds, err := r.walHoldsRecord(w)
+		if err != nil {
+			return err
+		}
+		if holds {
+			r.after = max(r.after, w.num)
+		}
+	}
 	trusted, err := r.trustManifest()
 	if err != nil {
 		return err
@@ -257,14 +273,14 @@ func (r *repairer) scan(names []string) error {
 	for _, name := range lost {
 		r.lostNames[name] = true
 		if _, num, ok := manifest.ParseFilename(name); ok {
-			r.maxNum = max(r.maxNum, num)
+			r.taken = append(r.taken, num)
 		}
 	}
 	var files []string
 	for _, name := range names {
 		kind, num, ok := manifest.ParseFilename(name)
 		if ok {
-			r.maxNum = max(r.maxNum, num) // a directory's too: no new file can take its name
+			r.taken = append(r.taken, num) // a directory's too: no new file can take its name
 		}
 		if !ok || r.dirs[name] && kind != manifest.KindCurrent && kind != manifest.KindCurrentTemp {
 			// A directory under a DB file's name is not the DB's; but one

@@ -24,7 +24,10 @@ func (r *repairer) rebuild() error {
 		return err
 	}
 	defer vs.Close() // on failure; closing twice is harmless
-	vs.MarkFileNumUsed(r.maxNum)
+	vs.MarkFileNumUsed(r.after)
+	for _, num := range r.taken {
+		vs.Reserve(num)
+	}
 	r.d.vs = vs
 
 	var inputs []base.InternalIterator

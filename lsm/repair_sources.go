@@ -89,7 +89,7 @@ func (r *repairer) agrees(vs *manifest.VersionSet) (*trustedManifest, error) {
 	// gave, not only above the files present: one it names that is gone
 	// would otherwise come back under its name, and, should Repair crash
 	// before its commit, make this manifest agree with the directory.
-	r.maxNum = max(r.maxNum, vs.NextFileNum()-1)
+	r.after = max(r.after, vs.NextFileNum()-1)
 	name := manifest.MakeFilename(manifest.KindManifest, vs.ManifestFileNum())
 	t := &trustedManifest{name: name, live: map[uint64]bool{}, ids: map[uint64]bool{}, logNum: vs.LogNum(), lastSeq: vs.LastSeq()}
 	var missing error

@@ -22,7 +22,7 @@
 // caller (the DB holds one lock across installing flush and compaction
 // results). Current, Version.Ref/Unref, LiveFiles, TakeObsolete,
 // TrackPlacements, TakeLeftPlacements,
-// NextFileNum, MarkFileNumUsed, LastSeq/SetLastSeq, LogNum and
+// NextFileNum, MarkFileNumUsed, Reserve, LastSeq/SetLastSeq, LogNum and
 // ManifestFileNum are safe from any goroutine. A Version is immutable; its
 // FileMetadata are shared with other Versions and immutable too, except
 // the documented in-memory Compacting flag.

@@ -31,9 +31,11 @@ const maxCurrentSize = 256
 // directory untouched. The first LogAndApply rolls over to a new manifest
 // holding a snapshot — appends never follow a torn tail, and the log never
 // grows across restarts — and then removes every other MANIFEST-* and a
-// stale CURRENT.tmp. The caller must MarkFileNumUsed every file number in
-// the directory before allocating one: a number allocated but never
-// recorded before a crash may be in use (a WAL created, say).
+// stale CURRENT.tmp. The caller must Reserve every file number in the
+// directory before allocating one, and MarkFileNumUsed the numbers new
+// files must come after (the WALs, replayed in number order): a number
+// allocated but never recorded before a crash may be in use (a WAL
+// created, say).
 //
 // An error wrapping fs.ErrNotExist means exactly "no DB here, create
 // one": dir is missing or holds no monban data file (no *.sst, *.log or

@@ -43,6 +43,10 @@ type VersionSet struct {
 	lastSeq     atomic.Uint64
 	logNum      atomic.Uint64
 	manifestNum atomic.Uint64
+	// reserved are numbers NextFileNum passes over: files found in the
+	// directory above the counter (Reserve).
+	reservedMu sync.Mutex
+	reserved   map[uint64]bool
 
 	// Writer state, owned by the serialized LogAndApply / Close callers.
 	maxManifestSize int64
@@ -99,12 +103,36 @@ func (vs *VersionSet) Current() *Version {
 	return v
 }
 
-// NextFileNum allocates a file number for a new table, WAL or manifest.
-// Safe from any goroutine. The number becomes durable with the next
-// LogAndApply; a number allocated but never recorded may be handed out
-// again after a crash, so recovery must MarkFileNumUsed for every file it
-// finds in the directory before allocating.
-func (vs *VersionSet) NextFileNum() uint64 { return vs.nextFileNum.Add(1) - 1 }
+// NextFileNum allocates a file number for a new table, WAL or manifest,
+// passing over the Reserved ones. Safe from any goroutine. The number
+// becomes durable with the next LogAndApply; a number allocated but never
+// recorded may be handed out again after a crash, so recovery must
+// Reserve (or MarkFileNumUsed) every file number it finds in the
+// directory before allocating.
+func (vs *VersionSet) NextFileNum() uint64 {
+	for {
+		n := vs.nextFileNum.Add(1) - 1
+		vs.reservedMu.Lock()
+		taken := vs.reserved[n]
+		vs.reservedMu.Unlock()
+		if !taken {
+			return n
+		}
+	}
+}
+
+// Reserve makes sure NextFileNum never returns num, but gives the
+// numbers below it still: a file found in the directory takes its own
+// name, not every name up to it. Numbered past, a stray file at the top
+// of the range left no number to give.
+func (vs *VersionSet) Reserve(num uint64) {
+	vs.reservedMu.Lock()
+	if vs.reserved == nil {
+		vs.reserved = make(map[uint64]bool)
+	}
+	vs.reserved[num] = true
+	vs.reservedMu.Unlock()
+}
 
 // MarkFileNumUsed makes sure NextFileNum never returns num or anything
 // below it, e.g. for a WAL found on disk at recovery.

@@ -574,3 +574,41 @@ func TestPlacementsModel(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReserve: NextFileNum passes over reserved numbers and still gives
+// the ones below them, against a model of the numbers given; a reserved
+// number past the limit of the range costs nothing below it.
+func TestReserve(t *testing.T) {
+	vs, err := Create(vfs.NewMem(), testDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vs.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	reserved := map[uint64]bool{}
+	given := map[uint64]bool{}
+	next := vs.NextFileNum()
+	given[next] = true
+	vs.Reserve(maxFileNum)
+	reserved[maxFileNum] = true
+	for range 2000 {
+		if rng.IntN(3) == 0 {
+			n := next + 1 + uint64(rng.IntN(20))
+			vs.Reserve(n)
+			reserved[n] = true
+			continue
+		}
+		want := next + 1
+		for reserved[want] || given[want] {
+			want++
+		}
+		got := vs.NextFileNum()
+		if got != want {
+			t.Fatalf("NextFileNum = %d; want %d, the lowest number above %d neither given nor reserved", got, want, next)
+		}
+		given[got], next = true, got
+	}
+	if next > maxFileNum/2 {
+		t.Fatalf("numbers reached %d: a reserved number carried them", next)
+	}
+}
