@@ -207,9 +207,9 @@ type repairer struct {
 	// The rebuild's numbers: above after (every number a manifest read
 	// gave, every WAL file that holds records, which Open must not replay
 	// after the new WAL), and none of taken (the files in dir and lost/).
-	after uint64
-	taken []uint64
-	lostNames    map[string]bool
+	after     uint64
+	taken     []uint64
+	lostNames map[string]bool
 
 	trusted      *trustedManifest // nil: no manifest vouches for what is live
 	manifestErrs map[string]error // why each manifest tried was not trusted
