@@ -1,10 +1,13 @@
 package lsm
 
 import (
+	"errors"
 	"fmt"
+	iofs "io/fs"
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/monbandb/monban/vfs"
@@ -128,4 +131,20 @@ func TestADirectoryWhereCURRENTGoes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRepairWithAFileNamedLost: a file where Repair keeps what it sets
+// aside (lost/) is not monban's, and Repair cannot work around it. It
+// failed with the file system's "not a directory"; it must fail with an
+// error wrapping fs.ErrExist that names it, and change nothing.
+func TestRepairWithAFileNamedLost(t *testing.T) {
+	fs := vfs.NewMem()
+	buildDamageDB(t, fs, nil, "lost")
+	rewrite(t, fs, "/db/lost", []byte("someone's notes"))
+	before := dirFiles(t, fs, "/db")
+	_, err := Repair("/db", damageOpts(fs))
+	if !errors.Is(err, iofs.ErrExist) || !strings.Contains(err.Error(), "/db/lost") {
+		t.Fatalf("Repair: %v; want an error wrapping fs.ErrExist naming /db/lost", err)
+	}
+	unchanged(t, fs, before)
 }

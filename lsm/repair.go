@@ -265,6 +265,10 @@ func (r *repairer) run(names []string) error {
 // DB (step 0), and notes the names and numbers in lost/ so that nothing
 // set aside or created now takes one of them.
 func (r *repairer) scan(names []string) error {
+	if isDir, ok := r.dirs[lostDir]; ok && !isDir {
+		return fmt.Errorf("%s is a file, in the place of the directory where Repair keeps what it sets aside (%s/): it is not monban's, move it away: %w",
+			r.path(lostDir), lostDir, fs.ErrExist)
+	}
 	lost, err := r.d.fs.List(r.path(lostDir))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
