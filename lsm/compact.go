@@ -42,8 +42,8 @@ func (d *DB) Compact() error { return d.CompactRange(nil, nil) }
 // table that range tombstones above it delete wholly, wherever it lies
 // (compaction.PickDeleteOnly): a merge would read it only to drop it.
 func (d *DB) CompactRange(lo, hi []byte) error {
-	if d.closed.Load() {
-		return ErrClosed
+	if err := d.checkOpen(); err != nil {
+		return err // before what is wrong with the range: every write gets it
 	}
 	if lo != nil && hi != nil && bytes.Compare(lo, hi) > 0 {
 		return fmt.Errorf("%w: CompactRange from %q to %q", ErrInvalidRange, lo, hi)

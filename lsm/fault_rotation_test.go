@@ -51,6 +51,17 @@ func TestFaultRotationSyncIsSticky(t *testing.T) {
 	if err := d.Delete([]byte("never-written")); err == nil {
 		t.Fatal("Delete of an absent key returned nil on a DB whose every write fails")
 	}
+	// A write that is also malformed gets the sticky error too, the
+	// error every write gets, not what is wrong with its arguments.
+	for name, err := range map[string]error{
+		"Put(oversized key)": d.Put(make([]byte, MaxKeySize+1), nil),
+		"DeleteRange(b, a)":  d.DeleteRange([]byte("b"), []byte("a")),
+		"CompactRange(b, a)": d.CompactRange([]byte("b"), []byte("a")),
+	} {
+		if !errors.Is(err, syscall.EIO) {
+			t.Errorf("%s after the failure: %v, want the sticky EIO", name, err)
+		}
+	}
 	d.Close()
 	ff.Heal()
 	d = openMem(t, ff, nil)

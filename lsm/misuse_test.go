@@ -141,6 +141,8 @@ func TestClosedMeansErrClosed(t *testing.T) {
 		"Put(oversized key)": d.Put(make([]byte, MaxKeySize+1), nil),
 		"Delete(oversized)":  d.Delete(make([]byte, MaxKeySize+1)),
 		"CompactRange(b, a)": d.CompactRange([]byte("b"), []byte("a")),
+		"Put(two options)":   d.Put([]byte("a"), nil, Sync, NoSync),
+		"Write(two options)": d.Write(&b, Sync, Sync),
 	} {
 		if !errors.Is(err, ErrClosed) {
 			t.Errorf("%s after Close: %v, want ErrClosed", name, err)

@@ -76,11 +76,19 @@ func TestReadOnly(t *testing.T) {
 	if _, err := ro.Tables(); err != nil {
 		t.Fatal(err)
 	}
-	var b Batch
+	var b, bad Batch
 	b.Put([]byte("x"), []byte("y"))
+	bad.DeleteRange([]byte("b"), []byte("a"))
+	// A write that is also malformed gets ErrReadOnly too, the error
+	// every write gets, not what is wrong with its arguments.
 	for name, err := range map[string]error{
 		"Put": ro.Put([]byte("x"), []byte("y")), "Delete": ro.Delete([]byte("never")),
 		"Write": ro.Write(&b), "Flush": ro.Flush(), "Compact": ro.Compact(),
+		"Put(oversized key)": ro.Put(make([]byte, MaxKeySize+1), nil),
+		"DeleteRange(b, a)":  ro.DeleteRange([]byte("b"), []byte("a")),
+		"Write(bad batch)":   ro.Write(&bad),
+		"Write(two options)": ro.Write(&b, Sync, NoSync),
+		"CompactRange(b, a)": ro.CompactRange([]byte("b"), []byte("a")),
 	} {
 		if !errors.Is(err, ErrReadOnly) {
 			t.Errorf("%s on a read-only DB: %v, want ErrReadOnly", name, err)

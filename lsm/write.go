@@ -133,6 +133,9 @@ func (d *DB) Delete(key []byte, opts ...*WriteOptions) error {
 // empty batch: it writes nothing, and returns the error a write would get
 // now.
 func (d *DB) Write(b *Batch, opts ...*WriteOptions) error {
+	if err := d.checkOpen(); err != nil {
+		return err // before what is wrong with the call: every write gets it
+	}
 	sync, err := d.syncFor(opts)
 	if err != nil {
 		return err
@@ -140,10 +143,10 @@ func (d *DB) Write(b *Batch, opts ...*WriteOptions) error {
 	return d.write(b, sync)
 }
 
-// write is Write with its options resolved.
+// write is Write with its options resolved, and checkOpen passed.
 func (d *DB) write(b *Batch, sync bool) error {
-	if b == nil || b.Len() == 0 && b.err == nil || d.closed.Load() {
-		return d.checkOpen() // ErrClosed before what is wrong with b
+	if b == nil || b.Len() == 0 && b.err == nil {
+		return nil
 	}
 	if b.err != nil {
 		return b.err
