@@ -41,10 +41,13 @@ func (d *DB) Checkpoint(dir string) (err error) {
 		return ErrClosed
 	}
 	lockName := manifest.MakeFilename(manifest.KindLock, 0)
-	missing, err := checkpointDirEmpty(d.fs, dir, lockName)
+	missing, hadLock, err := checkpointDirEmpty(d.fs, dir, lockName)
 	if err != nil {
 		return err
 	}
+	// A LOCK this Checkpoint makes is what it wrote, to remove if it
+	// fails; removed while the lock is held, no other taker has it then.
+	madeLock := !hadLock
 	rs, seq := d.currentView()
 	if rs == nil {
 		return ErrClosed
@@ -63,7 +66,11 @@ func (d *DB) Checkpoint(dir string) (err error) {
 	}
 	// Again, under the lock: another Checkpoint may have filled dir since
 	// the first look and let go of the lock.
-	if _, err := checkpointDirEmpty(d.fs, dir, lockName); err != nil {
+	if _, _, err := checkpointDirEmpty(d.fs, dir, lockName); err != nil {
+		if madeLock && !errors.Is(err, fs.ErrExist) {
+			// Not filled by another Checkpoint: only the look failed.
+			_ = d.fs.Remove(filepath.Join(dir, lockName))
+		}
 		err = errors.Join(err, lock.Close())
 		removeMadeDir(d.fs, dir, missing)
 		return err
@@ -71,7 +78,7 @@ func (d *DB) Checkpoint(dir string) (err error) {
 	// From here dir holds nothing but what this Checkpoint writes.
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, discardCheckpoint(d.fs, dir, lockName, missing))
+			err = errors.Join(err, discardCheckpoint(d.fs, dir, lockName, madeLock, missing))
 		}
 		err = errors.Join(err, lock.Close())
 	}()
@@ -107,10 +114,10 @@ func (d *DB) Checkpoint(dir string) (err error) {
 // discardCheckpoint removes what a failed Checkpoint wrote into dir, which
 // held nothing but its lock file when the Checkpoint began writing:
 // CURRENT first, so that no crash meanwhile leaves a DB naming files
-// already gone, then every other file; and if the Checkpoint made dir,
-// the lock file (made since, and its lock still held: no other Checkpoint
-// has written here) and dir itself.
-func discardCheckpoint(fsys vfs.FS, dir, lockName string, made bool) error {
+// already gone, then every other file; the lock file if the Checkpoint
+// made it (its lock still held: no other Checkpoint has written here);
+// and dir itself if the Checkpoint made it.
+func discardCheckpoint(fsys vfs.FS, dir, lockName string, madeLock, madeDir bool) error {
 	names, err := fsys.List(dir)
 	if err != nil {
 		return fmt.Errorf("monban: checkpoint: removing what it wrote: %w", err)
@@ -128,11 +135,11 @@ func discardCheckpoint(fsys vfs.FS, dir, lockName string, made bool) error {
 			remove(name)
 		}
 	}
-	if made {
+	if madeLock {
 		remove(lockName)
-		if len(errs) == 0 {
-			errs = append(errs, fsys.Remove(dir))
-		}
+	}
+	if madeDir && len(errs) == 0 {
+		errs = append(errs, fsys.Remove(dir))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("monban: checkpoint: removing what it wrote: %w", err)
@@ -150,24 +157,24 @@ func removeMadeDir(fsys vfs.FS, dir string, made bool) {
 	}
 }
 
-// checkpointDirEmpty reports whether dir is missing, and returns nil if it
-// is missing or holds nothing but a file named except (the lock file: a
-// Checkpoint that failed before it could look under its lock leaves it),
-// and otherwise an error wrapping fs.ErrExist, or the file system's.
-func checkpointDirEmpty(fsys vfs.FS, dir, except string) (missing bool, err error) {
+// checkpointDirEmpty reports whether dir is missing or holds except, and
+// returns nil if it is missing or holds nothing but a file named except
+// (the lock file: a Checkpoint a crash cut short leaves it), and
+// otherwise an error wrapping fs.ErrExist, or the file system's.
+func checkpointDirEmpty(fsys vfs.FS, dir, except string) (missing, hasExcept bool, err error) {
 	names, err := fsys.List(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return true, nil
+		return true, false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("monban: checkpoint into %s: %w", dir, err)
+		return false, false, fmt.Errorf("monban: checkpoint into %s: %w", dir, err)
 	}
 	for _, name := range names {
 		if name != except {
-			return false, fmt.Errorf("monban: checkpoint into %s: %w: it is not empty", dir, fs.ErrExist)
+			return false, false, fmt.Errorf("monban: checkpoint into %s: %w: it is not empty", dir, fs.ErrExist)
 		}
 	}
-	return false, nil
+	return false, len(names) > 0, nil
 }
 
 // linkOrCopy gives dst src's bytes: a hard link where the file system has

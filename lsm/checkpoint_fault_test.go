@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,9 +13,11 @@ import (
 )
 
 // TestCheckpointFaults fails each file-system operation of a Checkpoint in
-// turn (EIO). A Checkpoint that returns nil made a checkpoint; one that
-// fails removes what it wrote, leaving no directory (it made it). Either
-// way, an Open of that
+// turn (EIO), into a directory it makes and into an empty one that is
+// there. A Checkpoint that returns nil made a checkpoint; one that fails
+// removes what it wrote, leaving no directory it made and nothing in one
+// that was there, LOCK included (it left its LOCK, a black-box attack
+// found), unless the fault failed that removal. Either way, an Open of that
 // directory (ErrorIfNotExists: no new DB made there), as the process
 // left it or after a machine crash, refuses it or holds exactly the state
 // checkpointed: never a part of it.
@@ -39,8 +40,25 @@ func TestCheckpointFaults(t *testing.T) {
 		}
 	}
 	d.waitIdle()
+	var failedOp vfs.Op
+	ff.SetTrace(func(_ int64, op vfs.Op, _ string, err error) {
+		if errors.Is(err, vfs.ErrInjected) {
+			failedOp = op
+		}
+	})
+	for _, existing := range []bool{false, true} {
+		checkpointFaults(t, d, mem, ff, want, existing, &failedOp)
+	}
+}
+
+func checkpointFaults(t *testing.T, d *DB, mem *vfs.MemFS, ff *vfs.FaultFS, want model, existing bool, failedOp *vfs.Op) {
 	for n := int64(1); ; n++ {
-		dir := fmt.Sprintf("/ck%03d", n)
+		dir := fmt.Sprintf("/ck%03d-%v", n, existing)
+		if existing {
+			if err := mem.MkdirAll(dir); err != nil {
+				t.Fatal(err)
+			}
+		}
 		before := ff.Injected() // a count since ff was made
 		ff.Inject(vfs.Fault{Nth: n, Err: syscall.EIO, Match: func(name string) bool { return strings.HasPrefix(name, dir) }})
 		err := d.Checkpoint(dir)
@@ -53,11 +71,12 @@ func TestCheckpointFaults(t *testing.T) {
 			if n == 1 {
 				t.Fatal("Checkpoint made no file-system call")
 			}
-			t.Logf("%d operations failed in turn", n-1)
+			t.Logf("existing %v: %d operations failed in turn", existing, n-1)
 			return
 		}
-		if names, lerr := mem.List(dir); err != nil && !errors.Is(lerr, fs.ErrNotExist) && !slices.Equal(names, []string{"LOCK"}) {
-			t.Fatalf("fault #%d: Checkpoint failed (%v), leaving %s holding %v (%v)", n, err, dir, names, lerr)
+		names, lerr := mem.List(dir)
+		if left := existing && len(names) > 0 || !existing && !errors.Is(lerr, fs.ErrNotExist); err != nil && left && *failedOp != vfs.OpRemove {
+			t.Fatalf("fault #%d (%v): Checkpoint failed (%v), leaving %s holding %v (%v)", n, *failedOp, err, dir, names, lerr)
 		}
 		for _, c := range []struct {
 			what string
