@@ -208,10 +208,12 @@ type Options struct {
 	// for compaction. Default 36.
 	L0StopWritesThreshold int
 
-	// LBaseMaxBytes bounds the size target of the base level, the level L0
+	// LBaseMaxBytes is the size target of the base level, the level L0
 	// compacts into. Level targets are dynamic: the last level's is its
-	// actual size, each level above it LevelMultiplier times smaller, up to
-	// the first one at most LBaseMaxBytes, the base level; the levels above
+	// actual size, and the base level is the first, going up, at which
+	// dividing that size by LevelMultiplier once per level gets to
+	// LBaseMaxBytes or below; its target is LBaseMaxBytes, the levels
+	// between grow from it to the last by one ratio, and the levels above
 	// it stay empty (compaction.Options.Targets). Default 64 MiB.
 	LBaseMaxBytes int64
 

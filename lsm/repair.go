@@ -86,7 +86,8 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 //     the one not named for it is a copy, set aside. The first
 //     that cannot be replayed to its end (damaged mid-file, or without
 //     its seal while a newer WAL holds commits) keeps its batches before the
-//     damage, is set aside, and every WAL after it is set aside unread:
+//     damage, is set aside, and every WAL after it is set aside unread (an
+//     empty one, which holds nothing, is removed):
 //     the repaired DB holds a prefix of the commits. The newest WAL's torn
 //     tail is dropped, and the WAL set aside too.
 //  4. Everything that survived is merged into new tables of the last

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/monbandb/monban/vfs"
 )
 
 // Repair and Open on directories that hold no monban DB: another
@@ -253,4 +255,29 @@ func TestErrorIfExists(t *testing.T) {
 	}
 	mustGet(t, d, "k", "v")
 	d.Close()
+}
+
+// TestForcedRepairRemovesEmptyWALs: RepairOptions.Force promises that
+// empty WALs, which hold no bytes to keep, do not go to lost/. One after
+// another program's log, which does not replay, went there as a WAL
+// "after damage" (a black-box attack): an empty WAL holds nothing, so
+// nothing of it is set aside, wherever it falls.
+func TestForcedRepairRemovesEmptyWALs(t *testing.T) {
+	mem := vfs.NewMem()
+	if err := mem.MkdirAll("/db"); err != nil {
+		t.Fatal(err)
+	}
+	rewrite(t, mem, "/db/MANIFEST-000002", []byte("another program's manifest"))
+	rewrite(t, mem, "/db/000003.log", []byte("another program's log"))
+	rewrite(t, mem, "/db/000005.log", nil)
+	rep, err := RepairWith("/db", &Options{FS: mem}, RepairOptions{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lost, _ := mem.List("/db/lost"); slices.Contains(lost, "000005.log") {
+		t.Errorf("the empty 000005.log went to lost/:\n%v", rep)
+	}
+	if !slices.ContainsFunc(rep.Files, func(f RepairedFile) bool { return f.Name == "000005.log" && f.Fate == FateMerged }) {
+		t.Errorf("the report does not show 000005.log merged (it replays to nothing):\n%v", rep)
+	}
 }

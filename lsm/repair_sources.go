@@ -420,6 +420,14 @@ func (r *repairer) replayWALs() error {
 	var damaged string
 	for i, w := range live {
 		if damaged != "" {
+			empty, err := r.walEmpty(w)
+			if err != nil {
+				return err
+			}
+			if empty { // nothing to keep, or to replay out of order
+				r.merged(w.name, nil)
+				continue
+			}
 			if err := r.setAside(w.name, FateAfterDamage, fmt.Errorf("after %s, which does not replay to its end", damaged), r.walAside(w.num)); err != nil {
 				return err
 			}
@@ -434,6 +442,17 @@ func (r *repairer) replayWALs() error {
 		}
 	}
 	return nil
+}
+
+// walEmpty reports whether w's file holds no byte.
+func (r *repairer) walEmpty(w logFile) (bool, error) {
+	f, err := r.d.fs.Open(r.path(w.name))
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	size, err := f.Size()
+	return size == 0, err
 }
 
 // walHoldsRecord is walHoldsRecord of w's file, read as the log it holds.
