@@ -416,7 +416,9 @@ func (d *DB) checkLogOwners(nums []uint64) error {
 // present, the numbers whose files are present, if its first fragment
 // verifies as that log's. A file may begin with another log's fragment
 // legitimately only where that log's file is gone: reuse renames the
-// file, and numbers are never given twice. So another present number
+// file, and a log's number is never given again once the log may have
+// left a fragment on disk (only the number of a file Open found holding
+// no record, and deleted, may be: Reserve). So another present number
 // means that two files were swapped, or one copied over another.
 func (d *DB) logIn(n uint64, present []uint64) (uint64, error) {
 	name := manifest.MakeFilename(manifest.KindLog, n)
