@@ -240,11 +240,17 @@ func refused(t *testing.T, err error, mentionRepair bool, names ...string) {
 // exactly want; it returns the report.
 func repairedTo(t *testing.T, fs vfs.FS, want model) *RepairReport {
 	t.Helper()
-	rep, err := Repair("/db", damageOpts(fs))
+	return repairedWith(t, damageOpts(fs), want)
+}
+
+// repairedWith is repairedTo with the options o (whose FS it repairs).
+func repairedWith(t *testing.T, o *Options, want model) *RepairReport {
+	t.Helper()
+	rep, err := Repair("/db", o)
 	if err != nil {
 		t.Fatalf("Repair: %v\n%v", err, rep)
 	}
-	d, err := Open("/db", damageOpts(fs))
+	d, err := Open("/db", o)
 	if err != nil {
 		t.Fatalf("Open after Repair: %v\n%v", err, rep)
 	}

@@ -213,22 +213,19 @@ func countDiffs(got, want model) int {
 	return n
 }
 
-// TestManifestCutAtEveryLength cuts a young DB's only manifest — its
-// first record, the empty tree of a new DB, then one flush's edit — to
-// every length, and opens each copy, read-only and not. Open either
-// refuses with ErrCorruption and changes nothing, or holds every
-// acknowledged key. A cut just after the first record parsed as a whole,
-// empty tree: Open replayed the WAL, called the flushed table a stray
-// and deleted it (a black-box attack); the table's sequence numbers,
-// which neither the manifest nor the WAL account for, now refuse it.
-func TestManifestCutAtEveryLength(t *testing.T) {
-	mem := vfs.NewMem()
+// youngDBWithOneFlush builds a DB with one flushed table and a key in its
+// WAL, whose only manifest holds its first record, the empty tree of a new
+// DB, then the flush's edit. It returns what the DB holds, the manifest's
+// path and bytes.
+func youngDBWithOneFlush(t *testing.T) (mem *vfs.MemFS, want model, path string, orig []byte) {
+	t.Helper()
+	mem = vfs.NewMem()
 	d := openMem(t, mem, nil)
-	want := model{}
+	want = model{}
 	for i := range 100 {
 		k := fmt.Sprintf("k%03d", i)
 		want[k] = "flushed"
-		if err := d.Put([]byte(k), []byte(want[k])); err != nil {
+		if err := d.Put([]byte(k), []byte(want[k]), Sync); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -236,7 +233,7 @@ func TestManifestCutAtEveryLength(t *testing.T) {
 		t.Fatal(err)
 	}
 	want["unflushed"] = "in the WAL"
-	if err := d.Put([]byte("unflushed"), []byte(want["unflushed"])); err != nil {
+	if err := d.Put([]byte("unflushed"), []byte(want["unflushed"]), Sync); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Close(); err != nil {
@@ -246,8 +243,20 @@ func TestManifestCutAtEveryLength(t *testing.T) {
 	if len(manifests) != 1 {
 		t.Fatalf("manifests %v, want one", manifests)
 	}
-	path := "/db/" + manifests[0]
-	orig := readFile(t, mem, path)
+	path = "/db/" + manifests[0]
+	return mem, want, path, readFile(t, mem, path)
+}
+
+// TestManifestCutAtEveryLength cuts a young DB's only manifest — its
+// first record, the empty tree of a new DB, then one flush's edit — to
+// every length, and opens each copy, read-only and not. Open either
+// refuses with ErrCorruption and changes nothing, or holds every
+// acknowledged key. A cut just after the first record parsed as a whole,
+// empty tree: Open replayed the WAL, called the flushed table a stray
+// and deleted it (a black-box attack); the table's sequence numbers,
+// which neither the manifest nor the WAL account for, now refuse it.
+func TestManifestCutAtEveryLength(t *testing.T) {
+	mem, want, path, orig := youngDBWithOneFlush(t)
 	opened := 0
 	for cut := 1; cut < len(orig); cut++ {
 		for _, readOnly := range []bool{true, false} {
@@ -281,43 +290,12 @@ func TestManifestCutAtEveryLength(t *testing.T) {
 // its keys (a black-box attack): a manifest that the tables' sequence
 // numbers show lost edits, as Open's stray check finds, is not trusted.
 func TestRepairOfAManifestCutAtEveryLength(t *testing.T) {
-	mem := vfs.NewMem()
-	d := openMem(t, mem, nil)
-	want := model{}
-	for i := range 100 {
-		k := fmt.Sprintf("k%03d", i)
-		want[k] = "flushed"
-		if err := d.Put([]byte(k), []byte(want[k]), Sync); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	want["unflushed"] = "in the WAL"
-	if err := d.Put([]byte("unflushed"), []byte(want["unflushed"]), Sync); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	path := "/db/" + filesOf(t, mem, "/db", manifest.KindManifest)[0]
-	orig := readFile(t, mem, path)
+	mem, want, path, orig := youngDBWithOneFlush(t)
 	for cut := 1; cut < len(orig); cut++ {
-		fs := copyDB(t, mem)
-		rewrite(t, fs, path, orig[:cut])
-		rep, err := Repair("/db", &Options{FS: fs})
-		if err != nil {
-			t.Fatalf("cut at %d of %d: Repair: %v", cut, len(orig), err)
-		}
-		d, err := Open("/db", &Options{FS: fs})
-		if err != nil {
-			t.Fatalf("cut at %d of %d: Open after Repair: %v", cut, len(orig), err)
-		}
-		got := dbContents(t, d)
-		d.Close()
-		if !maps.Equal(got, want) {
-			t.Fatalf("cut at %d of %d: after Repair:\n%s\n%v", cut, len(orig), diffModels(got, want), rep)
-		}
+		t.Run(fmt.Sprintf("cut=%d", cut), func(t *testing.T) {
+			fs := copyDB(t, mem)
+			rewrite(t, fs, path, orig[:cut])
+			repairedWith(t, &Options{FS: fs}, want)
+		})
 	}
 }

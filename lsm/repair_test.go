@@ -559,15 +559,7 @@ func TestRepairCrashKeepsTheManifestTrusted(t *testing.T) {
 			want := model{"c": "3"}
 			repaired := func(fs vfs.FS) {
 				t.Helper()
-				rep, err := Repair("/db", repairOpts(fs))
-				if err != nil {
-					t.Fatalf("Repair: %v", err)
-				}
-				d := openMem(t, fs, repairOpts(fs))
-				defer d.Close()
-				if got := dbContents(t, d); !maps.Equal(got, want) {
-					t.Fatalf("after Repair:\n%s\n%v", diffModels(got, want), rep)
-				}
+				repairedWith(t, repairOpts(fs), want)
 				lostHolds(t, fs, tables[0], data)
 			}
 			counter := vfs.NewFault(mem.CrashClone())
@@ -660,23 +652,11 @@ func TestRepairCrashWithTheLiveTableMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	repaired := func(fs vfs.FS) {
-		t.Helper()
-		rep, err := Repair("/db", repairOpts(fs))
-		if err != nil {
-			t.Fatalf("Repair: %v", err)
-		}
-		d := openMem(t, fs, repairOpts(fs))
-		defer d.Close()
-		if got := dbContents(t, d); !maps.Equal(got, want) {
-			t.Fatalf("after Repair:\n%s\n%v", diffModels(got, want), rep)
-		}
-	}
 	counter := vfs.NewFault(mem.CrashClone())
-	repaired(counter)
+	repairedWith(t, repairOpts(counter), want)
 	total := counter.Count(vfs.OpAny)
 	for n := int64(1); n <= total; n++ {
-		repaired(repairCrashedAt(t, mem, n))
+		repairedWith(t, repairOpts(repairCrashedAt(t, mem, n)), want)
 	}
 }
 
@@ -763,15 +743,7 @@ func TestRepairMergesALiveTableUnderAnObsoleteName(t *testing.T) {
 					}
 				}
 			}
-			rep, err := Repair("/db", repairOpts(mem))
-			if err != nil {
-				t.Fatalf("Repair: %v", err)
-			}
-			d := openMem(t, mem, repairOpts(mem))
-			defer d.Close()
-			if got := dbContents(t, d); !maps.Equal(got, want) {
-				t.Fatalf("after Repair:\n%s\n%v", diffModels(got, want), rep)
-			}
+			repairedWith(t, repairOpts(mem), want)
 		})
 	}
 }
