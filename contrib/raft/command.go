@@ -43,8 +43,13 @@ func decodeCommand(p []byte) (command, error) {
 	}
 	c := command{kind: p[0]}
 	n, w := binary.Uvarint(p[1:])
-	if w <= 0 || n > uint64(len(p)-1-w) {
+	switch {
+	case w <= 0 || n > uint64(len(p)-1-w):
 		return command{}, fmt.Errorf("%w: key length does not fit", ErrBadCommand)
+	case w != len(binary.AppendUvarint(nil, n)):
+		// One command, one encoding: what PutCommand and DeleteCommand
+		// write, as doc.go promises.
+		return command{}, fmt.Errorf("%w: key length in %d bytes, where it takes fewer", ErrBadCommand, w)
 	}
 	rest := p[1+w:]
 	c.key, c.value = rest[:n], rest[n:]
