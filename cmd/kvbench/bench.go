@@ -214,8 +214,12 @@ func (b *bench) compared(name string, w workload) (on, off *record, err error) {
 		return nil, nil, err
 	}
 	b.db = nil
-	cp := b.dir + ".nofilters"
-	err = copyDir(b.dir, cp)
+	// Beside the DB, on its file system, in a directory of kvbench's own
+	// making: one of a fixed name may be a user's.
+	cp, err := os.MkdirTemp(filepath.Dir(b.dir), filepath.Base(b.dir)+".nofilters-")
+	if err == nil {
+		err = copyDir(b.dir, cp)
+	}
 	if err == nil {
 		c := *b // c.open gives c its own levelWatch
 		c.dir, c.filtersOff = cp, true
@@ -224,7 +228,9 @@ func (b *bench) compared(name string, w workload) (on, off *record, err error) {
 			err = errors.Join(err, c.db.Close())
 		}
 	}
-	err = errors.Join(err, os.RemoveAll(cp))
+	if cp != "" {
+		err = errors.Join(err, os.RemoveAll(cp))
+	}
 	if openErr := b.open(); openErr != nil {
 		return nil, nil, errors.Join(err, openErr)
 	}
@@ -236,14 +242,8 @@ func (b *bench) compared(name string, w workload) (on, off *record, err error) {
 }
 
 // copyDir copies the DB files of src (a flat directory; LOCK excepted)
-// into a new directory dst.
+// into dst, an empty directory.
 func copyDir(src, dst string) error {
-	if err := os.RemoveAll(dst); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
 	entries, err := os.ReadDir(src)
 	if err != nil {
 		return err
