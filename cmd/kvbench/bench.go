@@ -124,8 +124,13 @@ func runBenchmarks(ctx context.Context, c *config, stdout, stderr io.Writer) (er
 		}
 		defer func() { err = errors.Join(err, stop()) }()
 	}
-	rep.header(root)
 	settings := c.settings()
+	if c.db != "" && len(settings) > 1 {
+		if err := checkSweepRoot(c, settings); err != nil {
+			return err
+		}
+	}
+	rep.header(root)
 	for _, s := range settings {
 		dir := root
 		if len(settings) > 1 {
@@ -142,6 +147,30 @@ func runBenchmarks(ctx context.Context, c *config, stdout, stderr io.Writer) (er
 		}
 	}
 	return rep.finish()
+}
+
+// checkSweepRoot refuses a -db directory for a sweep that holds anything
+// but the setting directories this sweep builds in (each of which
+// clearDB checks in turn): a sweep would add its directories beside, or
+// inside a DB, whatever the directory held.
+func checkSweepRoot(c *config, settings []setting) error {
+	entries, err := os.ReadDir(c.db)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ours := map[string]bool{}
+	for _, s := range settings {
+		ours[c.settingDir(s)] = true
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !ours[e.Name()] {
+			return fmt.Errorf("%s holds %s, which is none of this sweep's DB directories: refusing to build there", c.db, e.Name())
+		}
+	}
+	return nil
 }
 
 // runAll builds b's DB (unless -use_existing_db) and runs the workloads.

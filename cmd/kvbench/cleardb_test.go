@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/monbandb/monban/lsm"
@@ -85,5 +87,40 @@ func TestComparedRunLeavesItsNeighboursAlone(t *testing.T) {
 	}
 	if len(entries) != 2 {
 		t.Errorf("%s holds %v after the run; want px and px.nofilters alone (the copy removed)", root, entries)
+	}
+}
+
+// TestSweepRefusesAnOccupiedDirectory: a sweep builds a DB directory per
+// setting under -db. It did so whatever -db held, a user's file or a
+// monban DB (a black-box attack); what a single run refuses, a sweep must
+// refuse too, and a rerun of the same sweep replaces its own directories.
+func TestSweepRefusesAnOccupiedDirectory(t *testing.T) {
+	sweep := append([]string{"-bloom_bits", "0,5", "-benchmarks", "fillrandom", "-compare=false"}, tiny...)
+	notes := filepath.Join(t.TempDir(), "notes")
+	if err := os.MkdirAll(notes, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(notes, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "db")
+	d, err := lsm.Open(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	for _, dir := range []string{notes, db} {
+		if code, _, stderr := runArgs(t, append([]string{"-db", dir}, sweep...)...); code != 1 || !strings.Contains(stderr, "refusing") {
+			t.Errorf("a sweep into %s: exit %d, %q; want exit 1 and a refusal", dir, code, stderr)
+		}
+		if entries, _ := os.ReadDir(dir); slices.ContainsFunc(entries, func(e os.DirEntry) bool { return strings.HasPrefix(e.Name(), "bloom-") }) {
+			t.Errorf("the refused sweep built in %s: %v", dir, entries)
+		}
+	}
+	fresh := filepath.Join(t.TempDir(), "sweep")
+	for run := range 2 {
+		if code, _, stderr := runArgs(t, append([]string{"-db", fresh}, sweep...)...); code != 0 {
+			t.Fatalf("sweep %d into %s: exit %d\n%s", run, fresh, code, stderr)
+		}
 	}
 }

@@ -126,7 +126,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.openFiles, "open_files", -1, "tables kept open, each with its index and filter in memory (Options.MaxOpenFiles); -1: every table, as the filter figures assume (lsm.Stats describes the open tables only)")
 	fs.BoolVar(&c.sync, "sync", false, "fsync the WAL on every commit")
 	fs.BoolVar(&c.keepAbsentDeletes, "keep_absent_deletes", false, "write every Delete (Options.KeepAbsentDeletes): no absent-key proof, the baseline for what the proof costs deletes of present keys")
-	fs.StringVar(&c.db, "db", "", "DB directory (default: a temporary one, removed afterwards). A monban DB already there is replaced, as db_bench does, with a line on stderr saying so; a directory holding anything else is refused")
+	fs.StringVar(&c.db, "db", "", "DB directory (default: a temporary one, removed afterwards). A monban DB already there is replaced, as db_bench does, with a line on stderr saying so; a directory holding anything else is refused. A sweep builds a DB directory per setting in it (bloom-00, ...), and refuses one holding anything but those")
 	fs.BoolVar(&c.useExisting, "use_existing_db", false, "run on the DB in -db as it is: no fill benchmarks, no rebuild")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file, for go tool pprof")
 	fs.BoolVar(&c.histogram, "histogram", false, "print p50/p90/p99/p99.9/p99.99/max latencies per benchmark (HdrHistogram, 3 significant digits)")

@@ -13,6 +13,8 @@
 // machine) in a temporary directory that it removes afterwards. -db DIR
 // builds in DIR instead and, as db_bench does, replaces a monban DB found
 // there, saying so on stderr; a directory holding anything else is refused.
+// A sweep (below) builds a DB directory per setting in DIR, and refuses a
+// DIR holding anything but those.
 // -use_existing_db runs on the DB as it is, and refuses a directory that
 // is missing or holds no DB file (it would otherwise make a new DB there).
 // Every flag is checked before anything runs: a float must be finite, and
