@@ -44,7 +44,8 @@
 // and which leaves out the DB's background flushes and compactions. The
 // write workloads and the delete workloads end with an untimed Flush, so
 // reads find the data in tables and the report can say which tombstones
-// the flush dropped. "compact" runs DB.Compact over the whole key range.
+// the flush dropped. "compact" runs DB.Compact over the whole key range;
+// its merges run on the calling thread, whose CPU its cpu us/op is.
 // deleterange deletes -deletes present keys with DB.DeleteRange in
 // disjoint random ranges of -range_size (default 1000) consecutive keys,
 // one op per call, then flushes and runs DB.Compact untimed; a second line

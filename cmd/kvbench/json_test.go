@@ -61,7 +61,7 @@ func TestJSONKeysAndNulls(t *testing.T) {
 				}
 			}
 			if ops, ok := obj["ops"].(float64); ok && ops == 0 {
-				for _, k := range []string{"micros_per_op", "cpu_micros_per_op"} {
+				for _, k := range []string{"micros_per_op", "cpu_micros_per_op", "ops_per_sec", "mb_per_sec"} {
 					mustNull(k, "no ops")
 				}
 				if rd, ok := obj["reads"].(map[string]any); ok {
@@ -88,6 +88,12 @@ func TestJSONKeysAndNulls(t *testing.T) {
 			}
 			if neg, ok := obj["filter_negatives"].(float64); ok && neg == 0 && obj["false_positives"] == 0.0 {
 				mustNull("fpr", "no probe could be a false positive")
+			}
+			if obj["type"] == "result" && obj["benchmark"] == "compact" {
+				// Compact merges on the calling thread: its CPU is measured.
+				if cpu, ok := obj["cpu_micros_per_op"].(float64); !ok || cpu <= 0 {
+					t.Errorf("%s: compact's cpu_micros_per_op %v, want the calling thread's CPU", path, obj["cpu_micros_per_op"])
+				}
 			}
 			if obj["type"] == "stats" {
 				l0 := obj["levels"].([]any)[0].(map[string]any)

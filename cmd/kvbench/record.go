@@ -187,7 +187,7 @@ func newRecord(b *bench, name string, r opsResult) *record {
 	rec := &record{Type: "result", Benchmark: name, settingLabel: b.label(), Repeat: b.repeat, Filters: !b.filtersOff,
 		Ops: r.ops, Found: r.found, Threads: b.cfg.threads, ElapsedSec: r.elapsed.Seconds()}
 	rec.MicrosPerOp, rec.CPUMicrosPerOp = microsPer(r.busy, r.ops), microsPer(r.cpu, r.ops)
-	if s := r.elapsed.Seconds(); s > 0 {
+	if s := r.elapsed.Seconds(); s > 0 && r.ops > 0 { // a rate of no ops is n/a
 		rec.OpsPerSec = ptr(float64(r.ops) / s)
 		rec.MBPerSec = ptr(float64(r.bytes) / s / (1 << 20))
 	}
