@@ -16,6 +16,14 @@ func main() {
 	// temporary DB; a second one kills kvbench as usual.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() { <-ctx.Done(); stop() }()
+	// A reader that went away (kvbench | head) stops the run too, and for
+	// good: caught, SIGPIPE no longer kills kvbench at its next write to
+	// the closed pipe, before it could remove its temporary DB; the write
+	// fails instead.
+	ctx, cancel := context.WithCancel(ctx)
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	go func() { <-pipe; cancel() }()
 	os.Exit(runContext(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 

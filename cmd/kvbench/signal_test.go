@@ -70,3 +70,34 @@ func TestCancelledRunStops(t *testing.T) {
 		t.Fatalf("runContext = %d; stderr:\n%s", code, e.String())
 	}
 }
+
+// TestBrokenPipeRemovesTempDB: a reader that goes away (kvbench | head)
+// killed kvbench with SIGPIPE at its next write, leaving its temporary DB
+// behind (a black-box attack). It must stop as if interrupted and remove
+// the directory.
+func TestBrokenPipeRemovesTempDB(t *testing.T) {
+	tmp := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "KVBENCH_AS_MAIN=1", "TMPDIR="+tmp,
+		"KVBENCH_ARGS=-num 20000 -reads 2000 -benchmarks fillrandom,readrandom,readmissing,readrandom,readmissing")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var first [1]byte
+	if _, err := out.Read(first[:]); err != nil { // the header: the DB is made
+		cmd.Process.Kill()
+		t.Fatal(err)
+	}
+	out.Close()
+	err = cmd.Wait()
+	if cmd.ProcessState.ExitCode() == 0 {
+		t.Fatalf("exit 0 (%v) after its reader went away", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "kvbench-*")); len(left) > 0 {
+		t.Fatalf("temporary DB left behind: %v (%v)", left, err)
+	}
+}
