@@ -44,7 +44,8 @@ type rangeDeletes struct {
 }
 
 // rangeCalls is the number of deleterange calls: -deletes keys in calls of
-// -range_size, at least one, so it deletes as many keys as deleterandom.
+// -range_size, rounded down, at least one, so it deletes about as many
+// keys as deleterandom.
 func (c *config) rangeCalls() int { return max(c.deletes/c.rangeSize, 1) }
 
 // deleteRange deletes disjoint runs of -range_size present keys with

@@ -46,7 +46,8 @@
 // reads find the data in tables and the report can say which tombstones
 // the flush dropped. "compact" runs DB.Compact over the whole key range;
 // its merges run on the calling thread, whose CPU its cpu us/op is.
-// deleterange deletes -deletes present keys with DB.DeleteRange in
+// deleterange deletes -deletes present keys, rounded down to a multiple
+// of -range_size (but one range at least), with DB.DeleteRange in
 // disjoint random ranges of -range_size (default 1000) consecutive keys,
 // one op per call, then flushes and runs DB.Compact untimed; a second line
 // gives the keys covered, the commits and WAL bytes the calls wrote, the
