@@ -54,7 +54,7 @@ func TestRepeat(t *testing.T) {
 	}
 
 	code, stdout, stderr := runArgs(t, append(append([]string{}, tiny...), "-repeat", "2", "-histogram",
-		"-benchmarks", "fillrandom,readmissing,multireadrandom")...)
+		"-benchmarks", "fillrandom,readmissing,multireadrandom,readwhilewriting")...)
 	if code != 0 {
 		t.Fatalf("run = %d, stderr:\n%s", code, stderr)
 	}
@@ -65,6 +65,21 @@ func TestRepeat(t *testing.T) {
 		}
 	}
 	checkWidth(t, "repeat report", stdout)
+	// The summary is laid out to fit, not wrapped: every figure's row holds
+	// its three values (a row of every column, wrapped, lost its max to a
+	// line of its own beside a 16-letter workload name).
+	_, table, _ := strings.Cut(stdout, "Repeats: median and min-max")
+	rows := 0
+	for line := range strings.Lines(table) {
+		if f := strings.Fields(strings.TrimPrefix(line, "  cpu")); strings.HasPrefix(line, "  ") && len(f) > 0 && strings.Contains(f[0], "/") {
+			if rows++; len(f) != 4 {
+				t.Errorf("summary row %q: want a figure and its median, min and max", line)
+			}
+		}
+	}
+	if rows != 3*7 { // fillrandom; the other three with filters on and off
+		t.Errorf("%d summary rows, want 21:\n%s", rows, table)
+	}
 }
 
 // TestOneRepeatUnchanged: without -repeat the report has no repeat marks

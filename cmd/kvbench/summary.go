@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"slices"
-	"strings"
-	"text/tabwriter"
 )
 
 // With -repeat N, every workload has N records per bits value (and per
@@ -99,37 +97,28 @@ func (r *reporter) summary() {
 	}
 	fmt.Fprintln(r.w, "------------------------------------------------------------------------")
 	fmt.Fprintf(r.w, "Repeats: median and min-max of %d runs of each workload\n", r.cfg.repeat)
-	tw := tabwriter.NewWriter(r.w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	// The scope has a column only when several ran: the table has no room
-	// to spare in 80 columns.
+	// A label line per workload and setting, then a row per figure: a row
+	// of every column (a 16-letter workload name, its setting, the figure,
+	// three values) did not fit 80 columns.
+	const row = "  %-10s%14s%14s%14s\n"
+	fmt.Fprintf(r.w, row, "", "median", "min", "max")
 	scoped := len(r.cfg.filterScopes) > 1
-	head := "benchmark\tsizing\t"
-	if scoped {
-		head += "scope\t"
-	}
-	fmt.Fprintln(tw, head+"bits\tfilters\tfigure\tmedian\tmin\tmax\t")
 	for _, l := range lines {
 		filters := "on"
 		if !l.Filters {
 			filters = "off"
 		}
-		row := fmt.Sprintf("%s\t%s\t", l.Benchmark, l.FilterSizing)
+		label := l.Benchmark + ": " + l.FilterSizing
 		if scoped {
-			row += l.FilterScope + "\t"
+			label += ", " + l.FilterScope
 		}
-		row += fmt.Sprintf("%d\t%s\t", l.BloomBits, filters)
-		for i, f := range []struct {
+		fmt.Fprintf(r.w, "%s, %d bits, filters %s\n", label, l.BloomBits, filters)
+		for _, f := range []struct {
 			name string
 			prec int
 			s    spread
 		}{{"ops/sec", 0, l.OpsPerSec}, {"micros/op", 3, l.MicrosPerOp}, {"cpu us/op", 3, l.CPUMicrosPerOp}} {
-			if i == 0 {
-				fmt.Fprint(tw, row)
-			} else {
-				fmt.Fprint(tw, strings.Repeat("\t", strings.Count(row, "\t")))
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", f.name, fixed(f.prec, f.s.Median), fixed(f.prec, f.s.Min), fixed(f.prec, f.s.Max))
+			fmt.Fprintf(r.w, row, f.name, fixed(f.prec, f.s.Median), fixed(f.prec, f.s.Min), fixed(f.prec, f.s.Max))
 		}
 	}
-	tw.Flush()
 }
