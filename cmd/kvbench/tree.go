@@ -108,9 +108,26 @@ func runTree(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(ww, "  %06d.sst %-9s %-29s %s\n", t.FileNum, size(int64(t.Size)),
 			fmt.Sprintf("%d entries, %d tombstones", t.Entries, t.Tombstones), filterDesc)
-		fmt.Fprintf(ww, "             [%q .. %q]\n", t.Smallest, t.Largest)
+		fmt.Fprintf(ww, "             [%s .. %s]\n", shortKey(t.Smallest), shortKey(t.Largest))
 	}
 	return ww.Flush()
+}
+
+// shortKey quotes k, and past 24 bytes only as much of its head and tail
+// as quotes in 16 columns each, and its length: a key range is a table's
+// summary, and two long keys, quoted whole, would take lines of their own.
+func shortKey(k []byte) string {
+	if len(k) <= 24 {
+		return fmt.Sprintf("%q", k)
+	}
+	head, tail := 1, 1
+	for len(fmt.Sprintf("%q", k[:head+1])) <= 16 {
+		head++
+	}
+	for len(fmt.Sprintf("%q", k[len(k)-tail-1:])) <= 16 {
+		tail++
+	}
+	return fmt.Sprintf("%q…%q (%d bytes)", k[:head], k[len(k)-tail:], len(k))
 }
 
 // runExplain prints the read path of one key.

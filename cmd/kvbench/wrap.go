@@ -12,7 +12,8 @@ import (
 const width = 80
 
 // wrapWriter passes text through line by line, with trailing spaces
-// removed and lines wider than width broken at a space. A continuation
+// removed and lines wider than width broken at a space (a word wider than
+// the line, a long key, at the width). A continuation
 // line starts under the first figure after the line's label ("Keys:   16
 // bytes…", "  filters on : data blocks…") or, for a line without one, two
 // columns right of the line's own indent. Tables are laid out to fit and
@@ -79,7 +80,15 @@ func wrapLine(line string) string {
 			cut = unitCut
 		}
 		if cut < 0 {
-			break // one word wider than the line: leave it whole
+			// One word wider than what is left (a long key, quoted): cut
+			// it at the width, the rest under it.
+			cut = len(line)
+			for i := range line {
+				if utf8.RuneCountInString(line[:i]) == width {
+					cut = i
+					break
+				}
+			}
 		}
 		// Keep a short parenthesis whole: "(300 of 300 found)" moves down
 		// as one.

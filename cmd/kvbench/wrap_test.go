@@ -45,6 +45,19 @@ func TestReportFits80Columns(t *testing.T) {
 		}
 		checkWidth(t, args[0], stdout)
 	}
+	// Long keys (a black-box attack): tree's key ranges and explain's
+	// Get line of a 150-byte key were wider than the line.
+	long := filepath.Join(t.TempDir(), "long")
+	if code, _, stderr := runArgs(t, append([]string{"-db", long, "-key_size", "100", "-benchmarks", "fillrandom,rangemissing"}, tiny...)...); code != 0 {
+		t.Fatalf("run = %d, stderr:\n%s", code, stderr)
+	}
+	for _, args := range [][]string{{"tree", "-db", long}, {"explain", "-db", long, strings.Repeat("k", 150)}} {
+		code, stdout, stderr := runArgs(t, args...)
+		if code != 0 {
+			t.Fatalf("run(%q) = %d, stderr:\n%s", args[:3], code, stderr)
+		}
+		checkWidth(t, args[0]+" of long keys", stdout)
+	}
 	// Every workload, on two threads: the long names (multireadmissing,
 	// readwhilewriting) and the per-batch lines wrap too.
 	for _, run := range workloadRuns() {
@@ -118,7 +131,9 @@ func TestWrapLine(t *testing.T) {
 		{"Keys:        " + strings.Repeat("word ", 16) + "end",
 			"Keys:        " + strings.TrimSpace(strings.Repeat("word ", 13)) + "\n             word word word end\n"},
 		{"name   :    1.0 " + strings.Repeat("x", 70), "name   :    1.0\n         " + strings.Repeat("x", 70) + "\n"},
-		{strings.Repeat("y", 90), strings.Repeat("y", 90) + "\n"},
+		// A word wider than the line (a long key): cut at the width.
+		{strings.Repeat("y", 90), strings.Repeat("y", 80) + "\n  " + strings.Repeat("y", 10) + "\n"},
+		{`Get("` + strings.Repeat("k", 150) + `")`, `Get("` + strings.Repeat("k", 75) + "\n  " + strings.Repeat("k", 75) + "\")\n"},
 		{"name   : " + strings.Repeat("z", 60) + " (300 of 300 found)",
 			"name   : " + strings.Repeat("z", 60) + "\n         (300 of 300 found)\n"},
 	} {
