@@ -148,7 +148,9 @@
 // an ErrBadCommand response and changes nothing, as does a command the
 // state cannot hold: a key over lsm.MaxKeySize−1 bytes (the state prefixes
 // each key with a byte) or a value over lsm.MaxValueSize. The entries
-// applied with it in one batch apply all the same. Entries of other types
+// applied with it in one batch apply all the same. A command reaches the
+// FSM through the log, whose entries hold at most MaxLogData bytes of
+// Data: StoreLogs refuses a larger one, and raft steps its leader down. Entries of other types
 // (configuration, barrier, no-op) advance the applied index only.
 //
 // # FSM directory

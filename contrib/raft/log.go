@@ -139,6 +139,20 @@ const (
 	runMaxBytes   = 24 << 10
 )
 
+// MaxLogData is the most a log entry's Data and Extensions may hold
+// together: a run of that one entry, with its fields and headers, is then
+// within what a monban value holds (lsm.MaxValueSize). StoreLogs refuses a
+// larger entry with an error wrapping lsm.ErrInvalidValue, and raft makes
+// a leader whose log store fails step down, so an application keeps the
+// commands it applies below it (raftkv takes a body of 1 MiB at most).
+const MaxLogData = lsm.MaxValueSize - maxEntryOverhead
+
+// maxEntryOverhead is the most a run of one entry adds to its Data and
+// Extensions: the run's format byte and count (2), the entry's length (4,
+// under 2^28), its term (10), type (1), seconds (10) and nanoseconds (5),
+// and the lengths of Data and Extensions (4 each).
+const maxEntryOverhead = 2 + 4 + 10 + 1 + 10 + 5 + 4 + 4
+
 // StoreLogs stores logs, which must continue the log without a gap
 // (ErrNotContiguous), in one batch committed with one fsync: once it
 // returns nil every entry survives a machine crash, and a crash before

@@ -101,6 +101,30 @@ func TestStoreLogsAndGet(t *testing.T) {
 	checkLog(t, s, 1, 40, 1, nil)
 }
 
+// TestLargestLogEntry: an entry whose Data is MaxLogData, with every other
+// field at its widest, stores and reads back; one of lsm.MaxValueSize is
+// refused with lsm.ErrInvalidValue and changes nothing. The README said a
+// log entry could be 32 MiB, which its fields put out of reach (a
+// black-box attack).
+func TestLargestLogEntry(t *testing.T) {
+	s := openStore(t, t.TempDir(), nil)
+	widest := &hraft.Log{Index: 1, Term: math.MaxUint64, Type: hraft.LogCommand,
+		Data: make([]byte, MaxLogData), AppendedAt: time.Unix(1<<62, 999_999_999)}
+	widest.Data[len(widest.Data)-1] = 7
+	store(t, s, []*hraft.Log{widest})
+	var got hraft.Log
+	if err := s.GetLog(1, &got); err != nil || len(got.Data) != MaxLogData || got.Data[MaxLogData-1] != 7 || got.Term != widest.Term {
+		t.Fatalf("GetLog of the widest entry: %d bytes, term %d, %v", len(got.Data), got.Term, err)
+	}
+	err := s.StoreLogs([]*hraft.Log{{Index: 2, Term: 1, Data: make([]byte, lsm.MaxValueSize)}})
+	if !errors.Is(err, lsm.ErrInvalidValue) {
+		t.Fatalf("StoreLogs of %d bytes of data: %v, want lsm.ErrInvalidValue", lsm.MaxValueSize, err)
+	}
+	if last, err := s.LastIndex(); last != 1 || err != nil {
+		t.Fatalf("LastIndex after the refused entry: %d, %v", last, err)
+	}
+}
+
 // An empty log takes its first entry at any index: a new node starts at
 // 1, a node whose log a snapshot replaced at the snapshot's index + 1.
 func TestEmptyLogStartsAnywhere(t *testing.T) {
