@@ -36,7 +36,10 @@ func dbContents(t *testing.T, d *DB) model {
 // failed operation the DB may survive, and with the disk dying at a random
 // operation — then reopens and checks: every write (put, delete or
 // DeleteRange) acknowledged with Options.Sync (epochs 0 and 1) or made with
-// lsm.Sync under a DB without it (epochs 2 and 3) is present, nothing that
+// lsm.Sync under a DB without it (epochs 2 and 3, where the other writes
+// are lsm.NoSync: the DB holds a prefix of the commits, which ends no
+// earlier than the last Sync write, or Sync Delete, elided or not) is
+// present, nothing that
 // was never written appears, a batch is all or nothing, Gets and short
 // iterators with both bounds (which ask the range filters, drawn half the
 // time) agree with the full scan, and no table or WAL file is left that
@@ -68,11 +71,11 @@ func TestCrashRecovery(t *testing.T) {
 				ffs.Inject(vfs.Fault{Op: op, Nth: int64(rng.IntN(100) + 1), Err: syscall.EIO})
 			}
 			opts := crashOptions(ffs, memtableSize)
-			var wo *WriteOptions // nil: Options.Sync
+			// Under Options.Sync every write is synced; without it a third
+			// are made with lsm.Sync and the rest with lsm.NoSync, so that
+			// a Sync write, or a Sync Delete the filters elide, is a
+			// barrier: every write before it is durable.
 			opts.Sync = epoch < 2
-			if !opts.Sync {
-				wo = Sync
-			}
 			// Synced commits are durable with the buffered WAL too.
 			opts.BufferedWAL = epoch%2 == 1
 			// Tables read paged half the time: the reads after recovery go
@@ -95,14 +98,17 @@ func TestCrashRecovery(t *testing.T) {
 			// each recovery: reads after it may not answer otherwise, with
 			// tables written under either scope.
 			opts.FilterScope = randFilterScope(rng)
-			// maybe is the state after the one write that failed, which may
-			// or may not have reached the disk.
+			// since are the states after each write acknowledged since the
+			// last one made durable, that one's first: a crash keeps one of
+			// them. maybe is the state after the one write that failed,
+			// which may or may not have reached the disk.
+			since := []model{maps.Clone(acked)}
 			var maybe model
 			dying, err := Open("/db", opts)
 			if err == nil {
 				dying.setMaxManifestSize(1 << 10)
 				manifest := dying.vs.ManifestFileNum()
-				maybe = crashWorkload(rng, dying, acked, epoch, wo)
+				since, maybe = crashWorkload(rng, dying, acked, epoch, !opts.Sync)
 				st.rollovers += dying.vs.ManifestFileNum() - manifest
 			}
 			st.ops += ffs.Count(vfs.OpAny)
@@ -127,13 +133,16 @@ func TestCrashRecovery(t *testing.T) {
 				t.Fatalf("seed %d epoch %d: reopen after crash: %v", seed, epoch, err)
 			}
 			got := dbContents(t, d)
+			kept := slices.IndexFunc(since, func(m model) bool { return maps.Equal(got, m) })
 			switch {
-			case maps.Equal(got, acked):
+			case kept >= 0:
+				acked = since[kept]
+				st.unsyncedLost += len(since) - 1 - kept
 			case maybe != nil && maps.Equal(got, maybe):
 				acked = maybe
 			default:
-				t.Fatalf("seed %d epoch %d: after crash the DB holds %d keys, acknowledged %d (unacknowledged alternative: %v)\n%s",
-					seed, epoch, len(got), len(acked), maybe != nil, diffModels(got, acked))
+				t.Fatalf("seed %d epoch %d: after crash the DB holds %d keys, acknowledged %d, %d of them since the last durable write (unacknowledged alternative: %v)\n%s",
+					seed, epoch, len(got), len(acked), len(since)-1, maybe != nil, diffModels(got, acked))
 			}
 			checkGets(t, seed, epoch, d, got)
 			checkRanges(t, seed, epoch, rng, d, got)
@@ -147,8 +156,8 @@ func TestCrashRecovery(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d crashes, %d file-system operations before them, %d manifest rollovers, up to %d tables (MaxOpenFiles 2), %d tables skipped by range filters, %d snapshot checks of which %d kept a table from a delete-only compaction",
-		st.crashes, st.ops, st.rollovers, st.maxTables, st.rangeSkips, st.snapChecks, st.snapHeld)
+	t.Logf("%d crashes, %d file-system operations before them, %d manifest rollovers, up to %d tables (MaxOpenFiles 2), %d tables skipped by range filters, %d snapshot checks of which %d kept a table from a delete-only compaction, %d acknowledged NoSync writes lost",
+		st.crashes, st.ops, st.rollovers, st.maxTables, st.rangeSkips, st.snapChecks, st.snapHeld, st.unsyncedLost)
 	if rounds >= 10 && (st.rollovers == 0 || st.maxTables <= 2 || st.rangeSkips == 0 || st.snapHeld == 0) {
 		t.Fatalf("the workload never rolled the manifest over (%d), outgrew the table cache (%d tables), had a range filter skip a table (%d) or had a snapshot keep a table from a delete-only compaction (%d)",
 			st.rollovers, st.maxTables, st.rangeSkips, st.snapHeld)
@@ -308,6 +317,8 @@ type crashStats struct {
 	// snapChecks counts crashSnapshotCheck's runs, snapHeld those in
 	// which its snapshot alone kept a table from a delete-only compaction.
 	snapChecks, snapHeld int
+	// unsyncedLost counts the acknowledged NoSync writes crashes took.
+	unsyncedLost int
 }
 
 func crashOptions(fs vfs.FS, memtableSize int64) *Options {
@@ -372,11 +383,16 @@ func crashBounds(rng *rand.Rand) (lo, hi []byte) {
 
 // crashWorkload writes to d until its operations run out or one fails
 // with the sticky error, updating acked with every acknowledged write. It
-// returns the state that the failed write would have made, if one failed
-// so. A write that fails while Stats.BackgroundError is nil never reached
-// the WAL: it must not appear, and the workload goes on. Values of 40–140
-// bytes fill a memtable in a few dozen commits.
-func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int, wo *WriteOptions) model {
+// returns the states after each acknowledged write since the last durable
+// one (that one's first: a Sync write or Delete, a Flush or Compact, or,
+// when !mixed, every write, the DB syncing them all), and the state that
+// the failed write would have made, if one failed so. With mixed, a third
+// of the writes are made with lsm.Sync, the rest with lsm.NoSync. A write
+// that fails while Stats.BackgroundError is nil never reached the WAL: it
+// must not appear, and the workload goes on. Values of 40–140 bytes fill a
+// memtable in a few dozen commits.
+func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int, mixed bool) (since []model, maybe model) {
+	since = []model{maps.Clone(acked)}
 	for i := range rng.IntN(300) {
 		next := maps.Clone(acked)
 		var b Batch
@@ -401,14 +417,22 @@ func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int, wo *WriteOptio
 				next[k] = string(v)
 			}
 		}
+		var wo *WriteOptions // nil: Options.Sync, every write synced
+		durable := !mixed
+		if mixed {
+			wo, durable = NoSync, false
+			if rng.IntN(3) == 0 {
+				wo, durable = Sync, true
+			}
+		}
 		var err error
 		switch {
 		case rng.IntN(40) == 0:
 			err = d.Flush()
-			next = maps.Clone(acked)
+			next, durable = maps.Clone(acked), true
 		case rng.IntN(100) == 0:
 			err = d.Compact()
-			next = maps.Clone(acked)
+			next, durable = maps.Clone(acked), true
 		case b.Len() == 1 && rng.IntN(2) == 0:
 			// Single deletes go through Delete, which may elide them.
 			if k, ok := singleDelete(&b); ok {
@@ -423,12 +447,16 @@ func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int, wo *WriteOptio
 			continue
 		}
 		if err != nil {
-			return next
+			return since, next
 		}
 		clear(acked)
 		maps.Copy(acked, next)
+		if durable {
+			since = since[:0]
+		}
+		since = append(since, maps.Clone(acked))
 	}
-	return nil
+	return since, nil
 }
 
 func singleDelete(b *Batch) ([]byte, bool) {
