@@ -70,8 +70,8 @@ func (d *DB) makeRoomForWrite(force bool) error {
 			d.mu.Lock()
 		case force && mem.Active().Empty():
 			return nil
-		case !force && mem.Active().ApproximateSize() < d.opts.MemtableSize:
-			return nil
+		// Before the room the active memtable has: at a stop threshold
+		// every commit waits, not only the one that would rotate.
 		case len(mem.Immutables()) >= stopImmutableMemtables,
 			d.rs.Load().version.NumFiles(0) >= d.opts.L0StopWritesThreshold:
 			if stallStart.IsZero() {
@@ -83,6 +83,8 @@ func (d *DB) makeRoomForWrite(force bool) error {
 				d.opts.EventListener.WriteStallBegin(WriteStallInfo{Reason: reason})
 			}
 			d.mu.flushCond.Wait()
+		case !force && mem.Active().ApproximateSize() < d.opts.MemtableSize:
+			return nil
 		default:
 			return d.rotateMemtable()
 		}

@@ -179,11 +179,13 @@ type Stats struct {
 	CompactionsRunning int
 	CompactionDebt     uint64
 
-	// Slowdowns counts commits delayed by a millisecond because L0 passed
+	// Slowdowns counts the delays of a millisecond because L0 passed
 	// Options.L0SlowdownWritesThreshold or two memtables were queued for
-	// flush. Stalls counts commits that waited for flushes or compactions
-	// to catch up (three memtables queued, or L0 at
-	// Options.L0StopWritesThreshold); StallTime is their total wait.
+	// flush. Stalls counts the waits for flushes or compactions to catch
+	// up (three memtables queued, or L0 at Options.L0StopWritesThreshold);
+	// StallTime is their total. Each is a commit group's leader's, which
+	// the commits queued behind it share: concurrent writers held up
+	// together count once.
 	Slowdowns uint64
 	Stalls    uint64
 	StallTime time.Duration
