@@ -42,7 +42,8 @@ func PickElisionOnly(v *manifest.Version, snapshots func() []base.SeqNum, inProg
 		if !asked {
 			seqs, asked = snapshots(), true
 		}
-		if _, hi := seqRange(f, spans); stripeOf(seqs, hi) != 0 {
+		if KeptBySnapshot(f, seqs) {
+			_, hi := seqRange(f, spans)
 			waiting.add(0, hi) // every snapshot below hi keeps f
 			continue
 		}
@@ -57,6 +58,16 @@ func PickElisionOnly(v *manifest.Version, snapshots func() []base.SeqNum, inProg
 		return nil, waiting
 	}
 	return c, waiting
+}
+
+// KeptBySnapshot reports whether an open snapshot, of the ascending
+// snapshots, is below the newest of f's entries and range tombstones: a
+// rewrite of f alone may then have to keep what it holds, and it waits
+// until no such snapshot is open.
+func KeptBySnapshot(f *manifest.FileMetadata, snapshots []base.SeqNum) bool {
+	spans, _ := f.RangeDels()
+	_, hi := seqRange(f, spans)
+	return stripeOf(snapshots, hi) != 0
 }
 
 // seqRange bounds the sequence numbers of f's entries and range

@@ -109,7 +109,8 @@ func (d *DB) CompactRange(lo, hi []byte) error {
 		if d.mu.bgErr != nil || d.closed.Load() {
 			break
 		}
-		if !compaction.InRange(f, lo, hi) || !d.mayHoldGarbage(f) {
+		// A table a snapshot keeps would be rewritten whole, each time.
+		if !compaction.InRange(f, lo, hi) || compaction.KeptBySnapshot(f, d.snapshotSeqs()) || !d.mayHoldGarbage(f) {
 			continue
 		}
 		c := compaction.Rewrite(NumLevels-1, f)
