@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 )
 
 // Runs in processes of their own (-fresh). The harness runs its engines
@@ -29,23 +30,25 @@ func (r runSpec) entry() string {
 
 // childArgs are the flags this process was given, but for those the child
 // gets its own values of.
-func childArgs(r runSpec) []string {
+func childArgs(r runSpec, workloads []string) []string {
 	var args []string
 	flag.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "engines", "fresh", "json", "bitsweep", "bits":
+		case "engines", "fresh", "json", "bitsweep", "bits", "workloads":
 			return
 		}
 		args = append(args, "-"+f.Name+"="+f.Value.String())
 	})
-	return append(args, "-engines="+r.entry(), "-json")
+	// The workloads as this process resolved them: -bitsweep, which the
+	// child does not get, changes their default.
+	return append(args, "-engines="+r.entry(), "-workloads="+strings.Join(append([]string{wFill}, workloads...), ","), "-json")
 }
 
 // runFresh runs r as run idx in a child process and returns the child's
 // phase and run records, renumbered as run idx. The child's progress goes
 // to this process's standard error.
-func runFresh(idx int, r runSpec) ([]phaseResult, runResult, error) {
-	cmd := exec.Command(os.Args[0], childArgs(r)...)
+func runFresh(idx int, r runSpec, workloads []string) ([]phaseResult, runResult, error) {
+	cmd := exec.Command(os.Args[0], childArgs(r, workloads)...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	var phases []phaseResult

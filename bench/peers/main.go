@@ -319,7 +319,7 @@ func mainErr() error {
 		var phases []phaseResult
 		var summary runResult
 		if *fresh {
-			phases, summary, err = runFresh(i+1, r)
+			phases, summary, err = runFresh(i+1, r, workloads)
 		} else {
 			phases, summary, err = runOne(i+1, len(runs), r, p, pio, parent, *keep)
 		}
