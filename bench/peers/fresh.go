@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 )
 
 // Runs in processes of their own (-fresh). The harness runs its engines
@@ -44,13 +45,47 @@ func childArgs(r runSpec, workloads []string) []string {
 	return append(args, "-engines="+r.entry(), "-workloads="+strings.Join(append([]string{wFill}, workloads...), ","), "-json")
 }
 
+// child is the process of the -fresh run under way, if any: an interrupt
+// is passed on to it, so that it removes its directories as this process
+// does, before this one exits.
+var child struct {
+	sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{} // closed when it has exited
+}
+
+// stopChild passes s on to the child under way and waits for it to exit.
+func stopChild(s os.Signal) {
+	child.Lock()
+	cmd, done := child.cmd, child.done
+	child.Unlock()
+	if cmd == nil || cmd.Process.Signal(s) != nil {
+		return
+	}
+	<-done
+}
+
 // runFresh runs r as run idx in a child process and returns the child's
 // phase and run records, renumbered as run idx. The child's progress goes
 // to this process's standard error.
 func runFresh(idx int, r runSpec, workloads []string) ([]phaseResult, runResult, error) {
 	cmd := exec.Command(os.Args[0], childArgs(r, workloads)...)
 	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	err := cmd.Start()
+	if err == nil {
+		done := make(chan struct{})
+		child.Lock()
+		child.cmd, child.done = cmd, done
+		child.Unlock()
+		err = cmd.Wait()
+		close(done)
+		child.Lock()
+		child.cmd = nil
+		child.Unlock()
+	}
+	out := stdout.Bytes()
 	var phases []phaseResult
 	sum := runResult{Type: "run", Run: idx, Engine: r.engine, Bits: r.opts.BitsPerKey}
 	sc := bufio.NewScanner(bytes.NewReader(out))

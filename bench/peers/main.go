@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -280,7 +281,13 @@ func mainErr() error {
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-sig
-		logf("peers: %v, removing %s", s, parent)
+		stopChild(s)
+		if *keep {
+			logf("peers: %v", s)
+		} else {
+			logf("peers: %v, removing the run's directory", s)
+			inFlight.remove()
+		}
 		cleanup()
 		os.Exit(130)
 	}()
@@ -339,6 +346,30 @@ func mainErr() error {
 	return firstErr
 }
 
+// inFlight is the directory of the run under way, removed at its end or
+// on an interrupt (which exits before deferred calls run), unless -keep.
+var inFlight runDir
+
+type runDir struct {
+	sync.Mutex
+	dir string
+}
+
+func (r *runDir) set(dir string) {
+	r.Lock()
+	r.dir = dir
+	r.Unlock()
+}
+
+func (r *runDir) remove() {
+	r.Lock()
+	defer r.Unlock()
+	if r.dir != "" {
+		os.RemoveAll(r.dir)
+		r.dir = ""
+	}
+}
+
 // runOne opens a fresh database for r, fills it, runs the workloads, and
 // reports a result per phase plus a summary of the run.
 func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, keep bool) ([]phaseResult, runResult, error) {
@@ -352,7 +383,8 @@ func runOne(idx, total int, r runSpec, p *params, pio *procIO, parent string, ke
 		return nil, sum, err
 	}
 	if !keep {
-		defer os.RemoveAll(dir)
+		inFlight.set(dir)
+		defer inFlight.remove()
 	}
 	// The runs before this one wrote their tables and removed them, and
 	// the disk may still be writing them back: a sync lets this run start
