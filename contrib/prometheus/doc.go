@@ -17,7 +17,9 @@
 // Every name starts with "monban_" (Namespace). Counters end in "_total"
 // and only grow while the DB is open; gauges describe the tree now.
 // Per-level metrics carry a "level" label, "0" to "6"; their sum over
-// levels is Stats.Total.
+// levels is Stats.Total, but for the level's size target and score
+// (monban_level_target_bytes, monban_level_score), which are the level's
+// own and sum to nothing.
 //
 //	monban_level_files                         gauge    tables in the level
 //	monban_level_bytes                         gauge    table bytes in the level
@@ -33,7 +35,8 @@
 // and, for the whole DB: memtable filter negatives and false positives,
 // deletes elided (and the WAL bytes they saved), proof probes, WAL bytes,
 // flushes and queued memtables, entries dropped by flushes and compactions
-// (label "reason"), compactions (label "kind": move, l0, intra_l0, size, rewrite),
+// (label "reason"), compactions (label "kind": move, l0, intra_l0, size,
+// rewrite, rest, delete_only),
 // compaction reads, space reclaimed, write slowdowns, stalls and stall
 // seconds, write amplification, and monban_background_error, 1 once a
 // background error made the DB read-only. Describe lists them all, with
