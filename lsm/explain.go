@@ -155,8 +155,13 @@ func (d *DB) Explain(key []byte) (Trace, error) {
 		return Trace{}, ErrClosed
 	}
 	defer rs.unref()
+	return d.explain(rs, seq, key)
+}
+
+// explain is Explain over the read state rs at seq.
+func (d *DB) explain(rs *readState, seq base.SeqNum, key []byte) (Trace, error) {
 	t := &Trace{Key: append([]byte(nil), key...)}
-	_, err := d.get(rs, key, seq, t)
+	_, err := d.closedOr(d.get(rs, key, seq, t)) // ErrClosed, as Get's
 	if err == ErrNotFound {
 		err = nil
 	}

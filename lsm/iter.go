@@ -139,7 +139,8 @@ func (d *DB) newIter(rs *readState, seq base.SeqNum, o *IterOptions) *Iter {
 	p.sources = sources
 	p.merged.Init(sources)
 	tables, err := rs.tableRangeDels()
-	it.rangeDels, it.err = keyspan.Merge(rs.memtableRangeDels(), tables), err
+	it.rangeDels = keyspan.Merge(rs.memtableRangeDels(), tables)
+	it.setErr(err) // ErrClosed, if Close closed the tables meanwhile
 	return it
 }
 

@@ -2,6 +2,7 @@ package lsm
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/keyspan"
@@ -198,11 +199,12 @@ func (d *DB) tableRangeDels(f *manifest.FileMetadata) (keyspan.Spans, error) {
 
 // versionRangeDels is the merged range tombstones of every table of a
 // read state's version, built once, by the first iterator that asks
-// (readState.tableRangeDels).
+// (readState.tableRangeDels), and asked again after a failure: a disk
+// error is an answer for that iterator, not for every later one.
 type versionRangeDels struct {
-	once  sync.Once
+	mu    sync.Mutex  // held while building
+	built atomic.Bool // spans are built: read without mu
 	spans keyspan.Spans
-	err   error
 }
 
 // tableRangeDels returns every range tombstone of rs's tables, merged
@@ -212,23 +214,29 @@ type versionRangeDels struct {
 // its key visible to the read has a seq above p.
 func (rs *readState) tableRangeDels() (keyspan.Spans, error) {
 	c := &rs.rangeDels
-	c.once.Do(func() {
-		var all []keyspan.Spans
-		for _, files := range rs.version.Levels {
-			for _, f := range files {
-				s, err := rs.db.tableRangeDels(f)
-				if err != nil {
-					c.err = err
-					return
-				}
-				if s.Len() > 0 {
-					all = append(all, s)
-				}
+	if c.built.Load() {
+		return c.spans, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.built.Load() {
+		return c.spans, nil
+	}
+	var all []keyspan.Spans
+	for _, files := range rs.version.Levels {
+		for _, f := range files {
+			s, err := rs.db.tableRangeDels(f)
+			if err != nil {
+				return keyspan.Spans{}, err
+			}
+			if s.Len() > 0 {
+				all = append(all, s)
 			}
 		}
-		c.spans = keyspan.Merge(all...)
-	})
-	return c.spans, c.err
+	}
+	c.spans = keyspan.Merge(all...)
+	c.built.Store(true)
+	return c.spans, nil
 }
 
 // memtableRangeDels returns the range tombstones of every memtable of rs
