@@ -217,10 +217,19 @@ func TestModesAndClosed(t *testing.T) {
 		_, errReadAt := r.ReadAt(make([]byte, 1), 0)
 		_, errWrite := w.Write([]byte("x"))
 		_, errSize := r.Size()
-		for what, err := range map[string]error{
+		// A write-only file refuses reads; closed, it says closed, as every
+		// File does (a black-box attack found the OS's saying EBADF).
+		_, errCreatedRead := w.Read(make([]byte, 1))
+		_, errCreatedReadAt := w.ReadAt(make([]byte, 1), 0)
+		errs := map[string]error{
 			"read": errRead, "readat": errReadAt, "write": errWrite,
 			"size": errSize, "sync": w.Sync(), "close": r.Close(),
-		} {
+			"read of a created file": errCreatedRead, "readat of a created file": errCreatedReadAt,
+		}
+		if p, ok := w.(Preallocator); ok {
+			errs["preallocate"] = p.Preallocate(1 << 20)
+		}
+		for what, err := range errs {
 			if !errors.Is(err, fs.ErrClosed) {
 				t.Errorf("%s on a closed file: %v, want fs.ErrClosed", what, err)
 			}

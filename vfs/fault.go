@@ -214,8 +214,12 @@ func (f *FaultFS) Crash() (*MemFS, error) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	clone := m.CrashClone()
+	if clone == nil { // a FaultFS over no MemFS
+		return nil, errNoCrash
+	}
 	f.dead = "crashed"
-	return m.CrashClone(), nil
+	return clone, nil
 }
 
 // CrashClone lets a FaultFS stand in for its MemFS, so that a FaultFS over

@@ -227,6 +227,15 @@ func TestFaultCrash(t *testing.T) {
 	if _, err := NewFault(Default).Crash(); err == nil {
 		t.Fatal("crashing the OS file system succeeded")
 	}
+	// Nor through another FaultFS: it returned no MemFS and no error (a
+	// black-box attack), and the outer one was dead.
+	outer := NewFault(NewFault(Default))
+	if m, err := outer.Crash(); err == nil || m != nil {
+		t.Fatalf("crashing the OS file system through two FaultFSs: %v, %v", m, err)
+	}
+	if _, err := outer.List(t.TempDir()); err != nil {
+		t.Fatalf("a refused Crash killed the disk: %v", err)
+	}
 	// Nested: a FaultFS over a FaultFS over a MemFS crashes too.
 	inner, _ := newFaultMem(t)
 	if _, err := NewFault(inner).Crash(); err != nil {

@@ -36,11 +36,25 @@ func (f osFile) Size() (int64, error) {
 type createdFile struct{ osFile }
 
 func (f createdFile) Read([]byte) (int, error) {
+	if err := f.closedErr("read"); err != nil {
+		return 0, err
+	}
 	return 0, &os.PathError{Op: "read", Path: f.Name(), Err: syscall.EBADF}
 }
 
 func (f createdFile) ReadAt([]byte, int64) (int, error) {
-	return 0, &os.PathError{Op: "read", Path: f.Name(), Err: syscall.EBADF}
+	return f.Read(nil)
+}
+
+// closedErr is the error of a call on f once it is closed, wrapping
+// fs.ErrClosed as every File's must; nil while it is open. The calls that
+// do not go through os.File's methods (a refused read, fallocate on the
+// descriptor) ask it first: Fd is ^0 once the file is closed.
+func (f createdFile) closedErr(op string) error {
+	if f.Fd() != ^uintptr(0) {
+		return nil
+	}
+	return &os.PathError{Op: op, Path: f.Name(), Err: os.ErrClosed}
 }
 
 func (osFS) Create(name string) (File, error) {

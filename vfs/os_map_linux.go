@@ -28,6 +28,9 @@ var fallocate = syscall.Fallocate
 // the blocks of a reused file (Reuser) the old bytes stay, and the mapping
 // shows them (TestReuseMap).
 func (f createdFile) Map(off int64, size int) (Window, error) {
+	if err := f.closedErr("map"); err != nil {
+		return nil, err
+	}
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -57,6 +60,9 @@ func (f createdFile) Map(off int64, size int) (Window, error) {
 // not change. Map's fallocate over that space then only extends the
 // length. A file system without fallocate (EOPNOTSUPP) gives an error.
 func (f createdFile) Preallocate(size int64) error {
+	if err := f.closedErr("fallocate"); err != nil {
+		return err
+	}
 	fd := int(f.Fd())
 	err := fallocate(fd, fallocKeepSize, 0, size)
 	for err == syscall.EINTR {

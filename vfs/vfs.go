@@ -10,8 +10,12 @@ var ErrLocked = errors.New("vfs: locked by another holder")
 
 // File is an open file. Files opened by Open are read-only; files returned
 // by Create are write-only and append at the end, and so are those from
-// Reuse, whose end starts at offset 0 (Reuser). A File is safe for use by
-// one goroutine at a time, except ReadAt, which may be called concurrently.
+// Reuse, whose end starts at offset 0 (Reuser). The end is where the last
+// Write ended: a file that has been mapped (Mapper) or cut (Truncate) is
+// not written with Write afterwards, for on the OS file system Write goes
+// on from there, not from the stores or the cut (MemFS appends after
+// them; wal.Writer never mixes the two). A File is safe for use by one
+// goroutine at a time, except ReadAt, which may be called concurrently.
 //
 // Every method of a closed File returns an error wrapping fs.ErrClosed.
 type File interface {
