@@ -172,12 +172,19 @@ func TestCompactionReadsOnlyItsInputs(t *testing.T) {
 		}
 	}
 	// Each tombstone goes by key range (it falls between deep tables) or by
-	// a deep table's filter; the filters must have done real work.
+	// a deep table's filter, or is still in a table no compaction has
+	// taken yet (how many depends on how flushes and compactions met: the
+	// test asked for "about 3000" dropped, and failed now and then); the
+	// filters must have done real work.
 	st := d.Stats()
 	byFilter := st.FlushDrops[compaction.DropFilterProof] + st.CompactionDrops[compaction.DropFilterProof]
 	byRange := st.FlushDrops[compaction.DropBottom] + st.CompactionDrops[compaction.DropBottom]
-	if byFilter < 1000 || byFilter+byRange < 2900 {
-		t.Fatalf("tombstones dropped by filter proof %d, by key range %d; want >= 1000 and about 3000 together", byFilter, byRange)
+	var kept uint64
+	for _, tb := range final {
+		kept += tb.Tombstones
+	}
+	if byFilter < 1000 || byFilter+byRange+kept != 3000 {
+		t.Fatalf("tombstones dropped by filter proof %d, by key range %d, kept %d; want >= 1000 by filter proof, and 3000 in all", byFilter, byRange, kept)
 	}
 }
 

@@ -51,7 +51,7 @@ func (f createdFile) Map(off int64, size int) (Window, error) {
 		// fallocate extended the file; the contract leaves it as it was.
 		return nil, errors.Join(err, f.Truncate(fi.Size()))
 	}
-	return &osWindow{b: b, name: f.Name(), fd: fd, off: off}, nil
+	return &osWindow{b: b, f: f.File, off: off}, nil
 }
 
 // Preallocate is fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, size): one
@@ -79,12 +79,13 @@ func (f createdFile) Preallocate(size int64) error {
 const fallocKeepSize = 0x1
 
 // osWindow is a mapped range of a file. The mapping outlives the file's
-// descriptor, as mmap(2) does, until Unmap; Put needs the descriptor open.
+// descriptor, as mmap(2) does, until Unmap: once the file is closed, what
+// Put and Write would write they store, never writing by a descriptor
+// number another file may have taken.
 type osWindow struct {
-	b    []byte
-	name string
-	fd   int
-	off  int64 // the file offset of b[0]
+	b   []byte
+	f   *os.File
+	off int64 // the file offset of b[0]
 }
 
 // pwriteMin is the length from which Put writes instead of storing: a
@@ -103,17 +104,12 @@ func (w *osWindow) Put(at int, p []byte) error {
 }
 
 func (w *osWindow) Write(at int, p []byte) error {
-	for len(p) > 0 {
-		n, err := syscall.Pwrite(w.fd, p, w.off+int64(at))
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return &os.PathError{Op: "pwrite", Path: w.name, Err: err}
-		}
-		p, at = p[n:], at+n
+	_, err := w.f.WriteAt(p, w.off+int64(at)) // pwrite(2), EINTR retried
+	if errors.Is(err, os.ErrClosed) {
+		copy(w.b[at:], p)
+		return nil
 	}
-	return nil
+	return err
 }
 
 func (w *osWindow) Bytes() []byte { return w.b }
@@ -123,12 +119,12 @@ func (w *osWindow) Stored(int) {}
 
 func (w *osWindow) Unmap() error {
 	if w.b == nil {
-		return &os.PathError{Op: "munmap", Path: w.name, Err: fs.ErrClosed}
+		return &os.PathError{Op: "munmap", Path: w.f.Name(), Err: fs.ErrClosed}
 	}
 	b := w.b
 	w.b = nil
 	if err := syscall.Munmap(b); err != nil {
-		return &os.PathError{Op: "munmap", Path: w.name, Err: err}
+		return &os.PathError{Op: "munmap", Path: w.f.Name(), Err: err}
 	}
 	return nil
 }

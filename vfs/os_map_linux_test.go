@@ -167,3 +167,45 @@ func TestPreallocateWithoutFallocate(t *testing.T) {
 		t.Fatalf("size: %d, %v; want 0", size, err)
 	}
 }
+
+// TestPutAfterCloseStaysInItsFile: a window outlives its file's Close, as
+// a mapping does. A long Put wrote with pwrite(2) on the descriptor
+// number it had saved, which the next file opened had taken: the bytes
+// landed in that file (a black-box attack). They must reach the window's
+// own file, and no other.
+func TestPutAfterCloseStaysInItsFile(t *testing.T) {
+	dir := t.TempDir()
+	f, err := Default.Create(filepath.Join(dir, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := f.(Mapper).Map(0, 1<<16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	other, err := Default.Create(filepath.Join(dir, "b")) // takes a's descriptor number
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	long := bytes.Repeat([]byte{'L'}, pwriteMin)
+	if err := w.Put(0, long); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(len(long), []byte("tail")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Unmap(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, Default, filepath.Join(dir, "b")); len(got) != 0 {
+		t.Fatalf("another file holds %d bytes of the closed file's window", len(got))
+	}
+	want := append(long, "tail"...)
+	if got := readFile(t, Default, filepath.Join(dir, "a")); !bytes.Equal(got[:len(want)], want) {
+		t.Fatalf("the window's file holds %q..., want the Put and the Write", got[:16])
+	}
+}
