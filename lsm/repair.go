@@ -231,11 +231,7 @@ func (r *repairer) run(names []string) error {
 	}
 	r.wals = wals
 	for _, w := range wals {
-		holds, err := r.walHoldsRecord(w)
-		if err != nil {
-			return err
-		}
-		if holds {
+		if w.holds {
 			r.after = max(r.after, w.num)
 		}
 	}

@@ -134,12 +134,8 @@ func (r *repairer) lostEdits(t *trustedManifest) (why, err error) {
 		if w.log < t.logNum {
 			continue
 		}
-		first, err := r.firstSeq(w)
-		if err != nil {
-			return nil, err
-		}
-		if first != 0 && (walFirst == 0 || first < walFirst) {
-			walFirst = first
+		if w.first != 0 && (walFirst == 0 || w.first < walFirst) {
+			walFirst = w.first
 		}
 	}
 	for _, num := range r.tables {
@@ -170,25 +166,30 @@ func (r *repairer) lostEdits(t *trustedManifest) (why, err error) {
 	return nil, nil
 }
 
-// firstSeq returns the sequence number WAL w's first batch begins with,
-// 0 if it holds none that reads.
-func (r *repairer) firstSeq(w logFile) (base.SeqNum, error) {
+// readLogFile reads the head of WAL file num as log's: whether a record
+// verifies in it and the sequence number its first batch begins with.
+func (r *repairer) readLogFile(num, log uint64) (logFile, error) {
+	w := logFile{name: manifest.MakeFilename(manifest.KindLog, num), num: num, log: log}
 	f, err := r.d.fs.Open(r.path(w.name))
 	if err != nil {
-		return 0, fmt.Errorf("opening %s: %w", w.name, err)
+		return w, fmt.Errorf("opening %s: %w", w.name, err)
 	}
 	defer f.Close()
-	rd := wal.NewRecyclableReader(f, w.name, w.log)
+	if w.holds, err = walHoldsRecord(f, w.name, log); err != nil {
+		return w, fmt.Errorf("reading %s: %w", w.name, err)
+	}
+	rd := wal.NewRecyclableReader(f, w.name, log)
 	for {
 		rec, err := rd.Next()
 		switch {
 		case err == io.EOF || errors.Is(err, ErrCorruption):
-			return 0, nil
+			return w, nil
 		case err != nil:
-			return 0, fmt.Errorf("reading %s: %w", w.name, err)
+			return w, fmt.Errorf("reading %s: %w", w.name, err)
 		}
 		if seq, count, ok := batchHeader(rec); ok && count > 0 {
-			return seq, nil
+			w.first = seq
+			return w, nil
 		}
 	}
 }
@@ -351,10 +352,14 @@ type tableRead struct {
 
 // logFile is a WAL file of dir and the log whose records it holds: its
 // own number's, or another present file's where the two were swapped or
-// one copied over the other (DB.logIn).
+// one copied over the other (DB.logIn); read as that log, whether a
+// record verifies in it (walHoldsRecord), and the sequence number its
+// first batch begins with (0: none reads).
 type logFile struct {
 	name     string
 	num, log uint64
+	holds    bool
+	first    base.SeqNum
 }
 
 // logFiles pairs each WAL file with the log it holds, in the order of
@@ -366,7 +371,9 @@ func (r *repairer) logFiles() ([]logFile, error) {
 		if err != nil {
 			return nil, err
 		}
-		wals[i] = logFile{name: manifest.MakeFilename(manifest.KindLog, num), num: num, log: log}
+		if wals[i], err = r.readLogFile(num, log); err != nil {
+			return nil, err
+		}
 	}
 	slices.SortFunc(wals, func(a, b logFile) int {
 		switch {
@@ -411,11 +418,7 @@ func (r *repairer) replayWALs() error {
 	idleAfter := make([]bool, len(live)) // no later WAL holds a record
 	for i, idle := len(live)-1, true; i >= 0; i-- {
 		idleAfter[i] = idle
-		holds, err := r.walHoldsRecord(live[i])
-		if err != nil {
-			return err
-		}
-		idle = idle && !holds
+		idle = idle && !live[i].holds
 	}
 	var damaged string
 	for i, w := range live {
@@ -453,16 +456,6 @@ func (r *repairer) walEmpty(w logFile) (bool, error) {
 	defer f.Close()
 	size, err := f.Size()
 	return size == 0, err
-}
-
-// walHoldsRecord is walHoldsRecord of w's file, read as the log it holds.
-func (r *repairer) walHoldsRecord(w logFile) (bool, error) {
-	f, err := r.d.fs.Open(r.path(w.name))
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	return walHoldsRecord(f, w.name, w.log)
 }
 
 // replayWAL applies WAL name's batches to a memtable of its own, each
