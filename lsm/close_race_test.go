@@ -19,8 +19,21 @@ func closingDB(t *testing.T) (*DB, *readState, base.SeqNum) {
 	t.Helper()
 	fs := vfs.NewMem()
 	o := &Options{FS: fs, MemtableSize: 16 << 10, TargetFileSize: 4 << 10, MaxOpenFiles: 2}
+	compactedKeys(t, fs, o, 3000)
 	d := openMem(t, fs, o)
-	for i := range 3000 {
+	rs, seq := d.currentView()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return d, rs, seq
+}
+
+// compactedKeys writes n keys into a DB on fs, compacts them into the
+// last level, and closes it.
+func compactedKeys(t *testing.T, fs vfs.FS, o *Options, n int) {
+	t.Helper()
+	d := openMem(t, fs, o)
+	for i := range n {
 		if err := d.Put(fmt.Appendf(nil, "k%05d", i), []byte("value-value-value")); err != nil {
 			t.Fatal(err)
 		}
@@ -31,12 +44,6 @@ func closingDB(t *testing.T) (*DB, *readState, base.SeqNum) {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	d = openMem(t, fs, o)
-	rs, seq := d.currentView()
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return d, rs, seq
 }
 
 func TestIterRacingCloseSaysErrClosed(t *testing.T) {
@@ -66,20 +73,9 @@ func TestExplainRacingCloseSaysErrClosed(t *testing.T) {
 func TestTransientTableErrorDoesNotStick(t *testing.T) {
 	for _, readOnly := range []bool{false, true} {
 		mem := vfs.NewMem()
-		d := openMem(t, mem, &Options{MemtableSize: 16 << 10, TargetFileSize: 4 << 10})
-		for i := range 2000 {
-			if err := d.Put(fmt.Appendf(nil, "k%05d", i), []byte("v")); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := d.Compact(); err != nil {
-			t.Fatal(err)
-		}
-		if err := d.Close(); err != nil {
-			t.Fatal(err)
-		}
+		compactedKeys(t, mem, &Options{MemtableSize: 16 << 10, TargetFileSize: 4 << 10}, 2000)
 		ff := vfs.NewFault(mem)
-		d = openMem(t, ff, &Options{ReadOnly: readOnly, MaxOpenFiles: 2})
+		d := openMem(t, ff, &Options{ReadOnly: readOnly, MaxOpenFiles: 2})
 		ff.Inject(vfs.Fault{Op: vfs.OpOpen, Match: vfs.MatchBase("*.sst"), Nth: 1})
 		it := d.NewIter(nil)
 		for it.First(); it.Valid(); it.Next() {
