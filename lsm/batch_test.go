@@ -43,6 +43,22 @@ func TestBatchFormatExample(t *testing.T) {
 	}
 }
 
+// TestWALIdentityExample pins docs/format.md's identity record.
+func TestWALIdentityExample(t *testing.T) {
+	want := doctest.Hex(t, "../docs/format.md", "(`TestWALIdentityExample` reads these bytes)")
+	if got := appendWALIdentity(nil, 0x0123456789abcdef); !bytes.Equal(got, want) {
+		t.Fatalf("encoding\n got % x\nwant % x", got, want)
+	}
+	if id, ok := walIdentity(want); !ok || id != 0x0123456789abcdef {
+		t.Fatalf("walIdentity = %#x, %v", id, ok)
+	}
+	var b Batch
+	b.Put([]byte("k"), nil)
+	if _, ok := walIdentity(b.encode(1)); ok {
+		t.Fatal("a batch read as an identity")
+	}
+}
+
 // FuzzDecodeBatch: WAL records are read from disk, so decodeBatch must
 // reject every malformed record with ErrCorruption and never panic; what
 // it accepts re-encodes to the same bytes.

@@ -17,11 +17,15 @@ import (
 
 // DB is an open monban database. All methods are safe for concurrent use.
 type DB struct {
-	dir    string
-	opts   Options
-	fs     vfs.FS
-	lock   io.Closer
-	vs     *manifest.VersionSet
+	dir  string
+	opts Options
+	fs   vfs.FS
+	lock io.Closer
+	vs   *manifest.VersionSet
+	// dbID is the identity every WAL the DB writes begins with
+	// (walIdentity): the manifest's, or for a manifest without one, the
+	// one Open records in its edit.
+	dbID   uint64
 	tables *sstable.TableCache
 	cache  *cache.Cache
 	// metaBudget keeps Options.PinnedMetaLimit.

@@ -120,7 +120,9 @@ func (d *DB) rotateMemtable() error {
 	f, err := d.createWAL(num, reuse)
 	var sealErr error
 	if err == nil {
-		w = d.newWALWriter(f, num) // maps its first window: not under d.mu
+		w, err = d.newWALWriter(f, num) // maps its first window: not under d.mu
+	}
+	if err == nil {
 		sealErr = oldWAL.Seal()
 	}
 	d.mu.Lock()

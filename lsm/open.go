@@ -245,12 +245,21 @@ func (d *DB) recover() error {
 			vs.MarkFileNumUsed(n)
 		}
 	}
+	d.dbID = vs.DBID()
+	if d.dbID == 0 { // a new DB, or one written before DB ids
+		d.dbID = newTableID()
+		edit.DBID = d.dbID
+	}
 	num := vs.NextFileNum()
 	f, err := d.createWAL(num, 0)
 	if err != nil {
 		return err
 	}
-	d.mu.wal, d.mu.walNum = d.newWALWriter(f, num), num
+	w, err := d.newWALWriter(f, num)
+	if err != nil {
+		return err
+	}
+	d.mu.wal, d.mu.walNum = w, num
 	d.mu.logNums[d.rs.Load().mem.Active()] = num
 	vs.SetLastSeq(seq)
 	edit.LogNum = num
@@ -361,13 +370,19 @@ func (d *DB) replayWAL(num uint64, edit *manifest.VersionEdit) (walReplay, error
 		mem = d.newMemtable(0)
 		return nil
 	}
-	for {
+	for first := true; ; first = false {
 		rec, err := rd.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return out, fmt.Errorf("monban: replaying %s: %w", name, err)
+		}
+		if err := checkWALIdentity(name, rec, first, d.vs.DBID()); err != nil {
+			return out, err
+		}
+		if _, ok := walIdentity(rec); ok {
+			continue
 		}
 		out.records = true
 		_, err = decodeBatch(rec, func(e batchEntry) error {
@@ -391,6 +406,29 @@ func (d *DB) replayWAL(num uint64, edit *manifest.VersionEdit) (walReplay, error
 	}
 	out.sealed, out.ended, out.legacy = rd.Sealed(), rd.EndsCleanly(), out.records && rd.Legacy()
 	return out, flush()
+}
+
+// checkWALIdentity checks record rec of the WAL called name, its first if
+// first, against want, the manifest's DB id: every WAL a DB writes once
+// its manifest has an id begins with it, and no other record is an
+// identity (walIdentity). A manifest without one (0) vouches for no
+// identity, or lack of one: written before DB ids, or a new DB's before
+// its first Open logged one.
+func checkWALIdentity(name string, rec []byte, first bool, want uint64) error {
+	id, ok := walIdentity(rec)
+	switch {
+	case ok && !first:
+		return fmt.Errorf("monban: %s holds an identity record after its first record: %w", name, ErrCorruption)
+	case want == 0 || !first:
+		return nil
+	case !ok:
+		return fmt.Errorf("monban: %s begins without this DB's identity: another DB's WAL (or an older monban's) under a live WAL's name; Repair sets it aside: %w",
+			name, ErrCorruption)
+	case id != want:
+		return fmt.Errorf("monban: %s is another DB's WAL (DB id %016x, this DB's %016x) under a live WAL's name; Repair sets it aside: %w",
+			name, id, want, ErrCorruption)
+	}
+	return nil
 }
 
 // checkLogOwners refuses log files that hold each other's records, as

@@ -27,6 +27,7 @@ type trustedManifest struct {
 	ids     map[uint64]bool // and their table ids
 	logNum  uint64          // WALs below it are flushed
 	lastSeq base.SeqNum
+	dbID    uint64 // the identity its DB's WALs begin with, 0 for none
 }
 
 // trustManifest returns the manifest CURRENT names or, failing that, the
@@ -91,7 +92,7 @@ func (r *repairer) agrees(vs *manifest.VersionSet) (*trustedManifest, error) {
 	// before its commit, make this manifest agree with the directory.
 	r.after = max(r.after, vs.NextFileNum()-1)
 	name := manifest.MakeFilename(manifest.KindManifest, vs.ManifestFileNum())
-	t := &trustedManifest{name: name, live: map[uint64]bool{}, ids: map[uint64]bool{}, logNum: vs.LogNum(), lastSeq: vs.LastSeq()}
+	t := &trustedManifest{name: name, live: map[uint64]bool{}, ids: map[uint64]bool{}, logNum: vs.LogNum(), lastSeq: vs.LastSeq(), dbID: vs.DBID()}
 	var missing error
 	if t.logNum != 0 && !slices.Contains(r.logs, t.logNum) {
 		missing = fmt.Errorf("the WAL its log number names, %s, is missing: it lost edits", manifest.MakeFilename(manifest.KindLog, t.logNum))
@@ -482,10 +483,25 @@ func (r *repairer) replayWAL(w logFile, last bool) (whole bool, err error) {
 	var walLast base.SeqNum
 	batches := 0
 	var damage error
-	for {
+	identified := false // its identity record verified: monban wrote it
+	var dbID uint64     // of the trusted manifest, whose DB wrote the WALs Repair replays
+	if r.trusted != nil {
+		dbID = r.trusted.dbID
+	}
+	for first := true; ; first = false {
 		rec, err := rd.Next()
 		if err == io.EOF {
 			break
+		}
+		if err == nil {
+			err = checkWALIdentity(name, rec, first, dbID)
+			if err != nil && first {
+				return false, r.setAside(name, FateNotMonban, err, r.walAside(w.num))
+			}
+		}
+		if _, ok := walIdentity(rec); ok && err == nil {
+			identified = true
+			continue
 		}
 		batch = batch[:0]
 		if err == nil {
@@ -522,11 +538,15 @@ func (r *repairer) replayWAL(w logFile, last bool) (whole bool, err error) {
 	case last && !rd.EndsCleanly() && rd.DroppedBytes() > 0:
 		// A crash's tail, or, in a recycled file, the older log's bytes,
 		// which a crash left unsealed after the last record (Open reads
-		// them so too): they are, where the block after the records
-		// starts with the older log's fragment (wal.OlderLogAt), or the
-		// file begins with it (no record of its own). Else they are kept
-		// aside as damage.
-		_, older, err := wal.OlderLogAt(f, wal.NextBlock(rd.RecordsEnd()), num)
+		// them so too): they are, where the older log's fragment starts
+		// where the records end (both logs began with an identity record,
+		// and the crash came before the first commit), or starts the block
+		// after them, or the file (no record of its own) (wal.OlderLogAt).
+		// Else they are kept aside as damage.
+		_, older, err := wal.OlderLogAt(f, rd.RecordsEnd(), num)
+		if err == nil && !older {
+			_, older, err = wal.OlderLogAt(f, wal.NextBlock(rd.RecordsEnd()), num)
+		}
 		if err != nil {
 			return false, fmt.Errorf("reading %s: %w", name, err)
 		}
@@ -542,7 +562,7 @@ func (r *repairer) replayWAL(w logFile, last bool) (whole bool, err error) {
 		return true, nil
 	case batches > 0:
 		return false, r.setAside(name, FatePartlyMerged, damage, copyAside)
-	case rd.DroppedBytes() > 0:
+	case rd.DroppedBytes() > 0 && !identified:
 		return false, r.setAside(name, FateNotMonban, fmt.Errorf("no record verifies: another program's log, or torn whole: %w", damage), r.walAside(w.num))
 	}
 	return false, r.setAside(name, FateDamaged, damage, r.walAside(w.num))

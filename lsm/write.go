@@ -329,17 +329,26 @@ type walWriter interface {
 	Close() error
 }
 
-// newWALWriter returns the writer of WAL num, in f. Its records are framed
-// as a recyclable log's, stamped with num, so that f can one day be reused
-// for a later WAL (recycleWAL) and f may now hold an older WAL's bytes.
-func (d *DB) newWALWriter(f vfs.File, num uint64) walWriter {
+// newWALWriter returns the writer of WAL num, in f, with the DB's
+// identity record appended (walIdentity). Its records are framed as a
+// recyclable log's, stamped with num, so that f can one day be reused for
+// a later WAL (recycleWAL) and f may now hold an older WAL's bytes. On an
+// error f is closed.
+func (d *DB) newWALWriter(f vfs.File, num uint64) (walWriter, error) {
+	var w walWriter
 	if d.opts.BufferedWAL {
-		return wal.NewRecyclableBufferedWriter(f, num)
+		w = wal.NewRecyclableBufferedWriter(f, num)
+	} else {
+		d.preallocateWAL(f, num)
+		mw := wal.NewRecyclableWriter(f, num)
+		mw.Prepare() // here, where the log is created, not in its first commit
+		w = mw
 	}
-	d.preallocateWAL(f, num)
-	w := wal.NewRecyclableWriter(f, num)
-	w.Prepare() // here, where the log is created, not in its first commit
-	return w
+	if _, err := w.Append(appendWALIdentity(nil, d.dbID)); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("monban: starting WAL %06d: %w", num, err)
+	}
+	return w, nil
 }
 
 // preallocateWAL reserves in one request the space WAL num will fill: a

@@ -21,10 +21,13 @@ func OlderLog(f io.ReaderAt, num uint64) (older uint64, ok bool, err error) {
 	return OlderLogAt(f, 0, num)
 }
 
-// OlderLogAt is OlderLog of the fragment at off, a multiple of the block
-// size: where log num's records end before a block does, the next block
-// starts with a fragment of the older log the file held, if it held one
-// that far (the Reader's RecordsEnd says where the records end).
+// OlderLogAt is OlderLog of the fragment at off. Where log num's records
+// end before a block does, the next block starts with a fragment of the
+// older log the file held, if it held one that far (the Reader's
+// RecordsEnd says where the records end); and where the older log began
+// with records of the lengths log num's have, one of its fragments starts
+// where they end, as when both logs hold only a record of the same length
+// their writer appends first.
 func OlderLogAt(f io.ReaderAt, off int64, num uint64) (older uint64, ok bool, err error) {
 	want, frag, ok, err := readFragment(f, off)
 	if !ok || err != nil {
@@ -57,12 +60,13 @@ func FirstFragmentOf(f io.ReaderAt, nums []uint64) (num uint64, ok bool, err err
 	return 0, false, nil
 }
 
-// readFragment reads the recyclable fragment whose header starts at off,
-// a multiple of the block size: its stored checksum and the bytes the
-// checksum covers (the length, the type and the payload). ok is false
-// where no intact recyclable fragment could start there.
+// readFragment reads the recyclable fragment whose header starts at off:
+// its stored checksum and the bytes the checksum covers (the length, the
+// type and the payload). ok is false where no intact recyclable fragment
+// could start there.
 func readFragment(f io.ReaderAt, off int64) (want uint32, frag []byte, ok bool, err error) {
-	if off%blockSize != 0 {
+	p := int(off % blockSize)
+	if off < 0 || blockSize-p < headerSize {
 		return 0, nil, false, nil
 	}
 	var h [headerSize]byte
@@ -70,7 +74,7 @@ func readFragment(f io.ReaderAt, off int64) (want uint32, frag []byte, ok bool, 
 		return 0, nil, false, err
 	}
 	t, n := fragmentType(h[6]), int(binary.LittleEndian.Uint16(h[4:6]))
-	if framingError(t, 0, n, blockSize, recyclableKind) != "" {
+	if framingError(t, p, n, blockSize, recyclableKind) != "" {
 		return 0, nil, false, nil
 	}
 	frag = make([]byte, 3+n)

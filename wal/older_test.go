@@ -88,7 +88,8 @@ func BenchmarkOlderLogNoMatch(b *testing.B) {
 
 // TestOlderLogAt: log 12 wrote two records over a file that held log 7's
 // four blocks; the block after log 12's records starts with log 7's
-// fragment, which OlderLogAt names; not within a block, nor past the end.
+// fragment, which OlderLogAt names; not within one of its fragments, nor
+// past the end.
 func TestOlderLogAt(t *testing.T) {
 	var records [][]byte
 	for i := range 4 {
@@ -112,9 +113,27 @@ func TestOlderLogAt(t *testing.T) {
 		t.Errorf("the block after log 12's records: OlderLogAt = %d, %v, %v; want 7", got, ok, err)
 	}
 	if _, ok, _ := OlderLogAt(bytes.NewReader(file), end, 12); ok {
-		t.Error("OlderLogAt within a block named a log")
+		t.Error("OlderLogAt within log 7's fragment named a log")
 	}
 	if _, ok, _ := OlderLogAt(bytes.NewReader(file), NextBlock(int64(len(file))+1), 12); ok {
 		t.Error("OlderLogAt past the end named a log")
+	}
+}
+
+// TestOlderLogAtRecordsEnd: logs 7 and 12 began with a record of the same
+// length, and a crash stopped log 12 there: log 7's second fragment starts
+// where log 12's records end, within the block, and OlderLogAt names it.
+func TestOlderLogAtRecordsEnd(t *testing.T) {
+	older, _ := writeLog(t, recyclableWriter(blockSize, 7), [][]byte{[]byte("head7"), []byte("a record of log 7")}, false)
+	newer, _ := writeLog(t, recyclableWriter(blockSize, 12), [][]byte{[]byte("hd12!")}, false)
+	file := overwrite(older, newer)
+	if got, ok, err := OlderLogAt(bytes.NewReader(file), int64(len(newer)), 12); !ok || err != nil || got != 7 {
+		t.Errorf("where log 12's record ends: OlderLogAt = %d, %v, %v; want 7", got, ok, err)
+	}
+	if _, ok, _ := OlderLogAt(bytes.NewReader(file), int64(len(newer))+1, 12); ok {
+		t.Error("OlderLogAt a byte later named a log")
+	}
+	if _, ok, _ := OlderLogAt(bytes.NewReader(file), blockSize-headerSize+1, 12); ok {
+		t.Error("OlderLogAt where no header fits named a log")
 	}
 }

@@ -2,7 +2,9 @@ package doctest_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"sort"
 	"strconv"
@@ -30,6 +32,7 @@ var formatGenerators = map[string]func(t *testing.T) []byte{
 	},
 	"batch":              batchExample,
 	"batch-range-delete": batchRangeDeleteExample,
+	"wal-identity":       walIdentityExample,
 	"wal":                walExample,
 	"wal-recyclable":     walRecyclableExample,
 	"sstable":            sstableExample,
@@ -200,6 +203,36 @@ func walRecyclableExample(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return readFile(t, mem, "/000007.log")
+}
+
+// walIdentityExample is the identity record of a DB whose id is
+// 0x0123456789abcdef: the first record of a new DB's WAL, checked to be
+// that DB's id (its manifest's) and a count of 0, with the id replaced.
+func walIdentityExample(t *testing.T) []byte {
+	mem := vfs.NewMem()
+	d, err := lsm.Open("/db", &lsm.Options{FS: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	vs, err := manifest.Recover(mem, "/db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, num := vs.DBID(), vs.LogNum()
+	vs.Close()
+	name := fmt.Sprintf("%06d.log", num)
+	rec, err := wal.NewRecyclableReader(bytes.NewReader(readFile(t, mem, "/db/"+name)), name, num).Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint64(nil, id), 0)
+	if id == 0 || !bytes.Equal(rec, want) {
+		t.Fatalf("WAL %s begins with % x; want the DB id %#x and count 0", name, rec, id)
+	}
+	return binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint64(nil, 0x0123456789abcdef), 0)
 }
 
 // walExample is a new log holding the records "hi" and "wal!".

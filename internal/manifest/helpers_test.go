@@ -96,13 +96,16 @@ func randEdit(rng *rand.Rand) *VersionEdit {
 			TableID: id,
 		}})
 	}
+	if rng.IntN(2) == 0 {
+		e.DBID = rng.Uint64() | 1
+	}
 	return e
 }
 
 // editsEqual compares two edits field by field (keys by bytes, so a nil
 // and an empty user key are equal).
 func editsEqual(a, b *VersionEdit) error {
-	if a.FormatVersion != b.FormatVersion || a.LogNum != b.LogNum || a.NextFileNum != b.NextFileNum || a.LastSeq != b.LastSeq {
+	if a.FormatVersion != b.FormatVersion || a.LogNum != b.LogNum || a.NextFileNum != b.NextFileNum || a.LastSeq != b.LastSeq || a.DBID != b.DBID {
 		return fmt.Errorf("scalars differ: %+v vs %+v", *a, *b)
 	}
 	if len(a.CompactPointers) != len(b.CompactPointers) {

@@ -53,6 +53,7 @@ func CreateWith(fsys vfs.FS, dir string, e *VersionEdit) (*VersionSet, error) {
 	vs.nextFileNum.Store(max(b.maxFileNum(), e.LogNum) + 1)
 	vs.logNum.Store(e.LogNum)
 	vs.lastSeq.Store(uint64(e.LastSeq))
+	vs.dbID.Store(e.DBID)
 	vs.install(v)
 	if err := vs.rollover(vs.current, vs.state()); err != nil {
 		return nil, err
@@ -112,7 +113,7 @@ func (vs *VersionSet) LogAndApply(e *VersionEdit) error {
 	// limit or first after Recover, as the snapshot that starts the next
 	// one.
 	if vs.dueForRollover() {
-		err = vs.rollover(v, counters{logNum: e.LogNum, lastSeq: e.LastSeq, compactPointers: cps})
+		err = vs.rollover(v, counters{logNum: e.LogNum, lastSeq: e.LastSeq, compactPointers: cps, dbID: max(e.DBID, vs.DBID())})
 	} else {
 		vs.buf = e.Encode(vs.buf[:0])
 		_, err = vs.manifest.Append(vs.buf)
@@ -131,6 +132,9 @@ func (vs *VersionSet) LogAndApply(e *VersionEdit) error {
 
 	// 4. Install it.
 	vs.logNum.Store(e.LogNum)
+	if e.DBID != 0 {
+		vs.dbID.Store(e.DBID)
+	}
 	vs.SetLastSeq(e.LastSeq)
 	vs.mu.Lock()
 	vs.compactPointers = cps
@@ -179,6 +183,8 @@ func (vs *VersionSet) checkEdit(e *VersionEdit) error {
 		return fmt.Errorf("manifest: %w: log number %d never allocated (next %d)", ErrInvalidEdit, e.LogNum, next)
 	case e.LastSeq > base.MaxSeqNum:
 		return fmt.Errorf("manifest: %w: last sequence %d beyond the 56-bit range", ErrInvalidEdit, e.LastSeq)
+	case e.DBID != 0 && vs.DBID() != 0 && e.DBID != vs.DBID():
+		return fmt.Errorf("manifest: %w: DB id %016x for a DB whose id is %016x", ErrInvalidEdit, e.DBID, vs.DBID())
 	}
 	for _, cp := range e.CompactPointers {
 		if cp.Level < 0 || cp.Level >= NumLevels || !cp.Key.Kind().Valid() {
@@ -198,13 +204,14 @@ type counters struct {
 	logNum          uint64
 	lastSeq         base.SeqNum
 	compactPointers [NumLevels]base.InternalKey
+	dbID            uint64
 }
 
 // state returns the set's counters as they are installed now.
 func (vs *VersionSet) state() counters {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
-	return counters{logNum: vs.LogNum(), lastSeq: vs.LastSeq(), compactPointers: vs.compactPointers}
+	return counters{logNum: vs.LogNum(), lastSeq: vs.LastSeq(), compactPointers: vs.compactPointers, dbID: vs.DBID()}
 }
 
 // snapshot returns the edit that recreates v and c from nothing: the first
@@ -216,6 +223,7 @@ func (vs *VersionSet) snapshot(v *Version, c counters) *VersionEdit {
 		LogNum:        c.logNum,
 		NextFileNum:   vs.nextFileNum.Load(),
 		LastSeq:       c.lastSeq,
+		DBID:          c.dbID,
 	}
 	for level, k := range c.compactPointers {
 		if k.UserKey != nil || k.Trailer != 0 {

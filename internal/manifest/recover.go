@@ -99,6 +99,7 @@ func (vs *VersionSet) recoverFrom(name string, oldNum uint64) (*VersionSet, erro
 	}
 	vs.logNum.Store(c.logNum)
 	vs.lastSeq.Store(uint64(c.lastSeq))
+	vs.dbID.Store(c.dbID)
 	vs.compactPointers = c.compactPointers
 	vs.manifestNum.Store(oldNum)
 	vs.install(v)
@@ -276,6 +277,12 @@ func (vs *VersionSet) replay(name string) (*Version, counters, error) {
 		}
 		if e.LogNum != 0 {
 			c.logNum = e.LogNum
+		}
+		if e.DBID != 0 {
+			if c.dbID != 0 && e.DBID != c.dbID {
+				return nil, c, corrupt(i, "DB id %016x after %016x: edits of two DBs", e.DBID, c.dbID)
+			}
+			c.dbID = e.DBID
 		}
 		next = max(next, e.NextFileNum)
 		c.lastSeq = max(c.lastSeq, e.LastSeq)

@@ -25,7 +25,12 @@ const (
 	// keeps one encoding and old tables are carried forward as they were.
 	tagNewFile  = 7
 	tagNewTable = 8
-	maxTag      = tagNewTable
+	// tagDBID is the DB's random identity, which every WAL it writes
+	// begins with: a WAL of another DB under a live WAL's name is refused,
+	// not replayed as this DB's. Recorded in each manifest's snapshot, and
+	// by the first Open of a DB whose manifest has none.
+	tagDBID = 9
+	maxTag  = tagDBID
 )
 
 // formatMagic and formatVersion open every manifest: the first edit of a
@@ -81,6 +86,9 @@ type VersionEdit struct {
 	// Added are the tables added. Deletions apply before additions, so an
 	// edit may move a table by deleting and re-adding its number.
 	Added []NewFile
+	// DBID is the DB's identity, 0 for "unchanged". Once a manifest has
+	// one it never changes: an edit with another is corruption.
+	DBID uint64
 }
 
 // Encode appends the encoding of e to dst. Deleted files are written in
@@ -134,6 +142,10 @@ func (e *VersionEdit) Encode(dst []byte) []byte {
 			// bytes for nearly every table.
 			dst = binary.LittleEndian.AppendUint64(dst, m.TableID)
 		}
+	}
+	if e.DBID != 0 {
+		dst = binary.AppendUvarint(dst, tagDBID)
+		dst = binary.LittleEndian.AppendUint64(dst, e.DBID) // random, as a table id
 	}
 	return dst
 }

@@ -27,7 +27,7 @@ func (e *VersionEdit) Decode(b []byte) error {
 		}
 		// A scalar field given twice would make the edit's meaning depend
 		// on which copy wins; Encode never writes that.
-		if tag <= tagLastSeq && seen[tag] {
+		if (tag <= tagLastSeq || tag == tagDBID) && seen[tag] {
 			return corruptf("tag %d repeated at byte %d", tag, tagOff)
 		}
 		seen[tag] = true
@@ -81,6 +81,11 @@ func (e *VersionEdit) Decode(b []byte) error {
 				return corruptf("new file at byte %d: %v", tagOff, err)
 			}
 			e.Added = append(e.Added, nf)
+		case tagDBID:
+			e.DBID = d.fixed64("DB id")
+			if d.err == nil && e.DBID == 0 {
+				return corruptf("DB id 0 at byte %d", tagOff)
+			}
 		}
 		if d.err != nil {
 			break

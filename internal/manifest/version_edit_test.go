@@ -1,14 +1,18 @@
 package manifest
 
 import (
+	"bytes"
 	"encoding/hex"
 	"errors"
+	"io"
 	"math/rand/v2"
+	"path/filepath"
 	"testing"
 
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/doctest"
 	"github.com/monbandb/monban/vfs"
+	"github.com/monbandb/monban/wal"
 )
 
 func TestVersionEditRoundTrip(t *testing.T) {
@@ -47,7 +51,10 @@ func TestVersionEditTruncated(t *testing.T) {
 
 func TestVersionEditCorrupt(t *testing.T) {
 	for _, tc := range []struct{ name, hex string }{
-		{"unknown tag", "09"},
+		{"unknown tag", "0a"},
+		{"DB id 0", "09" + "0000000000000000"},
+		{"DB id cut short", "09" + "01020304"},
+		{"repeated DB id", "09" + "0100000000000000" + "09" + "0100000000000000"},
 		{"tag zero", "00"},
 		{"overlong varint", "02ffffffffffffffffffff01"},
 		{"truncated varint", "0280"},
@@ -138,6 +145,57 @@ func TestTableIDSurvivesRecovery(t *testing.T) {
 	}
 }
 
+// TestDBIDSurvivesRecovery: the id an edit records is the set's from then
+// on, across recoveries and the snapshot that starts each new manifest;
+// an edit or a manifest that gives a second one is refused.
+func TestDBIDSurvivesRecovery(t *testing.T) {
+	mem := vfs.NewMem()
+	vs, err := Create(mem, testDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs.DBID() != 0 {
+		t.Fatalf("a new set has DB id %#x, want none", vs.DBID())
+	}
+	const id = 0x0123456789abcdef
+	if err := vs.LogAndApply(&VersionEdit{DBID: id}); err != nil {
+		t.Fatal(err)
+	}
+	if err := vs.LogAndApply(&VersionEdit{DBID: id + 1}); !errors.Is(err, ErrInvalidEdit) {
+		t.Fatalf("a second id: %v, want ErrInvalidEdit", err)
+	}
+	vs.Close()
+	for i := range 2 {
+		if vs, err = Recover(mem, testDir); err != nil {
+			t.Fatal(err)
+		}
+		if vs.DBID() != id {
+			t.Fatalf("recovery %d: DB id %#x, want %#x", i, vs.DBID(), id)
+		}
+		// The first edit after Recover starts a manifest whose snapshot
+		// alone must carry the id.
+		if err := vs.LogAndApply(&VersionEdit{}); err != nil {
+			t.Fatal(err)
+		}
+		vs.Close()
+	}
+	if n := len(manifests(t, mem)); n != 1 {
+		t.Fatalf("%d manifests, want 1 (the one the last snapshot began)", n)
+	}
+
+	// The same id again changes nothing; another is two DBs' edits.
+	path := filepath.Join(testDir, manifests(t, mem)[0])
+	appendEdit(t, mem, path, &VersionEdit{DBID: id})
+	if vs, err = Recover(mem, testDir); err != nil {
+		t.Fatalf("the same id twice: %v", err)
+	}
+	vs.Close()
+	appendEdit(t, mem, path, &VersionEdit{DBID: id + 1})
+	if _, err := Recover(mem, testDir); !errors.Is(err, base.ErrCorruption) {
+		t.Fatalf("a manifest with two DB ids: %v, want ErrCorruption", err)
+	}
+}
+
 func FuzzVersionEditDecode(f *testing.F) {
 	rng := rand.New(rand.NewPCG(1, 2)) // a fixed seed corpus
 
@@ -181,5 +239,35 @@ func TestCreateExample(t *testing.T) {
 	}
 	if got := string(readFile(t, mem, testDir+"/CURRENT")); got != "MANIFEST-000001\n" {
 		t.Fatalf("CURRENT = %q", got)
+	}
+}
+
+// appendEdit rewrites the manifest at path with e appended after its
+// records, as LogAndApply would have.
+func appendEdit(t *testing.T, fsys vfs.FS, path string, e *VersionEdit) {
+	t.Helper()
+	r := wal.NewSyncedReader(bytes.NewReader(readFile(t, fsys, path)), path)
+	f, err := fsys.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := wal.NewWriter(f)
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Append(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Append(e.Encode(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

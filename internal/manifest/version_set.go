@@ -43,6 +43,7 @@ type VersionSet struct {
 	lastSeq     atomic.Uint64
 	logNum      atomic.Uint64
 	manifestNum atomic.Uint64
+	dbID        atomic.Uint64
 	// reserved are numbers NextFileNum passes over: files found in the
 	// directory above the counter (Reserve).
 	reservedMu sync.Mutex
@@ -167,6 +168,11 @@ func (vs *VersionSet) SetLastSeq(s base.SeqNum) {
 // later edit moves LogNum past it: at Open, a missing "%06d.log" for a
 // nonzero LogNum is lost data, not a WAL that never existed.
 func (vs *VersionSet) LogNum() uint64 { return vs.logNum.Load() }
+
+// DBID returns the DB's identity, which its WALs begin with; 0 for a
+// manifest that records none (one written before identities existed, or
+// a new DB's before its first Open has logged one).
+func (vs *VersionSet) DBID() uint64 { return vs.dbID.Load() }
 
 // ManifestFileNum returns the number of the manifest being appended to.
 // Every other MANIFEST-* in the directory is obsolete.
