@@ -463,8 +463,9 @@ func (it *Iter) usable() bool {
 	return true
 }
 
-// Valid reports whether the iterator is on a key.
-func (it *Iter) Valid() bool { return it.valid && it.err == nil }
+// Valid reports whether the iterator is on a key: never once the DB has
+// closed.
+func (it *Iter) Valid() bool { return it.usable() && it.valid }
 
 // Key returns the current key. REQUIRES: Valid().
 func (it *Iter) Key() []byte {
@@ -482,8 +483,12 @@ func (it *Iter) Value() []byte {
 	return it.savedValue
 }
 
-// Err returns the error that stopped the iterator, if any.
-func (it *Iter) Err() error { return it.err }
+// Err returns the error that stopped the iterator, if any: ErrClosed
+// once the DB has closed, though the iterator has not moved since.
+func (it *Iter) Err() error {
+	it.usable()
+	return it.err
+}
 
 // Close releases the iterator's view. It returns the iterator's error;
 // from then on the iterator is on no key, and Err and a second Close

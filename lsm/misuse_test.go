@@ -149,3 +149,32 @@ func TestClosedMeansErrClosed(t *testing.T) {
 		}
 	}
 }
+
+// TestAnIteratorOnAKeySeesTheDBClose: an iterator left on a key when the
+// DB closed went on reporting the key as valid and no error until its
+// next move (a black-box attack found it). Every call after Close
+// reports ErrClosed, the accessors Valid and Err included.
+func TestAnIteratorOnAKeySeesTheDBClose(t *testing.T) {
+	d := openMem(t, vfs.NewMem(), nil)
+	if err := d.Put([]byte("a"), []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	snap := d.NewSnapshot()
+	its := []*Iter{d.NewIter(nil), snap.NewIter(nil)}
+	for _, it := range its {
+		if !it.First() {
+			t.Fatal(it.Err())
+		}
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, it := range its {
+		if it.Valid() || !errors.Is(it.Err(), ErrClosed) {
+			t.Errorf("iterator %d after the DB closed: Valid %v, Err %v; want false, ErrClosed", i, it.Valid(), it.Err())
+		}
+		if err := it.Close(); !errors.Is(err, ErrClosed) {
+			t.Errorf("iterator %d: Close %v, want ErrClosed", i, err)
+		}
+	}
+}
