@@ -157,7 +157,7 @@ func TestDBIDSurvivesRecovery(t *testing.T) {
 	if vs.DBID() != 0 {
 		t.Fatalf("a new set has DB id %#x, want none", vs.DBID())
 	}
-	const id = 0x0123456789abcdef
+	const id uint64 = 0x0123456789abcdef
 	if err := vs.LogAndApply(&VersionEdit{DBID: id}); err != nil {
 		t.Fatal(err)
 	}
