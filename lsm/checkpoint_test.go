@@ -68,6 +68,11 @@ func TestCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustGet(t, d, "own", "")
+	// A checkpoint is a DB of its own from its first Open: the WALs each
+	// writes begin with an identity the other's Open refuses.
+	if ck.vs.DBID() == 0 || ck.vs.DBID() == d.vs.DBID() {
+		t.Fatalf("checkpoint DB id %016x, the DB's %016x: want one of its own", ck.vs.DBID(), d.vs.DBID())
+	}
 }
 
 // TestCheckpointWhileWriting: checkpoints taken while a writer commits
