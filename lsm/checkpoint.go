@@ -82,7 +82,10 @@ func (d *DB) Checkpoint(dir string) (err error) {
 		}
 		err = errors.Join(err, lock.Close())
 	}()
-	edit := &manifest.VersionEdit{LastSeq: seq}
+	// A DB of its own, from birth: its WAL begins with an identity of its
+	// own, which its manifest records, so the WALs of the DB it was copied
+	// from are another DB's to it.
+	edit := &manifest.VersionEdit{LastSeq: seq, DBID: newTableID()}
 	var maxNum uint64
 	for level, files := range rs.version.Levels {
 		for _, f := range files {
@@ -95,7 +98,7 @@ func (d *DB) Checkpoint(dir string) (err error) {
 		}
 	}
 	edit.LogNum = maxNum + 1
-	if err := d.writeMemtablesAsWAL(rs, seq, filepath.Join(dir, manifest.MakeFilename(manifest.KindLog, edit.LogNum))); err != nil {
+	if err := d.writeMemtablesAsWAL(rs, seq, filepath.Join(dir, manifest.MakeFilename(manifest.KindLog, edit.LogNum)), edit.DBID); err != nil {
 		return fmt.Errorf("monban: checkpoint: %w", err)
 	}
 	if err := d.fs.SyncDir(dir); err != nil {
@@ -205,10 +208,10 @@ func (d *DB) linkOrCopy(src, dst string) error {
 }
 
 // writeMemtablesAsWAL writes every memtable entry of rs with a sequence
-// number up to seq, its range tombstones included, to a new WAL at path,
-// one batch record per entry, in
+// number up to seq, its range tombstones included, to a new WAL at path
+// that begins with the identity id: one batch record per entry, in
 // sequence order — the order a WAL has, which Repair checks.
-func (d *DB) writeMemtablesAsWAL(rs *readState, seq base.SeqNum, path string) error {
+func (d *DB) writeMemtablesAsWAL(rs *readState, seq base.SeqNum, path string, id uint64) error {
 	type entry struct {
 		key   base.InternalKey
 		value []byte
@@ -237,6 +240,10 @@ func (d *DB) writeMemtablesAsWAL(rs *readState, seq base.SeqNum, path string) er
 		return err
 	}
 	w := wal.NewWriter(f)
+	if _, err := w.Append(appendWALIdentity(nil, id)); err != nil {
+		w.Close()
+		return err
+	}
 	var b Batch
 	for _, e := range entries {
 		b.Reset()

@@ -2,6 +2,7 @@ package lsm
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -91,8 +92,15 @@ func fileReport(rep *RepairReport, name string) *RepairedFile {
 }
 
 // oldWAL returns a WAL as monban wrote it before DB ids: log num holding
-// one batch that sets k to v at sequence number seq, and no identity.
+// one batch that sets k to v at sequence number seq, then the records
+// more, and no identity.
 func oldWAL(t *testing.T, fs vfs.FS, num uint64, seq uint64, k, v string, more ...[]byte) {
+	t.Helper()
+	writeOldWAL(t, fs, num, seq, k, v, false, more...)
+}
+
+// writeOldWAL is oldWAL, sealed if seal, as a rotation leaves a WAL.
+func writeOldWAL(t *testing.T, fs vfs.FS, num uint64, seq uint64, k, v string, seal bool, more ...[]byte) {
 	t.Helper()
 	f, err := fs.Create(fmt.Sprintf("/db/%06d.log", num))
 	if err != nil {
@@ -106,6 +114,11 @@ func oldWAL(t *testing.T, fs vfs.FS, num uint64, seq uint64, k, v string, more .
 	rec = append(rec, v...)
 	for _, r := range append([][]byte{rec}, more...) {
 		if _, err := w.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if seal {
+		if err := w.Seal(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,4 +180,148 @@ func TestAnIdentityAfterTheFirstRecordIsDamage(t *testing.T) {
 	oldWAL(t, fs, 2, 1, "k", "v", appendWALIdentity(nil, 7))
 	_, err = Open("/db", &Options{FS: fs})
 	refused(t, err, false, "000002.log")
+}
+
+// TestAFileNotThisDBsUnderTheLiveWALsName: a file in which no record of
+// the live WAL's verifies read as a WAL a crash had left empty, and Open
+// went on without the writes the live WAL had held, then deleted the
+// file (a black-box attack found it): another program's file, or another
+// DB's WAL of another number, whose records verify under that number
+// alone. Once the manifest has a DB id, a live WAL holding no record must
+// be what a crash leaves of one the DB began: the identity's frame cut
+// short, then zeros or an older log's bytes.
+func TestAFileNotThisDBsUnderTheLiveWALsName(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		content func(t *testing.T, fs vfs.FS, live string) []byte
+	}{
+		{"text", func(*testing.T, vfs.FS, string) []byte { return []byte("my notes: not a database file, please keep\n") }},
+		{"another DB's WAL of another number", func(t *testing.T, fs vfs.FS, live string) []byte {
+			d, err := Open("/other", &Options{FS: fs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Put([]byte("flushed"), []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Flush(); err != nil { // moves its WAL number past the live one's
+				t.Fatal(err)
+			}
+			if err := d.Put([]byte("theirs"), []byte("x"), Sync); err != nil {
+				t.Fatal(err)
+			}
+			d.Close()
+			logs := filesOf(t, fs, "/other", manifest.KindLog)
+			other := logs[len(logs)-1]
+			if other == live {
+				t.Fatalf("the other DB's WAL is %s too", other)
+			}
+			return readFile(t, fs, "/other/"+other)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fs := vfs.NewMem()
+			d := openMem(t, fs, nil)
+			if err := d.Put([]byte("acked"), []byte("v"), Sync); err != nil {
+				t.Fatal(err)
+			}
+			d.Close()
+			logs := filesOf(t, fs, "/db", manifest.KindLog)
+			live := logs[len(logs)-1]
+			rewrite(t, fs, "/db/"+live, c.content(t, fs, live))
+			before := dirFiles(t, fs, "/db")
+			for _, ro := range []bool{true, false} {
+				_, err := Open("/db", &Options{FS: fs, ReadOnly: ro})
+				refused(t, err, true, live)
+				unchanged(t, fs, before)
+			}
+		})
+	}
+}
+
+// TestWhatACrashLeavesOfANewWAL: a crash before a new WAL's identity
+// record reached the disk leaves a prefix of its frame, then zeros (a new
+// file) or the older log's bytes (a recycled one); Open takes each for an
+// empty WAL, and nothing else.
+func TestWhatACrashLeavesOfANewWAL(t *testing.T) {
+	const id, num = 0x1122334455667788, 9
+	frame := wal.FirstRecordFrame(num, appendWALIdentity(nil, id))
+	olderFile := func(older, id uint64) []byte {
+		mem := vfs.NewMem()
+		f, err := mem.Create("/older")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := wal.NewRecyclableWriter(f, older)
+		for _, r := range [][]byte{appendWALIdentity(nil, id), []byte("0123456789abcdef older record")} {
+			if _, err := w.Append(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.Close()
+		return readFile(t, mem, "/older")
+	}
+	for _, c := range []struct {
+		name string
+		file []byte
+		ok   bool
+	}{
+		{"empty", nil, true},
+		{"zeros", make([]byte, 4096), true},
+		{"half the identity, then zeros", append(slices.Clone(frame[:9]), make([]byte, 100)...), true},
+		{"an older log of this DB", olderFile(7, id), true},
+		{"half the identity over an older log of this DB", append(slices.Clone(frame[:9]), olderFile(7, id)[9:]...), true},
+		{"half the identity, then a byte", append(slices.Clone(frame[:9]), 1), false},
+		{"a later log's file", olderFile(12, id), false},
+		{"an older log of another DB", olderFile(7, id+1), false},
+	} {
+		fs := vfs.NewMem()
+		rewrite(t, fs, "/wal", c.file)
+		f, err := fs.Open("/wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = checkUnidentifiedWAL(f, "000009.log", num, id)
+		f.Close()
+		if (err == nil) != c.ok {
+			t.Errorf("%s: %v; want accepted %v", c.name, err, c.ok)
+		}
+	}
+}
+
+// TestWALsWhoseSequenceNumbersOverlap: a WAL copied in beside the DB's own
+// holds sequence numbers they hold too. A read-only Open failed with the
+// memtable's "duplicate" error, which wraps no sentinel, and a read-write
+// Open replayed both, one DB of two histories (a black-box attack found
+// both). Sequence numbers rise along the WALs, from record to record and
+// from one WAL to the next; Open refuses WALs where they do not.
+func TestWALsWhoseSequenceNumbersOverlap(t *testing.T) {
+	back := binary.LittleEndian.AppendUint64(nil, 1)
+	back = binary.LittleEndian.AppendUint32(back, 1)
+	back = append(back, byte(base.KindSet), 1, 'j', 1, 'x')
+	for _, c := range []struct {
+		name   string
+		second func(fs vfs.FS)
+	}{
+		{"the same key", func(fs vfs.FS) { oldWAL(t, fs, 3, 1, "k", "copied") }},
+		{"another key", func(fs vfs.FS) { oldWAL(t, fs, 3, 1, "j", "copied") }},
+		{"going back within a WAL", func(fs vfs.FS) { oldWAL(t, fs, 3, 5, "k2", "v", back) }},
+	} {
+		for _, ro := range []bool{true, false} {
+			fs := vfs.NewMem()
+			vs, err := manifest.Create(fs, "/db")
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs.Close()
+			writeOldWAL(t, fs, 2, 1, "k", "own", true)
+			c.second(fs)
+			before := dirFiles(t, fs, "/db")
+			_, err = Open("/db", &Options{FS: fs, ReadOnly: ro})
+			if !errors.Is(err, ErrCorruption) {
+				t.Errorf("%s, read-only %v: Open %v; want ErrCorruption", c.name, ro, err)
+			}
+			unchanged(t, fs, before)
+		}
+	}
 }

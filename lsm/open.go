@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"slices"
 
@@ -222,6 +223,9 @@ func (d *DB) recover() error {
 		}
 		seq = max(seq, replays[i].last)
 	}
+	if err := checkWALSeqs(logs, replays); err != nil {
+		return refuse(err)
+	}
 	if err := checkWALEnds(logs, replays); err != nil {
 		return refuse(err)
 	}
@@ -330,6 +334,27 @@ func checkWALEnds(logs []uint64, replays []walReplay) error {
 	return nil
 }
 
+// checkWALSeqs refuses WALs whose sequence numbers do not rise from one
+// to the next, logs in order: commits are numbered in the order they
+// reach the WALs, so such a WAL was copied in from elsewhere (another
+// DB's, an older copy of this one's), and replaying both would make one
+// DB of two histories.
+func checkWALSeqs(logs []uint64, replays []walReplay) error {
+	var last base.SeqNum
+	var lastLog uint64
+	for i, r := range replays {
+		if !r.records {
+			continue
+		}
+		if r.first <= last {
+			return fmt.Errorf("monban: %s begins at sequence number %d, which %s, before it, reached (%d): one of them was copied in: %w",
+				manifest.MakeFilename(manifest.KindLog, logs[i]), r.first, manifest.MakeFilename(manifest.KindLog, lastLog), last, ErrCorruption)
+		}
+		last, lastLog = r.last, logs[i]
+	}
+	return nil
+}
+
 // replayWAL applies the batches of one WAL to memtables, writing each
 // memtable that fills — and the last one — to L0 and adding it to edit.
 func (d *DB) replayWAL(num uint64, edit *manifest.VersionEdit) (walReplay, error) {
@@ -370,6 +395,7 @@ func (d *DB) replayWAL(num uint64, edit *manifest.VersionEdit) (walReplay, error
 		mem = d.newMemtable(0)
 		return nil
 	}
+	identified := false
 	for first := true; ; first = false {
 		rec, err := rd.Next()
 		if err == io.EOF {
@@ -382,7 +408,12 @@ func (d *DB) replayWAL(num uint64, edit *manifest.VersionEdit) (walReplay, error
 			return out, err
 		}
 		if _, ok := walIdentity(rec); ok {
+			identified = true
 			continue
+		}
+		if seq, count, _ := batchHeader(rec); count > 0 && seq <= out.last {
+			return out, fmt.Errorf("monban: %s at offset %d: a batch at sequence number %d after one up to %d: %w",
+				name, rd.Offset(), seq, out.last, ErrCorruption)
 		}
 		out.records = true
 		_, err = decodeBatch(rec, func(e batchEntry) error {
@@ -390,7 +421,11 @@ func (d *DB) replayWAL(num uint64, edit *manifest.VersionEdit) (walReplay, error
 				out.first = e.Seq
 			}
 			out.last = max(out.last, e.Seq)
-			return d.apply(mem, e)
+			err := d.apply(mem, e)
+			if errors.Is(err, memtable.ErrInvalidEntry) {
+				err = fmt.Errorf("%w: %w", err, ErrCorruption) // the WAL's, not the memtable's
+			}
+			return err
 		})
 		if err != nil {
 			return out, fmt.Errorf("monban: replaying %s at offset %d: %w", name, rd.Offset(), err)
@@ -403,6 +438,11 @@ func (d *DB) replayWAL(num uint64, edit *manifest.VersionEdit) (walReplay, error
 	}
 	if n := rd.DroppedBytes(); n > 0 {
 		d.opts.Logger.Info("monban: dropped a torn tail from the WAL", "file", name, "bytes", n)
+	}
+	if !identified && !out.records && d.vs.DBID() != 0 {
+		if err := checkUnidentifiedWAL(f, name, num, d.vs.DBID()); err != nil {
+			return out, err
+		}
 	}
 	out.sealed, out.ended, out.legacy = rd.Sealed(), rd.EndsCleanly(), out.records && rd.Legacy()
 	return out, flush()
@@ -429,6 +469,92 @@ func checkWALIdentity(name string, rec []byte, first bool, want uint64) error {
 			name, id, want, ErrCorruption)
 	}
 	return nil
+}
+
+// checkUnidentifiedWAL checks live WAL f (name, number num), in which no
+// record verified, not even an identity, against id, the manifest's: the
+// DB wrote its identity record first, so a crash before that reached the
+// disk leaves of it a prefix of its frame, perhaps empty, followed by
+// what the file held before: zeros (a new file, or space reserved ahead),
+// or an older log's bytes (a recycled file): that log's first fragment at
+// offset 0, or, the older log having begun with an identity frame of the
+// same length, its second fragment right after it. An older log that
+// begins with another DB's identity was not this DB's. Anything else is
+// not this DB's WAL: another DB's, whose records verify only under its
+// own number, or another program's file, and replaying it as empty would
+// lose what the live WAL held.
+func checkUnidentifiedWAL(f vfs.File, name string, num, id uint64) error {
+	frame := wal.FirstRecordFrame(num, appendWALIdentity(nil, id))
+	head := make([]byte, len(frame))
+	n, err := f.ReadAt(head, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("monban: reading %s: %w", name, err)
+	}
+	k := 0
+	for k < n && head[k] == frame[k] {
+		k++
+	}
+	if zeros, err := zerosFrom(f, int64(k)); err != nil || zeros {
+		return readErr(name, err)
+	}
+	if k == 0 {
+		older, ok, err := wal.OlderLog(f, num)
+		if err != nil || ok {
+			return errors.Join(readErr(name, err), checkOlderLog(f, name, older, id))
+		}
+	}
+	if _, ok, err := wal.OlderLogAt(f, int64(len(frame)), num); err != nil || ok {
+		return readErr(name, err)
+	}
+	return fmt.Errorf("monban: %s holds no record of its own, nor what a crash leaves of a new or recycled WAL: another DB's WAL, or another program's file, under a live WAL's name; Repair sets it aside: %w",
+		name, ErrCorruption)
+}
+
+// checkOlderLog refuses WAL file f (name) whose first fragment is older
+// log num's if that log begins with another identity than id.
+func checkOlderLog(f vfs.File, name string, num, id uint64) error {
+	rec, err := wal.NewRecyclableReader(fromStart(f), name, num).Next()
+	if err != nil {
+		return nil // a first record that does not read whole is no identity: one fragment holds that
+	}
+	if older, ok := walIdentity(rec); ok && older != id {
+		return fmt.Errorf("monban: %s holds another DB's WAL (log %06d, DB id %016x, this DB's %016x) under a live WAL's name; Repair sets it aside: %w",
+			name, num, older, id, ErrCorruption)
+	}
+	return nil
+}
+
+// fromStart returns a reader of f from its first byte, whatever f's read
+// offset: a file read twice, each time by a reader of its own, is read
+// from its start each time, not on from where the last reader stopped.
+func fromStart(f io.ReaderAt) io.Reader { return io.NewSectionReader(f, 0, math.MaxInt64) }
+
+// zerosFrom reports whether every byte of f from off on is zero.
+func zerosFrom(f vfs.File, off int64) (bool, error) {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := f.ReadAt(buf, off)
+		for _, b := range buf[:n] {
+			if b != 0 {
+				return false, nil
+			}
+		}
+		off += int64(n)
+		if errors.Is(err, io.EOF) || n == 0 && err == nil {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+}
+
+// readErr wraps a read error of file name, nil for none.
+func readErr(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("monban: reading %s: %w", name, err)
 }
 
 // checkLogOwners refuses log files that hold each other's records, as

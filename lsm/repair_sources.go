@@ -179,7 +179,7 @@ func (r *repairer) readLogFile(num, log uint64) (logFile, error) {
 	if w.holds, err = walHoldsRecord(f, w.name, log); err != nil {
 		return w, fmt.Errorf("reading %s: %w", w.name, err)
 	}
-	rd := wal.NewRecyclableReader(f, w.name, log)
+	rd := wal.NewRecyclableReader(fromStart(f), w.name, log)
 	for {
 		rec, err := rd.Next()
 		switch {
@@ -572,7 +572,7 @@ func (r *repairer) replayWAL(w logFile, last bool) (whole bool, err error) {
 // anywhere in the WAL f: the first one read, or an intact one after
 // damage (which the reader reports as corruption rather than a torn tail).
 func walHoldsRecord(f vfs.File, name string, num uint64) (bool, error) {
-	_, err := wal.NewRecyclableReader(f, name, num).Next()
+	_, err := wal.NewRecyclableReader(fromStart(f), name, num).Next()
 	var corrupt *wal.CorruptionError
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, ErrCorruption) {
 		return false, err // the disk's: no answer

@@ -60,6 +60,16 @@ func FirstFragmentOf(f io.ReaderAt, nums []uint64) (num uint64, ok bool, err err
 	return 0, false, nil
 }
 
+// FirstRecordFrame returns the bytes a recyclable log numbered num begins
+// with when record is its first: what its writer hands the file first. A
+// log whose first record is known can so be told from one a crash stopped
+// while it wrote that record (a prefix of these bytes) and from a file
+// that never was that log.
+func FirstRecordFrame(num uint64, record []byte) []byte {
+	_, frame := appendFrame(nil, 0, blockSize, logKind{recyclable: true, num: num}, record, typeFull)
+	return frame
+}
+
 // readFragment reads the recyclable fragment whose header starts at off:
 // its stored checksum and the bytes the checksum covers (the length, the
 // type and the payload). ok is false where no intact recyclable fragment

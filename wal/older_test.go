@@ -137,3 +137,14 @@ func TestOlderLogAtRecordsEnd(t *testing.T) {
 		t.Error("OlderLogAt where no header fits named a log")
 	}
 }
+
+// TestFirstRecordFrame: the bytes FirstRecordFrame gives are the ones a
+// writer of that log writes for its first record.
+func TestFirstRecordFrame(t *testing.T) {
+	for _, rec := range [][]byte{nil, []byte("identity"), bytes.Repeat([]byte("x"), blockSize)} {
+		written, _ := writeLog(t, recyclableWriter(blockSize, 9), [][]byte{rec}, false)
+		if got := FirstRecordFrame(9, rec); !bytes.Equal(got, written) {
+			t.Errorf("record of %d bytes: FirstRecordFrame gives %d bytes, the writer wrote %d, or other bytes", len(rec), len(got), len(written))
+		}
+	}
+}
