@@ -325,3 +325,39 @@ func TestWALsWhoseSequenceNumbersOverlap(t *testing.T) {
 		}
 	}
 }
+
+// TestAFileNotThisDBsUnderAnObsoleteWALsName: Open deletes the WALs below
+// the log number, which the manifest proves obsolete if they are this
+// DB's; it deleted by name, a text file or another DB's WAL too (a
+// black-box attack found it). What it cannot tell is the DB's it leaves.
+func TestAFileNotThisDBsUnderAnObsoleteWALsName(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		file func(fs vfs.FS, own []byte) (string, []byte)
+		kept bool
+	}{
+		{"text", func(vfs.FS, []byte) (string, []byte) {
+			return "000001.log", []byte("my notes: not a database file, please keep\n")
+		}, true},
+		{"another DB's WAL", func(fs vfs.FS, _ []byte) (string, []byte) {
+			return "000002.log", readFile(t, fs, "/other/000002.log")
+		}, true},
+		{"this DB's, a crash left", func(_ vfs.FS, own []byte) (string, []byte) { return "000002.log", own }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fs := vfs.NewMem()
+			twoDBs(t, fs, 5) // each with its live WAL 000002.log
+			own := readFile(t, fs, "/db/000002.log")
+			d := openMem(t, fs, nil) // replays WAL 2 and moves the log number past it
+			d.Close()
+			name, b := c.file(fs, own)
+			rewrite(t, fs, "/db/"+name, b)
+			d = openMem(t, fs, nil)
+			d.Close()
+			_, err := fs.Open("/db/" + name)
+			if kept := err == nil; kept != c.kept {
+				t.Errorf("%s below the log number: kept %v, want %v", name, kept, c.kept)
+			}
+		})
+	}
+}

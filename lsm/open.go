@@ -275,9 +275,15 @@ func (d *DB) recover() error {
 	}
 	d.installReadState(d.rs.Load().mem, vs.Current()).unref()
 	d.loadTables(edit.Added)
-	// Recovery is clean and durable: what it replaced is provably obsolete.
-	for _, n := range append(logs, obsoleteLogs...) {
+	// Recovery is clean and durable: what it replaced is provably obsolete,
+	// and so is every WAL below the log number that is this DB's.
+	for _, n := range logs {
 		d.removeFile(manifest.KindLog, n)
+	}
+	for _, n := range obsoleteLogs {
+		if d.ownLog(n) {
+			d.removeFile(manifest.KindLog, n)
+		}
 	}
 	d.removeStrayTables(names)
 	d.estimateRangeDels()
@@ -522,6 +528,41 @@ func checkOlderLog(f vfs.File, name string, num, id uint64) error {
 			name, num, older, id, ErrCorruption)
 	}
 	return nil
+}
+
+// ownLog reports whether WAL file n, below the log number, is one this DB
+// wrote, which the manifest then proves obsolete: empty or zeros (created,
+// never written), or a log whose first record verifies as its own, or
+// whose first fragment as an older log's (a reused file), unless that
+// record is another DB's identity. Another program's file, or another DB's
+// WAL of another number, it leaves alone, and says so; also a file it
+// cannot read.
+func (d *DB) ownLog(n uint64) bool {
+	name := manifest.MakeFilename(manifest.KindLog, n)
+	own, err := func() (bool, error) {
+		f, err := d.fs.Open(d.path(manifest.KindLog, n))
+		if err != nil {
+			return false, err
+		}
+		defer f.Close()
+		num := n
+		if older, ok, err := wal.OlderLog(f, n); err != nil || ok {
+			num = older
+		}
+		rec, err := wal.NewRecyclableReader(fromStart(f), name, num).Next()
+		switch {
+		case err == nil:
+			id, isID := walIdentity(rec)
+			return !isID || d.vs.DBID() == 0 || id == d.vs.DBID(), nil
+		case errors.Is(err, io.EOF) || errors.Is(err, ErrCorruption):
+			return zerosFrom(f, 0)
+		}
+		return false, err
+	}()
+	if !own {
+		d.opts.Logger.Warn("monban: a file below the log number that is not this DB's WAL: left alone", "file", name, "err", err)
+	}
+	return own
 }
 
 // fromStart returns a reader of f from its first byte, whatever f's read
