@@ -341,13 +341,19 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *manifest.Version, snapsh
 	}
 
 	var inBytes, inEntries uint64
-	for _, files := range c.Inputs {
+	for i, files := range c.Inputs {
+		var levelBytes uint64
 		for _, f := range files {
-			inBytes += f.Size
+			levelBytes += f.Size
 			inEntries += f.NumEntries
 		}
+		level := c.Level // Inputs[0]'s; Inputs[1] are the output level's
+		if i > 0 {
+			level = c.OutputLevel
+		}
+		d.stats.levels[level].compactedBytesRead.Add(levelBytes)
+		inBytes += levelBytes
 	}
-	d.stats.levels[c.Level].compactedBytesRead.Add(inBytes)
 
 	// Only the levels below the output hold data older than the inputs —
 	// and, for an intra-L0 merge, the older L0 tables it leaves, so it

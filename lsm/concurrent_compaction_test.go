@@ -92,6 +92,7 @@ func TestIntraL0BesideACompactionIntoTheBase(t *testing.T) {
 	release := make(chan struct{})
 	held, intra := make(chan struct{}, 1), make(chan struct{}, 16)
 	var holding atomic.Bool
+	var flushed atomic.Uint64
 	l := &EventListener{
 		CompactionBegin: func(c CompactionInfo) {
 			if c.Kind == compaction.KindL0 && holding.CompareAndSwap(false, true) {
@@ -102,6 +103,11 @@ func TestIntraL0BesideACompactionIntoTheBase(t *testing.T) {
 		CompactionEnd: func(c CompactionInfo) {
 			if c.Kind == compaction.KindIntraL0 {
 				intra <- struct{}{}
+			}
+		},
+		FlushEnd: func(f FlushInfo) {
+			for _, o := range f.Output {
+				flushed.Add(o.Size)
 			}
 		},
 	}
@@ -164,7 +170,16 @@ func TestIntraL0BesideACompactionIntoTheBase(t *testing.T) {
 	letGo()
 	d.waitIdle()
 	check("after it")
-	if s := d.Stats(); s.Compactions.IntraL0 == 0 {
+	s := d.Stats()
+	if s.Compactions.IntraL0 == 0 {
 		t.Fatalf("Stats counts no intra-L0 compaction: %+v", s.Compactions)
+	}
+	// Write amplification is per byte flushed, which an intra-L0
+	// compaction's tables, written into L0 too, are not.
+	if s.FlushedBytes != flushed.Load() {
+		t.Errorf("FlushedBytes %d; the flushes' outputs hold %d", s.FlushedBytes, flushed.Load())
+	}
+	if want := float64(s.Total.TableBytesWritten) / float64(flushed.Load()); s.WriteAmplification() != want {
+		t.Errorf("WriteAmplification %.3f; %d bytes written over %d flushed is %.3f", s.WriteAmplification(), s.Total.TableBytesWritten, flushed.Load(), want)
 	}
 }

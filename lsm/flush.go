@@ -345,6 +345,7 @@ func (d *DB) flushMemtable(m *memtable.Memtable, v *manifest.Version, snapshots 
 	if meta != nil {
 		edit.Added = append(edit.Added, manifest.NewFile{Level: 0, Meta: meta})
 		d.stats.levels[0].compactedBytesWritten.Add(meta.Size)
+		d.stats.flushedBytes.Add(meta.Size)
 	}
 	d.vs.SetLastSeq(base.SeqNum(d.visibleSeq.Load()))
 	d.loadTables(edit.Added)

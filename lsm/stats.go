@@ -39,7 +39,7 @@ type LevelStats struct {
 
 	// TableBytesIn counts the table bytes compactions took from this level
 	// as inputs; TableBytesWritten the bytes of tables written into it (by
-	// flushes for L0, by compactions below).
+	// flushes and intra-L0 compactions for L0, by compactions below).
 	TableBytesIn, TableBytesWritten uint64
 
 	// RangeDels counts the range-tombstone spans in the level's tables:
@@ -149,10 +149,12 @@ type Stats struct {
 	// writers committed together share one, so WALSyncs/Commits is what
 	// group commit saved.
 	Commits, WALSyncs uint64
-	// Flushes counts memtables written to L0 tables; MemtablesQueued is
-	// the number of immutable memtables waiting now.
-	Flushes         uint64
-	MemtablesQueued int
+	// Flushes counts memtables flushed, a table written or not (none is
+	// when every entry was dropped); FlushedBytes the bytes of the L0
+	// tables they wrote; MemtablesQueued is the number of immutable
+	// memtables waiting now.
+	Flushes, FlushedBytes uint64
+	MemtablesQueued       int
 
 	// FlushDrops and CompactionDrops count entries that flushes and
 	// compactions did not write, by reason: shadowed versions no snapshot
@@ -257,13 +259,14 @@ func (c *CompactionCounts) of(k compaction.Kind) *uint64 {
 }
 
 // WriteAmplification returns the bytes written to tables (by flushes and
-// compactions) per byte flushed from memtables: 1 for a tree that never
-// compacts, growing with each level data is rewritten into.
+// compactions) per byte flushed from memtables (FlushedBytes): 1 for a
+// tree that never compacts, growing with each level data is rewritten
+// into, an L0 merged into itself included.
 func (s Stats) WriteAmplification() float64 {
-	if s.Levels[0].TableBytesWritten == 0 {
+	if s.FlushedBytes == 0 {
 		return 0
 	}
-	return float64(s.Total.TableBytesWritten) / float64(s.Levels[0].TableBytesWritten)
+	return float64(s.Total.TableBytesWritten) / float64(s.FlushedBytes)
 }
 
 type levelCounters struct {
@@ -303,7 +306,7 @@ type dbStats struct {
 	rangeProbes, rangeSkips                                                   atomic.Uint64
 	deletesElided, walBytesSaved                                              atomic.Uint64
 	deleteProofProbes, mergeProofProbes                                       atomic.Uint64
-	walBytes, flushes                                                         atomic.Uint64
+	walBytes, flushes, flushedBytes                                           atomic.Uint64
 	commits, walSyncs                                                         atomic.Uint64
 	stalls, stallNanos, slowdowns                                             atomic.Uint64
 	flushDrops, compactionDrops                                               [len(compaction.Drops{})]atomic.Uint64
@@ -398,7 +401,7 @@ func (d *DB) Stats() Stats {
 	s.DeletesElided, s.WALBytesSaved = d.stats.deletesElided.Load(), d.stats.walBytesSaved.Load()
 	s.DeleteProofProbes, s.MergeProofProbes = d.stats.deleteProofProbes.Load(), d.stats.mergeProofProbes.Load()
 	s.DeleteProofsSkipped = d.proofs.skippedProofs()
-	s.WALBytes, s.Flushes = d.stats.walBytes.Load(), d.stats.flushes.Load()
+	s.WALBytes, s.Flushes, s.FlushedBytes = d.stats.walBytes.Load(), d.stats.flushes.Load(), d.stats.flushedBytes.Load()
 	s.Commits, s.WALSyncs = d.stats.commits.Load(), d.stats.walSyncs.Load()
 	for i := range s.FlushDrops {
 		s.FlushDrops[i] = d.stats.flushDrops[i].Load()

@@ -61,7 +61,8 @@
 // crash shows what it synced over the old durable contents — none of an
 // unsynced overwrite.
 //
-// FaultFS wraps any FS. Its errors wrap ErrInjected. It counts attempted
+// FaultFS wraps any FS. The errors it injects wrap ErrInjected (not its
+// refusal to Crash a FaultFS over no MemFS, a misuse). It counts attempted
 // operations per kind (Op); Inject adds a Fault: the nth operation of a
 // kind on matching names from now (once, then the disk is healthy) or each
 // with a seeded probability, its error wrapping a chosen errno as well

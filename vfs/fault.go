@@ -11,7 +11,9 @@ import (
 	"sync"
 )
 
-// ErrInjected is wrapped by every error a FaultFS makes up.
+// ErrInjected is wrapped by every error a FaultFS injects, a dead disk's
+// included. Crash's refusal when there is no MemFS to crash is a misuse,
+// not a fault, and does not wrap it.
 var ErrInjected = errors.New("vfs: injected fault")
 
 // errNoCrash is returned by Crash when there is nothing to crash.

@@ -123,8 +123,10 @@ func NewCollector(db *lsm.DB) *Collector {
 	// Writes.
 	global("wal_bytes_total", "Bytes of records appended to WALs.", counter,
 		func(s *lsm.Stats) float64 { return u(s.WALBytes) })
-	global("flushes_total", "Memtables written to L0 tables.", counter,
+	global("flushes_total", "Memtables flushed (a table written or not: none is when every entry was dropped).", counter,
 		func(s *lsm.Stats) float64 { return u(s.Flushes) })
+	global("flushed_bytes_total", "Bytes of the L0 tables flushes wrote.", counter,
+		func(s *lsm.Stats) float64 { return u(s.FlushedBytes) })
 	global("compaction_blocks_read_total", "Blocks compactions read from their input tables.", counter,
 		func(s *lsm.Stats) float64 { return u(s.CompactionBlocksRead) })
 	global("compaction_read_bytes_total", "Bytes compactions read from their input tables.", counter,

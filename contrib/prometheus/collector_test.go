@@ -128,6 +128,7 @@ monban_background_error 0
 	// said a moment ago.
 	for name, v := range map[string]float64{
 		`monban_flushes_total`:       float64(s.Flushes),
+		`monban_flushed_bytes_total`: float64(s.FlushedBytes),
 		`monban_wal_bytes_total`:     float64(s.WALBytes),
 		`monban_write_amplification`: 1,
 	} {
