@@ -126,7 +126,7 @@ func newStatsLine(b *bench, s lsm.Stats) statsLine {
 // writeAmp is Stats.WriteAmplification, nil before anything was flushed
 // (which it returns as 0).
 func writeAmp(s lsm.Stats) *float64 {
-	if s.Levels[0].TableBytesWritten == 0 {
+	if s.FlushedBytes == 0 {
 		return nil
 	}
 	return ptr(s.WriteAmplification())

@@ -165,46 +165,34 @@ func (w *levelWatch) counts() [lsm.NumLevels]int {
 	return w.written
 }
 
-// statsDiff returns the counters of b minus those of a; the shape fields
-// (Files, Bytes, MemtablesQueued) are b's.
+// statsDiff returns the counters of b minus those of a; the fields that
+// say what is now (Files, Bytes, MemtablesQueued, the filters' sizes, ...)
+// are b's. TestStatsDiffSubtractsEveryCounter holds it to every field.
 func statsDiff(a, b lsm.Stats) lsm.Stats {
 	d := b
-	d.Total = lsm.LevelStats{}
 	for i := range d.Levels {
-		x, y := a.Levels[i], b.Levels[i]
-		l := &d.Levels[i]
-		l.FilterProbes, l.FilterNegatives = y.FilterProbes-x.FilterProbes, y.FilterNegatives-x.FilterNegatives
-		l.FilterFalsePositives = y.FilterFalsePositives - x.FilterFalsePositives
-		l.CacheHits, l.BlocksRead, l.BytesRead = y.CacheHits-x.CacheHits, y.BlocksRead-x.BlocksRead, y.BytesRead-x.BytesRead
-		l.TableBytesIn, l.TableBytesWritten = y.TableBytesIn-x.TableBytesIn, y.TableBytesWritten-x.TableBytesWritten
-		t := &d.Total
-		t.Files += l.Files
-		t.Bytes += l.Bytes
-		t.FilterProbes += l.FilterProbes
-		t.FilterNegatives += l.FilterNegatives
-		t.FilterFalsePositives += l.FilterFalsePositives
-		t.CacheHits += l.CacheHits
-		t.BlocksRead += l.BlocksRead
-		t.BytesRead += l.BytesRead
-		t.TableBytesIn += l.TableBytesIn
-		t.TableBytesWritten += l.TableBytesWritten
+		d.Levels[i] = levelDiff(a.Levels[i], b.Levels[i])
 	}
+	d.Total = levelDiff(a.Total, b.Total)
 	d.MemtableFilterNegatives -= a.MemtableFilterNegatives
+	d.ImmutableFilterNegatives -= a.ImmutableFilterNegatives
+	d.MemtableFalsePositives -= a.MemtableFalsePositives
 	d.TreeFilterProbes -= a.TreeFilterProbes
 	d.TreeFilterNegatives -= a.TreeFilterNegatives
 	d.PrefixProbes -= a.PrefixProbes
 	d.PrefixSkips -= a.PrefixSkips
-	d.MetaCacheHits -= a.MetaCacheHits
-	d.MetaBlocksRead -= a.MetaBlocksRead
-	d.MetaBytesRead -= a.MetaBytesRead
-	d.ImmutableFilterNegatives -= a.ImmutableFilterNegatives
-	d.MemtableFalsePositives -= a.MemtableFalsePositives
+	d.RangeProbes -= a.RangeProbes
+	d.RangeSkips -= a.RangeSkips
 	d.DeletesElided -= a.DeletesElided
 	d.WALBytesSaved -= a.WALBytesSaved
+	d.DeleteProofsSkipped -= a.DeleteProofsSkipped
 	d.DeleteProofProbes -= a.DeleteProofProbes
 	d.MergeProofProbes -= a.MergeProofProbes
 	d.WALBytes -= a.WALBytes
+	d.Commits -= a.Commits
+	d.WALSyncs -= a.WALSyncs
 	d.Flushes -= a.Flushes
+	d.FlushedBytes -= a.FlushedBytes
 	for i := range d.FlushDrops {
 		d.FlushDrops[i] -= a.FlushDrops[i]
 		d.CompactionDrops[i] -= a.CompactionDrops[i]
@@ -218,7 +206,22 @@ func statsDiff(a, b lsm.Stats) lsm.Stats {
 	d.Compactions.DeleteOnly -= a.Compactions.DeleteOnly
 	d.CompactionBlocksRead -= a.CompactionBlocksRead
 	d.CompactionBytesRead -= a.CompactionBytesRead
+	d.SpaceReclaimed -= a.SpaceReclaimed
+	d.Slowdowns -= a.Slowdowns
 	d.Stalls -= a.Stalls
 	d.StallTime -= a.StallTime
+	d.MetaCacheHits -= a.MetaCacheHits
+	d.MetaBlocksRead -= a.MetaBlocksRead
+	d.MetaBytesRead -= a.MetaBytesRead
 	return d
+}
+
+// levelDiff is statsDiff of one level's counters (or the total's).
+func levelDiff(x, y lsm.LevelStats) lsm.LevelStats {
+	l := y
+	l.FilterProbes, l.FilterNegatives = y.FilterProbes-x.FilterProbes, y.FilterNegatives-x.FilterNegatives
+	l.FilterFalsePositives = y.FilterFalsePositives - x.FilterFalsePositives
+	l.CacheHits, l.BlocksRead, l.BytesRead = y.CacheHits-x.CacheHits, y.BlocksRead-x.BlocksRead, y.BytesRead-x.BytesRead
+	l.TableBytesIn, l.TableBytesWritten = y.TableBytesIn-x.TableBytesIn, y.TableBytesWritten-x.TableBytesWritten
+	return l
 }
