@@ -340,6 +340,20 @@ func checkWALEnds(logs []uint64, replays []walReplay) error {
 	return nil
 }
 
+// syncReplayed makes durable the WAL f (name) a recovery is about to
+// replay, before it writes a table of its records: after a process crash
+// they may be in the page cache alone, and a table made of them, synced
+// before the edit that names it, would survive a power cut that took them
+// away, holding sequence numbers no WAL then accounts for, which the next
+// Open takes for lost edits (checkStrayTables). A rotation seals a WAL
+// before its memtable is flushed for the same reason.
+func syncReplayed(f vfs.File, name string) error {
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("monban: syncing %s before replaying it: %w", name, err)
+	}
+	return nil
+}
+
 // checkWALSeqs refuses WALs whose sequence numbers do not rise from one
 // to the next, logs in order: commits are numbered in the order they
 // reach the WALs, so such a WAL was copied in from elsewhere (another
@@ -371,6 +385,11 @@ func (d *DB) replayWAL(num uint64, edit *manifest.VersionEdit) (walReplay, error
 		return out, fmt.Errorf("monban: %w", err)
 	}
 	defer f.Close()
+	if !d.opts.ReadOnly {
+		if err := syncReplayed(f, name); err != nil {
+			return out, err
+		}
+	}
 	rd := wal.NewRecyclableReader(f, name, num)
 	var mem *memtable.Memtable
 	if d.opts.ReadOnly {

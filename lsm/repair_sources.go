@@ -475,6 +475,9 @@ func (r *repairer) replayWAL(w logFile, last bool) (whole bool, err error) {
 		return false, fmt.Errorf("opening %s: %w", name, err)
 	}
 	defer f.Close()
+	if err := syncReplayed(f, name); err != nil {
+		return false, err
+	}
 	rd := wal.NewRecyclableReader(f, name, num)
 	mem := memtable.New(memtable.Options{})
 	r.mems = append(r.mems, mem)
