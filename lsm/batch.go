@@ -163,30 +163,6 @@ type batchEntry struct {
 	Value []byte
 }
 
-// A WAL's first record is its identity: the 12 bytes of a batch header
-// whose count is 0, the DB's id (manifest.VersionSet.DBID) in the place of
-// the sequence number. No batch of no entries is ever written (write
-// returns first), so it is no batch's; and one that predates it reads it
-// as an empty batch. Open refuses a WAL that begins with another DB's
-// identity, or with none while the manifest has one: a file of another DB
-// under a live WAL's name, whose records verify (checksums are seeded
-// with the log's number and offsets alone), would replay as this DB's.
-
-// appendWALIdentity appends the identity record of the DB id to dst.
-func appendWALIdentity(dst []byte, id uint64) []byte {
-	dst = binary.LittleEndian.AppendUint64(dst, id)
-	return binary.LittleEndian.AppendUint32(dst, 0)
-}
-
-// walIdentity returns the DB id of an identity record; ok is false for a
-// batch.
-func walIdentity(rec []byte) (id uint64, ok bool) {
-	if len(rec) != batchHeaderLen || binary.LittleEndian.Uint32(rec[8:12]) != 0 {
-		return 0, false
-	}
-	return binary.LittleEndian.Uint64(rec[0:8]), true
-}
-
 // batchHeader returns an encoded batch record's first sequence number
 // and count of entries; ok is false if the record is shorter than that.
 func batchHeader(rec []byte) (seq base.SeqNum, count uint32, ok bool) {
