@@ -361,3 +361,50 @@ func TestAFileNotThisDBsUnderAnObsoleteWALsName(t *testing.T) {
 		})
 	}
 }
+
+// TestRepairDistrustsAnotherDBsManifest: another DB's manifest copied in,
+// with its CURRENT, named this DB's tables by their names, which a DB
+// made alike shares; Repair trusted it, since every file it names was
+// there, set each table aside as holding an id it names for no table, and
+// made an empty DB (a black-box attack found it). A manifest none of whose
+// tables that read is the table it names is another DB's.
+func TestRepairDistrustsAnotherDBsManifest(t *testing.T) {
+	fs := vfs.NewMem()
+	fill := func(dir string) model {
+		// No compaction: both DBs keep the same tables under the same names.
+		d, err := Open(dir, &Options{FS: fs, L0CompactionThreshold: 50, L0SlowdownWritesThreshold: 60, L0StopWritesThreshold: 70})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := model{}
+		for i := range 40 {
+			k := fmt.Sprintf("%s%03d", dir[1:], i)
+			if err := d.Put([]byte(k), []byte(k)); err != nil {
+				t.Fatal(err)
+			}
+			m[k] = k
+			if i%10 == 9 {
+				if err := d.Flush(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	want := fill("/db")
+	fill("/other")
+	manifests := filesOf(t, fs, "/db", manifest.KindManifest)
+	if !slices.Equal(manifests, filesOf(t, fs, "/other", manifest.KindManifest)) {
+		t.Fatalf("manifests %v and %v: want the same names", manifests, filesOf(t, fs, "/other", manifest.KindManifest))
+	}
+	for _, name := range append(manifests, "CURRENT") {
+		rewrite(t, fs, "/db/"+name, readFile(t, fs, "/other/"+name))
+	}
+	rep := repairedTo(t, fs, want)
+	if rep.TrustedManifest != "" {
+		t.Errorf("Repair trusted %s, the other DB's", rep.TrustedManifest)
+	}
+}

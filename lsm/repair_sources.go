@@ -112,6 +112,12 @@ func (r *repairer) agrees(vs *manifest.VersionSet) (*trustedManifest, error) {
 	}
 	if missing == nil {
 		var err error
+		if missing, err = r.anotherDBsTables(v); err != nil {
+			return nil, err
+		}
+	}
+	if missing == nil {
+		var err error
 		if missing, err = r.lostEdits(t); err != nil {
 			return nil, err
 		}
@@ -123,6 +129,42 @@ func (r *repairer) agrees(vs *manifest.VersionSet) (*trustedManifest, error) {
 	r.manifestErrs[name] = nil
 	r.report.TrustedManifest = name
 	return t, nil
+}
+
+// anotherDBsTables says why version v is another DB's, if it is: it names
+// tables (by id), and of those whose files read, none is the table it
+// names. A DB made alike names its files alike, so its manifest, copied in
+// with its CURRENT, finds every name it expects; trusted, it would set
+// every table of this DB aside as one whose id it names for no table. A
+// table that does not read says nothing (damage, judged in step 2); one
+// table replaced, the others intact, leaves the manifest trusted, and the
+// replacement set aside. The error is the file system's.
+func (r *repairer) anotherDBsTables(v *manifest.Version) (why, err error) {
+	read := 0
+	for _, files := range v.Levels {
+		for _, f := range files {
+			if f.TableID == 0 {
+				return nil, nil // written before table ids: nothing to compare
+			}
+			t, err := r.d.readTableFile(f.FileNum, true)
+			if errors.Is(err, ErrCorruption) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("reading table %s: %w", manifest.MakeFilename(manifest.KindTable, f.FileNum), err)
+			}
+			id := t.Properties().TableID
+			t.Close()
+			if id == f.TableID {
+				return nil, nil
+			}
+			read++
+		}
+	}
+	if read == 0 {
+		return nil, nil
+	}
+	return fmt.Errorf("none of the %d tables it names that read is the table it names (their ids differ): another DB's manifest", read), nil
 }
 
 // lostEdits says why manifest t lost edits, if a table it does not name
