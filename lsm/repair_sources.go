@@ -344,8 +344,12 @@ func (r *repairer) readTable(num uint64, name string) (tableRead, error) {
 	var tr tableRead
 	t, err := r.d.readTableFile(num, false)
 	if errors.Is(err, ErrCorruption) {
-		if unfiltered, err2 := r.d.readTableFile(num, true); err2 == nil {
+		unfiltered, err2 := r.d.readTableFile(num, true)
+		switch {
+		case err2 == nil:
 			t, tr.damage, err = unfiltered, err, nil
+		case !errors.Is(err2, ErrCorruption):
+			err = err2 // the disk's: no answer on whether the damage is in the filters alone
 		}
 	}
 	if err != nil {
