@@ -222,13 +222,16 @@ func (r *repairer) readLogFile(num, log uint64) (logFile, error) {
 		return w, fmt.Errorf("reading %s: %w", w.name, err)
 	}
 	rd := wal.NewRecyclableReader(fromStart(f), w.name, log)
-	for {
+	for first := true; ; first = false {
 		rec, err := rd.Next()
 		switch {
 		case err == io.EOF || errors.Is(err, ErrCorruption):
 			return w, nil
 		case err != nil:
 			return w, fmt.Errorf("reading %s: %w", w.name, err)
+		}
+		if id, ok := walIdentity(rec); ok && first {
+			w.id = id
 		}
 		if seq, count, ok := batchHeader(rec); ok && count > 0 {
 			w.first = seq
@@ -407,6 +410,7 @@ type logFile struct {
 	num, log uint64
 	holds    bool
 	first    base.SeqNum
+	id       uint64 // the DB id its identity record holds, 0 for none
 }
 
 // logFiles pairs each WAL file with the log it holds, in the order of
@@ -442,24 +446,42 @@ func (r *repairer) logFiles() ([]logFile, error) {
 // that what the rebuilt DB holds is a prefix of the commits. A second
 // file holding a log's records is a copy, its own records gone.
 func (r *repairer) replayWALs() error {
-	wals := r.wals
-	var live []logFile
-	for i, w := range wals {
+	var dbID uint64 // the trusted manifest's, whose DB wrote the WALs at or above its log number
+	if r.trusted != nil {
+		dbID = r.trusted.dbID
+	}
+	var live, gone []logFile
+	for _, w := range r.wals {
 		switch {
-		case i > 0 && wals[i-1].log == w.log:
-			why := fmt.Errorf("holds the records of log %s, as %s does: copied over, its own records are gone: %w",
-				manifest.MakeFilename(manifest.KindLog, w.log), wals[i-1].name, ErrCorruption)
-			if err := r.setAside(w.name, FateDamaged, why, r.walAside(w.num)); err != nil {
-				return err
-			}
 		case r.trusted != nil && w.log < r.trusted.logNum:
 			if err := r.setAside(w.name, FateObsolete, nil, r.walAside(w.num)); err != nil {
 				return err
 			}
+		case dbID != 0 && w.holds && w.id != dbID:
+			why := fmt.Errorf("begins with DB id %016x, not %s's %016x: another DB's WAL: %w", w.id, r.trusted.name, dbID, ErrCorruption)
+			if err := r.setAside(w.name, FateNotMonban, why, r.walAside(w.num)); err != nil {
+				return err
+			}
+			gone = append(gone, w)
+		case len(live) > 0 && live[len(live)-1].log == w.log:
+			why := fmt.Errorf("holds the records of log %s, as %s does: copied over, its own records are gone: %w",
+				manifest.MakeFilename(manifest.KindLog, w.log), live[len(live)-1].name, ErrCorruption)
+			if err := r.setAside(w.name, FateDamaged, why, r.walAside(w.num)); err != nil {
+				return err
+			}
+			gone = append(gone, w)
 		default:
 			live = append(live, w)
+			if w.log > w.num { // a reused file holds an older log's records only
+				gone = append(gone, w)
+			}
 		}
 	}
+	var obsolete uint64 // logs below it are in the tables: none is lost
+	if r.trusted != nil {
+		obsolete = r.trusted.logNum
+	}
+	lost := lostLog(live, gone, obsolete)
 	// A rotation seals a WAL before the next one takes a commit: one that
 	// a WAL holding records follows must end at its seal (checkWALEnds).
 	idleAfter := make([]bool, len(live)) // no later WAL holds a record
@@ -467,9 +489,12 @@ func (r *repairer) replayWALs() error {
 		idleAfter[i] = idle
 		idle = idle && !live[i].holds
 	}
-	var damaged string
+	var after error // why the WALs from here on are set aside unread: a prefix of the commits
 	for i, w := range live {
-		if damaged != "" {
+		if lost != 0 && w.log >= lost && after == nil {
+			after = fmt.Errorf("after log %s, whose records are gone", manifest.MakeFilename(manifest.KindLog, lost))
+		}
+		if after != nil {
 			empty, err := r.walEmpty(w)
 			if err != nil {
 				return err
@@ -478,7 +503,7 @@ func (r *repairer) replayWALs() error {
 				r.merged(w.name, nil)
 				continue
 			}
-			if err := r.setAside(w.name, FateAfterDamage, fmt.Errorf("after %s, which does not replay to its end", damaged), r.walAside(w.num)); err != nil {
+			if err := r.setAside(w.name, FateAfterDamage, after, r.walAside(w.num)); err != nil {
 				return err
 			}
 			continue
@@ -488,10 +513,29 @@ func (r *repairer) replayWALs() error {
 			return err
 		}
 		if !whole {
-			damaged = w.name
+			after = fmt.Errorf("after %s, which does not replay to its end", w.name)
 		}
 	}
 	return nil
+}
+
+// lostLog returns the first log whose records are gone, 0 for none: the
+// log a file of gone (set aside, or holding a newer log's records) was
+// named for, at or above obsolete (the trusted manifest's log number,
+// below which logs are in the tables), which no file of live holds. The
+// DB then holds a prefix of the commits only if no WAL of that log or a
+// later one is replayed. (A reused file holding an older log's records,
+// its own log's gone, is no loss: a crash stopped that log before its
+// first record.)
+func lostLog(live, gone []logFile, obsolete uint64) uint64 {
+	var lost uint64
+	for _, g := range gone {
+		held := slices.ContainsFunc(live, func(w logFile) bool { return w.log == g.num })
+		if !held && g.num >= obsolete && (lost == 0 || g.num < lost) {
+			lost = g.num
+		}
+	}
+	return lost
 }
 
 // walEmpty reports whether w's file holds no byte.

@@ -789,3 +789,85 @@ func TestACrashedRepairLeavesTheManifestTrusted(t *testing.T) {
 		}
 	}
 }
+
+// threeLiveWALs writes the commits 0, 1, 2 (keys prefix+"0", ...), each
+// followed by a value larger than the memtable, so each lands in a WAL of
+// its own, and holds every flush back: a process crash then leaves three
+// live WALs. It returns the crash image and the WALs' names, in order.
+func threeLiveWALs(t *testing.T, dir, prefix string) (*vfs.MemFS, []string) {
+	t.Helper()
+	mem := vfs.NewMem()
+	release := make(chan struct{})
+	d, err := Open(dir, &Options{FS: mem, MemtableSize: 64 << 10, EventListener: &EventListener{
+		FlushBegin: func(FlushInfo) { <-release },
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := d.Put(fmt.Appendf(nil, "%s%d", prefix, i), []byte("v"), Sync); err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 {
+			if err := d.Put(fmt.Appendf(nil, "%sbig%d", prefix, i), make([]byte, 80<<10), Sync); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	crashed := mem.ProcessCrashClone()
+	close(release)
+	d.Close()
+	logs := filesOf(t, crashed, dir, manifest.KindLog)
+	if len(logs) != 3 {
+		t.Fatalf("live WALs %v, want three", logs)
+	}
+	return crashed, logs
+}
+
+// TestRepairKeepsAPrefixPastALostLog: a WAL file holding another log's
+// records, a copy over it or another DB's WAL, was set aside, and the WALs
+// after it replayed: the repaired DB held later commits without the ones
+// the set-aside file's own log had held, not a prefix of the commits (a
+// black-box attack found both). The log a file was named for is lost when
+// no file holds its records; no WAL of a later log is replayed then.
+func TestRepairKeepsAPrefixPastALostLog(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		damage func(t *testing.T, mem *vfs.MemFS, logs []string)
+		fate   Fate
+	}{
+		{"the first WAL overwritten by a copy of the second", func(t *testing.T, mem *vfs.MemFS, logs []string) {
+			rewrite(t, mem, "/db/"+logs[0], readFile(t, mem, "/db/"+logs[1]))
+		}, FateDamaged},
+		{"the second WAL replaced by another DB's first", func(t *testing.T, mem *vfs.MemFS, logs []string) {
+			other, otherLogs := threeLiveWALs(t, "/db", "other")
+			rewrite(t, mem, "/db/"+logs[1], readFile(t, other, "/db/"+otherLogs[0]))
+		}, FateNotMonban},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			mem, logs := threeLiveWALs(t, "/db", "k")
+			damaged := logs[0]
+			if c.fate == FateNotMonban {
+				damaged = logs[1]
+			}
+			c.damage(t, mem, logs)
+			rep, err := Repair("/db", &Options{FS: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f := fileReport(rep, damaged); f == nil || f.Fate != c.fate {
+				t.Errorf("%s: %+v; want %v", damaged, f, c.fate)
+			}
+			d := openMem(t, mem, nil)
+			got := dbContents(t, d)
+			d.Close()
+			for i := 1; i < 3; i++ {
+				if _, later := got[fmt.Sprintf("k%d", i)]; later {
+					if _, earlier := got[fmt.Sprintf("k%d", i-1)]; !earlier {
+						t.Errorf("the repaired DB holds k%d without k%d: not a prefix of the commits\n%v", i, i-1, rep)
+					}
+				}
+			}
+		})
+	}
+}
