@@ -446,10 +446,7 @@ func (r *repairer) logFiles() ([]logFile, error) {
 // that what the rebuilt DB holds is a prefix of the commits. A second
 // file holding a log's records is a copy, its own records gone.
 func (r *repairer) replayWALs() error {
-	var dbID uint64 // the trusted manifest's, whose DB wrote the WALs at or above its log number
-	if r.trusted != nil {
-		dbID = r.trusted.dbID
-	}
+	dbID := r.trustedDBID()
 	var live, gone []logFile
 	for _, w := range r.wals {
 		switch {
@@ -472,7 +469,10 @@ func (r *repairer) replayWALs() error {
 			gone = append(gone, w)
 		default:
 			live = append(live, w)
-			if w.log > w.num { // a reused file holds an older log's records only
+			if w.log > w.num {
+				// A newer log's records than its name's: no reuse does
+				// that (a reused file holds an older log's), so it was
+				// copied or swapped, and its own log may be gone.
 				gone = append(gone, w)
 			}
 		}
@@ -517,6 +517,15 @@ func (r *repairer) replayWALs() error {
 		}
 	}
 	return nil
+}
+
+// trustedDBID is the trusted manifest's DB id, whose DB wrote the WALs at
+// or above its log number; 0 without one, or for a manifest without one.
+func (r *repairer) trustedDBID() uint64 {
+	if r.trusted == nil {
+		return 0
+	}
+	return r.trusted.dbID
 }
 
 // lostLog returns the first log whose records are gone, 0 for none: the
@@ -577,20 +586,15 @@ func (r *repairer) replayWAL(w logFile, last bool) (whole bool, err error) {
 	batches := 0
 	var damage error
 	identified := false // its identity record verified: monban wrote it
-	var dbID uint64     // of the trusted manifest, whose DB wrote the WALs Repair replays
-	if r.trusted != nil {
-		dbID = r.trusted.dbID
-	}
 	for first := true; ; first = false {
 		rec, err := rd.Next()
 		if err == io.EOF {
 			break
 		}
 		if err == nil {
-			err = checkWALIdentity(name, rec, first, dbID)
-			if err != nil && first {
-				return false, r.setAside(name, FateNotMonban, err, r.walAside(w.num))
-			}
+			// replayWALs set aside a WAL that begins with another DB's
+			// identity: what is left is one past the first record, damage.
+			err = checkWALIdentity(name, rec, first, r.trustedDBID())
 		}
 		if _, ok := walIdentity(rec); ok && err == nil {
 			identified = true
