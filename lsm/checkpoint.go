@@ -85,7 +85,7 @@ func (d *DB) Checkpoint(dir string) (err error) {
 	// A DB of its own, from birth: its WAL begins with an identity of its
 	// own, which its manifest records, so the WALs of the DB it was copied
 	// from are another DB's to it.
-	edit := &manifest.VersionEdit{LastSeq: seq, DBID: newTableID()}
+	edit := &manifest.VersionEdit{LastSeq: seq, DBID: newID()}
 	var maxNum uint64
 	for level, files := range rs.version.Levels {
 		for _, f := range files {

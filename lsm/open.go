@@ -250,7 +250,7 @@ func (d *DB) recover() error {
 	}
 	d.dbID = vs.DBID()
 	if d.dbID == 0 { // a new DB, or one written before DB ids
-		d.dbID = newTableID()
+		d.dbID = newID()
 		edit.DBID = d.dbID
 	}
 	num := vs.NextFileNum()

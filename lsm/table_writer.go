@@ -24,18 +24,20 @@ func (d *DB) newTableWriter(bitsPerKey float64) (*tableWriter, error) {
 		return nil, err
 	}
 	w := sstable.NewWriter(f, sstable.WriterOptions{
-		BlockSize: d.opts.BlockSize, BloomBitsPerKey: bitsPerKey, TableID: newTableID(),
+		BlockSize: d.opts.BlockSize, BloomBitsPerKey: bitsPerKey, TableID: newID(),
 		Compression: d.opts.Compression == SnappyCompression, Split: d.opts.Split, RangeFilter: d.opts.RangeFilter,
 		KeyHashes: d.opts.FilterScope == TreeWide,
 	})
 	return &tableWriter{d: d, num: num, w: w}, nil
 }
 
-// newTableID draws a table's identity: random, so that a table file put in
-// another's place — swapped, restored from an old backup, or left by a DB
-// that reused its file numbers — never passes the check against the
-// manifest, which a file number alone could not tell apart.
-func newTableID() uint64 {
+// newID draws an identity, random and nonzero: a table's, so that a table
+// file put in another's place — swapped, restored from an old backup, or
+// left by a DB that reused its file numbers — never passes the check
+// against the manifest, which a file number alone could not tell apart;
+// and a DB's, which its WALs begin with, for the same check of another
+// DB's WAL (walIdentity).
+func newID() uint64 {
 	for {
 		if id := rand.Uint64(); id != 0 {
 			return id
