@@ -91,6 +91,20 @@ func fileReport(rep *RepairReport, name string) *RepairedFile {
 	return nil
 }
 
+// manifestWithoutAnID returns a MemFS whose /db holds the manifest of a
+// new DB, created and never opened, so without a DB id: what a DB written
+// before DB ids has too.
+func manifestWithoutAnID(t *testing.T) vfs.FS {
+	t.Helper()
+	fs := vfs.NewMem()
+	vs, err := manifest.Create(fs, "/db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs.Close()
+	return fs
+}
+
 // oldWAL returns a WAL as monban wrote it before DB ids: log num holding
 // one batch that sets k to v at sequence number seq, then the records
 // more, and no identity.
@@ -132,12 +146,7 @@ func writeOldWAL(t *testing.T, fs vfs.FS, num uint64, seq uint64, k, v string, s
 // and its first Open records an id, which the WALs written from then on
 // begin with; a WAL without it under a live WAL's name is then refused.
 func TestADBWithoutAnIdentityGetsOne(t *testing.T) {
-	fs := vfs.NewMem()
-	vs, err := manifest.Create(fs, "/db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	vs.Close()
+	fs := manifestWithoutAnID(t)
 	oldWAL(t, fs, 2, 1, "k", "old")
 	d := openMem(t, fs, nil)
 	mustGet(t, d, "k", "old")
@@ -163,7 +172,7 @@ func TestADBWithoutAnIdentityGetsOne(t *testing.T) {
 
 	num, _ := strconv.ParseUint(strings.TrimSuffix(logs[len(logs)-1], ".log"), 10, 64)
 	oldWAL(t, fs, num, 100, "k3", "stranger")
-	_, err = Open("/db", &Options{FS: fs})
+	_, err := Open("/db", &Options{FS: fs})
 	refused(t, err, true, logs[len(logs)-1])
 }
 
@@ -171,14 +180,9 @@ func TestADBWithoutAnIdentityGetsOne(t *testing.T) {
 // its identity; one further on, in a record that verifies, is no batch
 // monban writes.
 func TestAnIdentityAfterTheFirstRecordIsDamage(t *testing.T) {
-	fs := vfs.NewMem()
-	vs, err := manifest.Create(fs, "/db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	vs.Close()
+	fs := manifestWithoutAnID(t)
 	oldWAL(t, fs, 2, 1, "k", "v", appendWALIdentity(nil, 7))
-	_, err = Open("/db", &Options{FS: fs})
+	_, err := Open("/db", &Options{FS: fs})
 	refused(t, err, false, "000002.log")
 }
 
@@ -308,16 +312,11 @@ func TestWALsWhoseSequenceNumbersOverlap(t *testing.T) {
 		{"going back within a WAL", func(fs vfs.FS) { oldWAL(t, fs, 3, 5, "k2", "v", back) }},
 	} {
 		for _, ro := range []bool{true, false} {
-			fs := vfs.NewMem()
-			vs, err := manifest.Create(fs, "/db")
-			if err != nil {
-				t.Fatal(err)
-			}
-			vs.Close()
+			fs := manifestWithoutAnID(t)
 			writeOldWAL(t, fs, 2, 1, "k", "own", true)
 			c.second(fs)
 			before := dirFiles(t, fs, "/db")
-			_, err = Open("/db", &Options{FS: fs, ReadOnly: ro})
+			_, err := Open("/db", &Options{FS: fs, ReadOnly: ro})
 			if !errors.Is(err, ErrCorruption) {
 				t.Errorf("%s, read-only %v: Open %v; want ErrCorruption", c.name, ro, err)
 			}
