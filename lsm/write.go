@@ -69,6 +69,19 @@ func (d *DB) syncFor(opts []*WriteOptions) (bool, error) {
 // then, also when another writer's leader wrote it.
 var batchPool = sync.Pool{New: func() any { return new(Batch) }}
 
+// maxPooledBatch bounds the buffer of a batch going back to batchPool: one
+// that grew to hold a large value would keep it, up to MaxValueSize, for
+// every later Put of a few bytes, until the collector empties the pool.
+const maxPooledBatch = 1 << 20
+
+// releaseBatch returns a batch of Put or Delete to batchPool once its
+// Write returned, unless it grew past maxPooledBatch.
+func releaseBatch(b *Batch) {
+	if cap(b.data) <= maxPooledBatch {
+		batchPool.Put(b)
+	}
+}
+
 // Put sets key to value. Put copies key and value before it returns: the
 // caller may reuse both at once. opts (at most one) say how durable it
 // must be when Put returns (WriteOptions). It fails with ErrInvalidKey or
@@ -80,7 +93,7 @@ func (d *DB) Put(key, value []byte, opts ...*WriteOptions) error {
 	b.Reset()
 	b.Put(key, value)
 	err := d.Write(b, opts...)
-	batchPool.Put(b)
+	releaseBatch(b)
 	return err
 }
 
@@ -124,7 +137,7 @@ func (d *DB) Delete(key []byte, opts ...*WriteOptions) error {
 	b.Reset()
 	b.Delete(key)
 	err = d.write(b, sync)
-	batchPool.Put(b)
+	releaseBatch(b)
 	return err
 }
 
@@ -154,6 +167,7 @@ func (d *DB) write(b *Batch, sync bool) error {
 	w := writerPool.Get().(*writer)
 	*w = writer{batch: b, sync: sync}
 	err := d.commit(w)
+	*w = writer{} // a pooled writer must not keep the caller's batch alive
 	writerPool.Put(w)
 	return err
 }
@@ -266,7 +280,12 @@ func (d *DB) commit(w *writer) error {
 		}
 	}
 	d.release(pending, err)
+	// The queue's backing array and the order buffer would otherwise keep
+	// the writers, and through them their batches, until overwritten.
+	clear(d.mu.writers[:len(group)])
 	d.mu.writers = d.mu.writers[len(group):]
+	clear(d.mu.groupOrder)
+	d.mu.groupOrder = d.mu.groupOrder[:0]
 	d.mu.Unlock()
 	return err
 }
