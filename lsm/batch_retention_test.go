@@ -44,6 +44,7 @@ func TestWriteLetsGoOfTheBatch(t *testing.T) {
 		}
 	}
 }
+
 // TestPutPoolsOnlySmallBatches checks that Put and Delete do not keep a
 // batch that grew to hold a large value for the next one: the pool would
 // hold its buffer, up to MaxValueSize, until the collector empties it.

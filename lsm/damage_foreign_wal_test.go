@@ -407,3 +407,26 @@ func TestRepairDistrustsAnotherDBsManifest(t *testing.T) {
 		t.Errorf("Repair trusted %s, the other DB's", rep.TrustedManifest)
 	}
 }
+
+// TestALiveWALDeletedBetweenOthers: with WALs live on either side of it
+// (flushes held back), a WAL deleted outright left no trace Open looked
+// for, and it opened with the later WALs' commits and without the deleted
+// one's, a state no prefix of the commits ever had. Sequence numbers run
+// on from one WAL to the next, so the gap shows it.
+func TestALiveWALDeletedBetweenOthers(t *testing.T) {
+	for _, ro := range []bool{true, false} {
+		mem, logs := threeLiveWALs(t, "/db", "k")
+		if err := mem.Remove("/db/" + logs[1]); err != nil {
+			t.Fatal(err)
+		}
+		before := dirFiles(t, mem, "/db")
+		d, err := Open("/db", &Options{FS: mem, ReadOnly: ro})
+		if err == nil {
+			d.Close()
+		}
+		if !errors.Is(err, ErrCorruption) {
+			t.Errorf("read-only %v: Open %v; want ErrCorruption", ro, err)
+		}
+		unchanged(t, mem, before)
+	}
+}

@@ -215,9 +215,10 @@ const maxRecycledWALs = 2
 // over, or deletes it if enough are kept or the file system cannot reuse
 // files. A WAL's space is reserved with fallocate (vfs.Mapper), which on
 // ext4 leaves unwritten extents: every fsync into fresh space must also
-// journal their conversion. Writing over a file whose blocks were written
-// skips that (docs/write-path.md, "Recycled WALs"). A kept file is
-// obsolete, so Open deletes it after a crash; Close deletes it too.
+// write their conversion (to the journal, or the extent blocks). Writing
+// over a file whose blocks were written skips that (docs/write-path.md,
+// "Recycled WALs"). A kept file is obsolete, so Open deletes it after a
+// crash; Close deletes it too.
 func (d *DB) recycleWAL(num uint64) {
 	d.mu.Lock()
 	_, reusable := d.fs.(vfs.Reuser)

@@ -353,11 +353,16 @@ func syncReplayed(f vfs.File, name string) error {
 	return nil
 }
 
-// checkWALSeqs refuses WALs whose sequence numbers do not rise from one
-// to the next, logs in order: commits are numbered in the order they
-// reach the WALs, so such a WAL was copied in from elsewhere (another
+// checkWALSeqs refuses WALs whose sequence numbers do not run on from
+// one to the next, logs in order. Commits are numbered in the order they
+// reach the WALs, one after another: only a commit the WAL failed to take
+// spends numbers it holds no record of, and then none follows it (the
+// error stops writes, and the next Open retires the WAL before any
+// commit). So a WAL that goes back was copied in from elsewhere (another
 // DB's, an older copy of this one's), and replaying both would make one
-// DB of two histories.
+// DB of two histories; one that skips ahead follows a WAL that is gone,
+// deleted outright, and replaying it would keep later commits without
+// that WAL's.
 func checkWALSeqs(logs []uint64, replays []walReplay) error {
 	var last base.SeqNum
 	var lastLog uint64
@@ -365,9 +370,14 @@ func checkWALSeqs(logs []uint64, replays []walReplay) error {
 		if !r.records {
 			continue
 		}
-		if r.first <= last {
+		name := manifest.MakeFilename(manifest.KindLog, logs[i])
+		switch {
+		case r.first <= last:
 			return fmt.Errorf("monban: %s begins at sequence number %d, which %s, before it, reached (%d): one of them was copied in: %w",
-				manifest.MakeFilename(manifest.KindLog, logs[i]), r.first, manifest.MakeFilename(manifest.KindLog, lastLog), last, ErrCorruption)
+				name, r.first, manifest.MakeFilename(manifest.KindLog, lastLog), last, ErrCorruption)
+		case last != 0 && r.first > last+1:
+			return fmt.Errorf("monban: %s begins at sequence number %d, and %s, before it, ends at %d: the WAL that held the commits between is gone; Repair keeps those before it: %w",
+				name, r.first, manifest.MakeFilename(manifest.KindLog, lastLog), last, ErrCorruption)
 		}
 		last, lastLog = r.last, logs[i]
 	}

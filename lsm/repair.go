@@ -87,7 +87,10 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 //     that cannot be replayed to its end (damaged mid-file, or without
 //     its seal while a newer WAL holds commits) keeps its batches before the
 //     damage, is set aside, and every WAL after it is set aside unread (an
-//     empty one, which holds nothing, is removed):
+//     empty one, which holds nothing, is removed), as is every WAL after
+//     one deleted outright (the log number's WAL missing while no table
+//     the manifest does not name could hold its records, or sequence
+//     numbers skipped between two WALs):
 //     the repaired DB holds a prefix of the commits. The newest WAL's torn
 //     tail is dropped, and the WAL set aside too.
 //  4. Everything that survived is merged into new tables of the last

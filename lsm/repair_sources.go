@@ -28,6 +28,9 @@ type trustedManifest struct {
 	logNum  uint64          // WALs below it are flushed
 	lastSeq base.SeqNum
 	dbID    uint64 // the identity its DB's WALs begin with, 0 for none
+	// logGone: the WAL logNum names is missing, deleted rather than
+	// retired by edits the manifest lost (agrees): its commits are gone.
+	logGone bool
 }
 
 // trustManifest returns the manifest CURRENT names or, failing that, the
@@ -84,6 +87,11 @@ func diskError(err error) error {
 // lost edits fails one of them (a later edit moved the log number on and
 // its WAL was deleted, or dropped tables that were deleted since), and
 // trusting it would set aside as obsolete the tables those edits added.
+// A missing WAL is not lost edits, though, where every table present is
+// one the manifest names: an edit that moved the log number past the WAL
+// flushed its records to a table, which it does not name (a flush that
+// wrote no table held nothing to lose). Then the WAL was deleted, and the
+// manifest is trusted with its log gone (logGone).
 func (r *repairer) agrees(vs *manifest.VersionSet) (*trustedManifest, error) {
 	defer vs.Close()
 	// Repair's own files are numbered above every number this manifest
@@ -94,9 +102,7 @@ func (r *repairer) agrees(vs *manifest.VersionSet) (*trustedManifest, error) {
 	name := manifest.MakeFilename(manifest.KindManifest, vs.ManifestFileNum())
 	t := &trustedManifest{name: name, live: map[uint64]bool{}, ids: map[uint64]bool{}, logNum: vs.LogNum(), lastSeq: vs.LastSeq(), dbID: vs.DBID()}
 	var missing error
-	if t.logNum != 0 && !slices.Contains(r.logs, t.logNum) {
-		missing = fmt.Errorf("the WAL its log number names, %s, is missing: it lost edits", manifest.MakeFilename(manifest.KindLog, t.logNum))
-	}
+	logGone := t.logNum != 0 && !slices.Contains(r.logs, t.logNum)
 	v := vs.Current()
 	defer v.Unref()
 	for _, files := range v.Levels {
@@ -121,6 +127,13 @@ func (r *repairer) agrees(vs *manifest.VersionSet) (*trustedManifest, error) {
 		if missing, err = r.lostEdits(t); err != nil {
 			return nil, err
 		}
+	}
+	if missing == nil && logGone {
+		if stray := slices.IndexFunc(r.tables, func(num uint64) bool { return !t.live[num] }); stray >= 0 {
+			missing = fmt.Errorf("the WAL its log number names, %s, is missing, and table %s, which it does not name, may hold its records: it lost edits",
+				manifest.MakeFilename(manifest.KindLog, t.logNum), manifest.MakeFilename(manifest.KindTable, r.tables[stray]))
+		}
+		t.logGone = true
 	}
 	if missing != nil {
 		r.manifestErrs[name] = fmt.Errorf("not trusted: %w", missing)
@@ -482,6 +495,9 @@ func (r *repairer) replayWALs() error {
 		obsolete = r.trusted.logNum
 	}
 	lost := lostLog(live, gone, obsolete)
+	if r.trusted != nil && r.trusted.logGone && (lost == 0 || r.trusted.logNum < lost) {
+		lost = r.trusted.logNum
+	}
 	// A rotation seals a WAL before the next one takes a commit: one that
 	// a WAL holding records follows must end at its seal (checkWALEnds).
 	idleAfter := make([]bool, len(live)) // no later WAL holds a record
@@ -489,10 +505,17 @@ func (r *repairer) replayWALs() error {
 		idleAfter[i] = idle
 		idle = idle && !live[i].holds
 	}
-	var after error // why the WALs from here on are set aside unread: a prefix of the commits
+	var after error      // why the WALs from here on are set aside unread: a prefix of the commits
+	var last base.SeqNum // the last sequence number replayed from a WAL
 	for i, w := range live {
 		if lost != 0 && w.log >= lost && after == nil {
 			after = fmt.Errorf("after log %s, whose records are gone", manifest.MakeFilename(manifest.KindLog, lost))
+		}
+		if after == nil && last != 0 && w.first > last+1 {
+			// Commits are numbered in the order they reach the WALs, one
+			// after another across rotations: those between went into a
+			// WAL that is gone.
+			after = fmt.Errorf("after sequence number %d: %d to %d are in no WAL, the one that held them is gone", last, last+1, w.first-1)
 		}
 		if after != nil {
 			empty, err := r.walEmpty(w)
@@ -508,10 +531,11 @@ func (r *repairer) replayWALs() error {
 			}
 			continue
 		}
-		whole, err := r.replayWAL(w, idleAfter[i])
+		whole, walLast, err := r.replayWAL(w, idleAfter[i])
 		if err != nil {
 			return err
 		}
+		last = max(last, walLast)
 		if !whole {
 			after = fmt.Errorf("after %s, which does not replay to its end", w.name)
 		}
@@ -560,29 +584,29 @@ func (r *repairer) walEmpty(w logFile) (bool, error) {
 
 // replayWAL applies WAL name's batches to a memtable of its own, each
 // whole or not at all, as it was committed, and reports whether it read
-// to its end: no damage, and a tail that could only be a crash's. Only
+// to its end (no damage, and a tail that could only be a crash's) and the
+// last sequence number it replayed. Only
 // the last WAL that took commits (last) may end torn; one before it was
 // sealed before the next took a commit (a legacy log, written before
 // seals, synced: it ends at its last record). One that did not read to
 // its end is set aside: moved, if none of it was merged, copied
 // otherwise, so that a crash before the commit leaves it for the next
 // Repair.
-func (r *repairer) replayWAL(w logFile, last bool) (whole bool, err error) {
+func (r *repairer) replayWAL(w logFile, last bool) (whole bool, walLast base.SeqNum, err error) {
 	name, num := w.name, w.log
 	f, err := r.d.fs.Open(r.path(name))
 	if err != nil {
-		return false, fmt.Errorf("opening %s: %w", name, err)
+		return false, 0, fmt.Errorf("opening %s: %w", name, err)
 	}
 	defer f.Close()
 	if err := syncReplayed(f, name); err != nil {
-		return false, err
+		return false, 0, err
 	}
 	rd := wal.NewRecyclableReader(f, name, num)
 	mem := memtable.New(memtable.Options{})
 	r.mems = append(r.mems, mem)
 	r.report.WALsReplayed++
 	var batch []batchEntry
-	var walLast base.SeqNum
 	batches := 0
 	var damage error
 	identified := false // its identity record verified: monban wrote it
@@ -611,7 +635,7 @@ func (r *repairer) replayWAL(w logFile, last bool) (whole bool, err error) {
 			err = checkBatchSeqs(batch, walLast)
 		}
 		if err != nil && !errors.Is(err, ErrCorruption) {
-			return false, fmt.Errorf("reading %s: %w", name, err) // the disk's, not damage
+			return false, 0, fmt.Errorf("reading %s: %w", name, err) // the disk's, not damage
 		}
 		if err != nil {
 			damage = fmt.Errorf("after %d batches: %w", batches, err)
@@ -619,7 +643,7 @@ func (r *repairer) replayWAL(w logFile, last bool) (whole bool, err error) {
 		}
 		for _, e := range batch {
 			if err := applyEntry(mem, e); err != nil {
-				return false, fmt.Errorf("replaying %s: %w", name, err)
+				return false, 0, fmt.Errorf("replaying %s: %w", name, err)
 			}
 		}
 		if len(batch) > 0 {
@@ -645,7 +669,7 @@ func (r *repairer) replayWAL(w logFile, last bool) (whole bool, err error) {
 			_, older, err = wal.OlderLogAt(f, wal.NextBlock(rd.RecordsEnd()), num)
 		}
 		if err != nil {
-			return false, fmt.Errorf("reading %s: %w", name, err)
+			return false, 0, fmt.Errorf("reading %s: %w", name, err)
 		}
 		if !older {
 			damage = fmt.Errorf("%d bytes after its last record (%d batches) do not hold one: %w", rd.DroppedBytes(), batches, ErrCorruption)
@@ -656,13 +680,13 @@ func (r *repairer) replayWAL(w logFile, last bool) (whole bool, err error) {
 	switch {
 	case damage == nil:
 		r.merged(name, nil)
-		return true, nil
+		return true, walLast, nil
 	case batches > 0:
-		return false, r.setAside(name, FatePartlyMerged, damage, copyAside)
+		return false, walLast, r.setAside(name, FatePartlyMerged, damage, copyAside)
 	case rd.DroppedBytes() > 0 && !identified:
-		return false, r.setAside(name, FateNotMonban, fmt.Errorf("no record verifies: another program's log, or torn whole: %w", damage), r.walAside(w.num))
+		return false, walLast, r.setAside(name, FateNotMonban, fmt.Errorf("no record verifies: another program's log, or torn whole: %w", damage), r.walAside(w.num))
 	}
-	return false, r.setAside(name, FateDamaged, damage, r.walAside(w.num))
+	return false, walLast, r.setAside(name, FateDamaged, damage, r.walAside(w.num))
 }
 
 // walHoldsRecord reports whether a record of monban's framing verifies

@@ -824,6 +824,49 @@ func threeLiveWALs(t *testing.T, dir, prefix string) (*vfs.MemFS, []string) {
 	return crashed, logs
 }
 
+// TestRepairKeepsAPrefixPastADeletedWAL: a live WAL deleted outright, the
+// first (the one the manifest's log number names) or one after it, and
+// Repair replayed the WALs after it: the repaired DB held later commits
+// without the deleted WAL's (a black-box attack found the first). With
+// the first gone, the manifest is still trusted when no table it does not
+// name could hold that WAL's records (edits it lost would have left the
+// table they flushed it to); a later one gone shows as sequence numbers
+// missing between the WALs on either side. Either way the WALs after the
+// loss are set aside unread, kept in lost/.
+func TestRepairKeepsAPrefixPastADeletedWAL(t *testing.T) {
+	for deleted := range 2 {
+		t.Run(fmt.Sprintf("WAL %d of 3", deleted+1), func(t *testing.T) {
+			mem, logs := threeLiveWALs(t, "/db", "k")
+			if err := mem.Remove("/db/" + logs[deleted]); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Repair("/db", &Options{FS: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, later := range logs[deleted+1:] {
+				if f := fileReport(rep, later); f == nil || f.Fate != FateAfterDamage {
+					t.Errorf("%s: %+v; want %v", later, f, FateAfterDamage)
+				}
+				if f, err := mem.Open("/db/lost/" + later); err != nil {
+					t.Errorf("%s is not kept in lost/: %v", later, err)
+				} else {
+					f.Close()
+				}
+			}
+			d := openMem(t, mem, nil)
+			got := dbContents(t, d)
+			d.Close()
+			for i := range 3 {
+				_, present := got[fmt.Sprintf("k%d", i)]
+				if want := i < deleted; present != want {
+					t.Errorf("k%d present: %v, want %v (a prefix of the commits up to the deleted WAL)\n%v", i, present, want, rep)
+				}
+			}
+		})
+	}
+}
+
 // TestRepairKeepsAPrefixPastALostLog: a WAL file holding another log's
 // records, a copy over it or another DB's WAL, was set aside, and the WALs
 // after it replayed: the repaired DB held later commits without the ones
