@@ -243,8 +243,9 @@ func (r *repairer) readLogFile(num, log uint64) (logFile, error) {
 		case err != nil:
 			return w, fmt.Errorf("reading %s: %w", w.name, err)
 		}
-		if id, ok := walIdentity(rec); ok && first {
-			w.id = id
+		if first {
+			w.headRead = true
+			w.id, _ = walIdentity(rec)
 		}
 		if seq, count, ok := batchHeader(rec); ok && count > 0 {
 			w.first = seq
@@ -424,6 +425,7 @@ type logFile struct {
 	holds    bool
 	first    base.SeqNum
 	id       uint64 // the DB id its identity record holds, 0 for none
+	headRead bool   // its first record verified: id is what it begins with
 }
 
 // logFiles pairs each WAL file with the log it holds, in the order of
@@ -467,7 +469,7 @@ func (r *repairer) replayWALs() error {
 			if err := r.setAside(w.name, FateObsolete, nil, r.walAside(w.num)); err != nil {
 				return err
 			}
-		case dbID != 0 && w.holds && w.id != dbID:
+		case dbID != 0 && w.headRead && w.id != dbID:
 			why := fmt.Errorf("begins with DB id %016x, not %s's %016x: another DB's WAL: %w", w.id, r.trusted.name, dbID, ErrCorruption)
 			if err := r.setAside(w.name, FateNotMonban, why, r.walAside(w.num)); err != nil {
 				return err
@@ -683,7 +685,7 @@ func (r *repairer) replayWAL(w logFile, last bool) (whole bool, walLast base.Seq
 		return true, walLast, nil
 	case batches > 0:
 		return false, walLast, r.setAside(name, FatePartlyMerged, damage, copyAside)
-	case rd.DroppedBytes() > 0 && !identified:
+	case rd.DroppedBytes() > 0 && !identified && !w.holds:
 		return false, walLast, r.setAside(name, FateNotMonban, fmt.Errorf("no record verifies: another program's log, or torn whole: %w", damage), r.walAside(w.num))
 	}
 	return false, walLast, r.setAside(name, FateDamaged, damage, r.walAside(w.num))

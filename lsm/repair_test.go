@@ -914,3 +914,36 @@ func TestRepairKeepsAPrefixPastALostLog(t *testing.T) {
 		})
 	}
 }
+
+// TestRepairCallsAWALDamagedAtItsStartDamaged: a WAL whose identity
+// record is damaged, its later records whole, was reported as not
+// monban's ("no record verifies"), though they verify (a black-box attack
+// found it). The fate says what Repair found: damage at its start.
+func TestRepairCallsAWALDamagedAtItsStartDamaged(t *testing.T) {
+	mem := vfs.NewMem()
+	d, err := Open("/db", &Options{FS: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		if err := d.Put(fmt.Appendf(nil, "k%02d", i), []byte("v"), Sync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crashed := mem.ProcessCrashClone()
+	d.Close()
+	logs := filesOf(t, crashed, "/db", manifest.KindLog)
+	if len(logs) != 1 {
+		t.Fatalf("live WALs %v, want one", logs)
+	}
+	data := readFile(t, crashed, "/db/"+logs[0])
+	data[10] ^= 0x40 // inside the identity record's payload
+	rewrite(t, crashed, "/db/"+logs[0], data)
+	rep, err := Repair("/db", &Options{FS: crashed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := fileReport(rep, logs[0]); f == nil || f.Fate != FateDamaged {
+		t.Errorf("%s: %+v; want %v\n%v", logs[0], f, FateDamaged, rep)
+	}
+}
