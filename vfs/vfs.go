@@ -75,8 +75,8 @@ type Linker interface {
 // Reuser is an FS that can give an obsolete file's storage to a new file,
 // so that the new file overwrites blocks the file system has written
 // before instead of filling fresh ones: on ext4 an fsync after writing
-// into fallocated space must also journal the conversion of its unwritten
-// extents (docs/write-path.md, "Recycled WALs", has what that costs). The
+// into fallocated space must also write the conversion of its unwritten
+// extents (to the journal, or to the extent blocks without one) (docs/write-path.md, "Recycled WALs", has what that costs). The
 // OS file system (Default) and MemFS are Reusers, and
 // FaultFS passes Reuse on; code that wants to reuse a file checks for it
 // and creates a fresh file where it is missing or Reuse fails.
@@ -105,7 +105,7 @@ type Reuser interface {
 // ext4 a file whose blocks were allocated in many pieces, as small
 // reservations among other files' are, holds too many extents for its
 // inode: the tree grows a block, and every fsync that converts a written
-// range journals that block too (docs/write-path.md, "Preallocated
+// range writes that block too (docs/write-path.md, "Preallocated
 // WALs"). The OS file system on Linux is one; code that wants it checks
 // for it, and goes on without it where it is missing or fails.
 type Preallocator interface {
