@@ -59,6 +59,28 @@ func TestWALIdentityExample(t *testing.T) {
 	}
 }
 
+// TestWALSuccessorExample pins the successor record of docs/format.md.
+func TestWALSuccessorExample(t *testing.T) {
+	want := doctest.Hex(t, "../docs/format.md", "(`TestWALSuccessorExample` reads these bytes)")
+	if got := appendWALSuccessor(nil, 0x0123456789abcdef, 12); !bytes.Equal(got, want) {
+		t.Fatalf("encoding\n got % x\nwant % x", got, want)
+	}
+	if next, ok := walSuccessor(want); !ok || next != 12 {
+		t.Fatalf("walSuccessor = %d, %v", next, ok)
+	}
+	if _, ok := walIdentity(want); ok {
+		t.Fatal("a successor record read as an identity")
+	}
+	if _, ok := walSuccessor(appendWALIdentity(nil, 1)); ok {
+		t.Fatal("an identity read as a successor record")
+	}
+	var b Batch
+	b.Put([]byte("k"), nil)
+	if _, ok := walSuccessor(b.encode(1)); ok {
+		t.Fatal("a batch read as a successor record")
+	}
+}
+
 // FuzzDecodeBatch: WAL records are read from disk, so decodeBatch must
 // reject every malformed record with ErrCorruption and never panic; what
 // it accepts re-encodes to the same bytes.

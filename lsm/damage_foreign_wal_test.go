@@ -430,3 +430,39 @@ func TestALiveWALDeletedBetweenOthers(t *testing.T) {
 		unchanged(t, mem, before)
 	}
 }
+
+// TestTheNewestLiveWALDeleted: with WALs live before it (flushes held
+// back), the newest WAL deleted outright left a directory that read as a
+// clean Close's: the WAL before it sealed, nothing after. Open kept the
+// older WALs' commits and lost the newest's without a word. A rotation
+// now ends the WAL it retires with a record naming the WAL that took
+// over, which must be there.
+func TestTheNewestLiveWALDeleted(t *testing.T) {
+	for _, ro := range []bool{true, false} {
+		mem, logs := threeLiveWALs(t, "/db", "k")
+		if err := mem.Remove("/db/" + logs[2]); err != nil {
+			t.Fatal(err)
+		}
+		before := dirFiles(t, mem, "/db")
+		d, err := Open("/db", &Options{FS: mem, ReadOnly: ro})
+		if err == nil {
+			d.Close()
+		}
+		if !errors.Is(err, ErrCorruption) || !strings.Contains(err.Error(), logs[2]) {
+			t.Errorf("read-only %v: Open %v; want ErrCorruption naming %s", ro, err, logs[2])
+		}
+		unchanged(t, mem, before)
+	}
+}
+
+// TestASuccessorRecordEndsItsWAL: the record naming the WAL that took
+// over is a WAL's last; a batch after it is damage.
+func TestASuccessorRecordEndsItsWAL(t *testing.T) {
+	fs := manifestWithoutAnID(t)
+	oldWAL(t, fs, 2, 1, "k", "v", appendWALSuccessor(nil, 0, 3), []byte{2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, byte(base.KindSet), 1, 'j', 1, 'x'})
+	oldWAL(t, fs, 3, 3, "m", "v")
+	_, err := Open("/db", &Options{FS: fs, ReadOnly: true})
+	if !errors.Is(err, ErrCorruption) {
+		t.Errorf("Open %v; want ErrCorruption", err)
+	}
+}

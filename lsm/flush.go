@@ -123,7 +123,11 @@ func (d *DB) rotateMemtable() error {
 		w, err = d.newWALWriter(f, num) // maps its first window: not under d.mu
 	}
 	if err == nil {
-		sealErr = oldWAL.Seal()
+		// The successor record, then the seal that syncs it: the next
+		// WAL's name is durable already (createWAL synced the directory).
+		if _, sealErr = oldWAL.Append(appendWALSuccessor(nil, d.dbID, num)); sealErr == nil {
+			sealErr = oldWAL.Seal()
+		}
 	}
 	d.mu.Lock()
 	if sealErr != nil {

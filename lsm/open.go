@@ -228,6 +228,9 @@ func (d *DB) recover() error {
 	if err := checkWALEnds(logs, replays); err != nil {
 		return refuse(err)
 	}
+	if err := checkWALSuccessors(logs, replays); err != nil {
+		return refuse(err)
+	}
 	if err := d.checkStrayTables(names, vs.LastSeq(), replays); err != nil {
 		return refuse(err)
 	}
@@ -311,7 +314,8 @@ type walReplay struct {
 	first   base.SeqNum // the lowest sequence number replayed, 0 for none
 	last    base.SeqNum // the highest sequence number replayed
 	records bool        // it held at least one record
-	sealed  bool        // a rotation sealed it (wal.Reader.Sealed)
+	sealed  bool        // a rotation or Close sealed it (wal.Reader.Sealed)
+	next    uint64      // the WAL that took over, its successor record's; 0 for none
 	ended   bool        // it ends at its last record (wal.Reader.EndsCleanly)
 	legacy  bool        // it holds a legacy log's records, which no SEAL ends
 }
@@ -335,6 +339,20 @@ func checkWALEnds(logs []uint64, replays []walReplay) error {
 				manifest.MakeFilename(manifest.KindLog, logs[i]), ErrCorruption)
 		}
 		idle = idle && !r.records && !r.sealed
+	}
+	return nil
+}
+
+// checkWALSuccessors refuses a WAL whose successor record names a WAL that
+// is missing, logs (all the live WALs present) in order: a rotation
+// creates the next WAL, durably, before it writes the record, and a live
+// WAL's successor is live too, so it was deleted, and its commits with it.
+func checkWALSuccessors(logs []uint64, replays []walReplay) error {
+	for i, r := range replays {
+		if r.next != 0 && !slices.Contains(logs, r.next) {
+			return fmt.Errorf("monban: %s names %s as the WAL that took over from it, which is missing: its commits are gone; Repair keeps those before it: %w",
+				manifest.MakeFilename(manifest.KindLog, logs[i]), manifest.MakeFilename(manifest.KindLog, r.next), ErrCorruption)
+		}
 	}
 	return nil
 }
@@ -443,6 +461,13 @@ func (d *DB) replayWAL(num uint64, edit *manifest.VersionEdit) (walReplay, error
 		}
 		if _, ok := walIdentity(rec); ok {
 			identified = true
+			continue
+		}
+		if out.next != 0 {
+			return out, fmt.Errorf("monban: %s at offset %d: a record after the one naming the WAL that took over: %w", name, rd.Offset(), ErrCorruption)
+		}
+		if next, ok := walSuccessor(rec); ok {
+			out.next = next
 			continue
 		}
 		if seq, count, _ := batchHeader(rec); count > 0 && seq <= out.last {

@@ -612,6 +612,7 @@ func (r *repairer) replayWAL(w logFile, last bool) (whole bool, walLast base.Seq
 	batches := 0
 	var damage error
 	identified := false // its identity record verified: monban wrote it
+	succeeded := false  // its successor record verified: a newer WAL took over
 	for first := true; ; first = false {
 		rec, err := rd.Next()
 		if err == io.EOF {
@@ -624,6 +625,13 @@ func (r *repairer) replayWAL(w logFile, last bool) (whole bool, walLast base.Seq
 		}
 		if _, ok := walIdentity(rec); ok && err == nil {
 			identified = true
+			continue
+		}
+		if err == nil && succeeded {
+			err = fmt.Errorf("a record after the one naming the WAL that took over: %w", ErrCorruption)
+		}
+		if _, ok := walSuccessor(rec); ok && err == nil {
+			succeeded = true // its successor is the next log: replayWALs stops at a missing one
 			continue
 		}
 		batch = batch[:0]

@@ -21,6 +21,31 @@ import (
 // under a live WAL's name, whose records verify (checksums are seeded
 // with the log's number and offsets alone), would replay as this DB's.
 
+// A rotation ends the WAL it retires with a successor record, just before
+// its seal: 20 bytes, the DB's id and a count of 0 as in the identity
+// record, then the number of the WAL that took over, which the rotation
+// created (and made durable) before it. A sealed WAL then says whether a
+// newer one took its place, or a Close ended it: without the record, a
+// live WAL deleted outright after the last one holding records would
+// leave a directory that reads as a clean Close's, and its commits would
+// be gone without a word. The record is a WAL's last; Open refuses a
+// batch after it, and a successor it names that is missing.
+
+// appendWALSuccessor appends the successor record naming WAL next, of the
+// DB id, to dst.
+func appendWALSuccessor(dst []byte, id, next uint64) []byte {
+	return binary.LittleEndian.AppendUint64(appendWALIdentity(dst, id), next)
+}
+
+// walSuccessor returns the WAL a successor record names; ok is false for
+// any other record.
+func walSuccessor(rec []byte) (next uint64, ok bool) {
+	if len(rec) != batchHeaderLen+8 || binary.LittleEndian.Uint32(rec[8:12]) != 0 {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint64(rec[batchHeaderLen:]), true
+}
+
 // appendWALIdentity appends the identity record of the DB id to dst.
 func appendWALIdentity(dst []byte, id uint64) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, id)

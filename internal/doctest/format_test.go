@@ -33,6 +33,7 @@ var formatGenerators = map[string]func(t *testing.T) []byte{
 	"batch":              batchExample,
 	"batch-range-delete": batchRangeDeleteExample,
 	"wal-identity":       walIdentityExample,
+	"wal-successor":      walSuccessorExample,
 	"wal":                walExample,
 	"wal-recyclable":     walRecyclableExample,
 	"sstable":            sstableExample,
@@ -233,6 +234,65 @@ func walIdentityExample(t *testing.T) []byte {
 		t.Fatalf("WAL %s begins with % x; want the DB id %#x and count 0", name, rec, id)
 	}
 	return binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint64(nil, 0x0123456789abcdef), 0)
+}
+
+// walSuccessorExample checks that a rotation ends the WAL it retires
+// with the DB id, count 0 and the new WAL's number (the first WAL's
+// memtable filled by one large value, its flush held back so that both
+// WALs stay), and returns the record for the example's id and WAL 12.
+func walSuccessorExample(t *testing.T) []byte {
+	mem := vfs.NewMem()
+	release := make(chan struct{})
+	d, err := lsm.Open("/db", &lsm.Options{FS: mem, MemtableSize: 64 << 10, EventListener: &lsm.EventListener{
+		FlushBegin: func(lsm.FlushInfo) { <-release },
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a", "b"} {
+		if err := d.Put([]byte(k), make([]byte, 80<<10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crashed := mem.ProcessCrashClone()
+	close(release)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	vs, err := manifest.Recover(crashed, "/db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, num := vs.DBID(), vs.LogNum()
+	vs.Close()
+	name := fmt.Sprintf("%06d.log", num)
+	rd := wal.NewRecyclableReader(bytes.NewReader(readFile(t, crashed, "/db/"+name)), name, num)
+	var last []byte
+	for {
+		rec, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = rec
+	}
+	names, err := crashed.List("/db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := uint64(0)
+	for _, n := range names {
+		if k, m, ok := manifest.ParseFilename(n); ok && k == manifest.KindLog && m > num {
+			next = m
+		}
+	}
+	want := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint64(nil, id), 0), next)
+	if !rd.Sealed() || next == 0 || !bytes.Equal(last, want) {
+		t.Fatalf("WAL %s (sealed %v) ends with % x; want the DB id %#x, count 0 and the next WAL, %d", name, rd.Sealed(), last, id, next)
+	}
+	return binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint64(nil, 0x0123456789abcdef), 0), 12)
 }
 
 // walExample is a new log holding the records "hi" and "wal!".
