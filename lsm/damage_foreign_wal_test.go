@@ -408,50 +408,32 @@ func TestRepairDistrustsAnotherDBsManifest(t *testing.T) {
 	}
 }
 
-// TestALiveWALDeletedBetweenOthers: with WALs live on either side of it
+// TestALiveWALDeletedOutright: with WALs live on either side of it
 // (flushes held back), a WAL deleted outright left no trace Open looked
 // for, and it opened with the later WALs' commits and without the deleted
-// one's, a state no prefix of the commits ever had. Sequence numbers run
-// on from one WAL to the next, so the gap shows it.
-func TestALiveWALDeletedBetweenOthers(t *testing.T) {
-	for _, ro := range []bool{true, false} {
-		mem, logs := threeLiveWALs(t, "/db", "k")
-		if err := mem.Remove("/db/" + logs[1]); err != nil {
-			t.Fatal(err)
+// one's, a state no prefix of the commits ever had; the newest deleted
+// left a directory that read as a clean Close's (the WAL before it
+// sealed, nothing after), its commits gone without a word. Sequence
+// numbers run on from one WAL to the next, so a gap shows the first; a
+// rotation ends the WAL it retires with a record naming the WAL that took
+// over, which must be there, which shows the second.
+func TestALiveWALDeletedOutright(t *testing.T) {
+	for _, deleted := range []int{1, 2} {
+		for _, ro := range []bool{true, false} {
+			mem, logs := threeLiveWALs(t, "/db", "k")
+			if err := mem.Remove("/db/" + logs[deleted]); err != nil {
+				t.Fatal(err)
+			}
+			before := dirFiles(t, mem, "/db")
+			d, err := Open("/db", &Options{FS: mem, ReadOnly: ro})
+			if err == nil {
+				d.Close()
+			}
+			if !errors.Is(err, ErrCorruption) || !strings.Contains(err.Error(), logs[deleted]) {
+				t.Errorf("WAL %d of 3 deleted, read-only %v: Open %v; want ErrCorruption naming %s", deleted+1, ro, err, logs[deleted])
+			}
+			unchanged(t, mem, before)
 		}
-		before := dirFiles(t, mem, "/db")
-		d, err := Open("/db", &Options{FS: mem, ReadOnly: ro})
-		if err == nil {
-			d.Close()
-		}
-		if !errors.Is(err, ErrCorruption) {
-			t.Errorf("read-only %v: Open %v; want ErrCorruption", ro, err)
-		}
-		unchanged(t, mem, before)
-	}
-}
-
-// TestTheNewestLiveWALDeleted: with WALs live before it (flushes held
-// back), the newest WAL deleted outright left a directory that read as a
-// clean Close's: the WAL before it sealed, nothing after. Open kept the
-// older WALs' commits and lost the newest's without a word. A rotation
-// now ends the WAL it retires with a record naming the WAL that took
-// over, which must be there.
-func TestTheNewestLiveWALDeleted(t *testing.T) {
-	for _, ro := range []bool{true, false} {
-		mem, logs := threeLiveWALs(t, "/db", "k")
-		if err := mem.Remove("/db/" + logs[2]); err != nil {
-			t.Fatal(err)
-		}
-		before := dirFiles(t, mem, "/db")
-		d, err := Open("/db", &Options{FS: mem, ReadOnly: ro})
-		if err == nil {
-			d.Close()
-		}
-		if !errors.Is(err, ErrCorruption) || !strings.Contains(err.Error(), logs[2]) {
-			t.Errorf("read-only %v: Open %v; want ErrCorruption naming %s", ro, err, logs[2])
-		}
-		unchanged(t, mem, before)
 	}
 }
 
@@ -464,5 +446,26 @@ func TestASuccessorRecordEndsItsWAL(t *testing.T) {
 	_, err := Open("/db", &Options{FS: fs, ReadOnly: true})
 	if !errors.Is(err, ErrCorruption) {
 		t.Errorf("Open %v; want ErrCorruption", err)
+	}
+}
+
+// TestWALsWhoseSequenceNumbersSkipAhead: WALs written before successor
+// records show a WAL deleted from between two others only by the numbers
+// it held, missing from the run; the same WALs with the run whole open.
+func TestWALsWhoseSequenceNumbersSkipAhead(t *testing.T) {
+	for _, c := range []struct {
+		next    uint64
+		refused bool
+	}{{2, false}, {3, true}} {
+		fs := manifestWithoutAnID(t)
+		writeOldWAL(t, fs, 2, 1, "k", "v", true)
+		oldWAL(t, fs, 3, c.next, "j", "v")
+		d, err := Open("/db", &Options{FS: fs, ReadOnly: true})
+		if err == nil {
+			d.Close()
+		}
+		if refused := errors.Is(err, ErrCorruption); refused != c.refused || !refused && err != nil {
+			t.Errorf("second WAL from sequence number %d: Open %v; want refused %v", c.next, err, c.refused)
+		}
 	}
 }

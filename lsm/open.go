@@ -222,13 +222,14 @@ func (d *DB) recover() error {
 		}
 		seq = max(seq, replays[i].last)
 	}
+	// The successors first: where a WAL is missing, they name it.
+	if err := checkWALSuccessors(logs, replays); err != nil {
+		return refuse(err)
+	}
 	if err := checkWALSeqs(logs, replays); err != nil {
 		return refuse(err)
 	}
 	if err := checkWALEnds(logs, replays); err != nil {
-		return refuse(err)
-	}
-	if err := checkWALSuccessors(logs, replays); err != nil {
 		return refuse(err)
 	}
 	if err := d.checkStrayTables(names, vs.LastSeq(), replays); err != nil {
