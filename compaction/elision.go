@@ -79,12 +79,8 @@ func seqRange(f *manifest.FileMetadata, spans keyspan.Spans) (lo, hi base.SeqNum
 	if f.NumEntries == 0 {
 		lo, hi = base.MaxSeqNum, 0
 	}
-	for sp := range spans.All() {
-		for _, seq := range sp.Seqs {
-			lo, hi = min(lo, seq), max(hi, seq)
-		}
-	}
-	return lo, hi
+	oldest, newest := spans.SeqBounds()
+	return min(lo, oldest), max(hi, newest)
 }
 
 // tombstones counts f's point tombstones and, when known, its range

@@ -94,9 +94,19 @@ func seeded(t *testing.T, f func(t *testing.T, rng *rand.Rand)) {
 }
 
 // checkValid fails t unless s satisfies invariants 1–3, checked here
-// independently of the code under test.
+// independently of the code under test, and SeqBounds bounds its spans'
+// sequence numbers exactly.
 func checkValid(t *testing.T, s Spans) {
 	t.Helper()
+	oldest, newest := base.MaxSeqNum, base.SeqNum(0)
+	for _, sp := range s.spans {
+		for _, seq := range sp.Seqs {
+			oldest, newest = min(oldest, seq), max(newest, seq)
+		}
+	}
+	if lo, hi := s.SeqBounds(); lo != oldest || hi != newest {
+		t.Fatalf("spans %v: SeqBounds %d, %d; want %d, %d", s.spans, lo, hi, oldest, newest)
+	}
 	for i, sp := range s.spans {
 		if bytes.Compare(sp.Start, sp.End) >= 0 {
 			t.Fatalf("span %d %v: Start >= End", i, sp)

@@ -68,6 +68,12 @@ type Spans struct {
 	shared []byte
 	ends   []uint64
 	starts []uint64
+	// oldest and newest bound every span's sequence numbers (SeqBounds),
+	// which a compaction picker asks of a table's tombstones at every
+	// pick: walking them there cost a snapshot's Close, under the DB's
+	// lock, time in the square of the fragments a snapshot-laden table
+	// held.
+	oldest, newest base.SeqNum
 }
 
 // newSpans returns spans, sorted and fragmented (invariants 1-4), with the
@@ -81,12 +87,24 @@ func newSpans(spans []Span) Spans {
 	for n < len(first) && n < len(last) && first[n] == last[n] {
 		n++
 	}
-	s := Spans{spans: spans, shared: first[:n:n], ends: make([]uint64, len(spans)), starts: make([]uint64, len(spans))}
-	for i := range spans {
-		s.ends[i] = abbreviate(spans[i].End[n:])
-		s.starts[i] = abbreviate(spans[i].Start[n:])
+	s := Spans{spans: spans, shared: first[:n:n], ends: make([]uint64, len(spans)), starts: make([]uint64, len(spans)), oldest: base.MaxSeqNum}
+	for i, sp := range spans {
+		s.ends[i] = abbreviate(sp.End[n:])
+		s.starts[i] = abbreviate(sp.Start[n:])
+		// Seqs descend (invariant 3): the first is the newest, the last
+		// the oldest.
+		s.newest, s.oldest = max(s.newest, sp.Seqs[0]), min(s.oldest, sp.Seqs[len(sp.Seqs)-1])
 	}
 	return s
+}
+
+// SeqBounds returns the oldest and the newest of the spans' sequence
+// numbers; MaxSeqNum and 0 when there are no spans.
+func (s Spans) SeqBounds() (oldest, newest base.SeqNum) {
+	if len(s.spans) == 0 {
+		return base.MaxSeqNum, 0
+	}
+	return s.oldest, s.newest
 }
 
 // abbreviate is the first eight bytes of b as a big-endian integer, zero
