@@ -169,7 +169,7 @@ func (s *Store) StoreLogs(logs []*hraft.Log) error {
 	defer s.writeMu.Unlock()
 	b := *s.bounds.Load()
 	want := b.last + 1
-	if b.last == 0 {
+	if b.last == 0 && logs[0] != nil {
 		want = max(logs[0].Index, 1) // an empty log starts anywhere from 1
 		b.known, b.ends = want-1, nil
 	}
@@ -182,6 +182,10 @@ func (s *Store) StoreLogs(logs []*hraft.Log) error {
 	for _, l := range logs {
 		if l == nil || l.Index != want || want == 0 { // 0: past the last index there is
 			return s.gap(l, want)
+		}
+		if n := len(l.Data) + len(l.Extensions); n > MaxLogData {
+			return fmt.Errorf("monban raft: log entry %d holds %d bytes of data and extensions, more than MaxLogData (%d): %w",
+				l.Index, n, MaxLogData, lsm.ErrInvalidValue)
 		}
 		s.entry = appendEntry(s.entry[:0], l)
 		if n == runMaxEntries || (n > 0 && len(s.buf)+binary.MaxVarintLen64+len(s.entry) > runMaxBytes) {

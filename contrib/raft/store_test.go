@@ -116,12 +116,21 @@ func TestLargestLogEntry(t *testing.T) {
 	if err := s.GetLog(1, &got); err != nil || len(got.Data) != MaxLogData || got.Data[MaxLogData-1] != 7 || got.Term != widest.Term {
 		t.Fatalf("GetLog of the widest entry: %d bytes, term %d, %v", len(got.Data), got.Term, err)
 	}
-	err := s.StoreLogs([]*hraft.Log{{Index: 2, Term: 1, Data: make([]byte, lsm.MaxValueSize)}})
-	if !errors.Is(err, lsm.ErrInvalidValue) {
-		t.Fatalf("StoreLogs of %d bytes of data: %v, want lsm.ErrInvalidValue", lsm.MaxValueSize, err)
+	// Past MaxLogData by a byte, with Data or Extensions, however little
+	// the other fields take (a black-box attack stored up to 20 bytes
+	// more: the engine's limit on the run was the only check).
+	for _, l := range []*hraft.Log{
+		{Index: 2, Term: 1, Data: make([]byte, lsm.MaxValueSize)},
+		{Index: 2, Term: 1, Data: make([]byte, MaxLogData+1)},
+		{Index: 2, Term: 1, Data: make([]byte, MaxLogData), Extensions: []byte{1}},
+	} {
+		err := s.StoreLogs([]*hraft.Log{l})
+		if n := len(l.Data) + len(l.Extensions); !errors.Is(err, lsm.ErrInvalidValue) {
+			t.Fatalf("StoreLogs of %d bytes of data and extensions: %v, want lsm.ErrInvalidValue", n, err)
+		}
 	}
 	if last, err := s.LastIndex(); last != 1 || err != nil {
-		t.Fatalf("LastIndex after the refused entry: %d, %v", last, err)
+		t.Fatalf("LastIndex after the refused entries: %d, %v", last, err)
 	}
 }
 
@@ -137,6 +146,11 @@ func TestGapsRefused(t *testing.T) {
 	s := openStore(t, t.TempDir(), nil)
 	if err := s.StoreLogs(entries(0, 2, 1)); !errors.Is(err, ErrNotContiguous) {
 		t.Fatalf("index 0 on an empty log: %v, want ErrNotContiguous", err)
+	}
+	// An empty log took its first index from the first entry before it
+	// looked at it (a black-box attack: a nil one panicked).
+	if err := s.StoreLogs([]*hraft.Log{nil}); !errors.Is(err, ErrNotContiguous) {
+		t.Fatalf("a nil entry on an empty log: %v, want ErrNotContiguous", err)
 	}
 	store(t, s, entries(1, 3, 1))
 	for name, logs := range map[string][]*hraft.Log{
