@@ -90,6 +90,10 @@ func (n *node) reply(w http.ResponseWriter, r *http.Request, err error) {
 		u := *r.URL
 		u.Scheme, u.Host = "http", string(leader) // a server's ID is its HTTP address
 		http.Redirect(w, r, u.String(), http.StatusTemporaryRedirect)
+	case errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		// An election's: the write may yet commit under the next leader,
+		// or not; the client retries, as it does with no leader at all.
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 	default:
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 	}

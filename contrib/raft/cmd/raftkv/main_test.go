@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -161,5 +162,20 @@ func write(t *testing.T, method, url, body string) {
 			t.Fatalf("%s %s: %d %s", method, url, code, msg)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestAWriteWithoutALeaderIs503: a write whose leader lost its leadership
+// before it committed, or was handing it over, answered 500, though the
+// README promises 503 while there is no leader: both are an election's,
+// and the client retries.
+func TestAWriteWithoutALeaderIs503(t *testing.T) {
+	var n node
+	for _, err := range []error{raft.ErrLeadershipLost, raft.ErrLeadershipTransferInProgress} {
+		rec := httptest.NewRecorder()
+		n.reply(rec, httptest.NewRequest(http.MethodPut, "/kv/k", nil), err)
+		if rec.Code != http.StatusServiceUnavailable {
+			t.Errorf("%v: %d, want %d", err, rec.Code, http.StatusServiceUnavailable)
+		}
 	}
 }
