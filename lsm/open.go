@@ -721,6 +721,11 @@ func (d *DB) closeResources() error {
 	d.filesMu.Unlock()
 	rs := d.rs.Swap(nil)
 	if rs != nil {
+		// The memtables still in the level hold the DB's own reference
+		// too (newMemtable's caller's, which a flush drops once it has
+		// taken one): dropped here, an arena goes when the last reader
+		// lets go, not when the collector finds the memtable.
+		rs.eachMemtable((*memtable.Memtable).Unref)
 		rs.unref()
 	}
 	if d.tables != nil {
