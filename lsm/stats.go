@@ -142,7 +142,9 @@ type Stats struct {
 	// tombstone unnecessary.
 	DeleteProofProbes, MergeProofProbes uint64
 
-	// WALBytes counts bytes of records appended to WALs.
+	// WALBytes counts bytes of the commits' records appended to WALs: not
+	// their framing, nor the identity record each WAL begins with and the
+	// successor record a rotation ends one with (docs/format.md, "Batch").
 	WALBytes uint64
 	// Commits counts the writes (Put, Delete, Write) committed;
 	// WALSyncs the fsyncs of the WAL that commits waited for. Sync
