@@ -121,7 +121,7 @@ func NewCollector(db *lsm.DB) *Collector {
 	global("merge_proof_probes_total", "Filter probes made by flushes and compactions to prove a tombstone unnecessary.", counter,
 		func(s *lsm.Stats) float64 { return u(s.MergeProofProbes) })
 	// Writes.
-	global("wal_bytes_total", "Bytes of records appended to WALs.", counter,
+	global("wal_bytes_total", "Bytes of the commits' records appended to WALs.", counter,
 		func(s *lsm.Stats) float64 { return u(s.WALBytes) })
 	global("flushes_total", "Memtables flushed (a table written or not: none is when every entry was dropped).", counter,
 		func(s *lsm.Stats) float64 { return u(s.Flushes) })
