@@ -173,8 +173,10 @@ func TestDeletesNegative(t *testing.T) {
 }
 
 // TestSVGPathCheckedUpFront: an -svg path that cannot be written fails
-// the run before any benchmark runs (nothing on stdout, no DB made); a
-// good one is not created by a run that fails before writing it.
+// the run before any benchmark runs (nothing on stdout, no DB made), as
+// bad usage: exit 2, with the hint line (it exited 1 without it, though
+// the exit statuses keep 1 for a failed benchmark); a good one is not
+// created by a run that fails before writing it.
 func TestSVGPathCheckedUpFront(t *testing.T) {
 	root := t.TempDir()
 	db := filepath.Join(root, "db")
@@ -189,8 +191,8 @@ func TestSVGPathCheckedUpFront(t *testing.T) {
 	} {
 		args := []string{"-db", db, "-num", "10", "-reads", "5", "-benchmarks", "fillseq", "-compare=false", "-svg", svg}
 		code, stdout, stderr := runArgs(t, args...)
-		if code != 1 || !strings.Contains(stderr, "-svg "+svg) || stdout != "" {
-			t.Errorf("run(%q) = %d, want 1 naming -svg %s before any benchmark; stdout:\n%s\nstderr:\n%s", args, code, svg, stdout, stderr)
+		if code != 2 || !strings.Contains(stderr, "-svg "+svg) || !strings.Contains(stderr, "kvbench -h") || stdout != "" {
+			t.Errorf("run(%q) = %d, want 2 naming -svg %s before any benchmark; stdout:\n%s\nstderr:\n%s", args, code, svg, stdout, stderr)
 		}
 		if _, err := os.Stat(db); !os.IsNotExist(err) {
 			t.Errorf("-svg %s: the run made %s (%v)", svg, db, err)

@@ -106,7 +106,11 @@ var errInterrupted = errors.New("interrupted")
 // under way stops at its next op, and the temporary directory is removed
 // before runBenchmarks returns errInterrupted.
 func runBenchmarks(ctx context.Context, c *config, stdout, stderr io.Writer) (err error) {
-	if err := c.checkPaths(); err != nil {
+	if err := c.checkPaths(stderr); err != nil {
+		if errors.Is(err, errUsage) { // printed here, as parseConfig prints its own
+			fmt.Fprintf(stderr, "kvbench: %v\n", err)
+			usageHint(stderr, "", "[flags]")
+		}
 		return err
 	}
 	rep := newReporter(c, stdout)
@@ -183,11 +187,20 @@ func (b *bench) runAll() (err error) {
 		// Only a DB that was there before the run is news: later repeats
 		// replace the one the first built.
 		if replaced && b.repeat == 1 {
-			fmt.Fprintf(b.stderr, "kvbench: replacing the monban DB in %s (-use_existing_db runs on it instead)\n", b.dir)
+			advice := " (-use_existing_db runs on it instead)"
+			if len(b.cfg.settings()) > 1 {
+				advice = "" // a sweep rebuilds its DBs: -use_existing_db refuses one
+			}
+			fmt.Fprintf(b.stderr, "kvbench: replacing the monban DB in %s%s\n", b.dir, advice)
 		}
 	}
 	if err := b.open(); err != nil {
 		return err
+	}
+	if !b.cfg.useExisting {
+		if err := writeKeyLayout(b.dir, b.keys); err != nil {
+			return errors.Join(err, b.db.Close())
+		}
 	}
 	if b.dirBytesAtOpen, err = dirBytes(b.dir); err != nil {
 		return errors.Join(err, b.db.Close())
@@ -318,7 +331,7 @@ func clearDB(dir string) (replaced bool, err error) {
 		return false, nil
 	}
 	for _, e := range entries {
-		if _, _, ok := manifest.ParseFilename(e.Name()); !ok || !e.Type().IsRegular() {
+		if _, _, ok := manifest.ParseFilename(e.Name()); (!ok && e.Name() != keyLayoutFile) || !e.Type().IsRegular() {
 			return false, fmt.Errorf("%s holds %s, which is not a monban DB's: refusing to delete it", dir, e.Name())
 		}
 	}
@@ -335,17 +348,26 @@ func clearDB(dir string) (replaced bool, err error) {
 // checkPaths checks, before anything is made or run, what the run needs
 // of the file system and would otherwise find out late: the DB that
 // -use_existing_db runs on (lsm.Open would make a new one where there is
-// none), and that the -svg chart, written after the last benchmark, can be
-// written.
-func (c *config) checkPaths() error {
+// none) and the keys it holds, and that the -svg chart, written after the
+// last benchmark, and the -cpuprofile can be written. A path that cannot
+// be written, or keys other than the flags ask for, are usage errors; a
+// warning goes to stderr.
+func (c *config) checkPaths(stderr io.Writer) error {
 	if c.useExisting {
 		if err := holdsDB(c.db); err != nil {
 			return fmt.Errorf("-use_existing_db: %w", err)
 		}
+		warn := func(s string) { fmt.Fprintf(stderr, "kvbench: %s\n", s) }
+		if err := checkKeyLayout(c.db, c.keys(), warn); err != nil {
+			return err
+		}
 	}
-	if c.svg != "" {
-		if err := writable(c.svg); err != nil {
-			return fmt.Errorf("-svg %s: %w", c.svg, err)
+	for _, p := range []struct{ flag, path string }{{"-svg", c.svg}, {"-cpuprofile", c.cpuProfile}} {
+		if p.path == "" {
+			continue
+		}
+		if err := writable(p.path); err != nil {
+			return usageError("%s %s: %w", p.flag, p.path, err)
 		}
 	}
 	return nil

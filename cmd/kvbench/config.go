@@ -195,6 +195,8 @@ func (c *config) validate() error {
 	switch {
 	case c.num < 1:
 		return usageError("-num must be at least 1")
+	case c.num > maxNum:
+		return usageError("-num must be at most %d: the fills' key order is a permutation of every key, held in memory", maxNum)
 	case c.reads < 0:
 		return usageError("-reads must not be negative")
 	case c.deletes < 0: // -1 was replaced by -reads
@@ -243,3 +245,7 @@ func (c *config) validate() error {
 }
 
 func isFill(name string) bool { return strings.HasPrefix(name, "fill") }
+
+// maxNum bounds -num: a fill's key order (permutation) takes 4 bytes a
+// key, 4 GiB here, and numbers its keys in 32 bits.
+const maxNum = 1 << 30

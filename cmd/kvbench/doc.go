@@ -17,8 +17,14 @@
 // DIR holding anything but those.
 // -use_existing_db runs on the DB as it is, and refuses a directory that
 // is missing or holds no DB file (it would otherwise make a new DB there).
-// Every flag is checked before anything runs: a float must be finite, and
-// the -svg chart's path writable.
+// Every DB kvbench builds holds a file KVBENCH-KEYS, the flags that fix
+// its keys (-num, -key_size, -prefix_size, and -range_size for the range
+// workloads); -use_existing_db refuses flags that ask for other keys (its
+// missing keys would be written ones, and its deletes of absent keys
+// would delete them), and warns where the file is missing.
+// Every flag is checked before anything runs: a float must be finite,
+// -num at most 2^30, and the -svg chart's and the -cpuprofile's paths
+// writable.
 //
 // -bloom_bits 0 writes no filter: the origin of a bits-per-key sweep
 // (-bloom_bits 0,5,10,15,20), a DB directory bloom-00 and a point at 0 on

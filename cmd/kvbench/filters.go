@@ -68,7 +68,7 @@ func runFilters(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := quotientTable(ctx, w, *seed); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "(%d-sigma, ±%.0f%% per rate; seed %d; %.1fs)\n", int(*sigmas), *rel*100, *seed, time.Since(start).Seconds())
+	fmt.Fprintf(stdout, "(%g-sigma, ±%.0f%% per rate; seed %d; %.1fs)\n", *sigmas, *rel*100, *seed, time.Since(start).Seconds())
 	return nil
 }
 

@@ -52,6 +52,7 @@ func TestBadUsageExits2(t *testing.T) {
 		{"-benchmarks", "rangerandom", "-range_filter_bits", "2"},
 		{"-range_filter_bits", "41"},
 		{"-value_size", "-1"},
+		{"-num", "1073741825"}, // past maxNum: the fill's permutation would not fit (it crashed the runtime)
 		{"-use_existing_db"},
 		{"-use_existing_db", "-db", dir, "-benchmarks", "fillseq"},
 		{"-use_existing_db", "-db", dir, "-bloom_bits", "5,10"},
@@ -194,7 +195,7 @@ func TestCPUProfile(t *testing.T) {
 		t.Fatalf("profile of %d bytes does not start as gzip: % x", len(b), b[:min(len(b), 4)])
 	}
 	code, _, stderr = runArgs(t, "-db", filepath.Join(dir, "db2"), "-benchmarks", "fillrandom", "-num", "10", "-cpuprofile", filepath.Join(dir, "missing", "cpu.prof"))
-	if code != 1 || !strings.Contains(stderr, "cpu.prof") {
+	if code != 2 || !strings.Contains(stderr, "cpu.prof") || !strings.Contains(stderr, "kvbench -h") {
 		t.Fatalf("unwritable profile: exit %d, stderr %q", code, stderr)
 	}
 }

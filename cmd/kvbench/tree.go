@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/monbandb/monban/lsm"
@@ -41,9 +42,15 @@ func subFlags(name, usage string, args []string, stderr io.Writer, more ...func(
 		return "", nil, err
 	}
 	if *db == "" {
-		fmt.Fprintf(stderr, "kvbench %s: -db is required\n", name)
+		// Flags end at the first argument that is none: a -db after KEY
+		// is taken for an argument.
+		msg := "-db is required"
+		if slices.ContainsFunc(fs.Args(), func(a string) bool { return strings.HasPrefix(a, "-db") }) {
+			msg += " before the other arguments (flags end at the first that is none)"
+		}
+		fmt.Fprintf(stderr, "kvbench %s: %s\n", name, msg)
 		hint()
-		return "", nil, usageError("-db is required")
+		return "", nil, usageError("%s", msg)
 	}
 	return *db, fs.Args(), nil
 }
