@@ -220,7 +220,9 @@
 // (`readrandom   :    3.210 micros/op   2.950 cpu us/op  311526 ops/sec;
 // 34.5 MB/s`) with the options and machine once at the top. Every line of
 // the text report, of tree and of explain fits 80 columns and ends in no
-// space: prose wraps under its label, tables are laid out to fit. A figure
+// space: prose wraps under its label, tables are laid out to fit. (Width
+// is counted in characters: a key of wide characters, CJK say, that
+// explain or tree prints takes two columns for each of them.) A figure
 // nothing measured (the FPR of a level whose every probe found its key, a
 // ratio over zero, a rate of no operations) prints n/a, never 0. -json
 // prints one JSON object per line instead (a "header", then "result" and
