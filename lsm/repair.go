@@ -89,8 +89,10 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 //     damage, is set aside, and every WAL after it is set aside unread (an
 //     empty one, which holds nothing, is removed), as is every WAL after
 //     one deleted outright (the log number's WAL missing while no table
-//     the manifest does not name could hold its records, or sequence
-//     numbers skipped between two WALs):
+//     the manifest does not name could hold its records, or, with a
+//     trusted manifest, sequence numbers skipped between two WALs:
+//     without one, obsolete WALs kept for reuse are replayed too, and
+//     the numbers between them and the live ones are in the tables):
 //     the repaired DB holds a prefix of the commits. The newest WAL's torn
 //     tail is dropped, and the WAL set aside too.
 //  4. Everything that survived is merged into new tables of the last

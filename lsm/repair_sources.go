@@ -513,10 +513,13 @@ func (r *repairer) replayWALs() error {
 		if lost != 0 && w.log >= lost && after == nil {
 			after = fmt.Errorf("after log %s, whose records are gone", manifest.MakeFilename(manifest.KindLog, lost))
 		}
-		if after == nil && last != 0 && w.first > last+1 {
+		if after == nil && r.trusted != nil && last != 0 && w.first > last+1 {
 			// Commits are numbered in the order they reach the WALs, one
 			// after another across rotations: those between went into a
-			// WAL that is gone.
+			// WAL that is gone. Only among the live WALs a trusted
+			// manifest vouches for: without one, obsolete WALs kept for
+			// reuse are replayed too, and what lies between them and the
+			// live ones is in the tables.
 			after = fmt.Errorf("after sequence number %d: %d to %d are in no WAL, the one that held them is gone", last, last+1, w.first-1)
 		}
 		if after != nil {
