@@ -170,9 +170,12 @@ type Stats struct {
 	// read from their input tables — and from nothing else: tombstone
 	// elision decides from in-memory filters only.
 	CompactionBlocksRead, CompactionBytesRead uint64
-	// SpaceReclaimed is the table bytes compactions removed: their inputs'
-	// size minus their outputs' (shadowed versions, dropped tombstones and
-	// the keys they deleted).
+	// SpaceReclaimed is the table bytes compactions removed: for each
+	// compaction whose outputs are smaller than its inputs, the difference
+	// (shadowed versions, dropped tombstones and the keys they deleted,
+	// and the per-table overhead of tables merged into fewer); one whose
+	// outputs are larger (compressed differently, its blocks cut
+	// elsewhere) adds nothing: the counter only grows.
 	SpaceReclaimed uint64
 
 	// CompactionsRunning is the number of compactions running now.

@@ -135,7 +135,7 @@ func NewCollector(db *lsm.DB) *Collector {
 		func(s *lsm.Stats) float64 { return u(s.CompactionDebt) })
 	global("compactions_running", "Compactions running now.", gauge,
 		func(s *lsm.Stats) float64 { return float64(s.CompactionsRunning) })
-	global("space_reclaimed_bytes_total", "Table bytes compactions removed: their inputs' size minus their outputs'.", counter,
+	global("space_reclaimed_bytes_total", "Table bytes compactions removed: for each that shrank its inputs, their size minus its outputs'.", counter,
 		func(s *lsm.Stats) float64 { return u(s.SpaceReclaimed) })
 	global("write_amplification", "Bytes written to tables by flushes and compactions per byte flushed from memtables (0 before the first flush).", gauge,
 		func(s *lsm.Stats) float64 { return s.WriteAmplification() })
