@@ -77,53 +77,65 @@ func (f gatedFile) Sync() error {
 // TestNoSyncDoesNotWaitForTheGroupsFsync: a NoSync write committed in the
 // same group as a Sync write returns — its write visible — while that
 // group's fsync is still running; the Sync write returns only after it.
+// In either order in the queue: a NoSync write at its head led the group,
+// made its fsync, and returned after it, with its error (a black-box
+// attack found it).
 func TestNoSyncDoesNotWaitForTheGroupsFsync(t *testing.T) {
-	g := &syncGateFS{FS: vfs.NewMem(), entered: make(chan struct{}), release: make(chan struct{})}
-	d := openMem(t, g, nil)
-	defer d.Close()
-	g.armed.Store(true)
-	defer func() { // before Close, which syncs; and frees a Sync a failure left waiting
-		g.armed.Store(false)
-		close(g.release)
-	}()
+	for _, syncFirst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("Sync queued first %v", syncFirst), func(t *testing.T) {
+			g := &syncGateFS{FS: vfs.NewMem(), entered: make(chan struct{}), release: make(chan struct{})}
+			d := openMem(t, g, nil)
+			defer d.Close()
+			g.armed.Store(true)
+			defer func() { // before Close, which syncs; and frees a Sync a failure left waiting
+				g.armed.Store(false)
+				close(g.release)
+			}()
 
-	// The first Sync write holds the queue in its fsync, so the two
-	// writes after it queue up and commit as one group.
-	first := make(chan error, 1)
-	go func() { first <- d.Put([]byte("first"), []byte("1"), Sync) }()
-	<-g.entered
-	synced, unsynced := make(chan error, 1), make(chan error, 1)
-	go func() { synced <- d.Put([]byte("synced"), []byte("2"), Sync) }()
-	waitQueued(t, d, 2)
-	go func() { unsynced <- d.Put([]byte("unsynced"), []byte("3"), NoSync) }()
-	waitQueued(t, d, 3)
-	g.release <- struct{}{} // the first fsync ends; the group of two begins
-	if err := <-first; err != nil {
-		t.Fatal(err)
-	}
-	<-g.entered // the group's fsync is running
-	select {
-	case err := <-unsynced:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the NoSync write waited for the fsync of the Sync write it was committed with")
-	}
-	mustGet(t, d, "unsynced", "3")
-	select {
-	case err := <-synced:
-		t.Fatalf("the Sync write returned (%v) before its fsync did", err)
-	case <-time.After(10 * time.Millisecond):
-	}
-	mustGet(t, d, "synced", "") // not published before it is durable
-	g.release <- struct{}{}
-	if err := <-synced; err != nil {
-		t.Fatal(err)
-	}
-	mustGet(t, d, "synced", "2")
-	if s := d.Stats(); s.WALSyncs != 2 || s.Commits != 3 {
-		t.Fatalf("Stats: %d WAL syncs for %d commits, want 2 for 3", s.WALSyncs, s.Commits)
+			// The first Sync write holds the queue in its fsync, so the
+			// two writes after it queue up behind it.
+			first := make(chan error, 1)
+			go func() { first <- d.Put([]byte("first"), []byte("1"), Sync) }()
+			<-g.entered
+			synced, unsynced := make(chan error, 1), make(chan error, 1)
+			putSynced := func() { synced <- d.Put([]byte("synced"), []byte("2"), Sync) }
+			putUnsynced := func() { unsynced <- d.Put([]byte("unsynced"), []byte("3"), NoSync) }
+			if !syncFirst {
+				putSynced, putUnsynced = putUnsynced, putSynced
+			}
+			go putSynced()
+			waitQueued(t, d, 2)
+			go putUnsynced()
+			waitQueued(t, d, 3)
+			g.release <- struct{}{} // the first fsync ends; the two writes commit
+			if err := <-first; err != nil {
+				t.Fatal(err)
+			}
+			<-g.entered // the Sync write's fsync is running
+			select {
+			case err := <-unsynced:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the NoSync write waited for the fsync of the Sync write it was committed with")
+			}
+			mustGet(t, d, "unsynced", "3")
+			select {
+			case err := <-synced:
+				t.Fatalf("the Sync write returned (%v) before its fsync did", err)
+			case <-time.After(10 * time.Millisecond):
+			}
+			mustGet(t, d, "synced", "") // not published before it is durable
+			g.release <- struct{}{}
+			if err := <-synced; err != nil {
+				t.Fatal(err)
+			}
+			mustGet(t, d, "synced", "2")
+			if s := d.Stats(); s.WALSyncs != 2 || s.Commits != 3 {
+				t.Fatalf("Stats: %d WAL syncs for %d commits, want 2 for 3", s.WALSyncs, s.Commits)
+			}
+		})
 	}
 }
 

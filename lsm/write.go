@@ -390,16 +390,21 @@ func (d *DB) preallocateWAL(f vfs.File, num uint64) {
 
 // gatherGroup returns the leader and the batches queued behind it, up to
 // maxGroupBytes. Rotation requests (nil batches) end a group: they need
-// their own trip through makeRoomForWrite.
+// their own trip through makeRoomForWrite. So does a Sync writer behind a
+// NoSync leader: the leader makes its group's fsync, and returns after
+// it, with its error, where a NoSync writer returns before any
+// (WriteOptions.Sync); the Sync writer leads the next group, which takes
+// the NoSync writers queued behind it and lets them go first.
 func (d *DB) gatherGroup() []*writer {
-	size := d.mu.writers[0].batch.Size()
+	leader := d.mu.writers[0]
+	size := leader.batch.Size()
 	n := 1
 	for ; n < len(d.mu.writers); n++ {
-		b := d.mu.writers[n].batch
-		if b == nil || size+b.Size() > maxGroupBytes {
+		g := d.mu.writers[n]
+		if g.batch == nil || g.sync && !leader.sync || size+g.batch.Size() > maxGroupBytes {
 			break
 		}
-		size += b.Size()
+		size += g.batch.Size()
 	}
 	return d.mu.writers[:n]
 }
