@@ -12,8 +12,9 @@ import (
 
 // CacheLineBuilder collects the hashes of one SSTable's keys and finishes
 // them into an encoded cache-line Bloom filter (docs/format.md, "Cache-line
-// Bloom filter"). It holds 8 bytes per distinct key until Finish: the line
-// count depends on the final key count, so bits cannot be set earlier.
+// Bloom filter"). It holds 8 bytes per hash it counts (AddHash) until
+// Finish: the line count depends on the final key count, so bits cannot be
+// set earlier.
 // Those bytes live outside the Go heap (internal/offheap), in chunks that
 // grow to ChunkSize: a compaction's output table of 500k keys holds 4 MiB
 // of them, which on the heap would cost twice that through the
@@ -74,7 +75,10 @@ func (b *CacheLineBuilder) AddHash(h uint64) {
 	b.chunks[i] = append(b.chunks[i], h) // within its capacity: never moves off the chunk
 }
 
-// Len is the number of distinct hashes added since the last Finish or Reset.
+// Len is the number of hashes added since the last Finish or Reset, less
+// those equal to the one added just before them (AddHash): the distinct
+// hashes where equal ones come together, as a table's do. Finish sizes the
+// filter by it.
 func (b *CacheLineBuilder) Len() int { return b.n }
 
 // Reset discards the added hashes and gives their memory back.
