@@ -117,7 +117,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.rangeSize, "range_size", 1000, "present keys per DB.DeleteRange call in deleterange, which deletes -deletes keys, rounded down to a multiple of this (at least one call), in disjoint random ranges of this many; with rangemissing or rangerandom, adjacent key numbers per bounded iterator and the range filter's range length, default 32 then (one value serves the whole run)")
 	fs.IntVar(&c.rangeFilterBits, "range_filter_bits", 0, "range filter bits per key (lsm.Options.RangeFilter, Grafite over a key's first 8 bytes, tuned for -range_size); 0: none. Default 16 in a run with rangemissing or rangerandom")
 	fs.IntVar(&c.rangeTombstones, "range_tombstones", 0, "live range tombstones over no key read, spread over the key space, beside readrandom, readmissing, the multireads and readwhilewriting: the fills write them among their keys, and each read workload first writes again, into the memtable, those compactions dropped")
-	fs.IntVar(&c.prefixSize, "prefix_size", 15, "bytes of a key that form its prefix (lsm.Options.Split, a fixed-length split), for prefixmissing and prefixrandom: written keys come in runs of 10^(key_size-prefix_size) numbers, one prefix each, between prefixes holding no key; the default leaves one digit, 10 keys a prefix. Unused unless set or a prefix workload runs; -use_existing_db needs the value the DB was filled with")
+	fs.IntVar(&c.prefixSize, "prefix_size", 15, "bytes of a key that form its prefix (lsm.Options.Split, a fixed-length split), for prefixmissing and prefixrandom: written keys come in runs of 10^(key_size-prefix_size) numbers, one prefix each, between prefixes holding no key; the default leaves one digit, 10 keys a prefix. Unused unless set or a prefix workload runs; -use_existing_db takes the DB's (its KVBENCH-KEYS file) unless given")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of key order and value bytes; equal seeds give equal operations")
 	bits := fs.String("bloom_bits", "10", "Bloom bits per key for new tables, or a list (0,5,10,15,20): the DB is rebuilt per value. 0 writes no filter (lsm.Options.BloomBitsPerKey -1); unlike Options, where 0 means the default, 10")
 	sizings := fs.String("filter_sizing", "uniform", "how the bits are spread over the tables, or a list: uniform (every table alike) or per_level (Monkey: the same memory, spread by level); the DB is rebuilt per sizing and bits value")
@@ -127,7 +127,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.sync, "sync", false, "fsync the WAL on every commit")
 	fs.BoolVar(&c.keepAbsentDeletes, "keep_absent_deletes", false, "write every Delete (Options.KeepAbsentDeletes): no absent-key proof, the baseline for what the proof costs deletes of present keys")
 	fs.StringVar(&c.db, "db", "", "DB directory (default: a temporary one, removed afterwards). A monban DB already there is replaced, as db_bench does, with a line on stderr saying so; a directory holding anything else is refused. A sweep builds a DB directory per setting in it (bloom-00, ...), and refuses one holding anything but those")
-	fs.BoolVar(&c.useExisting, "use_existing_db", false, "run on the DB in -db as it is: no fill benchmarks, no rebuild")
+	fs.BoolVar(&c.useExisting, "use_existing_db", false, "run on the DB in -db as it is: no fill benchmarks, no rebuild; -num, -key_size and -prefix_size (and the range workloads' -range_size) are taken from the DB's KVBENCH-KEYS unless given, and must match it if given")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file, for go tool pprof")
 	fs.BoolVar(&c.histogram, "histogram", false, "print p50/p90/p99/p99.9/p99.99/max latencies per benchmark (HdrHistogram, 3 significant digits)")
 	fs.BoolVar(&c.json, "json", false, "print one JSON object per line instead of text")
@@ -152,9 +152,14 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		c.deletes = c.reads
 	}
 	var err error
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	if c.benchmarks, err = parseBenchmarks(*benchmarks); err == nil {
 		if err = c.usePrefixes(fs); err == nil {
-			if err = c.useRanges(fs); err == nil {
+			if err = c.useRanges(fs); err == nil && c.useExisting && c.db != "" {
+				err = c.adoptKeyLayout(c.db, given)
+			}
+			if err == nil {
 				if c.bloomBits, err = parseIntList(*bits); err == nil {
 					if c.filterSizings, err = parseNames("filter_sizing", *sizings, sizingMeaning, lsm.FilterSizing.String); err == nil {
 						if c.filterScopes, err = parseNames("filter_scope", *scopes, scopeMeaning, scopeName); err == nil {

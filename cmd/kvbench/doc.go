@@ -19,9 +19,10 @@
 // is missing or holds no DB file (it would otherwise make a new DB there).
 // Every DB kvbench builds holds a file KVBENCH-KEYS, the flags that fix
 // its keys (-num, -key_size, -prefix_size, and -range_size for the range
-// workloads); -use_existing_db refuses flags that ask for other keys (its
-// missing keys would be written ones, and its deletes of absent keys
-// would delete them), and warns where the file is missing.
+// workloads); -use_existing_db takes each it is not given from there, and
+// refuses given ones that ask for other keys (its missing keys would be
+// written ones, and its deletes of absent keys would delete them); it
+// warns where the file is missing.
 // Every flag is checked before anything runs: a float must be finite,
 // -num at most 2^30, and the -svg chart's and the -cpuprofile's paths
 // writable.

@@ -41,7 +41,7 @@ func TestJSONKeysAndNulls(t *testing.T) {
 	}
 	lines = append(lines, jsonRun(t, "-db", dir+"/0/bloom-00", "-use_existing_db", "-benchmarks",
 		"stats,readrandom,readmissing,multireadrandom,multireadmissing,deleteabsent,deleterandom,readwhilewriting,seekrandom,scan",
-		"-reads", "0", "-deletes", "0", "-bloom_bits", "0", "-prefix_size", "15")...)
+		"-reads", "0", "-deletes", "0", "-bloom_bits", "0")...)
 	types := map[string]int{}
 	nulls := 0
 	for _, line := range lines {

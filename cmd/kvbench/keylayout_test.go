@@ -41,6 +41,10 @@ func TestUseExistingDBRefusesOtherKeys(t *testing.T) {
 	if code, _, stderr := runArgs(t, append(slices.Clone(run), "-num", "400")...); code != 0 {
 		t.Errorf("the fill's own flags = %d:\n%s", code, stderr)
 	}
+	// Not given, they are the fill's: the default -num, 1000000, is not.
+	if code, stdout, stderr := runArgs(t, run...); code != 0 || !strings.Contains(stdout, "Entries:     400\n") {
+		t.Errorf("no -num = %d, want 0 on the fill's 400 keys; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
 	// A DB built before the file existed runs on the flags, with a warning.
 	if err := os.Remove(filepath.Join(db, keyLayoutFile)); err != nil {
 		t.Fatal(err)
