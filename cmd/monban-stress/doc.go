@@ -106,7 +106,7 @@
 // The summary counts lost and unexpected keys over all cycles; the exit
 // status is 0 only when both are 0 and no repair check differed.
 // verify_test.go feeds the verifier fabricated histories to show it fails
-// each case.
+// each case but a Get and a scan that disagree, which it does not make.
 //
 // # Repair after the kill
 //
