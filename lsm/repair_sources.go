@@ -132,8 +132,9 @@ func (r *repairer) agrees(vs *manifest.VersionSet) (*trustedManifest, error) {
 		if stray := slices.IndexFunc(r.tables, func(num uint64) bool { return !t.live[num] }); stray >= 0 {
 			missing = fmt.Errorf("the WAL its log number names, %s, is missing, and table %s, which it does not name, may hold its records: it lost edits",
 				manifest.MakeFilename(manifest.KindLog, t.logNum), manifest.MakeFilename(manifest.KindTable, r.tables[stray]))
+		} else {
+			t.logGone = true
 		}
-		t.logGone = true
 	}
 	if missing != nil {
 		r.manifestErrs[name] = fmt.Errorf("not trusted: %w", missing)
