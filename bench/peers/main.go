@@ -361,13 +361,24 @@ func (r *runDir) set(dir string) {
 	r.Unlock()
 }
 
+// remove deletes the run's directory. On an interrupt the engine is still
+// running and may create a file between RemoveAll's listing and its
+// removal of the directory, which then fails as not empty (CI saw one left
+// behind): it tries again until the directory is gone, after which no file
+// can be made in it.
 func (r *runDir) remove() {
 	r.Lock()
 	defer r.Unlock()
-	if r.dir != "" {
-		os.RemoveAll(r.dir)
-		r.dir = ""
+	if r.dir == "" {
+		return
 	}
+	for range 100 {
+		if os.RemoveAll(r.dir) == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r.dir = ""
 }
 
 // runOne opens a fresh database for r, fills it, runs the workloads, and
