@@ -155,8 +155,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	if c.benchmarks, err = parseBenchmarks(*benchmarks); err == nil {
-		if err = c.usePrefixes(fs); err == nil {
-			if err = c.useRanges(fs); err == nil && c.useExisting && c.db != "" {
+		if err = c.usePrefixes(given); err == nil {
+			if err = c.useRanges(given); err == nil && c.useExisting && c.db != "" {
 				err = c.adoptKeyLayout(c.db, given)
 			}
 			if err == nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"slices"
 	"strconv"
@@ -32,10 +31,8 @@ func isPrefixWorkload(name string) bool { return strings.HasPrefix(name, "prefix
 // the other workloads do not ask for and would pay for in filter memory
 // or false positives. A -prefix_size in use must leave the keys a prefix
 // and at most maxPrefixDigits digits after it.
-func (c *config) usePrefixes(fs *flag.FlagSet) error {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "prefix_size" })
-	if !given && !slices.ContainsFunc(c.benchmarks, isPrefixWorkload) {
+func (c *config) usePrefixes(given map[string]bool) error {
+	if !given["prefix_size"] && !slices.ContainsFunc(c.benchmarks, isPrefixWorkload) {
 		c.prefixSize = 0
 		return nil
 	}

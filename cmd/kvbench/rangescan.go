@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"math"
 	"slices"
@@ -42,9 +41,7 @@ const maxScanRange = 1 << 20
 // -range_filter_bits (no range filter otherwise) default to 32 and 16
 // unless given. Keys are then big-endian integers, which prefixes cannot
 // share a run with: a prefix of decimal digits is no prefix of them.
-func (c *config) useRanges(fs *flag.FlagSet) error {
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+func (c *config) useRanges(given map[string]bool) error {
 	c.scanRanges = slices.ContainsFunc(c.benchmarks, isRangeScan)
 	if c.scanRanges {
 		if !given["range_size"] {
