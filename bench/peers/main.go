@@ -363,9 +363,8 @@ func (r *runDir) set(dir string) {
 
 // remove deletes the run's directory. On an interrupt the engine is still
 // running and may create a file between RemoveAll's listing and its
-// removal of the directory, which then fails as not empty (CI saw one left
-// behind): it tries again until the directory is gone, after which no file
-// can be made in it.
+// removal of the directory, which then fails as not empty: it tries again
+// until the directory is gone, after which no file can be made in it.
 func (r *runDir) remove() {
 	r.Lock()
 	defer r.Unlock()

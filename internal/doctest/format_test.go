@@ -218,12 +218,7 @@ func walIdentityExample(t *testing.T) []byte {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	vs, err := manifest.Recover(mem, "/db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, num := vs.DBID(), vs.LogNum()
-	vs.Close()
+	id, num := dbIDAndLog(t, mem)
 	name := fmt.Sprintf("%06d.log", num)
 	rec, err := wal.NewRecyclableReader(bytes.NewReader(readFile(t, mem, "/db/"+name)), name, num).Next()
 	if err != nil {
@@ -234,6 +229,18 @@ func walIdentityExample(t *testing.T) []byte {
 		t.Fatalf("WAL %s begins with % x; want the DB id %#x and count 0", name, rec, id)
 	}
 	return binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint64(nil, 0x0123456789abcdef), 0)
+}
+
+// dbIDAndLog returns the DB id and the log number the manifest of the DB
+// in /db on fs records.
+func dbIDAndLog(t *testing.T, fs vfs.FS) (id, logNum uint64) {
+	t.Helper()
+	vs, err := manifest.Recover(fs, "/db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vs.Close()
+	return vs.DBID(), vs.LogNum()
 }
 
 // walSuccessorExample checks that a rotation ends the WAL it retires
@@ -259,12 +266,7 @@ func walSuccessorExample(t *testing.T) []byte {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	vs, err := manifest.Recover(crashed, "/db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, num := vs.DBID(), vs.LogNum()
-	vs.Close()
+	id, num := dbIDAndLog(t, crashed)
 	name := fmt.Sprintf("%06d.log", num)
 	rd := wal.NewRecyclableReader(bytes.NewReader(readFile(t, crashed, "/db/"+name)), name, num)
 	var last []byte

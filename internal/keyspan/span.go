@@ -70,9 +70,8 @@ type Spans struct {
 	starts []uint64
 	// oldest and newest bound every span's sequence numbers (SeqBounds),
 	// which a compaction picker asks of a table's tombstones at every
-	// pick: walking them there cost a snapshot's Close, under the DB's
-	// lock, time in the square of the fragments a snapshot-laden table
-	// held.
+	// pick, under the DB's lock: computed once here, the answer costs the
+	// same however many numbers the spans hold.
 	oldest, newest base.SeqNum
 }
 
