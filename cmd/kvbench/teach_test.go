@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -106,6 +107,7 @@ func TestTeachMatchesDocs(t *testing.T) {
 				}
 			}
 		}
+		checkTableNames(t, path, texts)
 		if stale && *update {
 			doctest.Rewrite(t, path, exs, func(e doctest.Example) (string, bool) {
 				for i, x := range exs {
@@ -122,6 +124,35 @@ func TestTeachMatchesDocs(t *testing.T) {
 	for _, l := range lessons {
 		if !shown[l.name] {
 			t.Errorf("no doc shows kvbench teach's section %q", l.name)
+		}
+	}
+}
+
+// tableName is a table file's name as traces print it.
+var tableName = regexp.MustCompile(`\b[0-9]{6}\.sst\b`)
+
+// checkTableNames: in a doc that shows the lesson's output (texts, its
+// generated blocks), every table its prose names is one that output
+// names, so that the prose cannot go on naming a table after the file
+// numbers move.
+func checkTableNames(t *testing.T, path string, texts map[int]string) {
+	if len(texts) == 0 {
+		return
+	}
+	named := map[string]bool{}
+	for _, text := range texts {
+		for _, name := range tableName.FindAllString(text, -1) {
+			named[name] = true
+		}
+	}
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range tableName.FindAllString(string(doc), -1) {
+		if !named[name] {
+			t.Errorf("%s names %s, which no kvbench teach or explain output it shows names", path, name)
+			named[name] = true // once
 		}
 	}
 }
