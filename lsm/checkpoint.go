@@ -98,7 +98,7 @@ func (d *DB) Checkpoint(dir string) (err error) {
 		}
 	}
 	edit.LogNum = maxNum + 1
-	if err := d.writeMemtablesAsWAL(rs, seq, filepath.Join(dir, manifest.MakeFilename(manifest.KindLog, edit.LogNum)), edit.DBID); err != nil {
+	if err := d.writeMemtablesAsWAL(rs, seq, dir, edit.LogNum, edit.DBID); err != nil {
 		return fmt.Errorf("monban: checkpoint: %w", err)
 	}
 	if err := d.fs.SyncDir(dir); err != nil {
@@ -208,10 +208,12 @@ func (d *DB) linkOrCopy(src, dst string) error {
 }
 
 // writeMemtablesAsWAL writes every memtable entry of rs with a sequence
-// number up to seq, its range tombstones included, to a new WAL at path
-// that begins with the identity id: one batch record per entry, in
-// sequence order — the order a WAL has, which Repair checks.
-func (d *DB) writeMemtablesAsWAL(rs *readState, seq base.SeqNum, path string, id uint64) error {
+// number up to seq, its range tombstones included, to a new WAL num in
+// dir that begins with the identity id: one batch record per entry, in
+// sequence order — the order a WAL has, which Repair checks. It is a WAL
+// as the DB writes one (recyclable, docs/format.md), sealed as a clean
+// Close leaves it.
+func (d *DB) writeMemtablesAsWAL(rs *readState, seq base.SeqNum, dir string, num, id uint64) error {
 	type entry struct {
 		key   base.InternalKey
 		value []byte
@@ -235,11 +237,11 @@ func (d *DB) writeMemtablesAsWAL(rs *readState, seq base.SeqNum, path string, id
 		}
 	}
 	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.key.Seq(), b.key.Seq()) })
-	f, err := d.fs.Create(path)
+	f, err := d.fs.Create(filepath.Join(dir, manifest.MakeFilename(manifest.KindLog, num)))
 	if err != nil {
 		return err
 	}
-	w := wal.NewWriter(f)
+	w := wal.NewRecyclableWriter(f, num)
 	if _, err := w.Append(appendWALIdentity(nil, id)); err != nil {
 		w.Close()
 		return err
@@ -260,7 +262,7 @@ func (d *DB) writeMemtablesAsWAL(rs *readState, seq base.SeqNum, path string, id
 			return err
 		}
 	}
-	if err := w.Sync(); err != nil {
+	if err := w.Seal(); err != nil {
 		w.Close()
 		return err
 	}

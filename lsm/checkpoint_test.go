@@ -3,6 +3,7 @@ package lsm
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"math/rand/v2"
@@ -16,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/vfs"
+	"github.com/monbandb/monban/wal"
 )
 
 // TestCheckpoint: a checkpoint holds exactly the DB's state — keys in
@@ -48,6 +51,7 @@ func TestCheckpoint(t *testing.T) {
 		t.Fatalf("checkpoint into a non-empty directory: %v, want fs.ErrExist", err)
 	}
 	d.Put([]byte("k0001"), []byte("after")) // the checkpoint must not see it
+	checkCheckpointWAL(t, mem, "/ck")
 	ro, err := Open("/ck", &Options{FS: mem, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +76,46 @@ func TestCheckpoint(t *testing.T) {
 	// writes begin with an identity the other's Open refuses.
 	if ck.vs.DBID() == 0 || ck.vs.DBID() == d.vs.DBID() {
 		t.Fatalf("checkpoint DB id %016x, the DB's %016x: want one of its own", ck.vs.DBID(), d.vs.DBID())
+	}
+}
+
+// checkCheckpointWAL: the checkpoint in dir has one WAL, in the format
+// the DB writes its WALs in (recyclable, docs/format.md), sealed as a
+// clean Close leaves one, and it reads to its seal.
+func checkCheckpointWAL(t *testing.T, mem vfs.FS, dir string) {
+	t.Helper()
+	names, err := mem.List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs []uint64
+	for _, name := range names {
+		if kind, num, ok := manifest.ParseFilename(name); ok && kind == manifest.KindLog {
+			logs = append(logs, num)
+		}
+	}
+	if len(logs) != 1 {
+		t.Fatalf("checkpoint holds WALs %v, want one", logs)
+	}
+	f, err := mem.Open(filepath.Join(dir, manifest.MakeFilename(manifest.KindLog, logs[0])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := wal.NewRecyclableReader(f, "checkpoint WAL", logs[0])
+	records := 0
+	for {
+		_, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("checkpoint WAL, after %d records: %v", records, err)
+		}
+		records++
+	}
+	if r.Legacy() || !r.Sealed() {
+		t.Fatalf("checkpoint WAL: legacy %v, sealed %v; want a recyclable, sealed WAL", r.Legacy(), r.Sealed())
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/monbandb/monban/filter"
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/doctest"
+	"github.com/monbandb/monban/internal/keyspan"
 	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/lsm"
 	"github.com/monbandb/monban/sstable"
@@ -45,6 +46,13 @@ var formatGenerators = map[string]func(t *testing.T) []byte{
 	"maplet":             mapletExample,
 	"grafite-filter":     grafiteExample,
 	"key-hash-set":       keyHashSetExample,
+	"rangedel-empty-start": func(*testing.T) []byte {
+		return keyspan.Encode(nil, keyspan.Fragment([]keyspan.Tombstone{{Start: []byte{}, End: []byte("b"), Seq: 5}}))
+	},
+	"rangedel-abutting": func(*testing.T) []byte {
+		return keyspan.Encode(nil, keyspan.Fragment([]keyspan.Tombstone{
+			{Start: []byte("a"), End: []byte("c"), Seq: 5}, {Start: []byte("b"), End: []byte("c"), Seq: 7}}))
+	},
 }
 
 // TestFormatExamples compares every marked example of docs/format.md with
