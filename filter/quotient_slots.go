@@ -71,6 +71,21 @@ func (f *Quotient) setRem(i, v uint64) {
 	}
 }
 
+// linesRead counts the lines a lookup read, given its quotient's cluster
+// start cs and the last slot whose remainder it read: from the metadata of
+// cs's block to the later of last's remainder and the continuation bit of
+// the slot after last (a run starts at or after its quotient, so the
+// quotient's metadata lies before both). Slots are counted from cs, so a
+// cluster that wraps past the table's end counts as if the table went on
+// (its length in words is a whole number of lines once it has 8 blocks).
+func (f *Quotient) linesRead(cs, last uint64) int {
+	word := func(i, off uint64) uint64 { // in block i's words, i counted from cs
+		return ((cs+(i-cs)&(f.slots-1))>>6)*f.stride + off
+	}
+	remEnd := word(last, qfRem+((last&63)*uint64(f.rbits)+uint64(f.rbits)-1)>>6)
+	return int(max(remEnd, word(last+1, qfCont))>>3 - word(cs, qfOcc)>>3 + 1)
+}
+
 // runStart returns the slot where the run of quotient fq starts, or, when fq
 // has no run, the slot where it would be inserted: the slot after the runs of
 // all occupied quotients of fq's cluster that precede fq. Slot fq must be

@@ -111,11 +111,14 @@ type Stats struct {
 	// TreeFilterProbes counts the lookups the tree-wide filter answered
 	// (Options.FilterScope TreeWide, once built), TreeFilterNegatives
 	// those for which it named no level, so that no table filter was
-	// asked; TreeFilterBytes is its memory, outside the Go heap, and
+	// asked; TreeFilterLines the 64-byte lines of its table those
+	// lookups read (the cache lines they touched: one or two each in
+	// the common case, where a table filter's probe reads one line per
+	// table); TreeFilterBytes is its memory, outside the Go heap, and
 	// TreeFilterEntries the keys it holds (a key in two tables counts
 	// twice).
-	TreeFilterProbes, TreeFilterNegatives uint64
-	TreeFilterBytes, TreeFilterEntries    uint64
+	TreeFilterProbes, TreeFilterNegatives, TreeFilterLines uint64
+	TreeFilterBytes, TreeFilterEntries                     uint64
 
 	// PrefixProbes counts the memtables and tables whose filter an
 	// iterator bounded to a prefix asked (IterOptions.Prefix; none under
@@ -398,7 +401,7 @@ func (d *DB) Stats() Stats {
 	s.ImmutableFilterNegatives = d.stats.immutableFilterNegatives.Load()
 	s.MemtableFalsePositives = d.stats.memtableFalsePositives.Load()
 	if d.tree != nil {
-		s.TreeFilterProbes, s.TreeFilterNegatives = d.tree.probes.Load(), d.tree.negatives.Load()
+		s.TreeFilterProbes, s.TreeFilterNegatives, s.TreeFilterLines = d.tree.probes.Load(), d.tree.negatives.Load(), d.tree.lines.Load()
 		s.TreeFilterBytes, s.TreeFilterEntries = d.tree.size()
 	}
 	s.PrefixProbes, s.PrefixSkips = d.stats.prefixProbes.Load(), d.stats.prefixSkips.Load()

@@ -50,8 +50,8 @@ func (s Stats) String() string {
 		line("ranges:", "%d range filters asked by bounded iterators, %d tables skipped", s.RangeProbes, s.RangeSkips)
 	}
 	if s.TreeFilterBytes > 0 || s.TreeFilterProbes > 0 {
-		line("tree filter:", "%d probes, %d negatives; %d entries in %d bytes",
-			s.TreeFilterProbes, s.TreeFilterNegatives, s.TreeFilterEntries, s.TreeFilterBytes)
+		line("tree filter:", "%d probes reading %d cache lines, %d negatives; %d entries in %d bytes",
+			s.TreeFilterProbes, s.TreeFilterLines, s.TreeFilterNegatives, s.TreeFilterEntries, s.TreeFilterBytes)
 	}
 	line("deletes:", "%d elided (%d WAL bytes saved), %d not proved (proofs kept failing); proof probes %d by deletes, %d by merges",
 		s.DeletesElided, s.WALBytesSaved, s.DeleteProofsSkipped, s.DeleteProofProbes, s.MergeProofProbes)

@@ -73,6 +73,7 @@ type treeFilter struct {
 	builds    sync.WaitGroup
 
 	probes, negatives atomic.Uint64
+	lines             atomic.Uint64 // the maplet's cache lines the probes read (Maplet.LookupLines)
 	built             atomic.Uint64 // builds swapped in
 }
 
@@ -194,15 +195,18 @@ func (t *treeFilter) lookupEach(hashes []uint64, idx []int, runs []filter.RunSet
 
 // lookupLocked is lookupEach's work, with mu held and m built.
 func (t *treeFilter) lookupLocked(hashes []uint64, idx []int, runs []filter.RunSet) {
-	var negatives uint64
+	var negatives, lines uint64
 	for _, i := range idx {
-		runs[i] = t.m.Lookup(hashes[i]) | t.asked
+		set, n := t.m.LookupLines(hashes[i])
+		runs[i] = set | t.asked
+		lines += uint64(n)
 		if runs[i] == 0 {
 			negatives++
 		}
 	}
 	t.probes.Add(uint64(len(idx)))
 	t.negatives.Add(negatives)
+	t.lines.Add(lines)
 }
 
 // enter files the keys of tables about to be placed (an edit's Added)

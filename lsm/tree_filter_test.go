@@ -228,6 +228,11 @@ func TestTreeFilterExplain(t *testing.T) {
 	if n := after.TreeFilterNegatives - before.TreeFilterNegatives; n < 900 {
 		t.Fatalf("the tree-wide filter answered no level for %d of 1000 absent keys", n)
 	}
+	// A probe reads at least a line, and at this load rarely more.
+	probes, lines := after.TreeFilterProbes-before.TreeFilterProbes, after.TreeFilterLines-before.TreeFilterLines
+	if lines < probes || lines > 2*probes {
+		t.Fatalf("%d tree-wide probes read %d cache lines", probes, lines)
+	}
 	if v, err := d.Get([]byte("k0998")); err != nil || string(v) != "v" {
 		t.Fatalf("Get(k0998) = %q, %v", v, err)
 	}

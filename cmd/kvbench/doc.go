@@ -189,7 +189,11 @@
 // entry (a key once for each table holding it), beside the table filters'
 // figures; "filter probes" per op counts both kinds, so that per_table
 // shows about one probe per level a lookup passes and tree about one per
-// lookup, while the data blocks per op are counted as before. The
+// lookup, while the data blocks per op are counted as before. Beside the
+// probes, the cache lines they read per op (filter_lines_per_op): one per
+// table filter probe (a cache-line Bloom filter reads one line), and what
+// each tree-wide probe read (Stats.TreeFilterLines: one or two lines in
+// the common case): the memory accesses the filters cost a lookup. The
 // filters' promise (Stats.ExpectedFalsePositives) is the table filters'
 // alone. The stats line and the sweep (a tree-wide row under each tree
 // setting) add the same figures, and kvbench tree prints the tree-wide

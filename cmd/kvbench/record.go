@@ -69,7 +69,12 @@ type reads struct {
 	// tree-wide filter's and the table filters': about one per run a
 	// lookup passes under per_table, one per lookup under tree (and one
 	// per table of a level it names).
-	FilterProbesPerOp       *float64 `json:"filter_probes_per_op"`
+	FilterProbesPerOp *float64 `json:"filter_probes_per_op"`
+	// FilterLinesPerOp is the memory those probes read, in 64-byte
+	// lines (cache lines) per op: one per table filter probe (a
+	// cache-line Bloom filter reads one line), and the lines each
+	// tree-wide probe read (Stats.TreeFilterLines).
+	FilterLinesPerOp        *float64 `json:"filter_lines_per_op"`
 	MemtableFilterNegatives uint64   `json:"memtable_filter_negatives"`
 	BlocksFromFilePerOp     *float64 `json:"blocks_from_file_per_op"`
 	BlocksFromCachePerOp    *float64 `json:"blocks_from_cache_per_op"`
@@ -221,8 +226,9 @@ func readsFrom(d lsm.Stats, ops int64, w window, written [lsm.NumLevels]int, pro
 	r := &reads{FilterProbes: d.Total.FilterProbes, FilterNegatives: d.Total.FilterNegatives,
 		FalsePositives: d.Total.FilterFalsePositives, FPR: levelFPR(d.Total),
 		TreeFilterProbes: d.TreeFilterProbes, TreeFilterNegatives: d.TreeFilterNegatives,
-		FilterProbesPerOp: perOp(d.TreeFilterProbes+d.Total.FilterProbes, ops), MemtableFilterNegatives: d.MemtableFilterNegatives,
-		BlocksFromFilePerOp: perOp(d.Total.BlocksRead, ops), BlocksFromCachePerOp: perOp(d.Total.CacheHits, ops),
+		FilterProbesPerOp: perOp(d.TreeFilterProbes+d.Total.FilterProbes, ops), FilterLinesPerOp: perOp(d.TreeFilterLines+d.Total.FilterProbes, ops),
+		MemtableFilterNegatives: d.MemtableFilterNegatives,
+		BlocksFromFilePerOp:     perOp(d.Total.BlocksRead, ops), BlocksFromCachePerOp: perOp(d.Total.CacheHits, ops),
 		BytesReadPerOp: perOp(d.Total.BytesRead, ops), FilterBytes: int64(w.stats.Total.FilterBytes),
 		RangeFilterBytes: int64(w.stats.Total.RangeFilterBytes), TreeFilterBytes: int64(w.stats.TreeFilterBytes),
 		TreeFilterEntries: w.stats.TreeFilterEntries, TreeFilterBitsPerEntry: treeBitsPerEntry(w.stats),

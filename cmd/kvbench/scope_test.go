@@ -140,6 +140,9 @@ func TestFilterScopeRun(t *testing.T) {
 		switch {
 		case m["type"] == "stats":
 			checkTreeFilter(t, "stats", tree, m)
+			if probes, lines := num(m, "tree_filter_probes"), num(m, "tree_filter_lines"); lines < probes || tree != (lines > 0) {
+				t.Errorf("%s stats: %v tree-wide probes read %v cache lines", scope, probes, lines)
+			}
 		case m["type"] == "result" && m["benchmark"] == "readmissing" && m["filters"] == true:
 			rd := m["reads"].(map[string]any)
 			checkTreeFilter(t, "readmissing", tree, rd)
@@ -149,6 +152,12 @@ func TestFilterScopeRun(t *testing.T) {
 			}
 			if perOp := num(rd, "filter_probes_per_op"); perOp != (treeProbes+tableProbes)/ops {
 				t.Errorf("%s readmissing: filter_probes_per_op %v, want (%v + %v) / %v", scope, perOp, treeProbes, tableProbes, ops)
+			}
+			// A table filter's probe reads one cache line; a tree-wide
+			// one reads one or two but for a long cluster.
+			lines := num(rd, "filter_lines_per_op")
+			if !tree && lines != tableProbes/ops || tree && !(lines >= (treeProbes+tableProbes)/ops && lines < 2) {
+				t.Errorf("%s readmissing: filter_lines_per_op %v for %v tree-wide and %v table probes in %v lookups", scope, lines, treeProbes, tableProbes, ops)
 			}
 			probesPerOp[scope] += num(rd, "filter_probes_per_op") / 2 // over the two repeats
 			if _, ok := rd["blocks_from_file_per_op"].(float64); !ok {
@@ -190,14 +199,15 @@ func TestFilterScopeRun(t *testing.T) {
 		want string
 		n    int
 	}{
-		{"tree-wide filter: 300 probes, ", 1}, // stats
+		{"tree-wide filter: 300 probes reading ", 1}, // stats
 		{"filter probes (1.000 tree-wide + ", 1},
-		{"filter probes (0.000 tree-wide + 0.000 table)", 1}, // filters off
-		{" table filter probes, ", 2},                        // per_table, on and off
+		{"filter probes (0.000 tree-wide + 0.000 table) reading 0.000 cache lines", 1}, // filters off
+		{" table filter probes (", 2},                                                  // per_table, on and off
 		{"the table filters alone promised", 1},
 		{"+ tree-wide ", 2}, // filter memory, on and off
 	} {
-		if n := strings.Count(stdout, c.want); n != c.n {
+		// The report wraps its lines where it will.
+		if n := strings.Count(strings.Join(strings.Fields(stdout), " "), c.want); n != c.n {
 			t.Errorf("the text report has %q %d times, want %d:\n%s", c.want, n, c.n, stdout)
 		}
 	}

@@ -26,6 +26,7 @@ type statsLine struct {
 	// null bits per entry, under per_table.
 	TreeFilterProbes       uint64            `json:"tree_filter_probes"`
 	TreeFilterNegatives    uint64            `json:"tree_filter_negatives"`
+	TreeFilterLines        uint64            `json:"tree_filter_lines"`
 	TreeFilterBytes        uint64            `json:"tree_filter_bytes"`
 	TreeFilterEntries      uint64            `json:"tree_filter_entries"`
 	TreeFilterBitsPerEntry *float64          `json:"tree_filter_bits_per_entry"`
@@ -100,7 +101,7 @@ func newStatsLine(b *bench, s lsm.Stats) statsLine {
 		Total:                   newLevelStatsLine(nil, s.Total),
 		MemtableFilterNegatives: s.MemtableFilterNegatives, ImmutableFilterNegatives: s.ImmutableFilterNegatives,
 		MemtableFalsePositives: s.MemtableFalsePositives,
-		TreeFilterProbes:       s.TreeFilterProbes, TreeFilterNegatives: s.TreeFilterNegatives,
+		TreeFilterProbes:       s.TreeFilterProbes, TreeFilterNegatives: s.TreeFilterNegatives, TreeFilterLines: s.TreeFilterLines,
 		TreeFilterBytes: s.TreeFilterBytes, TreeFilterEntries: s.TreeFilterEntries, TreeFilterBitsPerEntry: treeBitsPerEntry(s),
 		DeletesElided: s.DeletesElided, WALBytesSaved: s.WALBytesSaved,
 		DeleteProofProbes: s.DeleteProofProbes, MergeProofProbes: s.MergeProofProbes, WALBytes: s.WALBytes,
@@ -162,8 +163,8 @@ func (r *reporter) stats(b *bench, s lsm.Stats) {
 	fmt.Fprintf(r.w, "  memtable filter negatives %d, immutable combined-filter negatives %d, memtable false positives %d\n",
 		s.MemtableFilterNegatives, s.ImmutableFilterNegatives, s.MemtableFalsePositives)
 	if b.scope == lsm.TreeWide {
-		fmt.Fprintf(r.w, "  tree-wide filter: %d probes, %d negatives (no level named); %s in memory, %d entries (%s bits/entry)\n",
-			s.TreeFilterProbes, s.TreeFilterNegatives, size(int64(s.TreeFilterBytes)), s.TreeFilterEntries, fixed(2, treeBitsPerEntry(s)))
+		fmt.Fprintf(r.w, "  tree-wide filter: %d probes reading %d cache lines, %d negatives (no level named); %s in memory, %d entries (%s bits/entry)\n",
+			s.TreeFilterProbes, s.TreeFilterLines, s.TreeFilterNegatives, size(int64(s.TreeFilterBytes)), s.TreeFilterEntries, fixed(2, treeBitsPerEntry(s)))
 	}
 	fmt.Fprintf(r.w, "  deletes elided %d (WAL %s saved), WAL written %s, flushes %d, compactions %d move / %d L0 / %d intra-L0 / %d size / %d rest / %d delete-only, write amplification %s\n",
 		s.DeletesElided, size(int64(s.WALBytesSaved)), size(int64(s.WALBytes)), s.Flushes,

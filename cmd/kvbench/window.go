@@ -179,6 +179,7 @@ func statsDiff(a, b lsm.Stats) lsm.Stats {
 	d.MemtableFalsePositives -= a.MemtableFalsePositives
 	d.TreeFilterProbes -= a.TreeFilterProbes
 	d.TreeFilterNegatives -= a.TreeFilterNegatives
+	d.TreeFilterLines -= a.TreeFilterLines
 	d.PrefixProbes -= a.PrefixProbes
 	d.PrefixSkips -= a.PrefixSkips
 	d.RangeProbes -= a.RangeProbes
