@@ -118,7 +118,9 @@ func (b *multiGet) reset() {
 	*b = multiGet{hashes: b.hashes[:0], prefixes: b.prefixes[:0], words: b.words[:0], pending: b.pending[:0], runHashes: b.runHashes[:0], maybe: b.maybe[:0], runs: b.runs[:0]}
 }
 
-func (b *multiGet) run(rs *readState) {
+// prepare computes the keys' hashes, the prefix they all share, and each
+// key's 8 bytes after it.
+func (b *multiGet) prepare() {
 	b.hashes = slices.Grow(b.hashes[:0], len(b.keys))[:len(b.keys)]
 	b.prefixes = slices.Grow(b.prefixes[:0], len(b.keys))[:len(b.keys)]
 	if len(b.keys) > 0 {
@@ -131,6 +133,10 @@ func (b *multiGet) run(rs *readState) {
 	for i, k := range b.keys {
 		b.prefixes[i] = base.KeyPrefix(k[len(b.shared):])
 	}
+}
+
+func (b *multiGet) run(rs *readState) {
+	b.prepare()
 	sorted := b.sortKeys()
 	// 1–2. The memtables. With no immutable memtable, the active one's
 	// filter answers for the whole batch under one read lock, and the keys
@@ -227,8 +233,8 @@ func (b *multiGet) compare(i int, bd bound) int {
 // sortKeys returns the batch's key indexes in key order, in b.pending's
 // array. A key sorts first on a word that holds the first four bytes of
 // its prefix above its index, which slices.Sort orders without a call per
-// comparison; keys whose four bytes tie are then put in order by
-// insertion (compare). slices.SortFunc with bytes.Compare, a call per
+// comparison; each run of keys whose four bytes tie is then put in order
+// by compare (sortTied). slices.SortFunc with bytes.Compare, a call per
 // comparison, had cost a MultiGet of absent keys, which reads almost no
 // block, more than the walk it allows saved (BenchmarkMultiGet).
 func (b *multiGet) sortKeys() []int {
@@ -242,15 +248,43 @@ func (b *multiGet) sortKeys() []int {
 	for _, w := range words {
 		sorted = append(sorted, int(uint32(w)))
 	}
-	for j := 1; j < len(sorted); j++ {
-		x := sorted[j]
-		n := j
-		for ; n > 0 && words[n-1]>>32 == words[j]>>32 && b.compare(x, b.keyBound(sorted[n-1])) < 0; n-- {
-			sorted[n] = sorted[n-1]
+	for lo := 0; lo < len(sorted); {
+		hi := lo + 1
+		for hi < len(sorted) && words[hi]>>32 == words[lo]>>32 {
+			hi++
 		}
-		sorted[n] = x
+		b.sortTied(sorted[lo:hi])
+		lo = hi
 	}
 	return sorted
+}
+
+// maxInsertionSort is the longest run of tied keys sortTied orders by
+// insertion: quadratic, so only where the runs are short, as they are
+// among keys that differ early; keys alike in their first four bytes
+// past the shared prefix (a common field, then the key's own bytes) make
+// one run of the whole batch.
+const maxInsertionSort = 12
+
+// sortTied puts run, key indexes whose sort words tie, in key order.
+func (b *multiGet) sortTied(run []int) {
+	if len(run) > maxInsertionSort {
+		slices.SortFunc(run, func(x, y int) int {
+			if c := b.compare(x, b.keyBound(y)); c != 0 {
+				return c
+			}
+			return cmp.Compare(x, y) // equal keys in the batch's order, as insertion leaves them
+		})
+		return
+	}
+	for j := 1; j < len(run); j++ {
+		x := run[j]
+		n := j
+		for ; n > 0 && b.compare(x, b.keyBound(run[n-1])) < 0; n-- {
+			run[n] = run[n-1]
+		}
+		run[n] = x
+	}
 }
 
 // firstFrom returns the first position of sorted (key indexes in key

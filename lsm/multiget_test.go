@@ -1,9 +1,11 @@
 package lsm
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -144,6 +146,64 @@ func TestMultiGetMatchesGet(t *testing.T) {
 				if _, errs := snap.MultiGet(keys); len(keys) > 0 && !errors.Is(errs[0], ErrClosed) {
 					t.Fatalf("seed %d step %d: MultiGet of a closed snapshot: %v", seed, step, errs[0])
 				}
+			}
+		})
+	}
+}
+
+// TestMultiGetSortsKeys: sortKeys puts a batch's keys in key order, equal
+// keys in the batch's order, for batches whose keys tie on the bytes its
+// sort word holds in runs short and long: a common field and one
+// outlier (the whole batch one run, which insertion sorted in time
+// quadratic in its length), duplicates, keys that are prefixes of
+// others, and random keys over two letters.
+func TestMultiGetSortsKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var batches [][][]byte
+	tied := [][]byte{[]byte("b")}
+	for i := range 500 {
+		tied = append(tied, fmt.Appendf(nil, "aaaa%08d", rng.IntN(300)), fmt.Appendf(nil, "aaaa%d", i))
+	}
+	batches = append(batches, tied, [][]byte{{}, []byte("a"), {'a', 0}, []byte("a"), {}, []byte("ab")})
+	for range 50 {
+		keys := make([][]byte, 1+rng.IntN(100))
+		for i := range keys {
+			keys[i] = make([]byte, rng.IntN(12))
+			for j := range keys[i] {
+				keys[i][j] = 'a' + byte(rng.IntN(2))
+			}
+		}
+		batches = append(batches, keys)
+	}
+	for _, keys := range batches {
+		b := &multiGet{keys: keys}
+		b.prepare()
+		got := b.sortKeys()
+		want := make([]int, len(keys))
+		for i := range want {
+			want[i] = i
+		}
+		slices.SortStableFunc(want, func(x, y int) int { return bytes.Compare(keys[x], keys[y]) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("sortKeys of %d keys:\n got  %v\n want %v", len(keys), got, want)
+		}
+	}
+}
+
+// BenchmarkMultiGetSortTiedKeys sorts a batch of keys alike in their
+// first four bytes past the shared prefix, but for one: a single run of
+// tied sort words (TestMultiGetSortsKeys).
+func BenchmarkMultiGetSortTiedKeys(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		keys := [][]byte{[]byte("b")}
+		for i := range n {
+			keys = append(keys, fmt.Appendf(nil, "aaaa%08d", (i*7919)%n))
+		}
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			g := &multiGet{keys: keys}
+			for b.Loop() {
+				g.prepare()
+				g.sortKeys()
 			}
 		})
 	}

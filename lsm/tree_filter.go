@@ -790,7 +790,7 @@ func (d *DB) treeLookup(h uint64) treeAnswer {
 const treeFilterPayloadBits = 7
 
 // treeFilterMinQBits is the smallest table a build makes, 2^16 slots
-// (72 KiB at 7 payload bits); a variable for the tests.
+// (80 KiB at 7 payload bits: 10 bits a slot); a variable for the tests.
 var treeFilterMinQBits uint = 16
 
 // startTreeFilter starts the tree-wide filter, if Options ask for it, from
