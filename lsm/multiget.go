@@ -20,11 +20,13 @@ import (
 // DB). keys may be in any order and may repeat; MultiGet neither keeps nor
 // modifies them.
 //
-// It answers what len(keys) Gets would, for less: the batch is sorted once
-// and walked through each level's tables together, so a table is found,
+// It answers what len(keys) Gets would, for less where the keys reach
+// the tables: the keys left after the memtables are sorted once and
+// walked through each level's tables together, so a table is found,
 // opened and filter-probed once for its keys and a data block holding
 // several of them is read once (docs/design.md, "Reads without garbage";
-// measured gains in docs/benchmarks.md, "MultiGet").
+// measured gains in docs/benchmarks.md, "MultiGet"). Keys the memtables
+// answer cost what their Gets would, and the two result slices.
 func (d *DB) MultiGet(keys [][]byte) (values [][]byte, errs []error) {
 	if d.closed.Load() {
 		return d.multiGet(nil, 0, keys)
@@ -100,7 +102,8 @@ type multiGet struct {
 	// (no batch holds 2^32 keys).
 	shared          []byte
 	prefixes, words []uint64
-	// pending are the indexes of the keys still unanswered, in key order.
+	// pending are the indexes of the keys still unanswered, in key order
+	// from the first table on (sortKeys).
 	pending []int
 	// runHashes and maybe are one table's keys' hashes and its filter's
 	// answers; maybe is first the active memtable's answers.
@@ -137,7 +140,6 @@ func (b *multiGet) prepare() {
 
 func (b *multiGet) run(rs *readState) {
 	b.prepare()
-	sorted := b.sortKeys()
 	// 1–2. The memtables. With no immutable memtable, the active one's
 	// filter answers for the whole batch under one read lock, and the keys
 	// it rules out skip getMemtables; a key it admits, or any key while
@@ -148,9 +150,9 @@ func (b *multiGet) run(rs *readState) {
 		b.maybe = slices.Grow(b.maybe[:0], len(b.keys))[:len(b.keys)]
 		rs.mem.Active().MayContainHashes(b.hashes, b.maybe)
 	}
-	pending := sorted[:0] // compacts sorted in place, in key order
+	pending := slices.Grow(b.pending[:0], len(b.keys))
 	var filteredOut uint64
-	for _, i := range sorted {
+	for i := range b.keys {
 		if batchFilter && !b.maybe[i] {
 			filteredOut++
 		} else if v, res := b.d.getMemtables(rs, b.keys[i], b.hashes[i], b.seq, nil, nil); answered(res) {
@@ -169,9 +171,17 @@ func (b *multiGet) run(rs *readState) {
 	}
 
 	// 3. L0, newest table first; 4. one table per key in each deeper level.
+	// The tables are walked beside the keys in key order, sorted once
+	// the first table is met: a batch the memtables answer, or a DB
+	// without tables, sorts nothing.
+	sorted := false
 	for level, files := range rs.version.Levels {
 		if len(pending) == 0 {
 			break
+		}
+		if len(files) > 0 && !sorted {
+			b.sortKeys(pending)
+			sorted = true
 		}
 		if level == 0 {
 			for _, f := range files {
@@ -230,33 +240,31 @@ func (b *multiGet) compare(i int, bd bound) int {
 	return bytes.Compare(b.keys[i][n:], bd.key[n:])
 }
 
-// sortKeys returns the batch's key indexes in key order, in b.pending's
-// array. A key sorts first on a word that holds the first four bytes of
-// its prefix above its index, which slices.Sort orders without a call per
+// sortKeys puts idx, indexes of the batch's keys, in key order. A key
+// sorts first on a word that holds the first four bytes of its prefix
+// above its index, which slices.Sort orders without a call per
 // comparison; each run of keys whose four bytes tie is then put in order
 // by compare (sortTied). slices.SortFunc with bytes.Compare, a call per
 // comparison, had cost a MultiGet of absent keys, which reads almost no
 // block, more than the walk it allows saved (BenchmarkMultiGet).
-func (b *multiGet) sortKeys() []int {
-	words := slices.Grow(b.words[:0], len(b.keys))
-	for i := range b.keys {
+func (b *multiGet) sortKeys(idx []int) {
+	words := slices.Grow(b.words[:0], len(idx))
+	for _, i := range idx {
 		words = append(words, b.prefixes[i]&^(1<<32-1)|uint64(i))
 	}
 	slices.Sort(words)
 	b.words = words
-	sorted := slices.Grow(b.pending[:0], len(b.keys))
-	for _, w := range words {
-		sorted = append(sorted, int(uint32(w)))
+	for j, w := range words {
+		idx[j] = int(uint32(w))
 	}
-	for lo := 0; lo < len(sorted); {
+	for lo := 0; lo < len(idx); {
 		hi := lo + 1
-		for hi < len(sorted) && words[hi]>>32 == words[lo]>>32 {
+		for hi < len(idx) && words[hi]>>32 == words[lo]>>32 {
 			hi++
 		}
-		b.sortTied(sorted[lo:hi])
+		b.sortTied(idx[lo:hi])
 		lo = hi
 	}
-	return sorted
 }
 
 // maxInsertionSort is the longest run of tied keys sortTied orders by

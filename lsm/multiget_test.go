@@ -178,11 +178,9 @@ func TestMultiGetSortsKeys(t *testing.T) {
 	for _, keys := range batches {
 		b := &multiGet{keys: keys}
 		b.prepare()
-		got := b.sortKeys()
-		want := make([]int, len(keys))
-		for i := range want {
-			want[i] = i
-		}
+		got := indexes(len(keys))
+		b.sortKeys(got)
+		want := indexes(len(keys))
 		slices.SortStableFunc(want, func(x, y int) int { return bytes.Compare(keys[x], keys[y]) })
 		if !slices.Equal(got, want) {
 			t.Fatalf("sortKeys of %d keys:\n got  %v\n want %v", len(keys), got, want)
@@ -201,10 +199,23 @@ func BenchmarkMultiGetSortTiedKeys(b *testing.B) {
 		}
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			g := &multiGet{keys: keys}
+			idx := make([]int, len(keys))
 			for b.Loop() {
+				for i := range idx {
+					idx[i] = i
+				}
 				g.prepare()
-				g.sortKeys()
+				g.sortKeys(idx)
 			}
 		})
 	}
+}
+
+// indexes returns 0, 1, …, n−1.
+func indexes(n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
 }
