@@ -52,8 +52,8 @@ func treeWideLesson(dir string) (string, error) {
 		b.WriteString(t.explain(k))
 	}
 	after := db.Stats()
-	fmt.Fprintf(&b, "tree-wide filter: %d entries, asked %d times (%d cache lines read), named no level %d times\n(Stats.TreeFilterEntries, TreeFilterProbes, TreeFilterLines, TreeFilterNegatives)\n",
-		after.TreeFilterEntries, after.TreeFilterProbes-before.TreeFilterProbes, after.TreeFilterLines-before.TreeFilterLines,
-		after.TreeFilterNegatives-before.TreeFilterNegatives)
+	fmt.Fprintf(&b, "tree-wide filter: %d entries, asked %d times, named no level %d times,\n%d cache lines read (Stats.TreeFilterEntries, TreeFilterProbes,\nTreeFilterNegatives, TreeFilterLines)\n",
+		after.TreeFilterEntries, after.TreeFilterProbes-before.TreeFilterProbes,
+		after.TreeFilterNegatives-before.TreeFilterNegatives, after.TreeFilterLines-before.TreeFilterLines)
 	return b.String(), errors.Join(t.err, db.Close())
 }
