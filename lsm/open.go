@@ -36,9 +36,12 @@ import (
 // it returns (open_tables.go), and damage deeper in one is reported by the
 // first read that needs it. A failed Open deletes nothing but the tables
 // its own WAL replay wrote. Only after a clean recovery does it delete
-// other files, and only those the recovered state proves unneeded: WALs below the log
-// number, and tables no live version names (the output of a flush or
-// compaction whose edit never reached the manifest).
+// other files, and only those the recovered state proves unneeded: its
+// own WALs below the log number, tables no live version names whose
+// entries the manifest or the WALs account for (the output of a flush or
+// compaction whose edit never reached the manifest, an input the deleter
+// had not removed), and tables cut short under their temporary name. A
+// file under a table's name that does not read as a table stays.
 func Open(dir string, opts *Options) (*DB, error) {
 	d := &DB{dir: dir, opts: opts.withDefaults(), obsolete: make(chan struct{}, 1), loaded: make(chan struct{})}
 	if err := checkDir(dir); err != nil {
@@ -232,7 +235,8 @@ func (d *DB) recover() error {
 	if err := checkWALEnds(logs, replays); err != nil {
 		return refuse(err)
 	}
-	if err := d.checkStrayTables(names, vs.LastSeq(), replays); err != nil {
+	strays, err := d.checkStrayTables(names, vs.LastSeq(), replays)
+	if err != nil {
 		return refuse(err)
 	}
 	d.mu.lastSeq = seq
@@ -288,7 +292,7 @@ func (d *DB) recover() error {
 			d.removeFile(manifest.KindLog, n)
 		}
 	}
-	d.removeStrayTables(names)
+	d.removeStrays(names, strays)
 	d.estimateRangeDels()
 	d.startTreeFilter()
 	d.loadInBackground(later)
@@ -583,18 +587,22 @@ func (d *DB) checkLiveFiles(names []string) ([]manifest.NewFile, error) {
 }
 
 // checkStrayTables refuses a directory holding a table no live version
-// names (a stray, which Open goes on to delete) with an entry that
-// neither the manifest nor the WALs replayed account for. A stray is the
-// output of a flush or compaction that crashed before its edit: a
-// compaction's entries come from live tables, whose sequence numbers are
-// at most the manifest's last, and a flush's from a memtable whose WAL is
-// replayed. An entry numbered between the manifest's last sequence number
-// and the first the WALs hold is in no other file: the manifest lost the
-// edit that placed the table (a manifest cut after its first record
-// parses whole), and deleting the table would lose acknowledged writes.
-// A table that does not open is a write a crash cut short, and stays a
-// stray; one the disk fails to read stops Open.
-func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays []walReplay) error {
+// names (a stray) with an entry that neither the manifest nor the WALs
+// replayed account for, and returns the strays whose entries they all
+// account for: provably obsolete, Open deletes them. A stray is a whole
+// table (tableWriter writes under a temporary name) that a flush or
+// compaction wrote before a crash cut it off from its edit, or an input a
+// compaction's edit left for the deleter: a compaction's entries come from
+// live tables, whose sequence numbers are at most the manifest's last,
+// and a flush's from a memtable whose WAL is replayed. An entry numbered
+// between the manifest's last sequence number and the first the WALs hold
+// is in no other file: the manifest lost the edit that placed the table
+// (a manifest cut after its first record parses whole), and deleting the
+// table would lose acknowledged writes. A file under a table's name that
+// does not read as a table is no output of this DB's (one cut short has a
+// temporary name): it is left where it is, since nothing proves it
+// obsolete. One the disk fails to read stops Open.
+func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays []walReplay) (obsolete []uint64, err error) {
 	walFirst := base.SeqNum(0) // 0: no WAL holds a record
 	for _, r := range replays {
 		if r.first != 0 && (walFirst == 0 || r.first < walFirst) {
@@ -609,23 +617,25 @@ func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays [
 		}
 		t, err := d.readTableFile(num, true)
 		if errors.Is(err, ErrCorruption) {
+			d.opts.Logger.Warn("monban: leaving a file no manifest names, which does not read as a table", "file", name, "err", err)
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("monban: reading stray table %s: %w", name, err)
+			return nil, fmt.Errorf("monban: reading stray table %s: %w", name, err)
 		}
 		seq, found, err := unaccountedSeq(t, manifestSeq, walFirst)
 		t.Close()
 		switch {
 		case err != nil:
-			return fmt.Errorf("monban: reading stray table %s, which no version of %s names: %w",
+			return nil, fmt.Errorf("monban: reading stray table %s, which no version of %s names: %w",
 				name, manifest.MakeFilename(manifest.KindManifest, d.vs.ManifestFileNum()), err)
 		case found:
-			return fmt.Errorf("monban: table %s is in no version of %s, yet holds sequence number %d, which neither it (up to %d) nor the WALs account for: the manifest lost edits: %w",
+			return nil, fmt.Errorf("monban: table %s is in no version of %s, yet holds sequence number %d, which neither it (up to %d) nor the WALs account for: the manifest lost edits: %w",
 				name, manifest.MakeFilename(manifest.KindManifest, d.vs.ManifestFileNum()), seq, manifestSeq, ErrCorruption)
 		}
+		obsolete = append(obsolete, num)
 	}
-	return nil
+	return obsolete, nil
 }
 
 // unaccountedSeq returns a sequence number of stray table t that neither
@@ -657,14 +667,18 @@ func (d *DB) readTableFile(num uint64, skipFilters bool) (*sstable.Reader, error
 	return sstable.Open(f, sstable.ReaderOptions{FileNum: num, Name: manifest.MakeFilename(manifest.KindTable, num), SkipFilters: skipFilters})
 }
 
-// removeStrayTables deletes table files that no live version names:
-// outputs of a flush or compaction that crashed before its manifest edit
-// (checkStrayTables has shown that their entries are elsewhere).
-func (d *DB) removeStrayTables(names []string) {
-	live := d.vs.LiveFiles()
-	for _, name := range names {
-		if kind, num, ok := manifest.ParseFilename(name); ok && kind == manifest.KindTable && !live[num] && d.removeFile(kind, num) {
+// removeStrays deletes the stray tables checkStrayTables proved
+// obsolete, and every table a flush or compaction was writing when it was
+// cut short (named manifest.KindTableTemp: renamed, it would be whole).
+func (d *DB) removeStrays(names []string, tables []uint64) {
+	for _, num := range tables {
+		if d.removeFile(manifest.KindTable, num) {
 			d.opts.EventListener.TableDeleted(TableFileInfo{FileNum: num, Level: -1})
+		}
+	}
+	for _, name := range names {
+		if kind, num, ok := manifest.ParseFilename(name); ok && kind == manifest.KindTableTemp {
+			d.removeFile(kind, num)
 		}
 	}
 }

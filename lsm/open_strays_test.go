@@ -3,8 +3,10 @@ package lsm
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/vfs"
 )
 
@@ -54,6 +56,92 @@ func TestOpenRemovesOnlyOwnStrayManifests(t *testing.T) {
 			t.Errorf("%s, not a manifest of monban's, was removed", name)
 		case !bytes.Equal(readFile(t, mem, "/db/"+name), data):
 			t.Errorf("%s, not a manifest of monban's, was changed", name)
+		}
+	}
+}
+
+// TestOpenRemovesOnlyOwnStrayTables: tables are written under a temporary
+// name and take their own once whole, so Open, once its recovery is
+// clean, removes a file of the temporary name (a write a crash cut short)
+// and a whole table no manifest names whose entries the manifest
+// accounts for, but leaves byte for byte a file of a table's name that
+// does not read as a table: nothing proves it obsolete (it was deleted as
+// "a write a crash cut short" before). Repair sets both aside in lost/.
+func TestOpenRemovesOnlyOwnStrayTables(t *testing.T) {
+	for _, repair := range []bool{false, true} {
+		mem := vfs.NewMem()
+		d := openMem(t, mem, nil)
+		if err := d.Put([]byte("k"), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		tables, err := d.Tables()
+		if err != nil || len(tables) != 1 {
+			t.Fatalf("Tables() = %v, %v", tables, err)
+		}
+		live := tables[0].FileNum
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		own := readFile(t, mem, "/db/"+manifest.MakeFilename(manifest.KindTable, live))
+		junk := bytes.Repeat([]byte("not a table "), 100)
+		files := map[string][]byte{
+			"000900.sst":     own,      // a whole stray: a compaction's input the deleter missed
+			"000901.sst.tmp": own[:77], // a table cut short
+			"000902.sst.tmp": nil,
+			"000903.sst":     junk, // somebody else's bytes
+			"000904.sst":     nil,
+		}
+		for name, data := range files {
+			rewrite(t, mem, "/db/"+name, data)
+		}
+		var report *RepairReport
+		if repair {
+			r, err := RepairWith("/db", &Options{FS: mem}, RepairOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			report = r
+		}
+		d = openMem(t, mem, nil)
+		mustGet(t, d, "k", "v")
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		names, err := mem.List("/db")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, data := range files {
+			kept := slices.Contains(names, name)
+			switch {
+			case strings.HasSuffix(name, ".tmp") || bytes.Equal(data, own):
+				if kept {
+					t.Errorf("repair=%v: %s, a stray of monban's, was kept", repair, name)
+				}
+			case repair:
+				if kept {
+					t.Errorf("%s, not a table, was kept by Repair, which sets such files aside", name)
+				}
+			case !kept:
+				t.Errorf("repair=%v: %s, not a table, was removed", repair, name)
+			case !bytes.Equal(readFile(t, mem, "/db/"+name), data):
+				t.Errorf("repair=%v: %s, not a table, was changed", repair, name)
+			}
+		}
+		if report == nil {
+			continue
+		}
+		for name, fate := range map[string]Fate{"000901.sst.tmp": FateObsolete, "000902.sst.tmp": FateObsolete,
+			"000903.sst": FateNotMonban, "000904.sst": FateNotMonban} {
+			i := slices.IndexFunc(report.Files, func(f RepairedFile) bool { return f.Name == name })
+			if i < 0 || report.Files[i].Fate != fate {
+				t.Errorf("Repair's report on %s: %+v, want it set aside, %v", name, report.Files, fate)
+			} else if got := readFile(t, mem, "/db/"+report.Files[i].Lost); !bytes.Equal(got, files[name]) {
+				t.Errorf("%s set aside to %s, which holds %q", name, report.Files[i].Lost, got)
+			}
 		}
 	}
 }

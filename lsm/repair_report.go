@@ -77,7 +77,9 @@ const (
 	FateDamaged
 	// FateObsolete: the trusted manifest shows a newer tree dropped it (a
 	// table no live version names, a WAL holding a log below the log
-	// number); moved into lost/ unmerged (copied, if its name is at or
+	// number), or no manifest ever named it (a table a flush or
+	// compaction was writing, under its temporary name, when a crash cut
+	// it short); moved into lost/ unmerged (copied, if its name is at or
 	// above the log number), so it cannot bring back what was deleted
 	// since.
 	FateObsolete
@@ -86,8 +88,8 @@ const (
 	FateAfterDamage
 	// FateNotMonban: has a name monban uses but not monban's format
 	// (another program's file; a table cut short that the trusted
-	// manifest names is FateDamaged); moved into lost/, where the next
-	// Open cannot take it for one of its own and delete it.
+	// manifest names is FateDamaged); moved into lost/, so that the
+	// repaired directory holds only monban's files under monban's names.
 	FateNotMonban
 	// FateSuperseded: CURRENT, CURRENT.tmp or a manifest that read, which
 	// the new manifest replaces; a copy is in lost/.

@@ -793,6 +793,9 @@ func (r *repairer) setAside(name string, fate Fate, why error, how asideHow) err
 // originals removed after the commit, CURRENT replaced by it) and moves
 // CURRENT.tmp there: the new manifest supersedes them, and none is
 // deleted unseen — one may be the only record of a damaged DB's shape.
+// It moves there too the tables a flush or compaction was writing when a
+// crash cut it short (manifest.KindTableTemp), unread: no manifest named
+// one, and what it holds is in the files it was being written from.
 func (r *repairer) setAsideMeta(names []string) error {
 	for _, name := range names {
 		kind, _, ok := manifest.ParseFilename(name)
@@ -811,6 +814,10 @@ func (r *repairer) setAsideMeta(names []string) error {
 			}
 		case kind == manifest.KindCurrentTemp:
 			if err := r.setAside(name, FateSuperseded, nil, moveAside); err != nil {
+				return err
+			}
+		case kind == manifest.KindTableTemp:
+			if err := r.setAside(name, FateObsolete, nil, moveAside); err != nil {
 				return err
 			}
 		case kind == manifest.KindManifest:

@@ -16,10 +16,13 @@ type tableWriter struct {
 }
 
 // newTableWriter starts a table whose filter gets bitsPerKey
-// (filterBitsPerKey).
+// (filterBitsPerKey). It is written under its temporary name
+// (manifest.KindTableTemp) and takes its table name once whole and
+// synced, so that a table-named file no manifest names is a whole table,
+// and Open deletes none it cannot read (checkStrayTables).
 func (d *DB) newTableWriter(bitsPerKey float64) (*tableWriter, error) {
 	num := d.vs.NextFileNum()
-	f, err := d.fs.Create(d.path(manifest.KindTable, num))
+	f, err := d.fs.Create(d.path(manifest.KindTableTemp, num))
 	if err != nil {
 		return nil, err
 	}
@@ -45,19 +48,23 @@ func newID() uint64 {
 	}
 }
 
-// finish completes the table with its range tombstones spans, syncs it
-// and its directory entry, and returns its metadata — nil, with the file
-// removed, if it is empty.
+// finish completes the table with its range tombstones spans, syncs it,
+// gives it its table name and syncs that, and returns its metadata — nil,
+// with the file removed, if it is empty.
 func (t *tableWriter) finish(spans keyspan.Spans) (*manifest.FileMetadata, error) {
 	t.w.SetRangeDels(spans)
 	props, err := t.w.Finish()
 	if err != nil {
-		t.d.removeFile(manifest.KindTable, t.num)
+		t.d.removeFile(manifest.KindTableTemp, t.num)
 		return nil, err
 	}
 	if props.NumEntries == 0 && spans.Len() == 0 {
-		t.d.removeFile(manifest.KindTable, t.num)
+		t.d.removeFile(manifest.KindTableTemp, t.num)
 		return nil, nil
+	}
+	if err := t.d.fs.Rename(t.d.path(manifest.KindTableTemp, t.num), t.d.path(manifest.KindTable, t.num)); err != nil {
+		t.d.removeFile(manifest.KindTableTemp, t.num)
+		return nil, err
 	}
 	if err := t.d.fs.SyncDir(t.d.dir); err != nil {
 		return nil, err
@@ -71,5 +78,5 @@ func (t *tableWriter) finish(spans keyspan.Spans) (*manifest.FileMetadata, error
 // abort abandons the table and removes its file.
 func (t *tableWriter) abort() {
 	t.w.Abort()
-	t.d.removeFile(manifest.KindTable, t.num)
+	t.d.removeFile(manifest.KindTableTemp, t.num)
 }

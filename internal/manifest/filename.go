@@ -25,6 +25,10 @@ const (
 	KindCurrentTemp
 	// KindLock is the LOCK file that keeps a second process out.
 	KindLock
+	// KindTableTemp is an SSTable being written: "%06d.sst.tmp". A flush
+	// or compaction renames it to its KindTable name once it is whole and
+	// synced, so one left behind was cut short, and no manifest named it.
+	KindTableTemp
 )
 
 func (k FileKind) String() string {
@@ -41,6 +45,8 @@ func (k FileKind) String() string {
 		return "current-temp"
 	case KindLock:
 		return "lock"
+	case KindTableTemp:
+		return "table-temp"
 	}
 	return fmt.Sprintf("FileKind(%d)", uint8(k))
 }
@@ -69,6 +75,8 @@ func MakeFilename(kind FileKind, num uint64) string {
 		return currentTempName
 	case KindLock:
 		return lockName
+	case KindTableTemp:
+		return fmt.Sprintf("%06d.sst.tmp", num)
 	}
 	panic(fmt.Sprintf("manifest: MakeFilename of unknown kind %d", kind))
 }
@@ -88,6 +96,10 @@ func ParseFilename(name string) (kind FileKind, num uint64, ok bool) {
 	if rest, found := strings.CutPrefix(name, manifestPrefix); found {
 		num, ok = parseNum(rest)
 		return KindManifest, num, ok
+	}
+	if rest, found := strings.CutSuffix(name, ".sst.tmp"); found {
+		num, ok = parseNum(rest)
+		return KindTableTemp, num, ok
 	}
 	if rest, found := strings.CutSuffix(name, ".sst"); found {
 		num, ok = parseNum(rest)
