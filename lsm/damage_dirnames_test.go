@@ -148,3 +148,61 @@ func TestRepairWithAFileNamedLost(t *testing.T) {
 	}
 	unchanged(t, fs, before)
 }
+
+// TestAForeignFileWhereCURRENTtmpGoes: a CURRENT.tmp a crashed rollover
+// left (a manifest name and newline, a prefix of one, zeros after it)
+// does not stop Open; one holding anything else is another program's
+// file, which Open removed at its first rollover and a rollover writes
+// over. Open must refuse it with ErrCorruption, changing nothing, and
+// Repair set it aside and keep every write.
+func TestAForeignFileWhereCURRENTtmpGoes(t *testing.T) {
+	for _, tc := range []struct {
+		data string
+		own  bool
+	}{
+		{"MANIFEST-000007\n", true}, {"MANIFEST-00", true}, {"MANI", true}, {"", true},
+		{"MANIFEST-000007\n\x00\x00\x00", true},
+		{"MANIFEST-000007\nmore", false}, {"MANIFEST-x7\n", false}, {"MANIFEST-\n", false},
+		{"notes for later\n", false}, {strings.Repeat("MANIFEST-0", 30), false},
+	} {
+		t.Run(fmt.Sprintf("%q", tc.data), func(t *testing.T) {
+			fs := vfs.NewMem()
+			d, err := Open("/db", &Options{FS: fs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := model{}
+			for i := range 20 {
+				k := fmt.Sprintf("k%02d", i)
+				if err := d.Put([]byte(k), []byte(k), Sync); err != nil {
+					t.Fatal(err)
+				}
+				want[k] = k
+			}
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+			rewrite(t, fs, "/db/CURRENT.tmp", []byte(tc.data))
+			before := dirFiles(t, fs, "/db")
+			d, err = Open("/db", &Options{FS: fs})
+			if tc.own {
+				if err != nil {
+					t.Fatalf("Open beside a crashed rollover's CURRENT.tmp: %v", err)
+				}
+				if got := dbContents(t, d); !maps.Equal(got, want) {
+					t.Fatalf("after Open:\n%s", diffModels(got, want))
+				}
+				if err := d.Close(); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			refused(t, err, true, "CURRENT.tmp")
+			unchanged(t, fs, before)
+			rep := repairedTo(t, fs, want)
+			if !slices.ContainsFunc(rep.SetAside, func(f RepairedFile) bool { return f.Name == "CURRENT.tmp" }) {
+				t.Errorf("Repair did not set CURRENT.tmp aside:\n%v", rep)
+			}
+		})
+	}
+}

@@ -149,7 +149,7 @@ func (d *DB) recover() error {
 	if err != nil {
 		return fmt.Errorf("monban: %w", err)
 	}
-	if err := checkMetaNames(entries); err != nil {
+	if err := checkMetaNames(d.fs, d.dir, entries); err != nil {
 		return err
 	}
 	vs, err := manifest.Recover(d.fs, d.dir)
@@ -304,11 +304,24 @@ func (d *DB) recover() error {
 
 // checkMetaNames refuses a directory where CURRENT or CURRENT.tmp should
 // be: no DB's, it stops the DB from reading the one or writing the other.
-// Repair moves it aside.
-func checkMetaNames(entries []vfs.Entry) error {
+// So does a CURRENT.tmp whose bytes no rollover wrote: the next rollover
+// would write over it, and Open would delete it as a crash's leftover.
+// Repair moves either aside.
+func checkMetaNames(fsys vfs.FS, dir string, entries []vfs.Entry) error {
 	for _, e := range entries {
-		if kind, _, ok := manifest.ParseFilename(e.Name); ok && e.Dir && (kind == manifest.KindCurrent || kind == manifest.KindCurrentTemp) {
+		kind, _, ok := manifest.ParseFilename(e.Name)
+		switch {
+		case !ok || kind != manifest.KindCurrent && kind != manifest.KindCurrentTemp:
+		case e.Dir:
 			return fmt.Errorf("monban: %s is a directory, where the DB keeps a file of that name: %w", e.Name, ErrCorruption)
+		case kind == manifest.KindCurrentTemp:
+			own, err := manifest.CurrentTempIsOwn(fsys, filepath.Join(dir, e.Name))
+			if err != nil {
+				return fmt.Errorf("monban: reading %s: %w", e.Name, err)
+			}
+			if !own {
+				return fmt.Errorf("monban: %s holds what no manifest rollover writes (another program's file?), where the DB stages CURRENT: %w", e.Name, ErrCorruption)
+			}
 		}
 	}
 	return nil

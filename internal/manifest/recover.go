@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -322,7 +323,7 @@ func (vs *VersionSet) removeStrays() {
 		kind, num, ok := ParseFilename(n)
 		switch {
 		case !ok, kind == KindManifest && num == vs.ManifestFileNum():
-		case kind == KindCurrentTemp, kind == KindManifest && vs.isOwnManifest(n):
+		case kind == KindCurrentTemp && vs.isOwnCurrentTemp(), kind == KindManifest && vs.isOwnManifest(n):
 			_ = vs.fs.Remove(vs.path(n))
 		}
 	}
@@ -330,6 +331,38 @@ func (vs *VersionSet) removeStrays() {
 
 // isOwnManifest reports whether the file name is empty or a manifest in
 // monban's format.
+func (vs *VersionSet) isOwnCurrentTemp() bool {
+	own, err := CurrentTempIsOwn(vs.fs, vs.path(currentTempName))
+	return err == nil && own
+}
+
+// CurrentTempIsOwn reports whether the file at path is a CURRENT.tmp a
+// rollover could have left: what it writes there (a manifest name and a
+// newline, as CURRENT holds), or a crash's prefix of that, perhaps
+// followed by zeros. Anything else is another program's file, which no
+// rollover may delete or write over. The error is the file system's.
+func CurrentTempIsOwn(fsys vfs.FS, path string) (bool, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxCurrentSize+1))
+	if err != nil {
+		return false, err
+	}
+	b = bytes.TrimRight(b, "\x00")
+	if len(b) > maxCurrentSize {
+		return false, nil
+	}
+	name, newline := strings.CutSuffix(string(b), "\n")
+	if len(name) <= len(manifestPrefix) {
+		return !newline && strings.HasPrefix(manifestPrefix, name), nil
+	}
+	digits, ok := strings.CutPrefix(name, manifestPrefix)
+	return ok && strings.Trim(digits, "0123456789") == "", nil
+}
+
 func (vs *VersionSet) isOwnManifest(name string) bool {
 	f, err := vs.fs.Open(vs.path(name))
 	if err != nil {
