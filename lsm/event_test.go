@@ -131,7 +131,7 @@ func TestStatsString(t *testing.T) {
 		t.Fatalf("L6 row %v:\n%s", l6, s)
 	}
 	d.PublishExpvar("monban-test")
-	fs.Inject(vfs.Fault{Op: vfs.OpCreate, Nth: 1, Match: vfs.MatchBase("*.sst.tmp")}) // the flush's table
+	fs.Inject(vfs.Fault{Op: vfs.OpCreate, Nth: 1, Match: vfs.MatchBase("*.sst")}) // the flush's table
 	d.Put([]byte("x"), []byte("y"))
 	d.Flush()
 	if v := expvar.Get("monban-test").String(); !strings.Contains(v, `"BackgroundError":"monban: flush`) || !strings.Contains(v, `"Flushes":`) {

@@ -154,7 +154,7 @@ type faultKind struct {
 }
 
 func faultKinds() []faultKind {
-	tables, logs, meta := []string{"*.sst", "*.sst.tmp"}, []string{"*.log"}, []string{"MANIFEST-*", "CURRENT*"}
+	tables, logs, meta := []string{"*.sst"}, []string{"*.log"}, []string{"MANIFEST-*", "CURRENT*"}
 	eio, enospc := error(syscall.EIO), error(syscall.ENOSPC)
 	return []faultKind{
 		{name: "write-wal", op: vfs.OpWrite, patterns: logs, errno: eio, torn: true, surfaces: true},
@@ -579,7 +579,7 @@ func TestFaultFlushNotRetried(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ff.Inject(vfs.Fault{Op: vfs.OpWrite, Match: vfs.MatchBase("*.sst.tmp"), Nth: 1, Err: syscall.EIO})
+	ff.Inject(vfs.Fault{Op: vfs.OpWrite, Match: vfs.MatchBase("*.sst"), Nth: 1, Err: syscall.EIO})
 	err := d.Flush()
 	if !errors.Is(err, syscall.EIO) {
 		t.Fatalf("Flush: %v, want the injected EIO", err)

@@ -89,8 +89,8 @@ func TestOpenRemovesOnlyOwnStrayTables(t *testing.T) {
 		junk := bytes.Repeat([]byte("not a table "), 100)
 		files := map[string][]byte{
 			"000900.sst":     own,      // a whole stray: a compaction's input the deleter missed
-			"000901.sst.tmp": own[:77], // a table cut short
-			"000902.sst.tmp": nil,
+			"000901.tmp.sst": own[:77], // a table cut short
+			"000902.tmp.sst": nil,
 			"000903.sst":     junk, // somebody else's bytes
 			"000904.sst":     nil,
 		}
@@ -117,7 +117,7 @@ func TestOpenRemovesOnlyOwnStrayTables(t *testing.T) {
 		for name, data := range files {
 			kept := slices.Contains(names, name)
 			switch {
-			case strings.HasSuffix(name, ".tmp") || bytes.Equal(data, own):
+			case strings.HasSuffix(name, ".tmp.sst") || bytes.Equal(data, own):
 				if kept {
 					t.Errorf("repair=%v: %s, a stray of monban's, was kept", repair, name)
 				}
@@ -134,7 +134,7 @@ func TestOpenRemovesOnlyOwnStrayTables(t *testing.T) {
 		if report == nil {
 			continue
 		}
-		for name, fate := range map[string]Fate{"000901.sst.tmp": FateObsolete, "000902.sst.tmp": FateObsolete,
+		for name, fate := range map[string]Fate{"000901.tmp.sst": FateObsolete, "000902.tmp.sst": FateObsolete,
 			"000903.sst": FateNotMonban, "000904.sst": FateNotMonban} {
 			i := slices.IndexFunc(report.Files, func(f RepairedFile) bool { return f.Name == name })
 			if i < 0 || report.Files[i].Fate != fate {

@@ -25,7 +25,7 @@ const (
 	KindCurrentTemp
 	// KindLock is the LOCK file that keeps a second process out.
 	KindLock
-	// KindTableTemp is an SSTable being written: "%06d.sst.tmp". A flush
+	// KindTableTemp is an SSTable being written: "%06d.tmp.sst". A flush
 	// or compaction renames it to its KindTable name once it is whole and
 	// synced, so one left behind was cut short, and no manifest named it.
 	KindTableTemp
@@ -76,7 +76,7 @@ func MakeFilename(kind FileKind, num uint64) string {
 	case KindLock:
 		return lockName
 	case KindTableTemp:
-		return fmt.Sprintf("%06d.sst.tmp", num)
+		return fmt.Sprintf("%06d.tmp.sst", num)
 	}
 	panic(fmt.Sprintf("manifest: MakeFilename of unknown kind %d", kind))
 }
@@ -97,7 +97,7 @@ func ParseFilename(name string) (kind FileKind, num uint64, ok bool) {
 		num, ok = parseNum(rest)
 		return KindManifest, num, ok
 	}
-	if rest, found := strings.CutSuffix(name, ".sst.tmp"); found {
+	if rest, found := strings.CutSuffix(name, ".tmp.sst"); found {
 		num, ok = parseNum(rest)
 		return KindTableTemp, num, ok
 	}

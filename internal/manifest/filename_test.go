@@ -16,7 +16,7 @@ func TestFilenames(t *testing.T) {
 		{KindCurrent, 0, "CURRENT"},
 		{KindCurrentTemp, 0, "CURRENT.tmp"},
 		{KindLock, 0, "LOCK"},
-		{KindTableTemp, 12, "000012.sst.tmp"},
+		{KindTableTemp, 12, "000012.tmp.sst"},
 	} {
 		if got := MakeFilename(tc.kind, tc.num); got != tc.name {
 			t.Errorf("MakeFilename(%v, %d) = %q, want %q", tc.kind, tc.num, got, tc.name)
@@ -27,7 +27,7 @@ func TestFilenames(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "12.sst", "00001x.sst", "+00012.sst", "0000012.sst", "MANIFEST-", "MANIFEST-12",
-		"000012.tmp", "12.sst.tmp", "000012.sst.tmp.tmp", "current", "99999999999999999999.log", "LOCK2",
+		"000012.tmp", "12.tmp.sst", "000012.tmp.tmp.sst", "current", "99999999999999999999.log", "LOCK2",
 		"281474976710656.sst", "18446744073709551615.log", "MANIFEST-18446744073709551615"} {
 		if kind, num, ok := ParseFilename(bad); ok {
 			t.Errorf("ParseFilename(%q) = %v, %d, accepted", bad, kind, num)
