@@ -329,8 +329,8 @@ func (vs *VersionSet) removeStrays() {
 	}
 }
 
-// isOwnManifest reports whether the file name is empty or a manifest in
-// monban's format.
+// isOwnCurrentTemp reports whether CURRENT.tmp is one a rollover left
+// (CurrentTempIsOwn).
 func (vs *VersionSet) isOwnCurrentTemp() bool {
 	own, err := CurrentTempIsOwn(vs.fs, vs.path(currentTempName))
 	return err == nil && own
@@ -355,14 +355,20 @@ func CurrentTempIsOwn(fsys vfs.FS, path string) (bool, error) {
 	if len(b) > maxCurrentSize {
 		return false, nil
 	}
-	name, newline := strings.CutSuffix(string(b), "\n")
+	name, whole := strings.CutSuffix(string(b), "\n")
+	if whole {
+		kind, _, ok := ParseFilename(name)
+		return ok && kind == KindManifest, nil
+	}
 	if len(name) <= len(manifestPrefix) {
-		return !newline && strings.HasPrefix(manifestPrefix, name), nil
+		return strings.HasPrefix(manifestPrefix, name), nil
 	}
 	digits, ok := strings.CutPrefix(name, manifestPrefix)
 	return ok && strings.Trim(digits, "0123456789") == "", nil
 }
 
+// isOwnManifest reports whether the file name is empty or a manifest in
+// monban's format.
 func (vs *VersionSet) isOwnManifest(name string) bool {
 	f, err := vs.fs.Open(vs.path(name))
 	if err != nil {

@@ -3,6 +3,7 @@ package manifest
 import (
 	"errors"
 	"io/fs"
+	"strings"
 	"sync"
 	"testing"
 
@@ -117,4 +118,39 @@ func TestConcurrentReaders(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
+}
+
+// FuzzCurrentTempIsOwn: CurrentTempIsOwn never panics; it is true of
+// every prefix of what a rollover writes to CURRENT.tmp (a manifest name
+// and a newline), with or without zeros after it, as a crash leaves it;
+// and where it is true of whole bytes (a newline at their end), they name
+// a manifest.
+func FuzzCurrentTempIsOwn(f *testing.F) {
+	for _, s := range []string{"MANIFEST-000007\n", "MANIF", "", "MANIFEST-1234567\n\x00", "CURRENT\n", "MANIFEST-\n"} {
+		f.Add([]byte(s), uint64(7), uint8(255), uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, num uint64, cut, zeros uint8) {
+		mem := vfs.NewMem()
+		if err := mem.MkdirAll(testDir); err != nil {
+			t.Fatal(err)
+		}
+		isOwn := func(b []byte) bool {
+			writeFile(t, mem, testDir+"/CURRENT.tmp", b)
+			own, err := CurrentTempIsOwn(mem, testDir+"/CURRENT.tmp")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return own
+		}
+		written := MakeFilename(KindManifest, num%(maxFileNum+1)) + "\n"
+		left := append([]byte(written[:int(cut)%(len(written)+1)]), make([]byte, zeros)...)
+		if !isOwn(left) {
+			t.Fatalf("CurrentTempIsOwn(%q), a crash's leftover of %q, is false", left, written)
+		}
+		if name, whole := strings.CutSuffix(strings.TrimRight(string(data), "\x00"), "\n"); isOwn(data) && whole {
+			if kind, _, ok := ParseFilename(name); !ok || kind != KindManifest {
+				t.Fatalf("CurrentTempIsOwn(%q) is true, but %q names no manifest", data, name)
+			}
+		}
+	})
 }
