@@ -1,10 +1,12 @@
 package lsm
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	iofs "io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -203,6 +205,61 @@ func TestAForeignFileWhereCURRENTtmpGoes(t *testing.T) {
 			if !slices.ContainsFunc(rep.SetAside, func(f RepairedFile) bool { return f.Name == "CURRENT.tmp" }) {
 				t.Errorf("Repair did not set CURRENT.tmp aside:\n%v", rep)
 			}
+		})
+	}
+}
+
+// TestACURRENTtmpLinkedToAnotherDBsCURRENT: a CURRENT.tmp that is a
+// symbolic or hard link to another DB's CURRENT holds what a rollover
+// writes, so Open takes it for a crashed rollover's; the rollover then
+// wrote through it, pointing the other DB's CURRENT at a manifest it does
+// not have (a black-box attack). The rollover must unlink it and write a
+// file of its own: the other DB opens as it was.
+func TestACURRENTtmpLinkedToAnotherDBsCURRENT(t *testing.T) {
+	for _, link := range []string{"symlink", "hardlink"} {
+		t.Run(link, func(t *testing.T) {
+			root := t.TempDir()
+			a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+			for _, dir := range []string{a, b} {
+				d, err := Open(dir, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := d.Put([]byte("k"), []byte(dir), Sync); err != nil {
+					t.Fatal(err)
+				}
+				if err := d.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			bCurrent, err := os.ReadFile(filepath.Join(b, "CURRENT"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			makeLink := os.Symlink
+			if link == "hardlink" {
+				makeLink = os.Link
+			}
+			if err := makeLink(filepath.Join(b, "CURRENT"), filepath.Join(a, "CURRENT.tmp")); err != nil {
+				t.Skipf("no %s here: %v", link, err)
+			}
+			d, err := Open(a, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustGet(t, d, "k", a)
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := os.ReadFile(filepath.Join(b, "CURRENT")); err != nil || !bytes.Equal(got, bCurrent) {
+				t.Fatalf("the other DB's CURRENT went from %q to %q (%v)", bCurrent, got, err)
+			}
+			d, err = Open(b, nil)
+			if err != nil {
+				t.Fatalf("the other DB no longer opens: %v", err)
+			}
+			defer d.Close()
+			mustGet(t, d, "k", b)
 		})
 	}
 }

@@ -13,8 +13,9 @@ import (
 // TestOpenRemovesOnlyOwnStrayManifests: Open removes the manifests
 // CURRENT does not name once its own is durable — those a crashed
 // rollover left, in monban's format or empty — but a file of a
-// manifest's name whose bytes are not a manifest of monban's is nobody's
-// stray that Open can prove: it stays, byte for byte.
+// manifest's name whose bytes are not a manifest of this DB's is nobody's
+// stray that Open can prove: it stays, byte for byte. Another DB's
+// manifest, copied in, was removed as one of its own (a black-box attack).
 func TestOpenRemovesOnlyOwnStrayManifests(t *testing.T) {
 	mem := vfs.NewMem()
 	d := openMem(t, mem, nil)
@@ -27,11 +28,21 @@ func TestOpenRemovesOnlyOwnStrayManifests(t *testing.T) {
 	current := string(readFile(t, mem, "/db/CURRENT"))
 	own := readFile(t, mem, "/db/"+current[:len(current)-1])
 	junk := bytes.Repeat([]byte("not a manifest "), 14)
+	o, err := Open("/other", &Options{FS: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	otherCurrent := string(readFile(t, mem, "/other/CURRENT"))
+	anotherDBs := readFile(t, mem, "/other/"+otherCurrent[:len(otherCurrent)-1])
 	files := map[string][]byte{
 		"MANIFEST-000900": own,  // a crashed rollover's, whole
 		"MANIFEST-000901": nil,  // one that crashed before its first byte
 		"MANIFEST-000999": junk, // somebody else's bytes
 		"MANIFEST-000000": junk,
+		"MANIFEST-000902": anotherDBs, // another DB's, in monban's format
 	}
 	for name, data := range files {
 		rewrite(t, mem, "/db/"+name, data)

@@ -320,7 +320,7 @@ func (vs *VersionSet) rollover(v *Version, c counters) error {
 	} else {
 		// The first manifest this set writes: the recovered one, and any a
 		// crashed rollover left, are obsolete now that CURRENT names it.
-		vs.removeStrays()
+		vs.removeStrays(oldNum)
 	}
 	return nil
 }
@@ -329,6 +329,11 @@ func (vs *VersionSet) rollover(v *Version, c counters) error {
 // renamed reports whether the rename, the commit point, happened.
 func (vs *VersionSet) setCurrent(name string) (renamed bool, err error) {
 	tmp := vs.path(currentTempName)
+	// A CURRENT.tmp left here (Open takes only a crashed rollover's) is
+	// unlinked, not written over: under its name may be a link to another
+	// file, even another DB's CURRENT, which Create would truncate. Best
+	// effort: where the unlink fails, Create truncates the file as before.
+	_ = vs.fs.Remove(tmp)
 	f, err := vs.fs.Create(tmp)
 	if err != nil {
 		return false, err

@@ -309,12 +309,14 @@ func (vs *VersionSet) replay(name string) (*Version, counters, error) {
 	return v, c, nil
 }
 
-// removeStrays removes manifests other than the current one and a stale
-// CURRENT.tmp, left by a crash during a rollover. A file of a manifest's
-// name whose bytes are no manifest of monban's (nor empty, as one a crash
-// cut before its first byte) is not provably a stray, and stays. Best
-// effort: a stray costs only space, so errors are ignored.
-func (vs *VersionSet) removeStrays() {
+// removeStrays removes the manifest recovered from, numbered recovered,
+// and the other manifests and a stale CURRENT.tmp a crash during a
+// rollover left. A file of a manifest's name whose bytes are no manifest
+// of this DB's (nor empty, as one a crash cut before its first byte) is
+// not provably a stray, and stays: another DB's manifest, or one that
+// names no DB. Best effort: a stray costs only space, so errors are
+// ignored.
+func (vs *VersionSet) removeStrays(recovered uint64) {
 	names, err := vs.fs.List(vs.dir)
 	if err != nil {
 		return
@@ -323,7 +325,7 @@ func (vs *VersionSet) removeStrays() {
 		kind, num, ok := ParseFilename(n)
 		switch {
 		case !ok, kind == KindManifest && num == vs.ManifestFileNum():
-		case kind == KindCurrentTemp && vs.isOwnCurrentTemp(), kind == KindManifest && vs.isOwnManifest(n):
+		case kind == KindCurrentTemp && vs.isOwnCurrentTemp(), kind == KindManifest && (num == recovered || vs.isOwnManifest(n)):
 			_ = vs.fs.Remove(vs.path(n))
 		}
 	}
@@ -367,8 +369,10 @@ func CurrentTempIsOwn(fsys vfs.FS, path string) (bool, error) {
 	return ok && strings.Trim(digits, "0123456789") == "", nil
 }
 
-// isOwnManifest reports whether the file name is empty or a manifest in
-// monban's format.
+// isOwnManifest reports whether the file name is empty or a manifest of
+// this DB's: in monban's format, with an edit that gives this DB's id (a
+// rollover's snapshot carries it; an older manifest may give it later),
+// or none, for a DB that has none yet (written before DB ids).
 func (vs *VersionSet) isOwnManifest(name string) bool {
 	f, err := vs.fs.Open(vs.path(name))
 	if err != nil {
@@ -380,5 +384,29 @@ func (vs *VersionSet) isOwnManifest(name string) bool {
 		return true
 	}
 	own, err := HasFormat(vs.fs, vs.path(name))
-	return err == nil && own
+	return err == nil && own && manifestDBID(vs.fs, vs.path(name)) == vs.DBID()
+}
+
+// manifestDBID returns the DB id the first edit that gives one in the
+// manifest at path gives, 0 if none does (up to its first damage).
+func manifestDBID(fsys vfs.FS, path string) uint64 {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	r := wal.NewReader(f, path)
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			return 0
+		}
+		var e VersionEdit
+		if e.Decode(rec) != nil {
+			return 0
+		}
+		if e.DBID != 0 {
+			return e.DBID
+		}
+	}
 }
