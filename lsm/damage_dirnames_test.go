@@ -263,3 +263,58 @@ func TestACURRENTtmpLinkedToAnotherDBsCURRENT(t *testing.T) {
 		})
 	}
 }
+
+// TestLinksToNowhere: a symbolic link to nowhere under one of monban's
+// names. Open and Repair failed with fs.ErrNotExist, which to Open's
+// callers means "no DB here" (a black-box attack). Open must open, or
+// refuse with ErrCorruption; Repair keep every synced write, or refuse
+// with it; neither may answer fs.ErrNotExist.
+func TestLinksToNowhere(t *testing.T) {
+	for _, name := range []string{"999990.sst", "999991.tmp.sst", "999992.log", "MANIFEST-999993", "CURRENT.tmp", "LOCK"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "db")
+			d, err := Open(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Put([]byte("k"), []byte("v"), Sync); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+			_ = os.Remove(filepath.Join(dir, name)) // LOCK
+			if err := os.Symlink(filepath.Join(dir, "nowhere", name), filepath.Join(dir, name)); err != nil {
+				t.Skipf("no symbolic links here: %v", err)
+			}
+			for _, ro := range []bool{false, true} {
+				d, err := Open(dir, &Options{ReadOnly: ro})
+				switch {
+				case errors.Is(err, iofs.ErrNotExist):
+					t.Fatalf("Open (read-only %v): %v: fs.ErrNotExist, which says there is no DB", ro, err)
+				case err != nil && !errors.Is(err, ErrCorruption):
+					t.Fatalf("Open (read-only %v): %v, want it to open or ErrCorruption", ro, err)
+				case err == nil:
+					mustGet(t, d, "k", "v")
+					if err := d.Close(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			_, err = Repair(dir, nil)
+			switch {
+			case errors.Is(err, iofs.ErrNotExist):
+				t.Fatalf("Repair: %v: fs.ErrNotExist", err)
+			case err != nil && !errors.Is(err, ErrCorruption):
+				t.Fatalf("Repair: %v, want it to repair or ErrCorruption", err)
+			case err == nil:
+				d, err := Open(dir, nil)
+				if err != nil {
+					t.Fatalf("Open after Repair: %v", err)
+				}
+				defer d.Close()
+				mustGet(t, d, "k", "v")
+			}
+		})
+	}
+}

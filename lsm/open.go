@@ -316,6 +316,9 @@ func checkMetaNames(fsys vfs.FS, dir string, entries []vfs.Entry) error {
 			return fmt.Errorf("monban: %s is a directory, where the DB keeps a file of that name: %w", e.Name, ErrCorruption)
 		case kind == manifest.KindCurrentTemp:
 			own, err := manifest.CurrentTempIsOwn(fsys, filepath.Join(dir, e.Name))
+			if errors.Is(err, fs.ErrNotExist) { // listed, yet not there: a link to nowhere
+				return fmt.Errorf("monban: %s is listed but cannot be opened (a dangling link?): %v: %w", e.Name, err, ErrCorruption)
+			}
 			if err != nil {
 				return fmt.Errorf("monban: reading %s: %w", e.Name, err)
 			}
@@ -425,7 +428,7 @@ func checkWALSeqs(logs []uint64, replays []walReplay) error {
 func (d *DB) replayWAL(num uint64, edit *manifest.VersionEdit) (walReplay, error) {
 	var out walReplay
 	name := manifest.MakeFilename(manifest.KindLog, num)
-	f, err := d.fs.Open(d.path(manifest.KindLog, num))
+	f, err := openListed(d.fs, d.path(manifest.KindLog, num))
 	if err != nil {
 		return out, fmt.Errorf("monban: %w", err)
 	}
@@ -554,7 +557,7 @@ func (d *DB) checkLogOwners(nums []uint64) error {
 // means that two files were swapped, or one copied over another.
 func (d *DB) logIn(n uint64, present []uint64) (uint64, error) {
 	name := manifest.MakeFilename(manifest.KindLog, n)
-	f, err := d.fs.Open(d.path(manifest.KindLog, n))
+	f, err := openListed(d.fs, d.path(manifest.KindLog, n))
 	if err != nil {
 		return 0, fmt.Errorf("monban: %w", err)
 	}
@@ -629,7 +632,7 @@ func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays [
 			continue
 		}
 		t, err := d.readTableFile(num, true)
-		if errors.Is(err, ErrCorruption) {
+		if errors.Is(err, ErrCorruption) { // junk, or a link to nowhere
 			d.opts.Logger.Warn("monban: leaving a file no manifest names, which does not read as a table", "file", name, "err", err)
 			continue
 		}
@@ -669,11 +672,24 @@ func unaccountedSeq(t *sstable.Reader, manifestSeq, walFirst base.SeqNum) (base.
 	return 0, false, it.Close()
 }
 
+// openListed opens a file of the DB's directory. fs.ErrNotExist for a
+// file the directory lists, or that the manifest names, is not "no DB
+// here", which fs.ErrNotExist means to Open's callers: the name is a link
+// to nowhere, or the file went since. It is reported as corruption naming
+// the file, without the fs.ErrNotExist identity.
+func openListed(fsys vfs.FS, path string) (vfs.File, error) {
+	f, err := fsys.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s cannot be opened (a link to nowhere, or removed?): %v: %w", filepath.Base(path), err, ErrCorruption)
+	}
+	return f, err
+}
+
 // readTableFile opens table num outside the table cache, for a reader
 // that reads it through once (Repair, the stray check), without its
 // filters when skipFilters.
 func (d *DB) readTableFile(num uint64, skipFilters bool) (*sstable.Reader, error) {
-	f, err := d.fs.Open(d.path(manifest.KindTable, num))
+	f, err := openListed(d.fs, d.path(manifest.KindTable, num))
 	if err != nil {
 		return nil, err
 	}

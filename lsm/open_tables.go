@@ -64,7 +64,7 @@ func (d *DB) checkTables(v *manifest.Version) ([]manifest.NewFile, error) {
 // properties.
 func (d *DB) checkIdentity(f *manifest.FileMetadata) (*sstable.Properties, error) {
 	name := manifest.MakeFilename(manifest.KindTable, f.FileNum)
-	file, err := d.fs.Open(d.path(manifest.KindTable, f.FileNum))
+	file, err := openListed(d.fs, d.path(manifest.KindTable, f.FileNum))
 	if err != nil {
 		return nil, fmt.Errorf("monban: opening table %s: %w", name, err)
 	}

@@ -160,7 +160,7 @@ func RepairWith(dir string, opts *Options, ropts RepairOptions) (*RepairReport, 
 		lock.Close()
 		return nil, fmt.Errorf("monban: repairing %s: %w", dir, err)
 	}
-	r := &repairer{d: &DB{dir: dir, opts: o, fs: o.FS}, report: &RepairReport{Dir: dir}, force: ropts.Force, dirs: map[string]bool{}}
+	r := &repairer{d: &DB{dir: dir, opts: o, fs: o.FS}, report: &RepairReport{Dir: dir}, force: ropts.Force, dirs: map[string]bool{}, unopened: map[string]error{}}
 	var names []string
 	for _, e := range entries {
 		if e.Name != lockName || !madeLock {
@@ -192,6 +192,11 @@ func lockDir(fsys vfs.FS, dir string) (io.Closer, error) {
 	if errors.Is(err, vfs.ErrLocked) {
 		return nil, fmt.Errorf("%w: %s: %w", ErrLocked, dir, err)
 	}
+	if errors.Is(err, fs.ErrNotExist) {
+		// The directory is there (its listing came first): LOCK is a
+		// link to nowhere. Not "no DB here", which fs.ErrNotExist says.
+		return nil, fmt.Errorf("monban: locking %s: LOCK is listed but cannot be created or opened (a dangling link?): %v: %w", dir, err, ErrCorruption)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("monban: locking %s: %w", dir, err)
 	}
@@ -206,10 +211,11 @@ type repairer struct {
 	report *RepairReport
 	force  bool
 
-	dirs         map[string]bool // the entries of dir that are directories
-	tables, logs []uint64        // found in dir, ascending
-	wals         []logFile       // logs' files, with the logs they hold (logFiles)
-	manifests    []string        // MANIFEST-*, ascending
+	dirs         map[string]bool  // the entries of dir that are directories
+	unopened     map[string]error // tables, WALs and manifests listed that do not open: links to nowhere
+	tables, logs []uint64         // found in dir, ascending
+	wals         []logFile        // logs' files, with the logs they hold (logFiles)
+	manifests    []string         // MANIFEST-*, ascending
 	// The rebuild's numbers: above after (every number a manifest read
 	// gave, every WAL file that holds records, which Open must not replay
 	// after the new WAL), and none of taken (the files in dir and lost/).
@@ -297,6 +303,17 @@ func (r *repairer) scan(names []string) error {
 			continue
 		}
 		files = append(files, name)
+		if kind == manifest.KindTable || kind == manifest.KindLog || kind == manifest.KindManifest {
+			f, err := openListed(r.d.fs, r.path(name))
+			if errors.Is(err, ErrCorruption) {
+				r.unopened[name] = err // set aside with the meta files, once the directory is known a DB
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("reading %s: %w", name, err)
+			}
+			f.Close()
+		}
 		switch kind {
 		case manifest.KindTable:
 			r.tables = append(r.tables, num)
@@ -343,7 +360,7 @@ func ownsDir(fsys vfs.FS, dir string, names []string) (own, named bool, err erro
 }
 
 // ownFile reports whether a table, WAL or manifest of dir is in monban's
-// format, by its content, not its name: a table ends in the footer magic,
+// format, by its content, not its name (a link to nowhere is not): a table ends in the footer magic,
 // a WAL holds a record that verifies (its checksum is seeded with the
 // record's offset, so another program's log never does), a manifest opens
 // with the format record. The error is the file system's, when it could
@@ -354,9 +371,16 @@ func ownFile(fsys vfs.FS, dir, name string) (bool, error) {
 	path := filepath.Join(dir, name)
 	switch kind {
 	case manifest.KindManifest:
-		return manifest.HasFormat(fsys, path)
+		own, err := manifest.HasFormat(fsys, path)
+		if errors.Is(err, fs.ErrNotExist) { // listed: a link to nowhere
+			return false, nil
+		}
+		return own, err
 	case manifest.KindTable, manifest.KindLog:
-		f, err := fsys.Open(path)
+		f, err := openListed(fsys, path)
+		if errors.Is(err, ErrCorruption) { // a link to nowhere holds nothing of monban's
+			return false, nil
+		}
 		if err != nil {
 			return false, err
 		}

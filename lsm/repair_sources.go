@@ -227,7 +227,7 @@ func (r *repairer) lostEdits(t *trustedManifest) (why, err error) {
 // verifies in it and the sequence number its first batch begins with.
 func (r *repairer) readLogFile(num, log uint64) (logFile, error) {
 	w := logFile{name: manifest.MakeFilename(manifest.KindLog, num), num: num, log: log}
-	f, err := r.d.fs.Open(r.path(w.name))
+	f, err := openListed(r.d.fs, r.path(w.name))
 	if err != nil {
 		return w, fmt.Errorf("opening %s: %w", w.name, err)
 	}
@@ -579,7 +579,7 @@ func lostLog(live, gone []logFile, obsolete uint64) uint64 {
 
 // walEmpty reports whether w's file holds no byte.
 func (r *repairer) walEmpty(w logFile) (bool, error) {
-	f, err := r.d.fs.Open(r.path(w.name))
+	f, err := openListed(r.d.fs, r.path(w.name))
 	if err != nil {
 		return false, err
 	}
@@ -600,7 +600,7 @@ func (r *repairer) walEmpty(w logFile) (bool, error) {
 // Repair.
 func (r *repairer) replayWAL(w logFile, last bool) (whole bool, walLast base.SeqNum, err error) {
 	name, num := w.name, w.log
-	f, err := r.d.fs.Open(r.path(name))
+	f, err := openListed(r.d.fs, r.path(name))
 	if err != nil {
 		return false, 0, fmt.Errorf("opening %s: %w", name, err)
 	}
@@ -795,12 +795,17 @@ func (r *repairer) setAside(name string, fate Fate, why error, how asideHow) err
 // deleted unseen — one may be the only record of a damaged DB's shape.
 // It moves there too the tables a flush or compaction was writing when a
 // crash cut it short (manifest.KindTableTemp), unread: no manifest named
-// one, and what it holds is in the files it was being written from.
+// one, and what it holds is in the files it was being written from; and
+// the tables, WALs and manifests listed that do not open (scan).
 func (r *repairer) setAsideMeta(names []string) error {
 	for _, name := range names {
 		kind, _, ok := manifest.ParseFilename(name)
 		switch {
 		case !ok:
+		case r.unopened[name] != nil:
+			if err := r.setAside(name, FateNotMonban, r.unopened[name], moveAside); err != nil {
+				return err
+			}
 		case r.dirs[name] && (kind == manifest.KindCurrent || kind == manifest.KindCurrentTemp):
 			// Not the DB's, but in the way of the commit, which writes
 			// these names.
