@@ -2,6 +2,7 @@ package lsm
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"syscall"
@@ -115,9 +116,10 @@ func (r *repairer) commit(manifestName string) error {
 	return nil
 }
 
-// removeStaging removes the staging directory and whatever a crashed
-// Repair left in it. A file of its name is not monban's (Repair makes a
-// directory there): it is set aside, its bytes kept.
+// removeStaging removes the staging directory and what a crashed Repair
+// left in it: a manifest, CURRENT, CURRENT.tmp. A file of its name is not
+// monban's (Repair makes a directory there), nor is a directory holding
+// anything else: either is set aside whole, its bytes kept.
 func (r *repairer) removeStaging() error {
 	staging := r.path(repairStaging)
 	names, err := r.d.fs.List(staging)
@@ -128,6 +130,12 @@ func (r *repairer) removeStaging() error {
 		return r.setAside(repairStaging, FateNotMonban, errors.New("a file where Repair stages in a directory"), moveAside)
 	case err != nil:
 		return err
+	}
+	for _, name := range names {
+		kind, _, ok := manifest.ParseFilename(name)
+		if !ok || kind != manifest.KindManifest && kind != manifest.KindCurrent && kind != manifest.KindCurrentTemp {
+			return r.setAside(repairStaging, FateNotMonban, fmt.Errorf("holds %s, which Repair never stages", name), moveAside)
+		}
 	}
 	for _, name := range names {
 		if err := r.d.fs.Remove(filepath.Join(staging, name)); err != nil {

@@ -590,6 +590,41 @@ func TestRepairStagingNameTaken(t *testing.T) {
 	}
 }
 
+// TestRepairStagingDirectoryNotItsOwn: a directory at REPAIR.tmp holding
+// files no Repair stages there is somebody's: Repair removed it with its
+// contents (a black-box attack). It must set it aside whole, keeping
+// every byte, and still remove what a crashed Repair left there.
+func TestRepairStagingDirectoryNotItsOwn(t *testing.T) {
+	for _, foreign := range []bool{true, false} {
+		fs := vfs.NewMem()
+		want := buildDamageDB(t, fs, nil, "staging")
+		if err := fs.MkdirAll("/db/" + repairStaging); err != nil {
+			t.Fatal(err)
+		}
+		staged := []byte("MANIFEST-000001\n")
+		rewrite(t, fs, "/db/"+repairStaging+"/CURRENT", staged) // a crashed Repair's
+		notes := []byte("somebody's notes")
+		if foreign {
+			rewrite(t, fs, "/db/"+repairStaging+"/notes.txt", notes)
+		}
+		rep := repairedTo(t, fs, want)
+		names, err := fs.List("/db")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(names, repairStaging) {
+			t.Fatalf("foreign %v: %s still in the directory after Repair", foreign, repairStaging)
+		}
+		got, err := vfs.ReadFile(fs, "/db/lost/"+repairStaging+"/notes.txt")
+		switch {
+		case foreign && (err != nil || !bytes.Equal(got, notes)):
+			t.Fatalf("lost/%s/notes.txt: %q, %v; want its bytes kept\n%v", repairStaging, got, err, rep)
+		case !foreign && err == nil:
+			t.Fatalf("a crashed Repair's staging set aside, not removed:\n%v", rep)
+		}
+	}
+}
+
 // TestRepairCrashLeavesAHealthyDBOpen: Repair of a healthy DB whose live
 // WAL is a recycled file that took no commit (its bytes an older log's,
 // which no record of its own verifies) set that WAL aside as not
