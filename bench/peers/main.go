@@ -781,7 +781,7 @@ func writeHeapProfile(dir, name string) error {
 	if dir == "" {
 		return nil
 	}
-	f, err := os.Create(filepath.Join(dir, name+"-heap.pprof"))
+	f, err := createProfile(dir, name+"-heap.pprof")
 	if err != nil {
 		return fmt.Errorf("-memprofile: %w", err)
 	}
@@ -792,13 +792,21 @@ func writeHeapProfile(dir, name string) error {
 	return f.Close()
 }
 
+// createProfile creates the profile dir/file, and dir if it is missing.
+func createProfile(dir, file string) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return os.Create(filepath.Join(dir, file))
+}
+
 // startCPUProfile profiles the CPU into dir/name.pprof until the returned
 // stop is called; with dir empty it does nothing.
 func startCPUProfile(dir, name string) (stop func() error, err error) {
 	if dir == "" {
 		return func() error { return nil }, nil
 	}
-	f, err := os.Create(filepath.Join(dir, name+".pprof"))
+	f, err := createProfile(dir, name+".pprof")
 	if err != nil {
 		return nil, fmt.Errorf("-cpuprofile: %w", err)
 	}

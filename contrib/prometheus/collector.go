@@ -87,7 +87,7 @@ func NewCollector(db *lsm.DB) *Collector {
 	// What flushes and compactions moved.
 	level("level_compaction_input_bytes_total", "Table bytes compactions took from the level as inputs.", counter,
 		func(l lsm.LevelStats) float64 { return u(l.TableBytesIn) })
-	level("level_table_written_bytes_total", "Bytes of tables written into the level (by flushes for L0, by compactions below).", counter,
+	level("level_table_written_bytes_total", "Bytes of tables written into the level (by flushes and intra-L0 compactions for L0, by compactions below).", counter,
 		func(l lsm.LevelStats) float64 { return u(l.TableBytesWritten) })
 	// Range tombstones the level's tables hold, and what they cover below.
 	level("level_range_tombstones", "Range-tombstone fragments in the level's tables (of the tables whose tombstones are known).", gauge,
@@ -139,9 +139,9 @@ func NewCollector(db *lsm.DB) *Collector {
 		func(s *lsm.Stats) float64 { return u(s.SpaceReclaimed) })
 	global("write_amplification", "Bytes written to tables by flushes and compactions per byte flushed from memtables (0 before the first flush).", gauge,
 		func(s *lsm.Stats) float64 { return s.WriteAmplification() })
-	global("write_slowdowns_total", "Commits delayed by a millisecond because L0 or the flush queue neared its limit.", counter,
+	global("write_slowdowns_total", "Delays of a millisecond because L0 or the flush queue neared its limit, one per commit group (writers delayed together count once).", counter,
 		func(s *lsm.Stats) float64 { return u(s.Slowdowns) })
-	global("write_stalls_total", "Commits that waited for flushes or compactions to catch up.", counter,
+	global("write_stalls_total", "Waits for flushes or compactions to catch up, one per commit group (writers held up together count once).", counter,
 		func(s *lsm.Stats) float64 { return u(s.Stalls) })
 	global("write_stall_seconds_total", "Total time commits spent stalled.", counter,
 		func(s *lsm.Stats) float64 { return s.StallTime.Seconds() })
