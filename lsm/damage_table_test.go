@@ -99,8 +99,8 @@ func TestDamagedTable(t *testing.T) {
 		// only the identity check can tell (at Open when the table is
 		// loaded there, at the first Get that needs it otherwise).
 		{name: "older_incarnation_same_size", setAside: true, damage: func(t *testing.T, fs vfs.FS, v, _ string) {
-			id := tableProps(t, fs, "/db/"+v).TableID ^ 1
-			data := rewriteTable(t, older, "/db/"+v, id)
+			props := tableProps(t, fs, "/db/"+v)
+			data := rewriteTable(t, older, "/db/"+v, props.TableID^1, props.DBID)
 			if want := len(readFile(t, fs, "/db/"+v)); len(data) != want {
 				t.Fatalf("rewritten older table: %d bytes, want %d", len(data), want)
 			}
@@ -236,8 +236,8 @@ func tableProps(t *testing.T, fs vfs.FS, path string) *sstable.Properties {
 }
 
 // rewriteTable returns the bytes of the table at path written again, with
-// damageOpts' block size and filter, under table id id.
-func rewriteTable(t *testing.T, fs vfs.FS, path string, id uint64) []byte {
+// damageOpts' block size and filter, under table id id and DB id dbID.
+func rewriteTable(t *testing.T, fs vfs.FS, path string, id, dbID uint64) []byte {
 	t.Helper()
 	r := openTableFile(t, fs, path)
 	defer r.Close()
@@ -247,7 +247,7 @@ func rewriteTable(t *testing.T, fs vfs.FS, path string, id uint64) []byte {
 		t.Fatal(err)
 	}
 	o := damageOpts(nil).withDefaults()
-	w := sstable.NewWriter(out, sstable.WriterOptions{BlockSize: o.BlockSize, BloomBitsPerKey: float64(o.bloomBits()), TableID: id})
+	w := sstable.NewWriter(out, sstable.WriterOptions{BlockSize: o.BlockSize, BloomBitsPerKey: float64(o.bloomBits()), TableID: id, DBID: dbID})
 	it := r.NewIter(nil, nil)
 	for ok := it.First(); ok; ok = it.Next() {
 		if err := w.Add(it.Key(), it.Value()); err != nil {

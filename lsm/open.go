@@ -616,7 +616,9 @@ func (d *DB) checkLiveFiles(names []string) ([]manifest.NewFile, error) {
 // (a manifest cut after its first record parses whole), and deleting the
 // table would lose acknowledged writes. A file under a table's name that
 // does not read as a table is no output of this DB's (one cut short has a
-// temporary name): it is left where it is, since nothing proves it
+// temporary name), nor is a table whose db.id property is not this DB's
+// id (another DB's, or this one's where the manifest lost the edit that
+// gave its id): either is left where it is, since nothing proves it
 // obsolete. One the disk fails to read stops Open.
 func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays []walReplay) (obsolete []uint64, err error) {
 	walFirst := base.SeqNum(0) // 0: no WAL holds a record
@@ -639,6 +641,7 @@ func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays [
 		if err != nil {
 			return nil, fmt.Errorf("monban: reading stray table %s: %w", name, err)
 		}
+		dbID := t.Properties().DBID
 		seq, found, err := unaccountedSeq(t, manifestSeq, walFirst)
 		t.Close()
 		switch {
@@ -648,6 +651,9 @@ func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays [
 		case found:
 			return nil, fmt.Errorf("monban: table %s is in no version of %s, yet holds sequence number %d, which neither it (up to %d) nor the WALs account for: the manifest lost edits: %w",
 				name, manifest.MakeFilename(manifest.KindManifest, d.vs.ManifestFileNum()), seq, manifestSeq, ErrCorruption)
+		case dbID != 0 && dbID != d.vs.DBID():
+			d.opts.Logger.Warn("monban: leaving a table no manifest names, which another DB wrote", "file", name, "db", fmt.Sprintf("%016x", dbID))
+			continue
 		}
 		obsolete = append(obsolete, num)
 	}

@@ -26,7 +26,7 @@ func TestOpenChecksEveryTablesIdentity(t *testing.T) {
 		}},
 		{"same_size_other_id", func(t *testing.T, fs vfs.FS) {
 			id := tableProps(t, fs, "/db/"+victim).TableID ^ 1
-			rewrite(t, fs, "/db/"+victim, rewriteTable(t, fs, "/db/"+victim, id))
+			rewrite(t, fs, "/db/"+victim, rewriteTable(t, fs, "/db/"+victim, id, tableProps(t, fs, "/db/"+victim).DBID))
 		}},
 		{"bit_flip_in_footer", func(t *testing.T, fs vfs.FS) {
 			data := readFile(t, fs, "/db/"+victim)

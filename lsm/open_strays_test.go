@@ -76,8 +76,10 @@ func TestOpenRemovesOnlyOwnStrayManifests(t *testing.T) {
 // clean, removes a file of the temporary name (a write a crash cut short)
 // and a whole table no manifest names whose entries the manifest
 // accounts for, but leaves byte for byte a file of a table's name that
-// does not read as a table: nothing proves it obsolete (it was deleted as
-// "a write a crash cut short" before). Repair sets both aside in lost/.
+// does not read as a table, or another DB's table (its db.id): nothing
+// proves it obsolete (the first was deleted as "a write a crash cut
+// short", the second for its sequence numbers, before). Repair sets them
+// aside in lost/.
 func TestOpenRemovesOnlyOwnStrayTables(t *testing.T) {
 	for _, repair := range []bool{false, true} {
 		mem := vfs.NewMem()
@@ -98,12 +100,31 @@ func TestOpenRemovesOnlyOwnStrayTables(t *testing.T) {
 		}
 		own := readFile(t, mem, "/db/"+manifest.MakeFilename(manifest.KindTable, live))
 		junk := bytes.Repeat([]byte("not a table "), 100)
+		other, err := Open("/other", &Options{FS: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := other.Put([]byte("k"), []byte("other")); err != nil {
+			t.Fatal(err)
+		}
+		if err := other.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		otherTables, err := other.Tables()
+		if err != nil || len(otherTables) != 1 {
+			t.Fatalf("Tables() = %v, %v", otherTables, err)
+		}
+		if err := other.Close(); err != nil {
+			t.Fatal(err)
+		}
+		anotherDBs := readFile(t, mem, "/other/"+manifest.MakeFilename(manifest.KindTable, otherTables[0].FileNum))
 		files := map[string][]byte{
 			"000900.sst":     own,      // a whole stray: a compaction's input the deleter missed
 			"000901.tmp.sst": own[:77], // a table cut short
 			"000902.tmp.sst": nil,
 			"000903.sst":     junk, // somebody else's bytes
 			"000904.sst":     nil,
+			"000905.sst":     anotherDBs, // whose entries this DB's manifest would account for
 		}
 		for name, data := range files {
 			rewrite(t, mem, "/db/"+name, data)
@@ -134,12 +155,12 @@ func TestOpenRemovesOnlyOwnStrayTables(t *testing.T) {
 				}
 			case repair:
 				if kept {
-					t.Errorf("%s, not a table, was kept by Repair, which sets such files aside", name)
+					t.Errorf("%s, no table of this DB's, was kept by Repair, which sets such files aside", name)
 				}
 			case !kept:
-				t.Errorf("repair=%v: %s, not a table, was removed", repair, name)
+				t.Errorf("repair=%v: %s, no table of this DB's, was removed", repair, name)
 			case !bytes.Equal(readFile(t, mem, "/db/"+name), data):
-				t.Errorf("repair=%v: %s, not a table, was changed", repair, name)
+				t.Errorf("repair=%v: %s, no table of this DB's, was changed", repair, name)
 			}
 		}
 		if report == nil {

@@ -10,28 +10,31 @@ import (
 	"github.com/monbandb/monban/internal/base"
 )
 
-// TestTableIDProperty: the id given to the writer comes back from Finish
-// and from Open; a writer given 0 stores no id property at all.
+// TestTableIDProperty: the table and DB ids given to the writer come back
+// from Finish and from Open; a writer given 0 stores no property for it.
 func TestTableIDProperty(t *testing.T) {
-	const id = 0x8a1c2b3d4e5f6071
+	const id, dbID = 0x8a1c2b3d4e5f6071, 0x0123456789abcdef
 	for _, shape := range []int{0, 1, 3} { // empty, small, many blocks
 		es := randEntries(newRand(uint64(shape)), shape)
 		opts := randOptions(newRand(uint64(shape)))
-		opts.TableID = id
+		opts.TableID, opts.DBID = id, dbID
 		data, p := buildTable(t, es, opts)
 		r := openTable(t, data, nil)
-		if p.TableID != id || r.Properties().TableID != id {
-			t.Errorf("shape %d: Finish says id %#x, Open %#x; want %#x", shape, p.TableID, r.Properties().TableID, uint64(id))
+		if got := r.Properties(); p.TableID != id || got.TableID != id || p.DBID != dbID || got.DBID != dbID {
+			t.Errorf("shape %d: Finish says ids %#x, %#x, Open %#x, %#x; want %#x, %#x", shape, p.TableID, p.DBID,
+				got.TableID, got.DBID, uint64(id), uint64(dbID))
 		}
 		r.Close()
 
-		opts.TableID = 0
+		opts.TableID, opts.DBID = 0, 0
 		data, p = buildTable(t, es, opts)
-		if p.TableID != 0 || openTable(t, data, nil).Properties().TableID != 0 {
-			t.Errorf("shape %d: table written without an id reads back id %#x", shape, p.TableID)
+		if got := openTable(t, data, nil).Properties(); p.TableID != 0 || got.TableID != 0 || got.DBID != 0 {
+			t.Errorf("shape %d: table written without ids reads back %#x, %#x", shape, got.TableID, got.DBID)
 		}
-		if bytes.Contains(data, []byte(propTableID)) {
-			t.Errorf("shape %d: table written without an id stores %q", shape, propTableID)
+		for _, name := range []string{propTableID, propDBID} {
+			if bytes.Contains(data, []byte(name)) {
+				t.Errorf("shape %d: table written without ids stores %q", shape, name)
+			}
 		}
 	}
 }

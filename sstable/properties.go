@@ -52,6 +52,10 @@ type Properties struct {
 	// table's file from another's; 0 when the table has none (written
 	// without one, or before the property existed).
 	TableID uint64
+	// DBID is the identity of the DB that wrote the table
+	// (WriterOptions.DBID), so that a DB can tell another DB's table put in
+	// its directory from a stray of its own; 0 when it has none.
+	DBID uint64
 	// RangeDelSpans counts the spans of the table's range-deletion block
 	// (rangedel.go), which rangeDelBlock locates; 0 and the zero handle
 	// when it has none, as every table written before the block existed.
@@ -92,6 +96,7 @@ func (p *Properties) seal(offset uint64) uint32 {
 const (
 	propDataBlocks    = "data.blocks"
 	propDataBytes     = "data.bytes"
+	propDBID          = "db.id"
 	propDeletions     = "entries.deletions"
 	propOlderVersions = "entries.older_versions"
 	propEntries       = "entries.total"
@@ -130,8 +135,8 @@ const maxFilterBitsPerKey = 1 << 16
 
 // encode writes the properties as a block of name → value entries (the
 // block format, restart interval 1). Numbers are uvarints, keys are encoded
-// internal keys, the layout is its string. A zero TableID or OlderVersions
-// is not written, so it reads back the same from old and new tables; nor
+// internal keys, the layout is its string. A zero TableID, DBID or
+// OlderVersions is not written, so it reads back the same from old and new tables; nor
 // are the filter's density and split without a filter, nor an empty split,
 // nor the range filter's and key-hash block's properties without them.
 func (p *Properties) encode() []byte {
@@ -139,6 +144,9 @@ func (p *Properties) encode() []byte {
 	u := func(name string, v uint64) { b.add([]byte(name), binary.AppendUvarint(nil, v)) }
 	u(propDataBlocks, p.NumDataBlocks)
 	u(propDataBytes, p.DataBytes)
+	if p.DBID != 0 {
+		u(propDBID, p.DBID)
+	}
 	u(propDeletions, p.NumDeletions)
 	if p.OlderVersions != 0 {
 		u(propOlderVersions, p.OlderVersions)
@@ -272,6 +280,8 @@ func decodeProperties(block []byte) (Properties, error) {
 			p.SmallestSeq = SeqNum(num)
 		case propTableID:
 			p.TableID = num
+		case propDBID:
+			p.DBID = num
 		case propRangeDelSpans:
 			p.RangeDelSpans = num
 		case propRangeBits:

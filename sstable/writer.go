@@ -52,6 +52,9 @@ type WriterOptions struct {
 	// manifest, and ReaderOptions.ExpectTableID checks it at Open. 0 stores
 	// no id.
 	TableID uint64
+	// DBID is the identity of the DB writing the table, stored in the
+	// properties block (Properties.DBID); 0 stores none.
+	DBID uint64
 }
 
 func (o WriterOptions) withDefaults() WriterOptions {
@@ -114,7 +117,7 @@ func NewWriter(f vfs.File, opts WriterOptions) *Writer {
 		opts:  opts,
 		data:  blockBuilder{restartInterval: opts.BlockRestartInterval},
 		index: blockBuilder{restartInterval: indexRestartInterval},
-		props: Properties{TableID: opts.TableID, formatVersion: formatVersion},
+		props: Properties{TableID: opts.TableID, DBID: opts.DBID, formatVersion: formatVersion},
 	}
 	w.ranges = opts.RangeFilter.Builder(opts.TableID)
 	if opts.KeyHashes {
