@@ -360,12 +360,12 @@ func ownsDir(fsys vfs.FS, dir string, names []string) (own, named bool, err erro
 }
 
 // ownFile reports whether a table, WAL or manifest of dir is in monban's
-// format, by its content, not its name (a link to nowhere is not): a table ends in the footer magic,
-// a WAL holds a record that verifies (its checksum is seeded with the
-// record's offset, so another program's log never does), a manifest opens
-// with the format record. The error is the file system's, when it could
-// not be read to tell: a disk that fails to answer says nothing of whose
-// the file is.
+// format, by its content, not its name (a link to nowhere is not): a
+// table ends in the footer magic, a WAL holds a record that verifies (its
+// checksum is seeded with the record's offset, so another program's log
+// never does), a manifest opens with the format record. The error is the
+// file system's, when it could not be read to tell: a disk that fails to
+// answer says nothing of whose the file is.
 func ownFile(fsys vfs.FS, dir, name string) (bool, error) {
 	kind, num, _ := manifest.ParseFilename(name)
 	path := filepath.Join(dir, name)
