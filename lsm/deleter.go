@@ -25,7 +25,7 @@ import (
 //     LogNum and above.
 //   - a table no manifest names at all: one being written that failed or
 //     came out empty (tableWriter), the stray output of a flush or
-//     compaction that crashed before its edit (removeStrayTables: not in
+//     compaction that crashed before its edit (removeStrays: not in
 //     the recovered manifest's LiveFiles), or the tables a refused Open
 //     replayed.
 //
@@ -33,7 +33,7 @@ import (
 // of a read state last — often a Get — pays for no unlink and runs no
 // EventListener.TableDeleted; unref only signals it. Once Close has set
 // filesReleased the directory lock may be gone, so nothing more is
-// deleted: the next Open collects what was left (removeStrayTables), as
+// deleted: the next Open collects what was left (removeStrays), as
 // it does a file whose removal failed, which only leaks space meanwhile.
 
 // runDeleter deletes the tables that left the last live version whenever

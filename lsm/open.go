@@ -166,6 +166,7 @@ func (d *DB) recover() error {
 		return fmt.Errorf("monban: %w", err)
 	}
 	d.vs = vs
+	given := vs.NumbersGiven() // before this Open gives any (checkStrayTables)
 	if n := vs.RecoveredDroppedBytes(); n > 0 {
 		d.opts.Logger.Info("monban: dropped a torn tail from the manifest", "bytes", n)
 	}
@@ -235,7 +236,7 @@ func (d *DB) recover() error {
 	if err := checkWALEnds(logs, replays); err != nil {
 		return refuse(err)
 	}
-	strays, err := d.checkStrayTables(names, vs.LastSeq(), replays)
+	strays, err := d.checkStrayTables(names, vs.LastSeq(), given, replays)
 	if err != nil {
 		return refuse(err)
 	}
@@ -617,10 +618,14 @@ func (d *DB) checkLiveFiles(names []string) ([]manifest.NewFile, error) {
 // table would lose acknowledged writes. A file under a table's name that
 // does not read as a table is no output of this DB's (one cut short has a
 // temporary name), nor is a table whose db.id property is not this DB's
-// id (another DB's, or this one's where the manifest lost the edit that
-// gave its id): either is left where it is, since nothing proves it
-// obsolete. One the disk fails to read stops Open.
-func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays []walReplay) (obsolete []uint64, err error) {
+// id under a number this DB never gave (at or above given, the
+// manifest's next file number): another DB's, copied in. Either is left
+// where it is, since nothing proves it obsolete. Below given, the name
+// was this DB's, and such a table one it let go of — a checkpoint's
+// table, which carries the id of the DB it was taken from, or one from
+// before a Repair drew a new id — brought back by a crash that lost its
+// unlink. One the disk fails to read stops Open.
+func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, given uint64, replays []walReplay) (obsolete []uint64, err error) {
 	walFirst := base.SeqNum(0) // 0: no WAL holds a record
 	for _, r := range replays {
 		if r.first != 0 && (walFirst == 0 || r.first < walFirst) {
@@ -651,7 +656,7 @@ func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays [
 		case found:
 			return nil, fmt.Errorf("monban: table %s is in no version of %s, yet holds sequence number %d, which neither it (up to %d) nor the WALs account for: the manifest lost edits: %w",
 				name, manifest.MakeFilename(manifest.KindManifest, d.vs.ManifestFileNum()), seq, manifestSeq, ErrCorruption)
-		case dbID != 0 && dbID != d.vs.DBID():
+		case dbID != 0 && dbID != d.vs.DBID() && num >= given:
 			d.opts.Logger.Warn("monban: leaving a table no manifest names, which another DB wrote", "file", name, "db", fmt.Sprintf("%016x", dbID))
 			continue
 		}

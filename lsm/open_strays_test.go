@@ -2,6 +2,7 @@ package lsm
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -175,5 +176,89 @@ func TestOpenRemovesOnlyOwnStrayTables(t *testing.T) {
 				t.Errorf("%s set aside to %s, which holds %q", name, report.Files[i].Lost, got)
 			}
 		}
+	}
+}
+
+// TestOpenRemovesItsOwnTablesBroughtBack: a crash that loses an unlink
+// brings a table back that no manifest names. A checkpoint's tables carry
+// the id of the DB it was taken from, and a Repair drew a new id for the
+// DB, so Open took such a table for another DB's and kept it for good (a
+// black-box machine-crash sweep). Under a number the DB gave out itself,
+// a table whose entries are accounted for is its own to remove; and
+// Repair keeps the id a trusted manifest gives, so the manifest it
+// replaced, brought back the same way, is the DB's own too.
+func TestOpenRemovesItsOwnTablesBroughtBack(t *testing.T) {
+	for _, how := range []string{"checkpoint", "repair"} {
+		t.Run(how, func(t *testing.T) {
+			mem := vfs.NewMem()
+			d := openMem(t, mem, nil)
+			for i := range 50 {
+				if err := d.Put(fmt.Appendf(nil, "k%03d", i), []byte("v"), Sync); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := d.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			tables, err := d.Tables()
+			if err != nil || len(tables) != 1 {
+				t.Fatalf("Tables() = %v, %v", tables, err)
+			}
+			name := manifest.MakeFilename(manifest.KindTable, tables[0].FileNum)
+			dir := "/db"
+			if how == "checkpoint" {
+				if err := d.Checkpoint("/ck"); err != nil {
+					t.Fatal(err)
+				}
+				dir = "/ck"
+			}
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+			table := readFile(t, mem, dir+"/"+name)
+			current := string(readFile(t, mem, dir+"/CURRENT"))
+			manifestName := current[:len(current)-1]
+			oldManifest := readFile(t, mem, dir+"/"+manifestName)
+			// The table leaves: compacted away in the checkpoint, merged
+			// into new tables by Repair.
+			if how == "checkpoint" {
+				ck, err := Open(dir, &Options{FS: mem})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := ck.Put([]byte("k000"), []byte("new"), Sync); err != nil {
+					t.Fatal(err)
+				}
+				if err := ck.Compact(); err != nil {
+					t.Fatal(err)
+				}
+				if err := ck.Close(); err != nil {
+					t.Fatal(err)
+				}
+			} else if _, err := RepairWith(dir, &Options{FS: mem}, RepairOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			rewrite(t, mem, dir+"/"+name, table) // the unlinks a crash lost
+			if how == "repair" {
+				rewrite(t, mem, dir+"/"+manifestName, oldManifest)
+			}
+			d, err = Open(dir, &Options{FS: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+			names, err := mem.List(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.Contains(names, name) {
+				t.Fatalf("%s, a table this DB let go of, is still in %s: %v", name, dir, names)
+			}
+			if how == "repair" && slices.Contains(names, manifestName) {
+				t.Fatalf("%s, the manifest Repair replaced, is still in %s: %v", manifestName, dir, names)
+			}
+		})
 	}
 }

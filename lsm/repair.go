@@ -103,7 +103,8 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 //     its name) and every WAL file holding records, and take no number a
 //     file in the directory or in lost/ has.
 //  5. A new manifest naming only those tables, with the highest sequence
-//     number seen, is
+//     number seen and the DB id the trusted manifest gives (none without
+//     one: the next Open draws a new id), is
 //     made durable and CURRENT switched to it: the commit point. Files
 //     set aside before it are moved into lost/, or copied where the old
 //     state still needs them until then (CURRENT, the manifests, a WAL
@@ -111,7 +112,8 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 //     so a crash before the commit leaves the old CURRENT in force with
 //     everything it names, and the next Repair trusts the same manifest.
 //  6. Only then are removed the tables and WALs every record of which is
-//     in the new tables, and the originals of what was copied into lost/.
+//     in the new tables, and the originals of what was copied into lost/;
+//     the directory is synced after.
 //
 // Files with names monban never writes are left where they are, and so
 // are directories under the names of tables, WALs and manifests; one at

@@ -78,7 +78,10 @@ func (r *repairer) rebuild() error {
 		// numbers: a sequence number is never given out twice.
 		r.lastSeq = max(r.lastSeq, r.trusted.lastSeq)
 	}
-	edit := &manifest.VersionEdit{LogNum: logNum, LastSeq: r.lastSeq}
+	// The DB keeps its id where a trusted manifest gives it: its files a
+	// crash brings back after the commit (step 6's removals, before the
+	// directory is synced) are then its own, which Open removes.
+	edit := &manifest.VersionEdit{LogNum: logNum, LastSeq: r.lastSeq, DBID: r.trustedDBID()}
 	for _, meta := range outputs {
 		edit.Added = append(edit.Added, manifest.NewFile{Level: NumLevels - 1, Meta: meta})
 		r.report.Tables = append(r.report.Tables, meta.FileNum)
@@ -159,5 +162,9 @@ func (r *repairer) removeObsolete() {
 	}
 	if err := r.removeStaging(); err != nil {
 		r.d.opts.Logger.Warn("monban: repair: removing a file", "file", repairStaging, "err", err)
+	}
+	// Durable, so that a crash does not bring the removed files back.
+	if err := r.d.fs.SyncDir(r.d.dir); err != nil {
+		r.d.opts.Logger.Warn("monban: repair: syncing the directory", "err", err)
 	}
 }
