@@ -203,11 +203,11 @@ func probes(rec *record) string {
 	rd := rec.Reads
 	per := func(n uint64) string { return fixed(3, perOp(n, rec.Ops)) }
 	if !rd.treeWide() {
-		return fmt.Sprintf("%s table filter probes (%s cache lines), %s negatives (reads avoided)",
-			per(rd.FilterProbes), fixed(3, rd.FilterLinesPerOp), per(rd.FilterNegatives))
+		return fmt.Sprintf("%s table filter probes, %s negatives (reads avoided), %s filter cache lines read",
+			per(rd.FilterProbes), per(rd.FilterNegatives), fixed(3, rd.FilterLinesPerOp))
 	}
-	return fmt.Sprintf("%s filter probes (%s tree-wide + %s table) reading %s cache lines, %s tree-wide negatives (no level named), %s table negatives (reads avoided)",
-		fixed(3, rd.FilterProbesPerOp), per(rd.TreeFilterProbes), per(rd.FilterProbes), fixed(3, rd.FilterLinesPerOp), per(rd.TreeFilterNegatives), per(rd.FilterNegatives))
+	return fmt.Sprintf("%s filter probes (%s tree-wide + %s table), %s tree-wide negatives (no level named), %s table negatives (reads avoided), %s filter cache lines read",
+		fixed(3, rd.FilterProbesPerOp), per(rd.TreeFilterProbes), per(rd.FilterProbes), per(rd.TreeFilterNegatives), per(rd.FilterNegatives), fixed(3, rd.FilterLinesPerOp))
 }
 
 // filterMemory is the filter memory: the tables' Bloom filters', and
