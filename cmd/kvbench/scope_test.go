@@ -203,7 +203,7 @@ func TestFilterScopeRun(t *testing.T) {
 		{"filter probes (1.000 tree-wide + ", 1},
 		{"filter probes (0.000 tree-wide + 0.000 table), ", 1}, // filters off
 		{" table filter probes, ", 2},                          // per_table, on and off
-		{" filter cache lines read", 6},                        // every read result, on and off
+		{" filter cache lines read", 4},                        // readmissing under each scope, on and off
 		{"the table filters alone promised", 1},
 		{"+ tree-wide ", 2}, // filter memory, on and off
 	} {
