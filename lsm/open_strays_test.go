@@ -29,15 +29,7 @@ func TestOpenRemovesOnlyOwnStrayManifests(t *testing.T) {
 	current := string(readFile(t, mem, "/db/CURRENT"))
 	own := readFile(t, mem, "/db/"+current[:len(current)-1])
 	junk := bytes.Repeat([]byte("not a manifest "), 14)
-	o, err := Open("/other", &Options{FS: mem})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Close(); err != nil {
-		t.Fatal(err)
-	}
-	otherCurrent := string(readFile(t, mem, "/other/CURRENT"))
-	anotherDBs := readFile(t, mem, "/other/"+otherCurrent[:len(otherCurrent)-1])
+	anotherDBs, _ := otherDB(t, mem)
 	files := map[string][]byte{
 		"MANIFEST-000900": own,  // a crashed rollover's, whole
 		"MANIFEST-000901": nil,  // one that crashed before its first byte
@@ -53,23 +45,56 @@ func TestOpenRemovesOnlyOwnStrayManifests(t *testing.T) {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	names, err := mem.List("/db")
+	checkStrays(t, mem, files, func(name string, data []byte) bool { return data == nil || bytes.Equal(data, own) })
+}
+
+// checkStrays checks the files written into /db: those gone says are to
+// go are gone, and every other is there byte for byte.
+func checkStrays(t *testing.T, fs vfs.FS, files map[string][]byte, gone func(name string, data []byte) bool) {
+	t.Helper()
+	names, err := fs.List("/db")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, data := range files {
 		kept := slices.Contains(names, name)
 		switch {
-		case data == nil || bytes.Equal(data, own):
+		case gone(name, data):
 			if kept {
-				t.Errorf("%s, a stray of monban's, was kept", name)
+				t.Errorf("%s was kept", name)
 			}
 		case !kept:
-			t.Errorf("%s, not a manifest of monban's, was removed", name)
-		case !bytes.Equal(readFile(t, mem, "/db/"+name), data):
-			t.Errorf("%s, not a manifest of monban's, was changed", name)
+			t.Errorf("%s, nothing of this DB's, was removed", name)
+		case !bytes.Equal(readFile(t, fs, "/db/"+name), data):
+			t.Errorf("%s, nothing of this DB's, was changed", name)
 		}
 	}
+}
+
+// otherDB writes a DB of one flushed key at /other and returns its
+// manifest and its table.
+func otherDB(t *testing.T, fs vfs.FS) (manifestBytes, table []byte) {
+	t.Helper()
+	o, err := Open("/other", &Options{FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Put([]byte("k"), []byte("other")); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	tables, err := o.Tables()
+	if err != nil || len(tables) != 1 {
+		t.Fatalf("Tables() = %v, %v", tables, err)
+	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	current := string(readFile(t, fs, "/other/CURRENT"))
+	return readFile(t, fs, "/other/"+current[:len(current)-1]),
+		readFile(t, fs, "/other/"+manifest.MakeFilename(manifest.KindTable, tables[0].FileNum))
 }
 
 // TestOpenRemovesOnlyOwnStrayTables: tables are written under a temporary
@@ -101,24 +126,7 @@ func TestOpenRemovesOnlyOwnStrayTables(t *testing.T) {
 		}
 		own := readFile(t, mem, "/db/"+manifest.MakeFilename(manifest.KindTable, live))
 		junk := bytes.Repeat([]byte("not a table "), 100)
-		other, err := Open("/other", &Options{FS: mem})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := other.Put([]byte("k"), []byte("other")); err != nil {
-			t.Fatal(err)
-		}
-		if err := other.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		otherTables, err := other.Tables()
-		if err != nil || len(otherTables) != 1 {
-			t.Fatalf("Tables() = %v, %v", otherTables, err)
-		}
-		if err := other.Close(); err != nil {
-			t.Fatal(err)
-		}
-		anotherDBs := readFile(t, mem, "/other/"+manifest.MakeFilename(manifest.KindTable, otherTables[0].FileNum))
+		_, anotherDBs := otherDB(t, mem)
 		files := map[string][]byte{
 			"000900.sst":     own,      // a whole stray: a compaction's input the deleter missed
 			"000901.tmp.sst": own[:77], // a table cut short
@@ -143,27 +151,10 @@ func TestOpenRemovesOnlyOwnStrayTables(t *testing.T) {
 		if err := d.Close(); err != nil {
 			t.Fatal(err)
 		}
-		names, err := mem.List("/db")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name, data := range files {
-			kept := slices.Contains(names, name)
-			switch {
-			case strings.HasSuffix(name, ".tmp.sst") || bytes.Equal(data, own):
-				if kept {
-					t.Errorf("repair=%v: %s, a stray of monban's, was kept", repair, name)
-				}
-			case repair:
-				if kept {
-					t.Errorf("%s, no table of this DB's, was kept by Repair, which sets such files aside", name)
-				}
-			case !kept:
-				t.Errorf("repair=%v: %s, no table of this DB's, was removed", repair, name)
-			case !bytes.Equal(readFile(t, mem, "/db/"+name), data):
-				t.Errorf("repair=%v: %s, no table of this DB's, was changed", repair, name)
-			}
-		}
+		// Repair sets aside what Open leaves.
+		checkStrays(t, mem, files, func(name string, data []byte) bool {
+			return repair || strings.HasSuffix(name, ".tmp.sst") || bytes.Equal(data, own)
+		})
 		if report == nil {
 			continue
 		}
