@@ -100,21 +100,7 @@ func TestADirectoryWhereCURRENTGoes(t *testing.T) {
 	for _, name := range []string{"CURRENT", "CURRENT.tmp"} {
 		t.Run(name, func(t *testing.T) {
 			fs := vfs.NewMem()
-			d, err := Open("/db", &Options{FS: fs})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := model{}
-			for i := range 20 {
-				k := fmt.Sprintf("k%02d", i)
-				if err := d.Put([]byte(k), []byte(k), Sync); err != nil {
-					t.Fatal(err)
-				}
-				want[k] = k
-			}
-			if err := d.Close(); err != nil {
-				t.Fatal(err)
-			}
+			want := twentySyncedKeys(t, fs)
 			if name == "CURRENT" {
 				if err := fs.Remove("/db/CURRENT"); err != nil {
 					t.Fatal(err)
@@ -124,7 +110,7 @@ func TestADirectoryWhereCURRENTGoes(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := dirFiles(t, fs, "/db")
-			_, err = Open("/db", &Options{FS: fs})
+			_, err := Open("/db", &Options{FS: fs})
 			refused(t, err, true, name)
 			unchanged(t, fs, before)
 			rep := repairedTo(t, fs, want)
@@ -151,6 +137,28 @@ func TestRepairWithAFileNamedLost(t *testing.T) {
 	unchanged(t, fs, before)
 }
 
+// twentySyncedKeys writes a DB at /db of 20 keys, each put with Sync, and
+// closes it.
+func twentySyncedKeys(t *testing.T, fs vfs.FS) model {
+	t.Helper()
+	d, err := Open("/db", &Options{FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := model{}
+	for i := range 20 {
+		k := fmt.Sprintf("k%02d", i)
+		if err := d.Put([]byte(k), []byte(k), Sync); err != nil {
+			t.Fatal(err)
+		}
+		want[k] = k
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
 // TestAForeignFileWhereCURRENTtmpGoes: a CURRENT.tmp a crashed rollover
 // left (a manifest name and newline, a prefix of one, zeros after it)
 // does not stop Open; one holding anything else is another program's
@@ -169,24 +177,10 @@ func TestAForeignFileWhereCURRENTtmpGoes(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%q", tc.data), func(t *testing.T) {
 			fs := vfs.NewMem()
-			d, err := Open("/db", &Options{FS: fs})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := model{}
-			for i := range 20 {
-				k := fmt.Sprintf("k%02d", i)
-				if err := d.Put([]byte(k), []byte(k), Sync); err != nil {
-					t.Fatal(err)
-				}
-				want[k] = k
-			}
-			if err := d.Close(); err != nil {
-				t.Fatal(err)
-			}
+			want := twentySyncedKeys(t, fs)
 			rewrite(t, fs, "/db/CURRENT.tmp", []byte(tc.data))
 			before := dirFiles(t, fs, "/db")
-			d, err = Open("/db", &Options{FS: fs})
+			d, err := Open("/db", &Options{FS: fs})
 			if tc.own {
 				if err != nil {
 					t.Fatalf("Open beside a crashed rollover's CURRENT.tmp: %v", err)

@@ -71,30 +71,38 @@ func checkStrays(t *testing.T, fs vfs.FS, files map[string][]byte, gone func(nam
 	}
 }
 
-// otherDB writes a DB of one flushed key at /other and returns its
-// manifest and its table.
+// otherDB writes a DB of one flushed key at /other (oneFlushedKey) and
+// returns its manifest and its table.
 func otherDB(t *testing.T, fs vfs.FS) (manifestBytes, table []byte) {
 	t.Helper()
-	o, err := Open("/other", &Options{FS: fs})
+	num := oneFlushedKey(t, fs, "/other")
+	current := string(readFile(t, fs, "/other/CURRENT"))
+	return readFile(t, fs, "/other/"+current[:len(current)-1]),
+		readFile(t, fs, "/other/"+manifest.MakeFilename(manifest.KindTable, num))
+}
+
+// oneFlushedKey writes a DB at dir whose one key, flushed, is in one
+// table, closes it, and returns the table's number.
+func oneFlushedKey(t *testing.T, fs vfs.FS, dir string) uint64 {
+	t.Helper()
+	d, err := Open(dir, &Options{FS: fs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := o.Put([]byte("k"), []byte("other")); err != nil {
+	if err := d.Put([]byte("k"), []byte("v")); err != nil {
 		t.Fatal(err)
 	}
-	if err := o.Flush(); err != nil {
+	if err := d.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	tables, err := o.Tables()
+	tables, err := d.Tables()
 	if err != nil || len(tables) != 1 {
 		t.Fatalf("Tables() = %v, %v", tables, err)
 	}
-	if err := o.Close(); err != nil {
+	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	current := string(readFile(t, fs, "/other/CURRENT"))
-	return readFile(t, fs, "/other/"+current[:len(current)-1]),
-		readFile(t, fs, "/other/"+manifest.MakeFilename(manifest.KindTable, tables[0].FileNum))
+	return tables[0].FileNum
 }
 
 // TestOpenRemovesOnlyOwnStrayTables: tables are written under a temporary
@@ -109,21 +117,7 @@ func otherDB(t *testing.T, fs vfs.FS) (manifestBytes, table []byte) {
 func TestOpenRemovesOnlyOwnStrayTables(t *testing.T) {
 	for _, repair := range []bool{false, true} {
 		mem := vfs.NewMem()
-		d := openMem(t, mem, nil)
-		if err := d.Put([]byte("k"), []byte("v")); err != nil {
-			t.Fatal(err)
-		}
-		if err := d.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		tables, err := d.Tables()
-		if err != nil || len(tables) != 1 {
-			t.Fatalf("Tables() = %v, %v", tables, err)
-		}
-		live := tables[0].FileNum
-		if err := d.Close(); err != nil {
-			t.Fatal(err)
-		}
+		live := oneFlushedKey(t, mem, "/db")
 		own := readFile(t, mem, "/db/"+manifest.MakeFilename(manifest.KindTable, live))
 		junk := bytes.Repeat([]byte("not a table "), 100)
 		_, anotherDBs := otherDB(t, mem)
@@ -146,7 +140,7 @@ func TestOpenRemovesOnlyOwnStrayTables(t *testing.T) {
 			}
 			report = r
 		}
-		d = openMem(t, mem, nil)
+		d := openMem(t, mem, nil)
 		mustGet(t, d, "k", "v")
 		if err := d.Close(); err != nil {
 			t.Fatal(err)
