@@ -91,14 +91,28 @@ func (d *DB) deleteObsoleteTables() {
 		// deleted are among these, read while their files are there.
 		d.tree.leave(d.vs.TakeLeftPlacements())
 	}
+	var deleted []*manifest.FileMetadata
 	for _, f := range obsolete {
 		d.tables.Evict(f.FileNum)
 		if d.recentHashes != nil {
 			d.recentHashes.drop(f.FileNum)
 		}
 		if d.removeFile(manifest.KindTable, f.FileNum) {
-			d.opts.EventListener.TableDeleted(TableFileInfo{FileNum: f.FileNum, Size: f.Size, Level: -1})
+			deleted = append(deleted, f)
 		}
+	}
+	if len(deleted) == 0 {
+		return
+	}
+	// Durable before they are reported: a crash that lost the unlinks
+	// would bring the tables back, and one that carries another DB's id (a
+	// checkpoint's, which keeps its source's) is a stray Open cannot prove
+	// this DB's, and keeps.
+	if err := d.fs.SyncDir(d.dir); err != nil {
+		d.opts.Logger.Warn("monban: syncing the directory after deleting tables", "err", err)
+	}
+	for _, f := range deleted {
+		d.opts.EventListener.TableDeleted(TableFileInfo{FileNum: f.FileNum, Size: f.Size, Level: -1})
 	}
 }
 

@@ -166,7 +166,6 @@ func (d *DB) recover() error {
 		return fmt.Errorf("monban: %w", err)
 	}
 	d.vs = vs
-	given := vs.NumbersGiven() // before this Open gives any (checkStrayTables)
 	if n := vs.RecoveredDroppedBytes(); n > 0 {
 		d.opts.Logger.Info("monban: dropped a torn tail from the manifest", "bytes", n)
 	}
@@ -236,7 +235,7 @@ func (d *DB) recover() error {
 	if err := checkWALEnds(logs, replays); err != nil {
 		return refuse(err)
 	}
-	strays, err := d.checkStrayTables(names, vs.LastSeq(), given, replays)
+	strays, err := d.checkStrayTables(names, vs.LastSeq(), replays)
 	if err != nil {
 		return refuse(err)
 	}
@@ -617,15 +616,12 @@ func (d *DB) checkLiveFiles(names []string) ([]manifest.NewFile, error) {
 // (a manifest cut after its first record parses whole), and deleting the
 // table would lose acknowledged writes. A file under a table's name that
 // does not read as a table is no output of this DB's (one cut short has a
-// temporary name), nor is a table whose db.id property is not this DB's
-// id under a number this DB never gave (at or above given, the
-// manifest's next file number): another DB's, copied in. Either is left
-// where it is, since nothing proves it obsolete. Below given, the name
-// was this DB's, and such a table one it let go of — a checkpoint's
-// table, which carries the id of the DB it was taken from, or one from
-// before a Repair drew a new id — brought back by a crash that lost its
-// unlink. One the disk fails to read stops Open.
-func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, given uint64, replays []walReplay) (obsolete []uint64, err error) {
+// temporary name), nor is a table another DB's id marks (its db.id
+// property, anotherDBs), which no lost edit of this manifest can explain
+// either; nor can one be told this DB's that carries an id where the
+// manifest gives none. Each is left where it is, since nothing proves it
+// obsolete. One the disk fails to read stops Open.
+func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays []walReplay) (obsolete []uint64, err error) {
 	walFirst := base.SeqNum(0) // 0: no WAL holds a record
 	for _, r := range replays {
 		if r.first != 0 && (walFirst == 0 || r.first < walFirst) {
@@ -647,6 +643,12 @@ func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, given uin
 			return nil, fmt.Errorf("monban: reading stray table %s: %w", name, err)
 		}
 		dbID := t.Properties().DBID
+		if anotherDBs(dbID, d.vs.DBID()) {
+			// Not this DB's: no edit of its manifest was lost for it.
+			t.Close()
+			d.opts.Logger.Warn("monban: leaving a table no manifest names, which another DB wrote", "file", name, "db", fmt.Sprintf("%016x", dbID))
+			continue
+		}
 		seq, found, err := unaccountedSeq(t, manifestSeq, walFirst)
 		t.Close()
 		switch {
@@ -656,8 +658,9 @@ func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, given uin
 		case found:
 			return nil, fmt.Errorf("monban: table %s is in no version of %s, yet holds sequence number %d, which neither it (up to %d) nor the WALs account for: the manifest lost edits: %w",
 				name, manifest.MakeFilename(manifest.KindManifest, d.vs.ManifestFileNum()), seq, manifestSeq, ErrCorruption)
-		case dbID != 0 && dbID != d.vs.DBID() && num >= given:
-			d.opts.Logger.Warn("monban: leaving a table no manifest names, which another DB wrote", "file", name, "db", fmt.Sprintf("%016x", dbID))
+		case dbID != 0 && dbID != d.vs.DBID():
+			// The manifest gives no id (it lost the edit that gave it, or
+			// predates ids): whose the table is cannot be told.
 			continue
 		}
 		obsolete = append(obsolete, num)
@@ -695,6 +698,10 @@ func openListed(fsys vfs.FS, path string) (vfs.File, error) {
 	}
 	return f, err
 }
+
+// anotherDBs reports whether a table whose db.id property is tableDB is
+// another DB's, for a DB whose id is dbID: both known, and not the same.
+func anotherDBs(tableDB, dbID uint64) bool { return tableDB != 0 && dbID != 0 && tableDB != dbID }
 
 // readTableFile opens table num outside the table cache, for a reader
 // that reads it through once (Repair, the stray check), without its

@@ -71,26 +71,32 @@ func checkStrays(t *testing.T, fs vfs.FS, files map[string][]byte, gone func(nam
 	}
 }
 
-// otherDB writes a DB of one flushed key at /other (oneFlushedKey) and
-// returns its manifest and its table.
+// otherDB writes a DB of 200 flushed keys other-000… at /other
+// (flushedKeys) and returns its manifest and its table.
 func otherDB(t *testing.T, fs vfs.FS) (manifestBytes, table []byte) {
 	t.Helper()
-	num := oneFlushedKey(t, fs, "/other")
+	keys := make([]string, 200) // more sequence numbers than the DBs they are copied into have
+	for i := range keys {
+		keys[i] = fmt.Sprintf("other-%03d", i)
+	}
+	num := flushedKeys(t, fs, "/other", keys...)
 	current := string(readFile(t, fs, "/other/CURRENT"))
 	return readFile(t, fs, "/other/"+current[:len(current)-1]),
 		readFile(t, fs, "/other/"+manifest.MakeFilename(manifest.KindTable, num))
 }
 
-// oneFlushedKey writes a DB at dir whose one key, flushed, is in one
-// table, closes it, and returns the table's number.
-func oneFlushedKey(t *testing.T, fs vfs.FS, dir string) uint64 {
+// flushedKeys writes a DB at dir holding keys (each set to "v") in one
+// flushed table, closes it, and returns the table's number.
+func flushedKeys(t *testing.T, fs vfs.FS, dir string, keys ...string) uint64 {
 	t.Helper()
 	d, err := Open(dir, &Options{FS: fs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Put([]byte("k"), []byte("v")); err != nil {
-		t.Fatal(err)
+	for _, k := range keys {
+		if err := d.Put([]byte(k), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := d.Flush(); err != nil {
 		t.Fatal(err)
@@ -110,14 +116,15 @@ func oneFlushedKey(t *testing.T, fs vfs.FS, dir string) uint64 {
 // clean, removes a file of the temporary name (a write a crash cut short)
 // and a whole table no manifest names whose entries the manifest
 // accounts for, but leaves byte for byte a file of a table's name that
-// does not read as a table, or another DB's table (its db.id): nothing
-// proves it obsolete (the first was deleted as "a write a crash cut
-// short", the second for its sequence numbers, before). Repair sets them
-// aside in lost/.
+// does not read as a table, or another DB's table (its db.id), whatever
+// its number and sequence numbers: nothing proves it obsolete (the first
+// was deleted as "a write a crash cut short", the second for its sequence
+// numbers, or refused as the sign of a manifest that lost edits). Repair
+// trusts the manifest and sets them aside in lost/, unmerged.
 func TestOpenRemovesOnlyOwnStrayTables(t *testing.T) {
 	for _, repair := range []bool{false, true} {
 		mem := vfs.NewMem()
-		live := oneFlushedKey(t, mem, "/db")
+		live := flushedKeys(t, mem, "/db", "k")
 		own := readFile(t, mem, "/db/"+manifest.MakeFilename(manifest.KindTable, live))
 		junk := bytes.Repeat([]byte("not a table "), 100)
 		_, anotherDBs := otherDB(t, mem)
@@ -127,7 +134,8 @@ func TestOpenRemovesOnlyOwnStrayTables(t *testing.T) {
 			"000902.tmp.sst": nil,
 			"000903.sst":     junk, // somebody else's bytes
 			"000904.sst":     nil,
-			"000905.sst":     anotherDBs, // whose entries this DB's manifest would account for
+			"000905.sst":     anotherDBs, // sequence numbers past this DB's: no lost edit explains them
+			"000001.sst":     anotherDBs, // under a number this DB gave its first manifest
 		}
 		for name, data := range files {
 			rewrite(t, mem, "/db/"+name, data)
@@ -142,6 +150,7 @@ func TestOpenRemovesOnlyOwnStrayTables(t *testing.T) {
 		}
 		d := openMem(t, mem, nil)
 		mustGet(t, d, "k", "v")
+		mustGet(t, d, "other-000", "") // another DB's table is not merged in
 		if err := d.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -152,8 +161,11 @@ func TestOpenRemovesOnlyOwnStrayTables(t *testing.T) {
 		if report == nil {
 			continue
 		}
+		if report.TrustedManifest == "" {
+			t.Errorf("Repair trusted no manifest, though another DB's tables are all this one lacks:\n%v", report)
+		}
 		for name, fate := range map[string]Fate{"000901.tmp.sst": FateObsolete, "000902.tmp.sst": FateObsolete,
-			"000903.sst": FateNotMonban, "000904.sst": FateNotMonban} {
+			"000903.sst": FateNotMonban, "000904.sst": FateNotMonban, "000905.sst": FateObsolete, "000001.sst": FateObsolete} {
 			i := slices.IndexFunc(report.Files, func(f RepairedFile) bool { return f.Name == name })
 			if i < 0 || report.Files[i].Fate != fate {
 				t.Errorf("Repair's report on %s: %+v, want it set aside, %v", name, report.Files, fate)
@@ -165,85 +177,105 @@ func TestOpenRemovesOnlyOwnStrayTables(t *testing.T) {
 }
 
 // TestOpenRemovesItsOwnTablesBroughtBack: a crash that loses an unlink
-// brings a table back that no manifest names. A checkpoint's tables carry
-// the id of the DB it was taken from, and a Repair drew a new id for the
-// DB, so Open took such a table for another DB's and kept it for good (a
-// black-box machine-crash sweep). Under a number the DB gave out itself,
-// a table whose entries are accounted for is its own to remove; and
-// Repair keeps the id a trusted manifest gives, so the manifest it
-// replaced, brought back the same way, is the DB's own too.
+// brings back a table no manifest names. A checkpoint's tables carry the
+// id of the DB it was taken from, and Repair drew the DB a new id, so
+// such a table read as another DB's and stayed for good (a black-box
+// machine-crash sweep). The deleter now syncs the directory before it
+// reports a table deleted, so a crash then cannot bring it back; and
+// Repair keeps the trusted manifest's id, so a table or manifest from
+// before it, brought back, is the DB's own to remove.
 func TestOpenRemovesItsOwnTablesBroughtBack(t *testing.T) {
-	for _, how := range []string{"checkpoint", "repair"} {
-		t.Run(how, func(t *testing.T) {
-			mem := vfs.NewMem()
-			d := openMem(t, mem, nil)
-			for i := range 50 {
-				if err := d.Put(fmt.Appendf(nil, "k%03d", i), []byte("v"), Sync); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := d.Flush(); err != nil {
-				t.Fatal(err)
-			}
-			tables, err := d.Tables()
-			if err != nil || len(tables) != 1 {
-				t.Fatalf("Tables() = %v, %v", tables, err)
-			}
-			name := manifest.MakeFilename(manifest.KindTable, tables[0].FileNum)
-			dir := "/db"
-			if how == "checkpoint" {
-				if err := d.Checkpoint("/ck"); err != nil {
-					t.Fatal(err)
-				}
-				dir = "/ck"
-			}
-			if err := d.Close(); err != nil {
-				t.Fatal(err)
-			}
-			table := readFile(t, mem, dir+"/"+name)
-			current := string(readFile(t, mem, dir+"/CURRENT"))
-			manifestName := current[:len(current)-1]
-			oldManifest := readFile(t, mem, dir+"/"+manifestName)
-			// The table leaves: compacted away in the checkpoint, merged
-			// into new tables by Repair.
-			if how == "checkpoint" {
-				ck, err := Open(dir, &Options{FS: mem})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := ck.Put([]byte("k000"), []byte("new"), Sync); err != nil {
-					t.Fatal(err)
-				}
-				if err := ck.Compact(); err != nil {
-					t.Fatal(err)
-				}
-				if err := ck.Close(); err != nil {
-					t.Fatal(err)
-				}
-			} else if _, err := RepairWith(dir, &Options{FS: mem}, RepairOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			rewrite(t, mem, dir+"/"+name, table) // the unlinks a crash lost
-			if how == "repair" {
-				rewrite(t, mem, dir+"/"+manifestName, oldManifest)
-			}
-			d, err = Open(dir, &Options{FS: mem})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := d.Close(); err != nil {
-				t.Fatal(err)
-			}
-			names, err := mem.List(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if slices.Contains(names, name) {
-				t.Fatalf("%s, a table this DB let go of, is still in %s: %v", name, dir, names)
-			}
-			if how == "repair" && slices.Contains(names, manifestName) {
-				t.Fatalf("%s, the manifest Repair replaced, is still in %s: %v", manifestName, dir, names)
-			}
-		})
+	keys := make([]string, 50)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("k%03d", i)
 	}
+	t.Run("checkpoint", func(t *testing.T) {
+		mem := vfs.NewMem()
+		d, err := Open("/db", &Options{FS: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			if err := d.Put([]byte(k), []byte("v"), Sync); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		tables, err := d.Tables()
+		if err != nil || len(tables) != 1 {
+			t.Fatalf("Tables() = %v, %v", tables, err)
+		}
+		linked := tables[0].FileNum
+		if err := d.Checkpoint("/ck"); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var crashed *vfs.MemFS
+		ck, err := Open("/ck", &Options{FS: mem, EventListener: &EventListener{TableDeleted: func(i TableFileInfo) {
+			if i.FileNum == linked {
+				crashed = mem.CrashClone() // the machine stops as the deletion is reported
+			}
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ck.Put([]byte("k000"), []byte("new"), Sync); err != nil {
+			t.Fatal(err)
+		}
+		if err := ck.Compact(); err != nil {
+			t.Fatal(err)
+		}
+		if err := ck.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if crashed == nil {
+			t.Fatalf("the compaction did not delete the checkpoint's table %06d", linked)
+		}
+		ck, err = Open("/ck", &Options{FS: crashed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustGet(t, ck, "k000", "new")
+		if err := ck.Close(); err != nil {
+			t.Fatal(err)
+		}
+		name := manifest.MakeFilename(manifest.KindTable, linked)
+		if names, err := crashed.List("/ck"); err != nil || slices.Contains(names, name) {
+			t.Fatalf("%s, a table the checkpoint let go of, is in /ck after the crash and an Open: %v, %v", name, names, err)
+		}
+	})
+	t.Run("repair", func(t *testing.T) {
+		mem := vfs.NewMem()
+		name := manifest.MakeFilename(manifest.KindTable, flushedKeys(t, mem, "/db", keys...))
+		table := readFile(t, mem, "/db/"+name)
+		current := string(readFile(t, mem, "/db/CURRENT"))
+		manifestName := current[:len(current)-1]
+		oldManifest := readFile(t, mem, "/db/"+manifestName)
+		if _, err := RepairWith("/db", &Options{FS: mem}, RepairOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// The unlinks of Repair's step 6, as a crash would have lost them.
+		rewrite(t, mem, "/db/"+name, table)
+		rewrite(t, mem, "/db/"+manifestName, oldManifest)
+		d, err := Open("/db", &Options{FS: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		names, err := mem.List("/db")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, left := range []string{name, manifestName} {
+			if slices.Contains(names, left) {
+				t.Errorf("%s, which Repair removed, is still in /db after an Open: %v", left, names)
+			}
+		}
+	})
 }

@@ -112,8 +112,9 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 //     so a crash before the commit leaves the old CURRENT in force with
 //     everything it names, and the next Repair trusts the same manifest.
 //  6. Only then are removed the tables and WALs every record of which is
-//     in the new tables, and the originals of what was copied into lost/;
-//     the directory is synced after.
+//     in the new tables or older than a version there of its key (step
+//     4), and the originals of what was copied into lost/; the directory
+//     is synced after.
 //
 // Files with names monban never writes are left where they are, and so
 // are directories under the names of tables, WALs and manifests; one at

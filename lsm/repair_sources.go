@@ -207,6 +207,10 @@ func (r *repairer) lostEdits(t *trustedManifest) (why, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading table %s: %w", name, err)
 		}
+		if anotherDBs(tr.Properties().DBID, t.dbID) {
+			tr.Close()
+			continue // another DB's: no edit of t's was lost for it (step 1 sets it aside)
+		}
 		seq, found, err := unaccountedSeq(tr, t.lastSeq, walFirst)
 		tr.Close()
 		if errors.Is(err, ErrCorruption) {

@@ -122,12 +122,6 @@ func (vs *VersionSet) NextFileNum() uint64 {
 	}
 }
 
-// NumbersGiven returns the number below which every file number has been
-// given out, by this set or by the manifest it recovered from: right after
-// Recover, the manifest's next file number. Numbers are never reused, so
-// a file numbered below it is under a name the DB gave one of its own.
-func (vs *VersionSet) NumbersGiven() uint64 { return vs.nextFileNum.Load() }
-
 // Reserve makes sure NextFileNum never returns num, but gives the
 // numbers below it still: a file found in the directory takes its own
 // name, not every name up to it. Numbered past, a stray file at the top
