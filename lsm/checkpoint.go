@@ -85,7 +85,15 @@ func (d *DB) Checkpoint(dir string) (err error) {
 	// A DB of its own, from birth: its WAL begins with an identity of its
 	// own, which its manifest records, so the WALs of the DB it was copied
 	// from are another DB's to it.
-	edit := &manifest.VersionEdit{LastSeq: seq, DBID: newID()}
+	// Its tables, linked or copied, carry this DB's id (and those it
+	// carries from before): the checkpoint records them as former ids of
+	// its own, so that one of them a crash leaves behind is its to delete.
+	formers := d.vs.FormerDBIDs()
+	if id := d.vs.DBID(); id != 0 {
+		formers = append(formers, id)
+	}
+	slices.Sort(formers)
+	edit := &manifest.VersionEdit{LastSeq: seq, DBID: newID(), FormerDBIDs: slices.Compact(formers)}
 	var maxNum uint64
 	for level, files := range rs.version.Levels {
 		for _, f := range files {

@@ -643,7 +643,7 @@ func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays [
 			return nil, fmt.Errorf("monban: reading stray table %s: %w", name, err)
 		}
 		dbID := t.Properties().DBID
-		if anotherDBs(dbID, d.vs.DBID()) {
+		if anotherDBs(dbID, d.vs.DBID(), d.vs.FormerDBIDs()) {
 			// Not this DB's: no edit of its manifest was lost for it.
 			t.Close()
 			d.opts.Logger.Warn("monban: leaving a table no manifest names, which another DB wrote", "file", name, "db", fmt.Sprintf("%016x", dbID))
@@ -658,7 +658,7 @@ func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays [
 		case found:
 			return nil, fmt.Errorf("monban: table %s is in no version of %s, yet holds sequence number %d, which neither it (up to %d) nor the WALs account for: the manifest lost edits: %w",
 				name, manifest.MakeFilename(manifest.KindManifest, d.vs.ManifestFileNum()), seq, manifestSeq, ErrCorruption)
-		case dbID != 0 && dbID != d.vs.DBID():
+		case dbID != 0 && !d.vs.OwnsDBID(dbID):
 			// The manifest gives no id (it lost the edit that gave it, or
 			// predates ids): whose the table is cannot be told.
 			continue
@@ -700,8 +700,11 @@ func openListed(fsys vfs.FS, path string) (vfs.File, error) {
 }
 
 // anotherDBs reports whether a table whose db.id property is tableDB is
-// another DB's, for a DB whose id is dbID: both known, and not the same.
-func anotherDBs(tableDB, dbID uint64) bool { return tableDB != 0 && dbID != 0 && tableDB != dbID }
+// another DB's, for a DB whose id is dbID and whose files may also carry
+// the ids formers (a checkpoint's source's): all known, and none the same.
+func anotherDBs(tableDB, dbID uint64, formers []uint64) bool {
+	return tableDB != 0 && dbID != 0 && tableDB != dbID && !slices.Contains(formers, tableDB)
+}
 
 // readTableFile opens table num outside the table cache, for a reader
 // that reads it through once (Repair, the stray check), without its

@@ -181,9 +181,10 @@ func TestOpenRemovesOnlyOwnStrayTables(t *testing.T) {
 // id of the DB it was taken from, and Repair drew the DB a new id, so
 // such a table read as another DB's and stayed for good (a black-box
 // machine-crash sweep). The deleter now syncs the directory before it
-// reports a table deleted, so a crash then cannot bring it back; and
-// Repair keeps the trusted manifest's id, so a table or manifest from
-// before it, brought back, is the DB's own to remove.
+// reports a table deleted; a checkpoint records its source's id as a
+// former id of its own (a crash between unlink and sync still brings the
+// table back); and Repair keeps the trusted manifest's ids, so a table or
+// manifest from before it, brought back, is the DB's own to remove.
 func TestOpenRemovesItsOwnTablesBroughtBack(t *testing.T) {
 	keys := make([]string, 50)
 	for i := range keys {
@@ -246,6 +247,20 @@ func TestOpenRemovesItsOwnTablesBroughtBack(t *testing.T) {
 		name := manifest.MakeFilename(manifest.KindTable, linked)
 		if names, err := crashed.List("/ck"); err != nil || slices.Contains(names, name) {
 			t.Fatalf("%s, a table the checkpoint let go of, is in /ck after the crash and an Open: %v, %v", name, names, err)
+		}
+		// A crash between the unlink and the sync brings it back all the
+		// same: the checkpoint records its source's id as a former id of
+		// its own, so the table is its own to delete.
+		rewrite(t, mem, "/ck/"+name, readFile(t, mem, "/db/"+name))
+		ck, err = Open("/ck", &Options{FS: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ck.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if names, err := mem.List("/ck"); err != nil || slices.Contains(names, name) {
+			t.Fatalf("%s, put back as a lost unlink would, is still in /ck after an Open: %v, %v", name, names, err)
 		}
 	})
 	t.Run("repair", func(t *testing.T) {

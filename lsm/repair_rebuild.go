@@ -82,6 +82,9 @@ func (r *repairer) rebuild() error {
 	// crash brings back after the commit (step 6's removals, before the
 	// directory is synced) are then its own, which Open removes.
 	edit := &manifest.VersionEdit{LogNum: logNum, LastSeq: r.lastSeq, DBID: r.trustedDBID()}
+	if r.trusted != nil {
+		edit.FormerDBIDs = r.trusted.formerDBIDs
+	}
 	for _, meta := range outputs {
 		edit.Added = append(edit.Added, manifest.NewFile{Level: NumLevels - 1, Meta: meta})
 		r.report.Tables = append(r.report.Tables, meta.FileNum)

@@ -28,6 +28,9 @@ type trustedManifest struct {
 	logNum  uint64          // WALs below it are flushed
 	lastSeq base.SeqNum
 	dbID    uint64 // the identity its DB's WALs begin with, 0 for none
+	// formerDBIDs are the other ids its DB's tables may carry (a
+	// checkpoint's source's).
+	formerDBIDs []uint64
 	// logGone: the WAL logNum names is missing, deleted rather than
 	// retired by edits the manifest lost (agrees): its commits are gone.
 	logGone bool
@@ -100,7 +103,7 @@ func (r *repairer) agrees(vs *manifest.VersionSet) (*trustedManifest, error) {
 	// before its commit, make this manifest agree with the directory.
 	r.after = max(r.after, vs.NextFileNum()-1)
 	name := manifest.MakeFilename(manifest.KindManifest, vs.ManifestFileNum())
-	t := &trustedManifest{name: name, live: map[uint64]bool{}, ids: map[uint64]bool{}, logNum: vs.LogNum(), lastSeq: vs.LastSeq(), dbID: vs.DBID()}
+	t := &trustedManifest{name: name, live: map[uint64]bool{}, ids: map[uint64]bool{}, logNum: vs.LogNum(), lastSeq: vs.LastSeq(), dbID: vs.DBID(), formerDBIDs: vs.FormerDBIDs()}
 	var missing error
 	logGone := t.logNum != 0 && !slices.Contains(r.logs, t.logNum)
 	v := vs.Current()
@@ -207,7 +210,7 @@ func (r *repairer) lostEdits(t *trustedManifest) (why, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading table %s: %w", name, err)
 		}
-		if anotherDBs(tr.Properties().DBID, t.dbID) {
+		if anotherDBs(tr.Properties().DBID, t.dbID, t.formerDBIDs) {
 			tr.Close()
 			continue // another DB's: no edit of t's was lost for it (step 1 sets it aside)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/monbandb/monban/internal/base"
@@ -71,6 +72,11 @@ func randEdit(rng *rand.Rand) *VersionEdit {
 	e.NextFileNum = big()
 	e.LastSeq = base.SeqNum(rng.Uint64N(uint64(base.MaxSeqNum) + 1))
 	for range rng.IntN(3) {
+		e.FormerDBIDs = append(e.FormerDBIDs, rng.Uint64()|1)
+	}
+	slices.Sort(e.FormerDBIDs)
+	e.FormerDBIDs = slices.Compact(e.FormerDBIDs)
+	for range rng.IntN(3) {
 		e.CompactPointers = append(e.CompactPointers, CompactPointer{Level: rng.IntN(NumLevels), Key: randIKey(rng)})
 	}
 	for range rng.IntN(5) {
@@ -107,6 +113,9 @@ func randEdit(rng *rand.Rand) *VersionEdit {
 func editsEqual(a, b *VersionEdit) error {
 	if a.FormatVersion != b.FormatVersion || a.LogNum != b.LogNum || a.NextFileNum != b.NextFileNum || a.LastSeq != b.LastSeq || a.DBID != b.DBID {
 		return fmt.Errorf("scalars differ: %+v vs %+v", *a, *b)
+	}
+	if !slices.Equal(a.FormerDBIDs, b.FormerDBIDs) {
+		return fmt.Errorf("former DB ids %x vs %x", a.FormerDBIDs, b.FormerDBIDs)
 	}
 	if len(a.CompactPointers) != len(b.CompactPointers) {
 		return fmt.Errorf("%d compact pointers vs %d", len(a.CompactPointers), len(b.CompactPointers))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/vfs"
@@ -54,6 +55,7 @@ func CreateWith(fsys vfs.FS, dir string, e *VersionEdit) (*VersionSet, error) {
 	vs.logNum.Store(e.LogNum)
 	vs.lastSeq.Store(uint64(e.LastSeq))
 	vs.dbID.Store(e.DBID)
+	vs.formerDBIDs = mergeIDs(nil, e.FormerDBIDs)
 	vs.install(v)
 	if err := vs.rollover(vs.current, vs.state()); err != nil {
 		return nil, err
@@ -113,7 +115,8 @@ func (vs *VersionSet) LogAndApply(e *VersionEdit) error {
 	// limit or first after Recover, as the snapshot that starts the next
 	// one.
 	if vs.dueForRollover() {
-		err = vs.rollover(v, counters{logNum: e.LogNum, lastSeq: e.LastSeq, compactPointers: cps, dbID: max(e.DBID, vs.DBID())})
+		err = vs.rollover(v, counters{logNum: e.LogNum, lastSeq: e.LastSeq, compactPointers: cps, dbID: max(e.DBID, vs.DBID()),
+			formerDBIDs: mergeIDs(vs.formers(), e.FormerDBIDs)})
 	} else {
 		vs.buf = e.Encode(vs.buf[:0])
 		_, err = vs.manifest.Append(vs.buf)
@@ -137,6 +140,7 @@ func (vs *VersionSet) LogAndApply(e *VersionEdit) error {
 	}
 	vs.SetLastSeq(e.LastSeq)
 	vs.mu.Lock()
+	vs.formerDBIDs = mergeIDs(vs.formerDBIDs, e.FormerDBIDs)
 	vs.compactPointers = cps
 	vs.mu.Unlock()
 	vs.install(v)
@@ -199,19 +203,38 @@ func (vs *VersionSet) checkEdit(e *VersionEdit) error {
 	return nil
 }
 
+// formers returns the former DB ids, under mu.
+func (vs *VersionSet) formers() []uint64 {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	return vs.formerDBIDs
+}
+
+// mergeIDs returns the sorted union of ids and more, without repeats; ids
+// is not modified.
+func mergeIDs(ids, more []uint64) []uint64 {
+	if len(more) == 0 {
+		return ids
+	}
+	out := slices.Concat(ids, more)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // counters are the set-wide values a snapshot records beside the tables.
 type counters struct {
 	logNum          uint64
 	lastSeq         base.SeqNum
 	compactPointers [NumLevels]base.InternalKey
 	dbID            uint64
+	formerDBIDs     []uint64
 }
 
 // state returns the set's counters as they are installed now.
 func (vs *VersionSet) state() counters {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
-	return counters{logNum: vs.LogNum(), lastSeq: vs.LastSeq(), compactPointers: vs.compactPointers, dbID: vs.DBID()}
+	return counters{logNum: vs.LogNum(), lastSeq: vs.LastSeq(), compactPointers: vs.compactPointers, dbID: vs.DBID(), formerDBIDs: vs.formerDBIDs}
 }
 
 // snapshot returns the edit that recreates v and c from nothing: the first
@@ -224,6 +247,7 @@ func (vs *VersionSet) snapshot(v *Version, c counters) *VersionEdit {
 		NextFileNum:   vs.nextFileNum.Load(),
 		LastSeq:       c.lastSeq,
 		DBID:          c.dbID,
+		FormerDBIDs:   c.formerDBIDs,
 	}
 	for level, k := range c.compactPointers {
 		if k.UserKey != nil || k.Trailer != 0 {

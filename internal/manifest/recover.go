@@ -101,6 +101,7 @@ func (vs *VersionSet) recoverFrom(name string, oldNum uint64) (*VersionSet, erro
 	vs.logNum.Store(c.logNum)
 	vs.lastSeq.Store(uint64(c.lastSeq))
 	vs.dbID.Store(c.dbID)
+	vs.formerDBIDs = c.formerDBIDs
 	vs.compactPointers = c.compactPointers
 	vs.manifestNum.Store(oldNum)
 	vs.install(v)
@@ -285,6 +286,7 @@ func (vs *VersionSet) replay(name string) (*Version, counters, error) {
 			}
 			c.dbID = e.DBID
 		}
+		c.formerDBIDs = mergeIDs(c.formerDBIDs, e.FormerDBIDs)
 		next = max(next, e.NextFileNum)
 		c.lastSeq = max(c.lastSeq, e.LastSeq)
 		for _, cp := range e.CompactPointers {

@@ -30,7 +30,11 @@ const (
 	// not replayed as this DB's. Recorded in each manifest's snapshot, and
 	// by the first Open of a DB whose manifest has none.
 	tagDBID = 9
-	maxTag  = tagDBID
+	// tagFormerDBID is an id whose files this DB holds though they are not
+	// of its own id: a checkpoint's tables carry the id of the DB it was
+	// taken from. One record per id; each manifest's snapshot repeats them.
+	tagFormerDBID = 10
+	maxTag        = tagFormerDBID
 )
 
 // formatMagic and formatVersion open every manifest: the first edit of a
@@ -89,6 +93,10 @@ type VersionEdit struct {
 	// DBID is the DB's identity, 0 for "unchanged". Once a manifest has
 	// one it never changes: an edit with another is corruption.
 	DBID uint64
+	// FormerDBIDs are ids to add to those the DB's files may carry besides
+	// DBID (a checkpoint's source's): kept from then on, nonzero, sorted
+	// and without repeats.
+	FormerDBIDs []uint64
 }
 
 // Encode appends the encoding of e to dst. Deleted files are written in
@@ -146,6 +154,10 @@ func (e *VersionEdit) Encode(dst []byte) []byte {
 	if e.DBID != 0 {
 		dst = binary.AppendUvarint(dst, tagDBID)
 		dst = binary.LittleEndian.AppendUint64(dst, e.DBID) // random, as a table id
+	}
+	for _, id := range e.FormerDBIDs {
+		dst = binary.AppendUvarint(dst, tagFormerDBID)
+		dst = binary.LittleEndian.AppendUint64(dst, id)
 	}
 	return dst
 }

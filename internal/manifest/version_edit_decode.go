@@ -86,6 +86,16 @@ func (e *VersionEdit) Decode(b []byte) error {
 			if d.err == nil && e.DBID == 0 {
 				return corruptf("DB id 0 at byte %d", tagOff)
 			}
+		case tagFormerDBID:
+			id := d.fixed64("former DB id")
+			if d.err != nil {
+				break
+			}
+			// Sorted without repeats, as Encode writes them: one encoding.
+			if n := len(e.FormerDBIDs); id == 0 || n > 0 && id <= e.FormerDBIDs[n-1] {
+				return corruptf("former DB id %016x out of order, or 0, at byte %d", id, tagOff)
+			}
+			e.FormerDBIDs = append(e.FormerDBIDs, id)
 		}
 		if d.err != nil {
 			break

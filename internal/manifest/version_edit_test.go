@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/monbandb/monban/internal/base"
@@ -51,7 +52,10 @@ func TestVersionEditTruncated(t *testing.T) {
 
 func TestVersionEditCorrupt(t *testing.T) {
 	for _, tc := range []struct{ name, hex string }{
-		{"unknown tag", "0a"},
+		{"unknown tag", "0b"},
+		{"former DB id 0", "0a" + "0000000000000000"},
+		{"former DB ids out of order", "0a" + "0200000000000000" + "0a" + "0100000000000000"},
+		{"former DB id repeated", "0a" + "0100000000000000" + "0a" + "0100000000000000"},
 		{"DB id 0", "09" + "0000000000000000"},
 		{"DB id cut short", "09" + "01020304"},
 		{"repeated DB id", "09" + "0100000000000000" + "09" + "0100000000000000"},
@@ -269,5 +273,44 @@ func appendEdit(t *testing.T, fsys vfs.FS, path string, e *VersionEdit) {
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFormerDBIDsSurviveRecovery: former ids an edit gives are the set's
+// from then on, through recoveries whose first edit starts a manifest
+// whose snapshot alone must carry them, and OwnsDBID answers for them.
+func TestFormerDBIDsSurviveRecovery(t *testing.T) {
+	mem := vfs.NewMem()
+	vs, err := Create(mem, testDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id uint64 = 0x0123456789abcdef
+	if err := vs.LogAndApply(&VersionEdit{DBID: id, FormerDBIDs: []uint64{9, 40}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := vs.LogAndApply(&VersionEdit{FormerDBIDs: []uint64{5, 9}}); err != nil {
+		t.Fatal(err)
+	}
+	vs.Close()
+	for i := range 2 {
+		if vs, err = Recover(mem, testDir); err != nil {
+			t.Fatal(err)
+		}
+		if got := vs.FormerDBIDs(); !slices.Equal(got, []uint64{5, 9, 40}) {
+			t.Fatalf("recovery %d: former ids %v, want [5 9 40]", i, got)
+		}
+		for _, want := range []struct {
+			id   uint64
+			owns bool
+		}{{id, true}, {5, true}, {40, true}, {6, false}, {0, false}} {
+			if got := vs.OwnsDBID(want.id); got != want.owns {
+				t.Fatalf("recovery %d: OwnsDBID(%#x) = %v", i, want.id, got)
+			}
+		}
+		if err := vs.LogAndApply(&VersionEdit{}); err != nil { // a rollover: the snapshot alone
+			t.Fatal(err)
+		}
+		vs.Close()
 	}
 }

@@ -3,6 +3,7 @@ package manifest
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -44,6 +45,7 @@ type VersionSet struct {
 	logNum      atomic.Uint64
 	manifestNum atomic.Uint64
 	dbID        atomic.Uint64
+	formerDBIDs []uint64 // sorted; under mu
 	// reserved are numbers NextFileNum passes over: files found in the
 	// directory above the counter (Reserve).
 	reservedMu sync.Mutex
@@ -173,6 +175,26 @@ func (vs *VersionSet) LogNum() uint64 { return vs.logNum.Load() }
 // manifest that records none (one written before identities existed, or
 // a new DB's before its first Open has logged one).
 func (vs *VersionSet) DBID() uint64 { return vs.dbID.Load() }
+
+// FormerDBIDs returns the ids, besides DBID, that the DB's files may
+// carry (VersionEdit.FormerDBIDs), sorted; the caller may keep them.
+func (vs *VersionSet) FormerDBIDs() []uint64 {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	return slices.Clone(vs.formerDBIDs)
+}
+
+// OwnsDBID reports whether a file carrying DB id id is this DB's: id is
+// its id or one of its former ids (VersionEdit.FormerDBIDs).
+func (vs *VersionSet) OwnsDBID(id uint64) bool {
+	if id == vs.DBID() {
+		return true
+	}
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	_, found := slices.BinarySearch(vs.formerDBIDs, id)
+	return found
+}
 
 // ManifestFileNum returns the number of the manifest being appended to.
 // Every other MANIFEST-* in the directory is obsolete.
