@@ -658,7 +658,7 @@ func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays [
 		case found:
 			return nil, fmt.Errorf("monban: table %s is in no version of %s, yet holds sequence number %d, which neither it (up to %d) nor the WALs account for: the manifest lost edits: %w",
 				name, manifest.MakeFilename(manifest.KindManifest, d.vs.ManifestFileNum()), seq, manifestSeq, ErrCorruption)
-		case dbID != 0 && !d.vs.OwnsDBID(dbID):
+		case dbID != 0 && !ownsID(dbID, d.vs.DBID(), d.vs.FormerDBIDs()):
 			// The manifest gives no id (it lost the edit that gave it, or
 			// predates ids): whose the table is cannot be told.
 			continue
@@ -699,11 +699,17 @@ func openListed(fsys vfs.FS, path string) (vfs.File, error) {
 	return f, err
 }
 
+// ownsID reports whether a file carrying DB id id is of the DB whose id is
+// dbID and whose files may also carry the ids formers (a checkpoint's
+// source's: manifest.VersionSet.FormerDBIDs).
+func ownsID(id, dbID uint64, formers []uint64) bool {
+	return id == dbID || slices.Contains(formers, id)
+}
+
 // anotherDBs reports whether a table whose db.id property is tableDB is
-// another DB's, for a DB whose id is dbID and whose files may also carry
-// the ids formers (a checkpoint's source's): all known, and none the same.
+// another DB's, for that DB: both ids known, and not its own.
 func anotherDBs(tableDB, dbID uint64, formers []uint64) bool {
-	return tableDB != 0 && dbID != 0 && tableDB != dbID && !slices.Contains(formers, tableDB)
+	return tableDB != 0 && dbID != 0 && !ownsID(tableDB, dbID, formers)
 }
 
 // readTableFile opens table num outside the table cache, for a reader

@@ -278,7 +278,7 @@ func appendEdit(t *testing.T, fsys vfs.FS, path string, e *VersionEdit) {
 
 // TestFormerDBIDsSurviveRecovery: former ids an edit gives are the set's
 // from then on, through recoveries whose first edit starts a manifest
-// whose snapshot alone must carry them, and OwnsDBID answers for them.
+// whose snapshot alone must carry them.
 func TestFormerDBIDsSurviveRecovery(t *testing.T) {
 	mem := vfs.NewMem()
 	vs, err := Create(mem, testDir)
@@ -300,13 +300,8 @@ func TestFormerDBIDsSurviveRecovery(t *testing.T) {
 		if got := vs.FormerDBIDs(); !slices.Equal(got, []uint64{5, 9, 40}) {
 			t.Fatalf("recovery %d: former ids %v, want [5 9 40]", i, got)
 		}
-		for _, want := range []struct {
-			id   uint64
-			owns bool
-		}{{id, true}, {5, true}, {40, true}, {6, false}, {0, false}} {
-			if got := vs.OwnsDBID(want.id); got != want.owns {
-				t.Fatalf("recovery %d: OwnsDBID(%#x) = %v", i, want.id, got)
-			}
+		if vs.DBID() != id {
+			t.Fatalf("recovery %d: DB id %#x, want %#x", i, vs.DBID(), id)
 		}
 		if err := vs.LogAndApply(&VersionEdit{}); err != nil { // a rollover: the snapshot alone
 			t.Fatal(err)

@@ -184,18 +184,6 @@ func (vs *VersionSet) FormerDBIDs() []uint64 {
 	return slices.Clone(vs.formerDBIDs)
 }
 
-// OwnsDBID reports whether a file carrying DB id id is this DB's: id is
-// its id or one of its former ids (VersionEdit.FormerDBIDs).
-func (vs *VersionSet) OwnsDBID(id uint64) bool {
-	if id == vs.DBID() {
-		return true
-	}
-	vs.mu.Lock()
-	defer vs.mu.Unlock()
-	_, found := slices.BinarySearch(vs.formerDBIDs, id)
-	return found
-}
-
 // ManifestFileNum returns the number of the manifest being appended to.
 // Every other MANIFEST-* in the directory is obsolete.
 func (vs *VersionSet) ManifestFileNum() uint64 { return vs.manifestNum.Load() }
