@@ -87,13 +87,15 @@ func (d *DB) Checkpoint(dir string) (err error) {
 	// from are another DB's to it.
 	// Its tables, linked or copied, carry this DB's id (and those it
 	// carries from before): the checkpoint records them as former ids of
-	// its own, so that one of them a crash leaves behind is its to delete.
-	formers := d.vs.FormerDBIDs()
-	if id := d.vs.DBID(); id != 0 {
-		formers = append(formers, id)
+	// its own, with the sequence number it shares with each, so that one
+	// of them a crash leaves behind is its to delete, and a table this DB
+	// writes later, copied in, is not.
+	formers := d.vs.FormerDBIDs() // shared up to their own numbers, which are at most seq
+	if d.dbID != 0 {
+		formers = append(formers, manifest.FormerDBID{ID: d.dbID, Shared: seq})
 	}
-	slices.Sort(formers)
-	edit := &manifest.VersionEdit{LastSeq: seq, DBID: newID(), FormerDBIDs: slices.Compact(formers)}
+	slices.SortFunc(formers, func(a, b manifest.FormerDBID) int { return cmp.Compare(a.ID, b.ID) })
+	edit := &manifest.VersionEdit{LastSeq: seq, DBID: newID(), FormerDBIDs: formers}
 	var maxNum uint64
 	for level, files := range rs.version.Levels {
 		for _, f := range files {

@@ -209,6 +209,13 @@ func (d *DB) recover() error {
 	current := vs.Current()
 	d.installReadState(memtable.NewLevel(d.newMemtable(0)), current) // the first: no old state
 	edit := &manifest.VersionEdit{}
+	// The id first: the tables the replay writes carry it (db.id), and
+	// the edit that places them records it.
+	d.dbID = vs.DBID()
+	if d.dbID == 0 { // a new DB, or one written before DB ids
+		d.dbID = newID()
+		edit.DBID = d.dbID
+	}
 	// The tables replayed are this Open's own output, named by no
 	// manifest: a refused Open removes them, leaving the directory as it
 	// was.
@@ -255,11 +262,6 @@ func (d *DB) recover() error {
 		if replays[i].records {
 			vs.MarkFileNumUsed(n)
 		}
-	}
-	d.dbID = vs.DBID()
-	if d.dbID == 0 { // a new DB, or one written before DB ids
-		d.dbID = newID()
-		edit.DBID = d.dbID
 	}
 	num := vs.NextFileNum()
 	f, err := d.createWAL(num, 0)
@@ -642,11 +644,11 @@ func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays [
 		if err != nil {
 			return nil, fmt.Errorf("monban: reading stray table %s: %w", name, err)
 		}
-		dbID := t.Properties().DBID
-		if anotherDBs(dbID, d.vs.DBID(), d.vs.FormerDBIDs()) {
-			// Not this DB's: no edit of its manifest was lost for it.
+		props := t.Properties()
+		whose := tableStanding(props.DBID, props.LargestSeq, d.vs.DBID(), d.vs.FormerDBIDs())
+		if whose == another {
 			t.Close()
-			d.opts.Logger.Warn("monban: leaving a table no manifest names, which another DB wrote", "file", name, "db", fmt.Sprintf("%016x", dbID))
+			d.opts.Logger.Warn("monban: leaving a table no manifest names, which another DB wrote", "file", name, "db", fmt.Sprintf("%016x", props.DBID))
 			continue
 		}
 		seq, found, err := unaccountedSeq(t, manifestSeq, walFirst)
@@ -658,7 +660,7 @@ func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays [
 		case found:
 			return nil, fmt.Errorf("monban: table %s is in no version of %s, yet holds sequence number %d, which neither it (up to %d) nor the WALs account for: the manifest lost edits: %w",
 				name, manifest.MakeFilename(manifest.KindManifest, d.vs.ManifestFileNum()), seq, manifestSeq, ErrCorruption)
-		case dbID != 0 && !ownsID(dbID, d.vs.DBID(), d.vs.FormerDBIDs()):
+		case whose == unknown:
 			// The manifest gives no id (it lost the edit that gave it, or
 			// predates ids): whose the table is cannot be told.
 			continue
@@ -699,17 +701,33 @@ func openListed(fsys vfs.FS, path string) (vfs.File, error) {
 	return f, err
 }
 
-// ownsID reports whether a file carrying DB id id is of the DB whose id is
-// dbID and whose files may also carry the ids formers (a checkpoint's
-// source's: manifest.VersionSet.FormerDBIDs).
-func ownsID(id, dbID uint64, formers []uint64) bool {
-	return id == dbID || slices.Contains(formers, id)
-}
+// standing is whose a table no manifest names is, by its db.id property.
+type standing uint8
 
-// anotherDBs reports whether a table whose db.id property is tableDB is
-// another DB's, for that DB: both ids known, and not its own.
-func anotherDBs(tableDB, dbID uint64, formers []uint64) bool {
-	return tableDB != 0 && dbID != 0 && !ownsID(tableDB, dbID, formers)
+const (
+	ours    standing = iota // this DB's: its id, a former id it shares the table's entries with, or none (written before ids)
+	another                 // another DB's: no lost edit of this DB's can explain it
+	unknown                 // an id, where the DB has none to compare it with
+)
+
+// tableStanding says whose a table is whose db.id property is tableDB and
+// whose largest sequence number is largest, for the DB of id dbID and
+// former ids formers. A former id vouches for a table only up to the
+// sequence number the two DBs share: past it, each numbered its own
+// writes, and a table holding a later entry is the other DB's.
+func tableStanding(tableDB uint64, largest base.SeqNum, dbID uint64, formers []manifest.FormerDBID) standing {
+	switch {
+	case tableDB == 0 || tableDB == dbID:
+		return ours
+	case dbID == 0:
+		return unknown
+	}
+	for _, f := range formers {
+		if f.ID == tableDB && largest <= f.Shared {
+			return ours
+		}
+	}
+	return another
 }
 
 // readTableFile opens table num outside the table cache, for a reader

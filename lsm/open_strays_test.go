@@ -294,3 +294,124 @@ func TestOpenRemovesItsOwnTablesBroughtBack(t *testing.T) {
 		}
 	})
 }
+
+// TestCheckpointLeavesItsSourcesLaterTables: a table the source DB wrote
+// after a checkpoint carries the id the checkpoint records as a former id
+// of its own, but the two numbered their writes apart from then on: the
+// checkpoint's Open deleted such a table copied in (its sequence numbers
+// "accounted for"), or, with numbers past its own, refused the DB as one
+// whose manifest lost edits, and Repair then merged the source's writes
+// over the checkpoint's synced delete (a black-box attack). Its Open must
+// leave the table be, and Repair set it aside.
+func TestCheckpointLeavesItsSourcesLaterTables(t *testing.T) {
+	for _, later := range []int{5, 300} { // the source's writes after the checkpoint: fewer than the checkpoint's own, and more
+		mem := vfs.NewMem()
+		src, err := Open("/db", &Options{FS: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := src.Put([]byte("k"), []byte("old"), Sync); err != nil {
+			t.Fatal(err)
+		}
+		if err := src.Checkpoint("/ck"); err != nil {
+			t.Fatal(err)
+		}
+		for i := range later {
+			if err := src.Put(fmt.Appendf(nil, "s%03d", i), []byte("source"), Sync); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := src.Put([]byte("k"), []byte("source-new"), Sync); err != nil {
+			t.Fatal(err)
+		}
+		if err := src.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		tables, err := src.Tables()
+		if err != nil || len(tables) != 1 {
+			t.Fatalf("Tables() = %v, %v", tables, err)
+		}
+		sourceTable := readFile(t, mem, "/db/"+manifest.MakeFilename(manifest.KindTable, tables[0].FileNum))
+		if err := src.Close(); err != nil {
+			t.Fatal(err)
+		}
+		ck, err := Open("/ck", &Options{FS: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 100 {
+			if err := ck.Put(fmt.Appendf(nil, "c%03d", i), []byte("ck"), Sync); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := ck.Delete([]byte("k"), Sync); err != nil {
+			t.Fatal(err)
+		}
+		if err := ck.Close(); err != nil {
+			t.Fatal(err)
+		}
+		rewrite(t, mem, "/ck/900000.sst", sourceTable)
+		for _, repair := range []bool{false, true} {
+			if repair {
+				rep, err := RepairWith("/ck", &Options{FS: mem}, RepairOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rep.TrustedManifest == "" {
+					t.Fatalf("later=%d: Repair trusted no manifest:\n%v", later, rep)
+				}
+			}
+			ck, err := Open("/ck", &Options{FS: mem})
+			if err != nil {
+				t.Fatalf("later=%d, repair=%v: Open: %v", later, repair, err)
+			}
+			mustGet(t, ck, "k", "")
+			mustGet(t, ck, "s000", "")
+			mustGet(t, ck, "c000", "ck")
+			if err := ck.Close(); err != nil {
+				t.Fatal(err)
+			}
+			names, err := mem.List("/ck")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kept := slices.Contains(names, "900000.sst"); kept == repair {
+				t.Fatalf("later=%d, repair=%v: the source's later table in /ck: %v (Open leaves it, Repair sets it aside)", later, repair, names)
+			}
+		}
+	}
+}
+
+// TestRepairWithoutAManifestGivesAnID: Repair with no manifest to trust
+// draws the DB an id before it writes its tables. It left the id to the
+// next Open, so its tables carried none, and one copied into another DB
+// was deleted there as that DB's own (a black-box attack).
+func TestRepairWithoutAManifestGivesAnID(t *testing.T) {
+	mem := vfs.NewMem()
+	flushedKeys(t, mem, "/db", "k")
+	names, err := mem.List("/db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if kind, _, ok := manifest.ParseFilename(name); ok && (kind == manifest.KindManifest || kind == manifest.KindCurrent) {
+			if err := mem.Remove("/db/" + name); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rep, err := RepairWith("/db", &Options{FS: mem}, RepairOptions{})
+	if err != nil || rep.TrustedManifest != "" || len(rep.Tables) != 1 {
+		t.Fatalf("Repair: %v, %v", rep, err)
+	}
+	d := openMem(t, mem, nil)
+	defer d.Close()
+	tr, err := d.readTableFile(rep.Tables[0], true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if id := tr.Properties().DBID; id == 0 || id != d.vs.DBID() {
+		t.Fatalf("Repair's table carries DB id %016x, the repaired DB's is %016x", id, d.vs.DBID())
+	}
+}

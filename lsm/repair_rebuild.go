@@ -30,6 +30,16 @@ func (r *repairer) rebuild() error {
 		vs.Reserve(num)
 	}
 	r.d.vs = vs
+	// The DB keeps its id where a trusted manifest gives it, and gets one
+	// now otherwise: its new tables carry it (db.id) and its manifest
+	// records it, so that its files a crash brings back after the commit
+	// (step 6's removals, before the directory is synced) are its own,
+	// which Open removes, and its tables copied into another DB are not
+	// taken for that DB's.
+	r.d.dbID = r.trustedDBID()
+	if r.d.dbID == 0 {
+		r.d.dbID = newID()
+	}
 
 	var inputs []base.InternalIterator
 	var spans []keyspan.Spans // range tombstones
@@ -78,10 +88,7 @@ func (r *repairer) rebuild() error {
 		// numbers: a sequence number is never given out twice.
 		r.lastSeq = max(r.lastSeq, r.trusted.lastSeq)
 	}
-	// The DB keeps its id where a trusted manifest gives it: its files a
-	// crash brings back after the commit (step 6's removals, before the
-	// directory is synced) are then its own, which Open removes.
-	edit := &manifest.VersionEdit{LogNum: logNum, LastSeq: r.lastSeq, DBID: r.trustedDBID()}
+	edit := &manifest.VersionEdit{LogNum: logNum, LastSeq: r.lastSeq, DBID: r.d.dbID}
 	if r.trusted != nil {
 		edit.FormerDBIDs = r.trusted.formerDBIDs
 	}

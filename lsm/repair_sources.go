@@ -30,7 +30,7 @@ type trustedManifest struct {
 	dbID    uint64 // the identity its DB's WALs begin with, 0 for none
 	// formerDBIDs are the other ids its DB's tables may carry (a
 	// checkpoint's source's).
-	formerDBIDs []uint64
+	formerDBIDs []manifest.FormerDBID
 	// logGone: the WAL logNum names is missing, deleted rather than
 	// retired by edits the manifest lost (agrees): its commits are gone.
 	logGone bool
@@ -210,7 +210,7 @@ func (r *repairer) lostEdits(t *trustedManifest) (why, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading table %s: %w", name, err)
 		}
-		if anotherDBs(tr.Properties().DBID, t.dbID, t.formerDBIDs) {
+		if p := tr.Properties(); tableStanding(p.DBID, p.LargestSeq, t.dbID, t.formerDBIDs) == another {
 			tr.Close()
 			continue // another DB's: no edit of t's was lost for it (step 1 sets it aside)
 		}

@@ -27,7 +27,7 @@ func (d *DB) newTableWriter(bitsPerKey float64) (*tableWriter, error) {
 		return nil, err
 	}
 	w := sstable.NewWriter(f, sstable.WriterOptions{
-		BlockSize: d.opts.BlockSize, BloomBitsPerKey: bitsPerKey, TableID: newID(), DBID: d.vs.DBID(),
+		BlockSize: d.opts.BlockSize, BloomBitsPerKey: bitsPerKey, TableID: newID(), DBID: d.dbID,
 		Compression: d.opts.Compression == SnappyCompression, Split: d.opts.Split, RangeFilter: d.opts.RangeFilter,
 		KeyHashes: d.opts.FilterScope == TreeWide,
 	})

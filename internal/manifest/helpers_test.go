@@ -72,10 +72,9 @@ func randEdit(rng *rand.Rand) *VersionEdit {
 	e.NextFileNum = big()
 	e.LastSeq = base.SeqNum(rng.Uint64N(uint64(base.MaxSeqNum) + 1))
 	for range rng.IntN(3) {
-		e.FormerDBIDs = append(e.FormerDBIDs, rng.Uint64()|1)
+		e.FormerDBIDs = append(e.FormerDBIDs, FormerDBID{ID: rng.Uint64() | 1, Shared: base.SeqNum(rng.Uint64N(uint64(base.MaxSeqNum) + 1))})
 	}
-	slices.Sort(e.FormerDBIDs)
-	e.FormerDBIDs = slices.Compact(e.FormerDBIDs)
+	e.FormerDBIDs = mergeFormers(nil, e.FormerDBIDs)
 	for range rng.IntN(3) {
 		e.CompactPointers = append(e.CompactPointers, CompactPointer{Level: rng.IntN(NumLevels), Key: randIKey(rng)})
 	}

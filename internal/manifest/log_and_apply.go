@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -55,7 +56,7 @@ func CreateWith(fsys vfs.FS, dir string, e *VersionEdit) (*VersionSet, error) {
 	vs.logNum.Store(e.LogNum)
 	vs.lastSeq.Store(uint64(e.LastSeq))
 	vs.dbID.Store(e.DBID)
-	vs.formerDBIDs = mergeIDs(nil, e.FormerDBIDs)
+	vs.formerDBIDs = mergeFormers(nil, e.FormerDBIDs)
 	vs.install(v)
 	if err := vs.rollover(vs.current, vs.state()); err != nil {
 		return nil, err
@@ -116,7 +117,7 @@ func (vs *VersionSet) LogAndApply(e *VersionEdit) error {
 	// one.
 	if vs.dueForRollover() {
 		err = vs.rollover(v, counters{logNum: e.LogNum, lastSeq: e.LastSeq, compactPointers: cps, dbID: max(e.DBID, vs.DBID()),
-			formerDBIDs: mergeIDs(vs.formers(), e.FormerDBIDs)})
+			formerDBIDs: mergeFormers(vs.formers(), e.FormerDBIDs)})
 	} else {
 		vs.buf = e.Encode(vs.buf[:0])
 		_, err = vs.manifest.Append(vs.buf)
@@ -140,7 +141,7 @@ func (vs *VersionSet) LogAndApply(e *VersionEdit) error {
 	}
 	vs.SetLastSeq(e.LastSeq)
 	vs.mu.Lock()
-	vs.formerDBIDs = mergeIDs(vs.formerDBIDs, e.FormerDBIDs)
+	vs.formerDBIDs = mergeFormers(vs.formerDBIDs, e.FormerDBIDs)
 	vs.compactPointers = cps
 	vs.mu.Unlock()
 	vs.install(v)
@@ -204,21 +205,21 @@ func (vs *VersionSet) checkEdit(e *VersionEdit) error {
 }
 
 // formers returns the former DB ids, under mu.
-func (vs *VersionSet) formers() []uint64 {
+func (vs *VersionSet) formers() []FormerDBID {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	return vs.formerDBIDs
 }
 
-// mergeIDs returns the sorted union of ids and more, without repeats; ids
-// is not modified.
-func mergeIDs(ids, more []uint64) []uint64 {
+// mergeFormers returns formers with more added, sorted by id, each id
+// once (the first given of it kept); formers is not modified.
+func mergeFormers(formers, more []FormerDBID) []FormerDBID {
 	if len(more) == 0 {
-		return ids
+		return formers
 	}
-	out := slices.Concat(ids, more)
-	slices.Sort(out)
-	return slices.Compact(out)
+	out := slices.Concat(formers, more)
+	slices.SortStableFunc(out, func(a, b FormerDBID) int { return cmp.Compare(a.ID, b.ID) })
+	return slices.CompactFunc(out, func(a, b FormerDBID) bool { return a.ID == b.ID })
 }
 
 // counters are the set-wide values a snapshot records beside the tables.
@@ -227,7 +228,7 @@ type counters struct {
 	lastSeq         base.SeqNum
 	compactPointers [NumLevels]base.InternalKey
 	dbID            uint64
-	formerDBIDs     []uint64
+	formerDBIDs     []FormerDBID
 }
 
 // state returns the set's counters as they are installed now.

@@ -286,7 +286,7 @@ func (vs *VersionSet) replay(name string) (*Version, counters, error) {
 			}
 			c.dbID = e.DBID
 		}
-		c.formerDBIDs = mergeIDs(c.formerDBIDs, e.FormerDBIDs)
+		c.formerDBIDs = mergeFormers(c.formerDBIDs, e.FormerDBIDs)
 		next = max(next, e.NextFileNum)
 		c.lastSeq = max(c.lastSeq, e.LastSeq)
 		for _, cp := range e.CompactPointers {

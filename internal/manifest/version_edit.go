@@ -31,8 +31,9 @@ const (
 	// by the first Open of a DB whose manifest has none.
 	tagDBID = 9
 	// tagFormerDBID is an id whose files this DB holds though they are not
-	// of its own id: a checkpoint's tables carry the id of the DB it was
-	// taken from. One record per id; each manifest's snapshot repeats them.
+	// of its own id (a checkpoint's tables carry the id of the DB it was
+	// taken from), with the last sequence number the two DBs share. One
+	// record per id; each manifest's snapshot repeats them.
 	tagFormerDBID = 10
 	maxTag        = tagFormerDBID
 )
@@ -94,9 +95,18 @@ type VersionEdit struct {
 	// one it never changes: an edit with another is corruption.
 	DBID uint64
 	// FormerDBIDs are ids to add to those the DB's files may carry besides
-	// DBID (a checkpoint's source's): kept from then on, nonzero, sorted
-	// and without repeats.
-	FormerDBIDs []uint64
+	// DBID (a checkpoint's source's): kept from then on, sorted by id,
+	// each once, nonzero.
+	FormerDBIDs []FormerDBID
+}
+
+// FormerDBID is another DB's id that some of this DB's files carry: the
+// DB it was a checkpoint of. The two share the entries numbered up to
+// Shared (the checkpoint's sequence number); past it each numbers its own
+// writes, so a table of that id holding a later entry is the other DB's.
+type FormerDBID struct {
+	ID     uint64
+	Shared base.SeqNum
 }
 
 // Encode appends the encoding of e to dst. Deleted files are written in
@@ -155,9 +165,10 @@ func (e *VersionEdit) Encode(dst []byte) []byte {
 		dst = binary.AppendUvarint(dst, tagDBID)
 		dst = binary.LittleEndian.AppendUint64(dst, e.DBID) // random, as a table id
 	}
-	for _, id := range e.FormerDBIDs {
+	for _, f := range e.FormerDBIDs {
 		dst = binary.AppendUvarint(dst, tagFormerDBID)
-		dst = binary.LittleEndian.AppendUint64(dst, id)
+		dst = binary.LittleEndian.AppendUint64(dst, f.ID)
+		dst = binary.AppendUvarint(dst, uint64(f.Shared))
 	}
 	return dst
 }

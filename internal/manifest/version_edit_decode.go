@@ -87,15 +87,16 @@ func (e *VersionEdit) Decode(b []byte) error {
 				return corruptf("DB id 0 at byte %d", tagOff)
 			}
 		case tagFormerDBID:
-			id := d.fixed64("former DB id")
+			f := FormerDBID{ID: d.fixed64("former DB id")}
+			f.Shared = d.seq("former DB's shared sequence number")
 			if d.err != nil {
 				break
 			}
 			// Sorted without repeats, as Encode writes them: one encoding.
-			if n := len(e.FormerDBIDs); id == 0 || n > 0 && id <= e.FormerDBIDs[n-1] {
-				return corruptf("former DB id %016x out of order, or 0, at byte %d", id, tagOff)
+			if n := len(e.FormerDBIDs); f.ID == 0 || n > 0 && f.ID <= e.FormerDBIDs[n-1].ID {
+				return corruptf("former DB id %016x out of order, or 0, at byte %d", f.ID, tagOff)
 			}
-			e.FormerDBIDs = append(e.FormerDBIDs, id)
+			e.FormerDBIDs = append(e.FormerDBIDs, f)
 		}
 		if d.err != nil {
 			break

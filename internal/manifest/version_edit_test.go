@@ -53,9 +53,10 @@ func TestVersionEditTruncated(t *testing.T) {
 func TestVersionEditCorrupt(t *testing.T) {
 	for _, tc := range []struct{ name, hex string }{
 		{"unknown tag", "0b"},
-		{"former DB id 0", "0a" + "0000000000000000"},
-		{"former DB ids out of order", "0a" + "0200000000000000" + "0a" + "0100000000000000"},
-		{"former DB id repeated", "0a" + "0100000000000000" + "0a" + "0100000000000000"},
+		{"former DB id 0", "0a" + "0000000000000000" + "05"},
+		{"former DB ids out of order", "0a" + "0200000000000000" + "05" + "0a" + "0100000000000000" + "05"},
+		{"former DB id repeated", "0a" + "0100000000000000" + "05" + "0a" + "0100000000000000" + "07"},
+		{"former DB id without its sequence number", "0a" + "0100000000000000"},
 		{"DB id 0", "09" + "0000000000000000"},
 		{"DB id cut short", "09" + "01020304"},
 		{"repeated DB id", "09" + "0100000000000000" + "09" + "0100000000000000"},
@@ -286,19 +287,20 @@ func TestFormerDBIDsSurviveRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	const id uint64 = 0x0123456789abcdef
-	if err := vs.LogAndApply(&VersionEdit{DBID: id, FormerDBIDs: []uint64{9, 40}}); err != nil {
+	if err := vs.LogAndApply(&VersionEdit{DBID: id, FormerDBIDs: []FormerDBID{{9, 90}, {40, 400}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := vs.LogAndApply(&VersionEdit{FormerDBIDs: []uint64{5, 9}}); err != nil {
+	if err := vs.LogAndApply(&VersionEdit{FormerDBIDs: []FormerDBID{{5, 50}, {9, 99}}}); err != nil {
 		t.Fatal(err)
 	}
+	want := []FormerDBID{{5, 50}, {9, 90}, {40, 400}} // an id's first shared sequence number stands
 	vs.Close()
 	for i := range 2 {
 		if vs, err = Recover(mem, testDir); err != nil {
 			t.Fatal(err)
 		}
-		if got := vs.FormerDBIDs(); !slices.Equal(got, []uint64{5, 9, 40}) {
-			t.Fatalf("recovery %d: former ids %v, want [5 9 40]", i, got)
+		if got := vs.FormerDBIDs(); !slices.Equal(got, want) {
+			t.Fatalf("recovery %d: former ids %v, want %v", i, got, want)
 		}
 		if vs.DBID() != id {
 			t.Fatalf("recovery %d: DB id %#x, want %#x", i, vs.DBID(), id)

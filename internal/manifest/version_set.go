@@ -45,7 +45,7 @@ type VersionSet struct {
 	logNum      atomic.Uint64
 	manifestNum atomic.Uint64
 	dbID        atomic.Uint64
-	formerDBIDs []uint64 // sorted; under mu
+	formerDBIDs []FormerDBID // sorted by id; under mu
 	// reserved are numbers NextFileNum passes over: files found in the
 	// directory above the counter (Reserve).
 	reservedMu sync.Mutex
@@ -178,7 +178,7 @@ func (vs *VersionSet) DBID() uint64 { return vs.dbID.Load() }
 
 // FormerDBIDs returns the ids, besides DBID, that the DB's files may
 // carry (VersionEdit.FormerDBIDs), sorted; the caller may keep them.
-func (vs *VersionSet) FormerDBIDs() []uint64 {
+func (vs *VersionSet) FormerDBIDs() []FormerDBID {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	return slices.Clone(vs.formerDBIDs)
