@@ -89,24 +89,40 @@ func otherDB(t *testing.T, fs vfs.FS) (manifestBytes, table []byte) {
 // flushed table, closes it, and returns the table's number.
 func flushedKeys(t *testing.T, fs vfs.FS, dir string, keys ...string) uint64 {
 	t.Helper()
+	d, num := openFlushed(t, fs, dir, keys...)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return num
+}
+
+// openFlushed is flushedKeys leaving the DB open: it puts keys (each set
+// to "v", synced) and flushes them into one table, whose number it
+// returns with the DB.
+func openFlushed(t *testing.T, fs vfs.FS, dir string, keys ...string) (*DB, uint64) {
+	t.Helper()
 	d, err := Open(dir, &Options{FS: fs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range keys {
-		if err := d.Put([]byte(k), []byte("v")); err != nil {
+		if err := d.Put([]byte(k), []byte("v"), Sync); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return d, flushedTable(t, d)
+}
+
+// flushedTable flushes d, which must then hold one table, and returns
+// its number.
+func flushedTable(t *testing.T, d *DB) uint64 {
+	t.Helper()
 	if err := d.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	tables, err := d.Tables()
 	if err != nil || len(tables) != 1 {
 		t.Fatalf("Tables() = %v, %v", tables, err)
-	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
 	}
 	return tables[0].FileNum
 }
@@ -192,23 +208,7 @@ func TestOpenRemovesItsOwnTablesBroughtBack(t *testing.T) {
 	}
 	t.Run("checkpoint", func(t *testing.T) {
 		mem := vfs.NewMem()
-		d, err := Open("/db", &Options{FS: mem})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, k := range keys {
-			if err := d.Put([]byte(k), []byte("v"), Sync); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := d.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		tables, err := d.Tables()
-		if err != nil || len(tables) != 1 {
-			t.Fatalf("Tables() = %v, %v", tables, err)
-		}
-		linked := tables[0].FileNum
+		d, linked := openFlushed(t, mem, "/db", keys...)
 		if err := d.Checkpoint("/ck"); err != nil {
 			t.Fatal(err)
 		}
@@ -324,14 +324,7 @@ func TestCheckpointLeavesItsSourcesLaterTables(t *testing.T) {
 		if err := src.Put([]byte("k"), []byte("source-new"), Sync); err != nil {
 			t.Fatal(err)
 		}
-		if err := src.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		tables, err := src.Tables()
-		if err != nil || len(tables) != 1 {
-			t.Fatalf("Tables() = %v, %v", tables, err)
-		}
-		sourceTable := readFile(t, mem, "/db/"+manifest.MakeFilename(manifest.KindTable, tables[0].FileNum))
+		sourceTable := readFile(t, mem, "/db/"+manifest.MakeFilename(manifest.KindTable, flushedTable(t, src)))
 		if err := src.Close(); err != nil {
 			t.Fatal(err)
 		}
