@@ -295,6 +295,13 @@ func (d *DB) recover() error {
 		}
 	}
 	d.removeStrays(names, strays)
+	// A crashed Repair's staging, which only a Repair removed before; one
+	// holding anything else is left where it is.
+	if staged, err := stagedNames(d.fs, d.dir); err == nil {
+		if err := removeStaged(d.fs, d.dir, staged); err != nil {
+			d.opts.Logger.Warn("monban: removing a crashed Repair's staging", "dir", repairStaging, "err", err)
+		}
+	}
 	d.estimateRangeDels()
 	d.startTreeFilter()
 	d.loadInBackground(later)

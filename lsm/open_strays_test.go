@@ -375,20 +375,35 @@ func TestCheckpointLeavesItsSourcesLaterTables(t *testing.T) {
 	}
 }
 
-// TestRepairWithoutAManifestGivesAnID: Repair with no manifest to trust
-// draws the DB an id before it writes its tables. It left the id to the
-// next Open, so its tables carried none, and one copied into another DB
-// was deleted there as that DB's own (a black-box attack).
-func TestRepairWithoutAManifestGivesAnID(t *testing.T) {
+// TestRepairWithoutAManifestKeepsTheID: Repair with no manifest to trust
+// left the DB's id to the next Open, so its tables carried none, and one
+// copied into another DB was that DB's to delete; then it drew a new id,
+// so the inputs a crash after its commit brought back carried another
+// DB's id, and stayed for good (black-box attacks). Where every table and
+// WAL it merges carries one id, the repaired DB keeps it, and its new
+// tables carry it: an input put back is its own to delete. A crashed
+// Repair's staging directory, which only the next Repair removed, Open
+// removes too.
+func TestRepairWithoutAManifestKeepsTheID(t *testing.T) {
 	mem := vfs.NewMem()
-	flushedKeys(t, mem, "/db", "k")
+	num := flushedKeys(t, mem, "/db", "k")
+	name := manifest.MakeFilename(manifest.KindTable, num)
+	input := readFile(t, mem, "/db/"+name)
+	ro, err := Open("/db", &Options{FS: mem, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ro.vs.DBID()
+	if err := ro.Close(); err != nil {
+		t.Fatal(err)
+	}
 	names, err := mem.List("/db")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range names {
-		if kind, _, ok := manifest.ParseFilename(name); ok && (kind == manifest.KindManifest || kind == manifest.KindCurrent) {
-			if err := mem.Remove("/db/" + name); err != nil {
+	for _, n := range names {
+		if kind, _, ok := manifest.ParseFilename(n); ok && (kind == manifest.KindManifest || kind == manifest.KindCurrent) {
+			if err := mem.Remove("/db/" + n); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -397,14 +412,33 @@ func TestRepairWithoutAManifestGivesAnID(t *testing.T) {
 	if err != nil || rep.TrustedManifest != "" || len(rep.Tables) != 1 {
 		t.Fatalf("Repair: %v, %v", rep, err)
 	}
+	// What a crash after the commit leaves: an input, the staging.
+	rewrite(t, mem, "/db/"+name, input)
+	if err := mem.MkdirAll("/db/" + repairStaging); err != nil {
+		t.Fatal(err)
+	}
+	rewrite(t, mem, "/db/"+repairStaging+"/CURRENT", []byte(rep.Manifest+"\n"))
 	d := openMem(t, mem, nil)
-	defer d.Close()
 	tr, err := d.readTableFile(rep.Tables[0], true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tr.Close()
-	if id := tr.Properties().DBID; id == 0 || id != d.vs.DBID() {
-		t.Fatalf("Repair's table carries DB id %016x, the repaired DB's is %016x", id, d.vs.DBID())
+	id := tr.Properties().DBID
+	tr.Close()
+	if id == 0 || id != d.vs.DBID() || id != want {
+		t.Fatalf("Repair's table carries DB id %016x, the repaired DB's is %016x, the DB's before %016x", id, d.vs.DBID(), want)
+	}
+	mustGet(t, d, "k", "v")
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	names, err = mem.List("/db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, left := range []string{name, repairStaging} {
+		if slices.Contains(names, left) {
+			t.Errorf("%s, left by a crash after Repair's commit, is still in /db after an Open: %v", left, names)
+		}
 	}
 }

@@ -103,8 +103,9 @@ func Repair(dir string, opts *Options) (*RepairReport, error) {
 //     its name) and every WAL file holding records, and take no number a
 //     file in the directory or in lost/ has.
 //  5. A new manifest naming only those tables, with the highest sequence
-//     number seen and the DB id the trusted manifest gives (a new one
-//     without it, which the new tables carry too), is
+//     number seen and a DB id, which the new tables carry too: the
+//     trusted manifest's; without one, the id every table and WAL merged
+//     carries, if one and the same; a new one otherwise. It is
 //     made durable and CURRENT switched to it: the commit point. Files
 //     set aside before it are moved into lost/, or copied where the old
 //     state still needs them until then (CURRENT, the manifests, a WAL

@@ -12,6 +12,7 @@ import (
 	"github.com/monbandb/monban/internal/keyspan"
 	"github.com/monbandb/monban/internal/manifest"
 	"github.com/monbandb/monban/internal/merge"
+	"github.com/monbandb/monban/vfs"
 )
 
 // rebuild merges the verified tables and the replayed WALs into new
@@ -30,13 +31,17 @@ func (r *repairer) rebuild() error {
 		vs.Reserve(num)
 	}
 	r.d.vs = vs
-	// The DB keeps its id where a trusted manifest gives it, and gets one
+	// The DB keeps its id where a trusted manifest gives it, or where the
+	// tables and WALs it merges all carry one and the same, and gets one
 	// now otherwise: its new tables carry it (db.id) and its manifest
 	// records it, so that its files a crash brings back after the commit
 	// (step 6's removals, before the directory is synced) are its own,
 	// which Open removes, and its tables copied into another DB are not
 	// taken for that DB's.
 	r.d.dbID = r.trustedDBID()
+	if r.d.dbID == 0 {
+		r.d.dbID = r.soleID()
+	}
 	if r.d.dbID == 0 {
 		r.d.dbID = newID()
 	}
@@ -112,6 +117,32 @@ func (r *repairer) rebuild() error {
 	return r.commit(r.report.Manifest)
 }
 
+// soleID returns the DB id every table Repair merges and every WAL whose
+// identity it read carries, if there is one such id; 0 otherwise (none,
+// or several: files of different DBs, or of a checkpoint and the DB it
+// was taken from).
+func (r *repairer) soleID() uint64 {
+	var id uint64
+	note := func(other uint64) bool {
+		if other != 0 && id != 0 && other != id {
+			return false
+		}
+		id = max(id, other)
+		return true
+	}
+	for _, t := range r.readers {
+		if !note(t.Properties().DBID) {
+			return 0
+		}
+	}
+	for _, w := range r.wals {
+		if w.headRead && !note(w.id) {
+			return 0
+		}
+	}
+	return id
+}
+
 // commit moves the staged manifest into dir, then renames the staged
 // CURRENT over dir's, the commit point. Both were synced by the manifest
 // package; each rename is made durable before the next step.
@@ -130,32 +161,58 @@ func (r *repairer) commit(manifestName string) error {
 }
 
 // removeStaging removes the staging directory and what a crashed Repair
-// left in it: a manifest, CURRENT, CURRENT.tmp. A file of its name is not
-// monban's (Repair makes a directory there), nor is a directory holding
-// anything else: either is set aside whole, its bytes kept.
+// left in it (stagedNames). A file of its name is not monban's (Repair
+// makes a directory there), nor is a directory holding anything else:
+// either is set aside whole, its bytes kept.
 func (r *repairer) removeStaging() error {
-	staging := r.path(repairStaging)
-	names, err := r.d.fs.List(staging)
+	names, err := stagedNames(r.d.fs, r.d.dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case errors.Is(err, syscall.ENOTDIR):
 		return r.setAside(repairStaging, FateNotMonban, errors.New("a file where Repair stages in a directory"), moveAside)
+	case errors.Is(err, errNotStaged):
+		return r.setAside(repairStaging, FateNotMonban, err, moveAside)
 	case err != nil:
 		return err
+	}
+	return removeStaged(r.d.fs, r.d.dir, names)
+}
+
+// errNotStaged says that REPAIR.tmp holds a file no Repair stages there.
+var errNotStaged = errors.New("a file Repair never stages")
+
+// stagedNames lists dir's staging directory, which must hold only what a
+// Repair stages there: a manifest, CURRENT, CURRENT.tmp. Anything else
+// gives an error wrapping errNotStaged; a missing directory, one wrapping
+// fs.ErrNotExist, and a file in its place, syscall.ENOTDIR.
+func stagedNames(fsys vfs.FS, dir string) ([]string, error) {
+	names, err := fsys.List(filepath.Join(dir, repairStaging))
+	if err != nil {
+		return nil, err
 	}
 	for _, name := range names {
 		kind, _, ok := manifest.ParseFilename(name)
 		if !ok || kind != manifest.KindManifest && kind != manifest.KindCurrent && kind != manifest.KindCurrentTemp {
-			return r.setAside(repairStaging, FateNotMonban, fmt.Errorf("holds %s, which Repair never stages", name), moveAside)
+			return nil, fmt.Errorf("%s holds %s: %w", repairStaging, name, errNotStaged)
 		}
 	}
+	return names, nil
+}
+
+// removeStaged removes names from dir's staging directory, then the
+// directory, and syncs dir.
+func removeStaged(fsys vfs.FS, dir string, names []string) error {
+	staging := filepath.Join(dir, repairStaging)
 	for _, name := range names {
-		if err := r.d.fs.Remove(filepath.Join(staging, name)); err != nil {
+		if err := fsys.Remove(filepath.Join(staging, name)); err != nil {
 			return err
 		}
 	}
-	return r.d.fs.Remove(staging)
+	if err := fsys.Remove(staging); err != nil {
+		return err
+	}
+	return fsys.SyncDir(dir)
 }
 
 // removeObsolete removes, after the commit, the inputs the new tables hold
