@@ -626,9 +626,10 @@ func (d *DB) checkLiveFiles(names []string) ([]manifest.NewFile, error) {
 // table would lose acknowledged writes. A file under a table's name that
 // does not read as a table is no output of this DB's (one cut short has a
 // temporary name), nor is a table another DB's id marks (its db.id
-// property, anotherDBs), which no lost edit of this manifest can explain
-// either; nor can one be told this DB's that carries an id where the
-// manifest gives none. Each is left where it is, since nothing proves it
+// property: tableStanding, which counts a former id's tables this DB's up
+// to the entries the two share), which no lost edit of this manifest can
+// explain either; nor can one be told this DB's that carries an id where
+// the manifest gives none. Each is left where it is, since nothing proves it
 // obsolete. One the disk fails to read stops Open.
 func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays []walReplay) (obsolete []uint64, err error) {
 	walFirst := base.SeqNum(0) // 0: no WAL holds a record
