@@ -638,7 +638,7 @@ func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays [
 			walFirst = r.first
 		}
 	}
-	live := d.vs.LiveFiles()
+	live, dbID, formers := d.vs.LiveFiles(), d.vs.DBID(), d.vs.FormerDBIDs()
 	for _, name := range names {
 		kind, num, ok := manifest.ParseFilename(name)
 		if !ok || kind != manifest.KindTable || live[num] {
@@ -653,7 +653,7 @@ func (d *DB) checkStrayTables(names []string, manifestSeq base.SeqNum, replays [
 			return nil, fmt.Errorf("monban: reading stray table %s: %w", name, err)
 		}
 		props := t.Properties()
-		whose := tableStanding(props.DBID, props.LargestSeq, d.vs.DBID(), d.vs.FormerDBIDs())
+		whose := tableStanding(props.DBID, props.LargestSeq, dbID, formers)
 		if whose == another {
 			t.Close()
 			d.opts.Logger.Warn("monban: leaving a table no manifest names, which another DB wrote", "file", name, "db", fmt.Sprintf("%016x", props.DBID))
