@@ -19,7 +19,10 @@
 // (in no order, with repeats) through the DB or a snapshot, iterators
 // with random bounds moved by First, Last, SeekGE, SeekLT, Next and Prev,
 // full scans in both directions, snapshots read long after they were
-// taken, Flush, Compact, CompactRange and Close+reopen. The same seed
+// taken, Flush, Compact, CompactRange, Checkpoint (opened read-only
+// beside the DB and scanned whole) and Close+reopen (now and then through
+// Repair, or into a Checkpoint taken with iterators and snapshots open,
+// where the DB goes on with its old directory removed). The same seed
 // gives the same sequence whatever its length, so a failure at operation
 // i replays with any MONBAN_META_OPS above i.
 //

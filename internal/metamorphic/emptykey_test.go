@@ -30,7 +30,7 @@ func TestEmptyKeyCompactionBounds(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := &lsm.Options{FS: vfs.NewMem(), L0CompactionThreshold: 3, TargetFileSize: tc.targetFile}
-			d, err := lsm.Open(dir, opts)
+			d, err := lsm.Open("/db", opts)
 			must(t, err)
 			must(t, d.Put([]byte("b"), []byte("old")))
 			must(t, d.Compact()) // L6: ["b"]
@@ -40,7 +40,7 @@ func TestEmptyKeyCompactionBounds(t *testing.T) {
 			must(t, d.Delete([]byte("b")))
 			must(t, d.Flush()) // L0: ["", "b"], ["d"]
 			must(t, d.Close())
-			d, err = lsm.Open(dir, opts) // metadata from the manifest: the empty key is nil
+			d, err = lsm.Open("/db", opts) // metadata from the manifest: the empty key is nil
 			must(t, err)
 			defer d.Close()
 			must(t, d.Put([]byte("z"), []byte("y")))
@@ -61,7 +61,7 @@ func TestEmptyKeyCompactionBounds(t *testing.T) {
 // ends. L0 newest first [""], ["k17"] compacts as ["k17", "k17"], leaving
 // the L6 table ["k16"] out.
 func TestEmptyKeyCompactionBoundsNoReopen(t *testing.T) {
-	d, err := lsm.Open(dir, &lsm.Options{FS: vfs.NewMem(), L0CompactionThreshold: 2})
+	d, err := lsm.Open("/db", &lsm.Options{FS: vfs.NewMem(), L0CompactionThreshold: 2})
 	must(t, err)
 	defer d.Close()
 	must(t, d.Put([]byte("k16"), []byte("a")))

@@ -30,6 +30,9 @@ func FuzzDB(f *testing.F) {
 	// split-reopened: a table built with no Split, then scanned over "k"
 	// under firstByte; one built under firstByte, scanned under twoBytes
 	f.Add([]byte{22, 0, 5, 3, 17, 19, 14, 0, 0, 0, 6, 0, 7, 3, 17, 19, 14, 0, 0, 0, 7})
+	// put k01; a checkpoint scanned; put k02 and a snapshot; reopen into
+	// a checkpoint; get k01; scan
+	f.Add([]byte{3, 0, 1, 5, 19, 5, 0, 2, 3, 15, 19, 1, 7, 1, 14, 0, 0, 0, 0})
 	for cfg := range fixedConfigs {
 		f.Add([]byte{byte(cfg), 0, 1, 200, 0, 2, 250, 4, 1, 17, 0, 3, 9, 6, 5, 0, 4, 4, 1, 4, 2, 2, 0, 7, 1, 17, 18, 1, 19, 14, 0, 7, 2})
 	}
@@ -235,8 +238,18 @@ func (d *opDecoder) op(i int) (op, bool) {
 			}
 		}
 	case 19:
-		o.kind, o.repair = opReopen, d.byte()%4 == 0
-		d.iters, d.snaps = nil, nil
+		o.kind = opReopen
+		switch d.byte() % 8 {
+		case 0, 4:
+			o.via = viaRepair
+		case 1:
+			o.via = viaCheckpoint
+		case 5:
+			o.kind = opCheckpoint
+		}
+		if o.kind == opReopen {
+			d.iters, d.snaps = nil, nil
+		}
 	}
 	return o, true
 }

@@ -310,7 +310,9 @@ func (g *generator) next() op {
 		case r < 955:
 			g.iters, g.snaps = nil, nil // Reopen closes them
 			clear(g.iterPrefix)
-			return op{kind: opReopen, snap: -1, repair: g.rng.IntN(3) == 0}
+			return op{kind: opReopen, snap: -1, via: []reopenVia{viaOpen, viaOpen, viaRepair, viaCheckpoint}[g.rng.IntN(4)]}
+		case r < 958:
+			return op{kind: opCheckpoint, snap: -1}
 		case r < 975:
 			o := op{kind: opMultiGet, keys: make([][]byte, 1+g.rng.IntN(40)), snap: g.reader()}
 			for i := range o.keys {

@@ -128,6 +128,8 @@ func (m *model) apply(o op) string {
 		delete(m.iters, o.id)
 	case opScan:
 		return scanOutcome(m.iter(o), o.reverse)
+	case opCheckpoint:
+		return scanOutcome(m.iter(o), false) // o has no bounds: the whole DB
 	case opNewSnapshot:
 		m.snaps[o.id] = maps.Clone(m.m)
 	case opCloseSnapshot:

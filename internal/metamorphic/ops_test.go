@@ -32,6 +32,7 @@ const (
 	opCompactRange // [lo, hi], nil bounds open
 	opReopen       // close every iterator and snapshot, Close, (Repair,) Open
 	opDeleteRange  // every key in [lo, hi), lo < hi
+	opCheckpoint   // a Checkpoint, opened read-only and scanned whole, then removed
 	numOpKinds
 )
 
@@ -42,7 +43,7 @@ var opNames = [...]string{
 	opIterPrev: "Prev", opIterClose: "CloseIter", opScan: "Scan",
 	opNewSnapshot: "NewSnapshot", opCloseSnapshot: "CloseSnapshot",
 	opFlush: "Flush", opCompact: "Compact", opCompactRange: "CompactRange",
-	opReopen: "Reopen", opDeleteRange: "DeleteRange",
+	opReopen: "Reopen", opDeleteRange: "DeleteRange", opCheckpoint: "Checkpoint",
 }
 
 // op is one operation. Which fields matter depends on kind.
@@ -60,11 +61,24 @@ type op struct {
 	snap    int      // for Get, NewIter and Scan: the snapshot read through, -1 for the DB
 	reverse bool
 	sync    bool // Put, Delete, Batch: with lsm.Sync rather than the DB's default
-	// repair makes a Reopen run Repair between Close and Open: on a
-	// healthy, cleanly closed DB it must keep every key and find nothing
-	// wrong.
-	repair bool
+	via  reopenVia // how a Reopen comes back
 }
+
+// reopenVia is the way a Reopen takes back to an open DB.
+type reopenVia uint8
+
+const (
+	viaOpen reopenVia = iota // Close, Open
+	// viaRepair runs Repair between Close and Open: on a healthy, cleanly
+	// closed DB it must keep every key and find nothing wrong.
+	viaRepair
+	// viaCheckpoint writes a Checkpoint into a new directory while the
+	// iterators and snapshots are still open, closes the DB, removes its
+	// directory and opens the checkpoint, where the DB goes on: a
+	// checkpoint must hold every write and depend on nothing of its
+	// source's.
+	viaCheckpoint
+)
 
 // batchOp is one write of a batch; a nil value with del set is a delete,
 // and with end set too a deletion of [key, end).
@@ -80,8 +94,11 @@ func (o op) String() string {
 	if o.sync {
 		b.WriteString(" sync")
 	}
-	if o.repair {
+	switch o.via {
+	case viaRepair:
 		b.WriteString(" repair")
+	case viaCheckpoint:
+		b.WriteString(" checkpoint")
 	}
 	on := func() {
 		if o.snap >= 0 {

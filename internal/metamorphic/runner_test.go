@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/monbandb/monban/filter"
@@ -11,12 +12,15 @@ import (
 	"github.com/monbandb/monban/vfs"
 )
 
-const dir = "/db"
-
 // runner applies operations to one DB on its own in-memory file system.
 type runner struct {
-	opts  lsm.Options
-	db    *lsm.DB
+	opts lsm.Options
+	db   *lsm.DB
+	// dir is the DB's directory: "/db", then the checkpoint each Reopen
+	// via a checkpoint moved it to; checkpoints counts the checkpoints
+	// taken, which name their directories.
+	dir         string
+	checkpoints int
 	iters map[int]cursor
 	snaps map[int]*lsm.Snapshot
 	// splits and opens: the DB's Split at each Open is
@@ -31,10 +35,10 @@ func newRunner(cfg config) (*runner, error) {
 	if cfg.wrapFS != nil {
 		opts.FS = cfg.wrapFS(opts.FS)
 	}
-	r := &runner{opts: opts, iters: map[int]cursor{}, snaps: map[int]*lsm.Snapshot{}, splits: cfg.splits}
+	r := &runner{opts: opts, dir: "/db", iters: map[int]cursor{}, snaps: map[int]*lsm.Snapshot{}, splits: cfg.splits}
 	r.nextSplit()
 	var err error
-	r.db, err = lsm.Open(dir, &r.opts)
+	r.db, err = lsm.Open(r.dir, &r.opts)
 	return r, err
 }
 
@@ -127,21 +131,84 @@ func (r *runner) apply(o op) string {
 	case opCompactRange:
 		return result(r.db.CompactRange(o.lo, o.hi))
 	case opReopen:
-		if err := r.close(); err != nil {
-			return errOutcome(err)
-		}
-		if o.repair {
-			if err := r.repair(); err != nil {
-				return errOutcome(err)
-			}
-		}
-		r.nextSplit()
-		var err error
-		if r.db, err = lsm.Open(dir, &r.opts); err != nil {
-			return errOutcome(err)
-		}
+		return result(r.reopen(o.via))
+	case opCheckpoint:
+		return r.checkpointScan()
 	}
 	return outcomeOK
+}
+
+// reopen closes the DB, its iterators and snapshots, and opens it again
+// the way via says.
+func (r *runner) reopen(via reopenVia) error {
+	var checkpoint string
+	if via == viaCheckpoint {
+		checkpoint = r.newCheckpointDir()
+		if err := r.db.Checkpoint(checkpoint); err != nil {
+			return fmt.Errorf("Checkpoint: %w", err)
+		}
+	}
+	if err := r.close(); err != nil {
+		return err
+	}
+	switch via {
+	case viaRepair:
+		if err := r.repair(); err != nil {
+			return err
+		}
+	case viaCheckpoint:
+		if err := removeDir(r.opts.FS, r.dir); err != nil {
+			return err
+		}
+		r.dir = checkpoint
+	}
+	r.nextSplit()
+	var err error
+	r.db, err = lsm.Open(r.dir, &r.opts)
+	return err
+}
+
+// checkpointScan writes a checkpoint of the DB, opens it read-only
+// beside the DB and returns a full scan of it, then removes it.
+func (r *runner) checkpointScan() string {
+	checkpoint := r.newCheckpointDir()
+	if err := r.db.Checkpoint(checkpoint); err != nil {
+		return errOutcome(fmt.Errorf("Checkpoint: %w", err))
+	}
+	opts := r.opts
+	opts.ReadOnly = true
+	c, err := lsm.Open(checkpoint, &opts)
+	if err != nil {
+		return errOutcome(fmt.Errorf("Open of the checkpoint: %w", err))
+	}
+	out := scanOutcome(c.NewIter(nil), false)
+	if err := errors.Join(c.Close(), removeDir(r.opts.FS, checkpoint)); err != nil {
+		out += errOutcome(err)
+	}
+	return out
+}
+
+func (r *runner) newCheckpointDir() string {
+	r.checkpoints++
+	return fmt.Sprintf("/checkpoint%d", r.checkpoints)
+}
+
+// removeDir removes dir and everything in it (Repair's lost/ is a
+// directory: one Remove fails on it, and its contents go first).
+func removeDir(fsys vfs.FS, dir string) error {
+	names, err := fsys.List(dir)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		path := filepath.Join(dir, name)
+		if err := fsys.Remove(path); err != nil {
+			if errSub := removeDir(fsys, path); errSub != nil {
+				return errors.Join(err, errSub)
+			}
+		}
+	}
+	return fsys.Remove(dir)
 }
 
 // nextSplit sets the Split of the next Open.
@@ -283,7 +350,7 @@ func result(err error) string {
 // closed cleanly, so nothing in it is damaged or another program's.
 func (r *runner) repair() error {
 	opts := r.opts
-	rep, err := lsm.Repair(dir, &opts)
+	rep, err := lsm.Repair(r.dir, &opts)
 	if err != nil {
 		return fmt.Errorf("Repair: %w", err)
 	}
