@@ -209,7 +209,8 @@ func TestDBMatchesModel(t *testing.T) {
 		PinnedMetaLimit: []int64{0, -1, 4 << 10}[rng.IntN(3)],
 		FilterScope:     randFilterScope(rng),
 	}
-	d, err := Open("/db", opts)
+	dir := "/db"
+	d, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,6 +222,23 @@ func TestDBMatchesModel(t *testing.T) {
 		m model
 	}
 	var snaps []snap
+	// checkpoints are taken as the run goes and checked, read-only, at the
+	// next reopen, after the compactions meanwhile have deleted or
+	// rewritten tables they share with the DB.
+	type checkpoint struct {
+		dir string
+		m   model
+	}
+	var checkpoints []checkpoint
+	var ncheckpoints int
+	newCheckpoint := func(step int) string {
+		ncheckpoints++
+		dir := fmt.Sprintf("/checkpoint%d", ncheckpoints)
+		if err := d.Checkpoint(dir); err != nil {
+			t.Fatalf("seed %d step %d: Checkpoint: %v", seed, step, err)
+		}
+		return dir
+	}
 	// deleteOnly counts delete-only compactions over every Open, to show
 	// that the run reached them.
 	var deleteOnly uint64
@@ -282,7 +300,29 @@ func TestDBMatchesModel(t *testing.T) {
 			if err := d.Flush(); err != nil {
 				t.Fatalf("seed %d step %d: Flush: %v", seed, step, err)
 			}
+		case r < 97:
+			checkpoints = append(checkpoints, checkpoint{newCheckpoint(step), m.clone()})
 		default:
+			for _, c := range checkpoints {
+				roOpts := *opts
+				roOpts.ReadOnly = true
+				ro, err := Open(c.dir, &roOpts)
+				if err != nil {
+					t.Fatalf("seed %d step %d: Open(%s) read-only: %v", seed, step, c.dir, err)
+				}
+				checkAgainst(t, seed, step, rng, ro, c.m, keySpace)
+				if err := ro.Close(); err != nil {
+					t.Fatalf("seed %d step %d: Close(%s): %v", seed, step, c.dir, err)
+				}
+				removeAll(t, fs, c.dir)
+			}
+			checkpoints = nil
+			// One reopen in three moves the DB into a checkpoint taken
+			// with its snapshots open, and removes its old directory.
+			var moveTo string
+			if rng.IntN(3) == 0 {
+				moveTo = newCheckpoint(step)
+			}
 			for _, s := range snaps {
 				s.s.Close()
 			}
@@ -291,17 +331,21 @@ func TestDBMatchesModel(t *testing.T) {
 			if err := d.Close(); err != nil {
 				t.Fatalf("seed %d step %d: Close: %v", seed, step, err)
 			}
+			if moveTo != "" {
+				removeAll(t, fs, dir)
+				dir = moveTo
+			}
 			// Switching scope reopens tables written under the other one.
 			opts.FilterScope = randFilterScope(rng)
-			if d, err = Open("/db", opts); err != nil {
+			if d, err = Open(dir, opts); err != nil {
 				t.Fatalf("seed %d step %d: reopen: %v", seed, step, err)
 			}
 		}
 	}
 	checkAgainst(t, seed, steps, rng, d, m, keySpace)
 	st := d.Stats()
-	t.Logf("seed %d: %d flushes, compactions %+v (%d delete-only over every Open), L0..L6 files %v, drops flush %v compaction %v, deletes elided %d",
-		seed, st.Flushes, st.Compactions, deleteOnly+st.Compactions.DeleteOnly, levelFiles(st), st.FlushDrops, st.CompactionDrops, st.DeletesElided)
+	t.Logf("seed %d: %d flushes, compactions %+v (%d delete-only over every Open), L0..L6 files %v, drops flush %v compaction %v, deletes elided %d, %d checkpoints",
+		seed, st.Flushes, st.Compactions, deleteOnly+st.Compactions.DeleteOnly, levelFiles(st), st.FlushDrops, st.CompactionDrops, st.DeletesElided, ncheckpoints)
 }
 
 // randFilterScope picks PerTable or TreeWide.
