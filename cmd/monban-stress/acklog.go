@@ -35,7 +35,10 @@ type entry struct {
 type op struct {
 	writer, seq uint64
 	entries     []entry
-	done        bool // the call returned nil before the kill
+	// started and acked are the ack log lines of its "S" and "D" records,
+	// counted from 1; acked is 0 when there is no "D" (in flight at the
+	// kill). A checkpoint's window is a range of lines.
+	started, acked int
 	// sync makes the call with lsm.Sync, whatever the option set says: a
 	// kill is a process crash, which every acknowledged write survives
 	// either way, so it changes what the commit pipeline does, not what
@@ -122,44 +125,88 @@ func (l *ackLog) write(p []byte) error {
 	return err
 }
 
+// checkpoint is one Checkpoint call of the child, as its "C" and "K"
+// records tell it.
+type checkpoint struct {
+	id   int
+	name string // its directory in the run's ckpt/
+	// started and done are the ack log lines of its "C" and "K" records;
+	// done is 0 when there is no "K" (the kill cut it short).
+	started, done int
+}
+
+// checkpointStarted records that the checkpoint id is about to be taken
+// into ckpt/name: every op acknowledged before it must be in it.
+func (l *ackLog) checkpointStarted(id int, name string) error {
+	return l.write(fmt.Appendf(nil, "C %d %s\n", id, name))
+}
+
+// checkpointDone records that Checkpoint returned nil: no op started after
+// it may be in it.
+func (l *ackLog) checkpointDone(id int) error {
+	return l.write(fmt.Appendf(nil, "K %d\n", id))
+}
+
 // readAckLog parses a cycle's ack log into its ops in the order they
-// started. A last line without its newline is a record the kill cut short:
-// a torn "S" means the op never reached the DB, a torn "D" that it was not
-// yet reported acknowledged, so dropping it is safe either way.
-func readAckLog(data []byte) ([]*op, error) {
+// started, and its checkpoints in the same order. A last line without its
+// newline is a record the kill cut short: a torn "S" or "C" means the call
+// was never made, a torn "D" or "K" that it was not yet reported done, so
+// dropping it is safe either way.
+func readAckLog(data []byte) ([]*op, []*checkpoint, error) {
 	var ops []*op
-	byID := map[[2]uint64]*op{}
+	var ckpts []*checkpoint
+	opByID := map[[2]uint64]*op{}
+	ckptByID := map[int]*checkpoint{}
 	lines := strings.Split(string(data), "\n")
-	for n, line := range lines[:len(lines)-1] {
+	for i, line := range lines[:len(lines)-1] {
+		n := i + 1
 		f := strings.Fields(line)
+		if len(f) < 2 {
+			return nil, nil, fmt.Errorf("ack log line %d: %q: too short", n, line)
+		}
+		if f[0] == "C" || f[0] == "K" {
+			id, err := strconv.Atoi(f[1])
+			switch {
+			case err != nil:
+				return nil, nil, fmt.Errorf("ack log line %d: %q: bad checkpoint id", n, line)
+			case f[0] == "C" && len(f) == 3 && ckptByID[id] == nil:
+				ckptByID[id] = &checkpoint{id: id, name: f[2], started: n}
+				ckpts = append(ckpts, ckptByID[id])
+			case f[0] == "K" && len(f) == 2 && ckptByID[id] != nil && ckptByID[id].done == 0:
+				ckptByID[id].done = n
+			default:
+				return nil, nil, fmt.Errorf("ack log line %d: %q: not a start of a new checkpoint or the end of a started one", n, line)
+			}
+			continue
+		}
 		if len(f) < 3 {
-			return nil, fmt.Errorf("ack log line %d: %q: too short", n+1, line)
+			return nil, nil, fmt.Errorf("ack log line %d: %q: too short", n, line)
 		}
 		w, err1 := strconv.ParseUint(f[1], 10, 64)
 		s, err2 := strconv.ParseUint(f[2], 10, 64)
 		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("ack log line %d: %q: bad op id", n+1, line)
+			return nil, nil, fmt.Errorf("ack log line %d: %q: bad op id", n, line)
 		}
 		id := [2]uint64{w, s}
 		switch {
-		case f[0] == "S" && byID[id] == nil:
-			o := &op{writer: w, seq: s}
+		case f[0] == "S" && opByID[id] == nil:
+			o := &op{writer: w, seq: s, started: n}
 			for _, ef := range f[3:] {
 				e, err := parseEntry(ef)
 				if err != nil {
-					return nil, fmt.Errorf("ack log line %d: %q: %v", n+1, line, err)
+					return nil, nil, fmt.Errorf("ack log line %d: %q: %v", n, line, err)
 				}
 				o.entries = append(o.entries, e)
 			}
-			byID[id] = o
+			opByID[id] = o
 			ops = append(ops, o)
-		case f[0] == "D" && byID[id] != nil:
-			byID[id].done = true
+		case f[0] == "D" && opByID[id] != nil && opByID[id].acked == 0:
+			opByID[id].acked = n
 		default:
-			return nil, fmt.Errorf("ack log line %d: %q: not a start of a new op or the end of a started one", n+1, line)
+			return nil, nil, fmt.Errorf("ack log line %d: %q: not a start of a new op or the end of a started one", n, line)
 		}
 	}
-	return ops, nil
+	return ops, ckpts, nil
 }
 
 func parseEntry(f string) (entry, error) {

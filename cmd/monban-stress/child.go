@@ -36,6 +36,8 @@ type childConfig struct {
 	minSize, maxSize int
 	writerBase       uint64
 	digest           string // of the state the parent verified last
+	checkpoints      string // the directory of the checkpoints, ckpt/
+	cycle            int    // in the checkpoints' names
 }
 
 func parseChildFlags(args []string, stderr io.Writer) (*childConfig, error) {
@@ -52,6 +54,8 @@ func parseChildFlags(args []string, stderr io.Writer) (*childConfig, error) {
 	fs.IntVar(&c.maxSize, "max-size", 0, "")
 	fs.Uint64Var(&c.writerBase, "writer-base", 0, "")
 	fs.StringVar(&c.digest, "expect-digest", "", "")
+	fs.StringVar(&c.checkpoints, "checkpoints", "", "")
+	fs.IntVar(&c.cycle, "cycle", 0, "")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -118,6 +122,7 @@ func runChild(args []string, stderr io.Writer) int {
 	go c.snapshotter(c.rng(writers + 1))
 	go c.maintainer(c.rng(writers + 2))
 	go c.snapshotDeleter(cfg.writerBase+writers, c.rng(writers+3))
+	go c.checkpointer(c.rng(writers + 4))
 	select {}
 }
 
@@ -126,7 +131,7 @@ func (c *child) rng(stream int) *rand.Rand {
 }
 
 // mark tells the parent, on stdout, what the child is about to do, so that
-// it can time a kill to land inside a flush or compaction.
+// it can time a kill to land inside a flush, compaction or checkpoint.
 func (c *child) mark(what string) {
 	c.stdoutM.Lock()
 	defer c.stdoutM.Unlock()

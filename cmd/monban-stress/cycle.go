@@ -22,8 +22,9 @@ type cycle struct {
 	seed     uint64
 	plan     killPlan
 	acked    int // ops the child logged as done
-	inFlight int // ops it logged as started and not done
-	repair   repairVerdict
+	inFlight    int // ops it logged as started and not done
+	checkpoints checkpointTotals
+	repair      repairVerdict
 }
 
 // run executes the cycle from base, the state the previous cycle verified.
@@ -51,12 +52,12 @@ func (cy *cycle) check(base state) (verdict, state, error) {
 	if err != nil {
 		return verdict{}, nil, err
 	}
-	ops, err := readAckLog(data)
+	ops, ckpts, err := readAckLog(data)
 	if err != nil {
 		return verdict{}, nil, err
 	}
 	for _, o := range ops {
-		if o.done {
+		if o.acked > 0 {
 			cy.acked++
 		} else {
 			cy.inFlight++
@@ -77,16 +78,16 @@ func (cy *cycle) check(base state) (verdict, state, error) {
 	if err != nil {
 		return verdict{}, nil, fmt.Errorf("Open after SIGKILL: %w", err)
 	}
-	got, problems, err := readState(db, keys)
-	if cerr := db.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("Close: %w", cerr)
-	}
+	got, problems, err := readAndClose(db, keys)
 	if err != nil {
 		return verdict{}, nil, err
 	}
 	v, next := verify(base, ops, got, keys, cy.writerBase())
 	for _, p := range problems {
 		v.fail(false, "%s", p)
+	}
+	if err := cy.checkCheckpoints(base, ops, ckpts, &v); err != nil {
+		return v, next, err
 	}
 	if c.repair && !cy.repair.nothing {
 		if cy.repair, err = cy.checkRepair(got, keys); err != nil {
@@ -110,7 +111,8 @@ func (cy *cycle) runChild(digest string) error {
 	cmd := exec.Command(exe, "-child", "-dir", dbDir(c), "-log", ackPath(c),
 		"-seed", strconv.FormatUint(cy.seed, 10), "-options", cy.opts.String(),
 		"-keys", strconv.Itoa(c.keys), "-min-size", strconv.Itoa(c.minSize), "-max-size", strconv.Itoa(c.maxSize),
-		"-writer-base", strconv.FormatUint(cy.writerBase(), 10), "-expect-digest", digest)
+		"-writer-base", strconv.FormatUint(cy.writerBase(), 10), "-expect-digest", digest,
+		"-checkpoints", checkpointsDir(c), "-cycle", strconv.Itoa(cy.n))
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	marks := newMarkWatcher()
 	var stderr bytes.Buffer
@@ -170,27 +172,32 @@ func (cy *cycle) waitForKill(marks *markWatcher, exited <-chan error) error {
 	if err := wait(marks.ready, time.Minute); err != nil {
 		return err
 	}
-	if !p.afterMark {
+	mark := marks.mark
+	switch {
+	case p.afterCheckpoint:
+		mark = marks.checkpoint
+	case !p.afterMark:
 		return wait(nil, p.after)
 	}
-	if err := wait(marks.mark, p.after); err != nil {
+	if err := wait(mark, p.after); err != nil {
 		return err
 	}
 	return wait(nil, time.Duration(cy.seed%uint64(10*time.Millisecond)))
 }
 
 // markWatcher reads the child's stdout: "ready" once the DB is open and
-// verified, then "flush" or "compact" before each such call.
+// verified, then "flush", "compact" or "checkpoint" before each such call.
 type markWatcher struct {
-	mu      sync.Mutex
-	partial []byte
-	ready   chan struct{}
-	mark    chan struct{} // signalled (not closed) on each flush or compaction
-	isReady bool
+	mu         sync.Mutex
+	partial    []byte
+	ready      chan struct{}
+	mark       chan struct{} // signalled (not closed) on each flush or compaction
+	checkpoint chan struct{} // signalled on each checkpoint
+	isReady    bool
 }
 
 func newMarkWatcher() *markWatcher {
-	return &markWatcher{ready: make(chan struct{}), mark: make(chan struct{}, 1)}
+	return &markWatcher{ready: make(chan struct{}), mark: make(chan struct{}, 1), checkpoint: make(chan struct{}, 1)}
 }
 
 func (m *markWatcher) Write(p []byte) (int, error) {
@@ -209,11 +216,18 @@ func (m *markWatcher) Write(p []byte) (int, error) {
 				close(m.ready)
 			}
 		case "flush", "compact":
-			select {
-			case m.mark <- struct{}{}:
-			default:
-			}
+			signal(m.mark)
+		case "checkpoint":
+			signal(m.checkpoint)
 		}
 		m.partial = append(m.partial[:0], rest...)
+	}
+}
+
+// signal wakes a waiter on ch, or none if one is pending already.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
 }

@@ -15,6 +15,7 @@ import (
 // totals is the run so far, as the summary line prints it.
 type totals struct {
 	cycles, acked, verified, lost, unexpected int
+	checkpoints                               checkpointTotals
 	repair                                    repairTotals
 }
 
@@ -88,10 +89,11 @@ func stress(c *config, stdout, stderr io.Writer) int {
 		t.verified += v.checked
 		t.lost += v.lost
 		t.unexpected += v.unexpected
+		t.checkpoints.add(cy.checkpoints)
 		if errors.Is(err, errChildCheck) {
 			t.unexpected++ // a wrong read is an unexpected value, seen live
 		}
-		res := outcome(v, err)
+		res := outcome(v, err) + "; " + cy.checkpoints.String()
 		repairFailed := false
 		if c.repair && err == nil {
 			t.repair.add(cy.repair)
@@ -128,6 +130,7 @@ func stress(c *config, stdout, stderr io.Writer) int {
 		base = next
 	}
 	fmt.Fprintln(stdout, t)
+	fmt.Fprintln(stdout, t.checkpoints)
 	if c.repair {
 		fmt.Fprintln(stdout, t.repair)
 	}
@@ -169,9 +172,10 @@ type killPlan struct {
 	early bool
 	// afterMark kills just after the child announces a Flush or a
 	// compaction (within after of the workload starting; if none comes,
-	// at after).
-	afterMark bool
-	after     time.Duration
+	// at after), afterCheckpoint just after it announces a Checkpoint, so
+	// that some kills cut one short.
+	afterMark, afterCheckpoint bool
+	after                      time.Duration
 }
 
 func (p killPlan) String() string {
@@ -180,6 +184,8 @@ func (p killPlan) String() string {
 		return fmt.Sprintf("%v after start", p.after)
 	case p.afterMark:
 		return fmt.Sprintf("just after a flush/compaction call (within %v)", p.after)
+	case p.afterCheckpoint:
+		return fmt.Sprintf("just after a checkpoint call (within %v)", p.after)
 	}
 	return fmt.Sprintf("after %v", p.after)
 }
@@ -191,6 +197,8 @@ func choosePlan(rng *rand.Rand, c *config) killPlan {
 		return killPlan{early: true, after: time.Duration(rng.Int64N(int64(50 * time.Millisecond)))}
 	case r < 4:
 		return killPlan{afterMark: true, after: d}
+	case r == 4:
+		return killPlan{afterCheckpoint: true, after: d}
 	}
 	return killPlan{after: d}
 }

@@ -95,10 +95,7 @@ func (cy *cycle) checkRepair(orig state, keys int) (repairVerdict, error) {
 	if err != nil {
 		return repairVerdict{}, fmt.Errorf("Open of the repaired copy: %w", err)
 	}
-	got, problems, err := readState(db, keys)
-	if cerr := db.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("Close: %w", cerr)
-	}
+	got, problems, err := readAndClose(db, keys)
 	if err != nil {
 		return repairVerdict{}, fmt.Errorf("repaired copy: %w", err)
 	}

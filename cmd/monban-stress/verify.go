@@ -57,54 +57,121 @@ type putID struct {
 // cycle's base.
 func verify(base state, ops []*op, got state, keys int, writerBase uint64) (verdict, state) {
 	var v verdict
-	want := maps.Clone(base)
-	inFlight := map[int]*op{}
-	puts := map[putID]bool{}
+	e := newExpectation(base)
 	for _, o := range ops {
-		for _, e := range o.entries {
-			if p := inFlight[e.key]; p != nil && p != o {
+		for _, en := range o.entries {
+			if p := e.pending[en.key]; len(p) > 0 && p[len(p)-1] != o {
 				// The child holds a key's lock from "S" to "D", so this is
 				// a bug in the tool, not the DB; it voids the key's check.
-				v.fail(false, "key %d: op %s started while op %s was in flight (ack log out of order)", e.key, opName(o), opName(p))
-			}
-			if !e.del {
-				puts[putID{e.key, o.writer, o.seq}] = true
-			}
-			if o.done {
-				want[e.key] = effect(o, e.key)
-			} else {
-				inFlight[e.key] = o
+				v.fail(false, "key %d: op %s started while op %s was in flight (ack log out of order)", en.key, opName(o), opName(p[len(p)-1]))
 			}
 		}
+		e.add(o, o.acked == 0)
 	}
-	// applied counts, per in-flight op, the keys that show its effect and
-	// those that show it did not run; a key its effect leaves unchanged
-	// counts in neither.
-	applied := map[*op]*[2]int{}
+	v.judge(e, got, keys, writerBase, "in flight at the kill")
 	next := state{}
 	for k := range keys {
-		v.checked++
-		w, g, o := want[k], got[k], inFlight[k]
-		if g != nil {
-			next[k] = g
+		if got[k] != nil {
+			next[k] = got[k]
 		}
-		var eff []byte
-		if o != nil {
-			eff = effect(o, k)
-			if applied[o] == nil {
-				applied[o] = new([2]int)
+	}
+	return v, next
+}
+
+// verifyCheckpoint checks got, checkpoint ck read back, against base and
+// ops as verify checks a DB after a kill, but over the checkpoint's window
+// (doc.go, "Verification"): an op acknowledged before ck's "C" record is in
+// it, one started after its "K" record is not, and one in between, in
+// flight at some time while Checkpoint ran, may be in it, on all of its
+// keys or on none. A checkpoint the kill cut short has no "K": every op
+// started before the kill is in its window.
+func verifyCheckpoint(base state, ops []*op, ck *checkpoint, got state, keys int, writerBase uint64) verdict {
+	e := newExpectation(base)
+	for _, o := range ops {
+		if ck.done > 0 && o.started > ck.done {
+			break // ops are in the order they started
+		}
+		e.add(o, true)
+	}
+	var v verdict
+	v.judge(e, got, keys, writerBase, fmt.Sprintf("in flight during checkpoint %d", ck.id))
+	return v
+}
+
+// expectation is what a DB read back may hold, key by key: the state the
+// ops it must hold leave (settled), or that after a prefix of the ops on
+// the key it may or may not hold (pending), which are in the order they
+// committed (the ack log's per key, invariant 2).
+type expectation struct {
+	settled state
+	pending map[int][]*op
+	puts    map[putID]bool // every put of the cycle so far: earlier values
+}
+
+func newExpectation(base state) expectation {
+	return expectation{settled: maps.Clone(base), pending: map[int][]*op{}, puts: map[putID]bool{}}
+}
+
+// add counts o, the next op in the log, as settled or as pending.
+func (e expectation) add(o *op, pending bool) {
+	for _, en := range o.entries {
+		k := en.key
+		if !en.del {
+			e.puts[putID{k, o.writer, o.seq}] = true
+		}
+		switch p := e.pending[k]; {
+		case !pending:
+			e.settled[k] = effect(o, k)
+		case len(p) == 0 || p[len(p)-1] != o:
+			e.pending[k] = append(p, o)
+		}
+	}
+}
+
+// judge checks got against e for every key index below keys, into v: a
+// key shows its settled state or that after some of its pending ops, and
+// a pending op shows on all of its keys or on none. during says when the
+// pending ops were in flight, for the report.
+func (v *verdict) judge(e expectation, got state, keys int, writerBase uint64, during string) {
+	// applied counts, per pending op, the keys that show its effect and
+	// those that show it did not run; a key whose state does not tell
+	// counts in neither.
+	applied := map[*op]*[2]int{}
+	for k := range keys {
+		v.checked++
+		w, g, p := e.settled[k], got[k], e.pending[k]
+		// g is the state after the first n ops of p for each n from lo to
+		// hi that matches (more than one only where ops leave the same
+		// state: deletes); -1 when none does.
+		lo, hi := -1, -1
+		for n := 0; n <= len(p); n++ {
+			s := w
+			if n > 0 {
+				s = effect(p[n-1], k)
+			}
+			if sameState(s, g) {
+				if lo < 0 {
+					lo = n
+				}
+				hi = n
 			}
 		}
 		switch {
-		case sameState(w, g):
-			if o != nil && !sameState(eff, w) {
-				applied[o][1]++
+		case lo >= 0:
+			for i, o := range p {
+				if applied[o] == nil {
+					applied[o] = new([2]int)
+				}
+				switch {
+				case i < lo:
+					applied[o][0]++
+				case i >= hi:
+					applied[o][1]++
+				}
 			}
-		case o != nil && sameState(eff, g):
-			applied[o][0]++
 		case g == nil:
 			v.fail(true, "key %d: absent, but %s was acknowledged", k, describe(k, w))
-		case isEarlierValue(k, g, writerBase, puts):
+		case isEarlierValue(k, g, writerBase, e.puts):
 			v.fail(true, "key %d: shows earlier %s, but %s was acknowledged", k, describe(k, g), describe(k, w))
 		default:
 			v.fail(false, "key %d: shows %s, which no write put there (acknowledged: %s)", k, describe(k, g), describe(k, w))
@@ -112,10 +179,9 @@ func verify(base state, ops []*op, got state, keys int, writerBase uint64) (verd
 	}
 	for o, n := range applied {
 		if n[0] > 0 && n[1] > 0 {
-			v.fail(false, "batch %s in flight at the kill applied to %d of its keys and not to %d", opName(o), n[0], n[1])
+			v.fail(false, "batch %s %s applied to %d of its keys and not to %d", opName(o), during, n[0], n[1])
 		}
 	}
-	return v, next
 }
 
 // effect is the state op o leaves key k in; the last entry for k wins, as

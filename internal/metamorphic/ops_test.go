@@ -60,8 +60,8 @@ type op struct {
 	id      int      // iterator id (iterator ops) or snapshot id (snapshot ops)
 	snap    int      // for Get, NewIter and Scan: the snapshot read through, -1 for the DB
 	reverse bool
-	sync    bool // Put, Delete, Batch: with lsm.Sync rather than the DB's default
-	via  reopenVia // how a Reopen comes back
+	sync    bool      // Put, Delete, Batch: with lsm.Sync rather than the DB's default
+	via     reopenVia // how a Reopen comes back
 }
 
 // reopenVia is the way a Reopen takes back to an open DB.

@@ -21,8 +21,8 @@ type runner struct {
 	// taken, which name their directories.
 	dir         string
 	checkpoints int
-	iters map[int]cursor
-	snaps map[int]*lsm.Snapshot
+	iters       map[int]cursor
+	snaps       map[int]*lsm.Snapshot
 	// splits and opens: the DB's Split at each Open is
 	// splits[opens%len(splits)], if splits is not empty.
 	splits []*filter.Split
