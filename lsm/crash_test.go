@@ -42,8 +42,10 @@ func dbContents(t *testing.T, d *DB) model {
 // present, nothing that
 // was never written appears, a batch is all or nothing, Gets and short
 // iterators with both bounds (which ask the range filters, drawn half the
-// time) agree with the full scan, and no table or WAL file is left that
-// the DB does not use. Memtables of 4–16 KiB hold dozens of
+// time) agree with the full scan, no table or WAL file is left that
+// the DB does not use, and every checkpoint taken meanwhile holds its
+// state whole if Checkpoint returned nil, and is refused or whole if not
+// (checkCheckpoints). Memtables of 4–16 KiB hold dozens of
 // commits; MaxOpenFiles 2 makes reads and compactions evict and reopen
 // tables. Each round is four crashes; MONBAN_CRASH_ROUNDS runs more
 // rounds (2500 for 10^4 crashes).
@@ -104,11 +106,12 @@ func TestCrashRecovery(t *testing.T) {
 			// which may or may not have reached the disk.
 			since := []model{maps.Clone(acked)}
 			var maybe model
+			var checkpoints []crashCheckpoint
 			dying, err := Open("/db", opts)
 			if err == nil {
 				dying.setMaxManifestSize(1 << 10)
 				manifest := dying.vs.ManifestFileNum()
-				since, maybe = crashWorkload(rng, dying, acked, epoch, !opts.Sync)
+				since, maybe, checkpoints = crashWorkload(rng, dying, acked, epoch, !opts.Sync)
 				st.rollovers += dying.vs.ManifestFileNum() - manifest
 			}
 			st.ops += ffs.Count(vfs.OpAny)
@@ -147,6 +150,7 @@ func TestCrashRecovery(t *testing.T) {
 			checkGets(t, seed, epoch, d, got)
 			checkRanges(t, seed, epoch, rng, d, got)
 			checkNoOrphans(t, seed, mem, d)
+			checkCheckpoints(t, seed, epoch, reopen, checkpoints, &st)
 			dst := d.Stats()
 			st.maxTables = max(st.maxTables, dst.Total.Files)
 			st.rangeSkips += dst.RangeSkips
@@ -156,8 +160,8 @@ func TestCrashRecovery(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d crashes, %d file-system operations before them, %d manifest rollovers, up to %d tables (MaxOpenFiles 2), %d tables skipped by range filters, %d snapshot checks of which %d kept a table from a delete-only compaction, %d acknowledged NoSync writes lost",
-		st.crashes, st.ops, st.rollovers, st.maxTables, st.rangeSkips, st.snapChecks, st.snapHeld, st.unsyncedLost)
+	t.Logf("%d crashes, %d file-system operations before them, %d manifest rollovers, up to %d tables (MaxOpenFiles 2), %d tables skipped by range filters, %d snapshot checks of which %d kept a table from a delete-only compaction, %d acknowledged NoSync writes lost, %d checkpoints whole after the crash, %d failed ones refused and %d whole",
+		st.crashes, st.ops, st.rollovers, st.maxTables, st.rangeSkips, st.snapChecks, st.snapHeld, st.unsyncedLost, st.checkpoints, st.failedRefused, st.failedWhole)
 	if rounds >= 10 && (st.rollovers == 0 || st.maxTables <= 2 || st.rangeSkips == 0 || st.snapHeld == 0) {
 		t.Fatalf("the workload never rolled the manifest over (%d), outgrew the table cache (%d tables), had a range filter skip a table (%d) or had a snapshot keep a table from a delete-only compaction (%d)",
 			st.rollovers, st.maxTables, st.rangeSkips, st.snapHeld)
@@ -319,6 +323,10 @@ type crashStats struct {
 	snapChecks, snapHeld int
 	// unsyncedLost counts the acknowledged NoSync writes crashes took.
 	unsyncedLost int
+	// checkpoints counts the checkpoints read whole after a crash;
+	// failedRefused and failedWhole the failed ones Open refused and
+	// those whose removal the crash undid.
+	checkpoints, failedRefused, failedWhole int
 }
 
 func crashOptions(fs vfs.FS, memtableSize int64) *Options {
@@ -385,15 +393,23 @@ func crashBounds(rng *rand.Rand) (lo, hi []byte) {
 // with the sticky error, updating acked with every acknowledged write. It
 // returns the states after each acknowledged write since the last durable
 // one (that one's first: a Sync write or Delete, a Flush or Compact, or,
-// when !mixed, every write, the DB syncing them all), and the state that
-// the failed write would have made, if one failed so. With mixed, a third
+// when !mixed, every write, the DB syncing them all), the state that
+// the failed write would have made, if one failed so, and the checkpoints
+// it took now and then, under the later writes' flushes and compactions
+// (which unlink the tables a checkpoint links to). With mixed, a third
 // of the writes are made with lsm.Sync, the rest with lsm.NoSync. A write
 // that fails while Stats.BackgroundError is nil never reached the WAL: it
 // must not appear, and the workload goes on. Values of 40–140 bytes fill a
 // memtable in a few dozen commits.
-func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int, mixed bool) (since []model, maybe model) {
+func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int, mixed bool) (since []model, maybe model, checkpoints []crashCheckpoint) {
 	since = []model{maps.Clone(acked)}
 	for i := range rng.IntN(300) {
+		if rng.IntN(60) == 0 {
+			dir := fmt.Sprintf("/checkpoint-%d-%d", epoch, i)
+			err := d.Checkpoint(dir)
+			checkpoints = append(checkpoints, crashCheckpoint{dir, maps.Clone(acked), err})
+			continue
+		}
 		next := maps.Clone(acked)
 		var b Batch
 		for range rng.IntN(4) + 1 {
@@ -447,7 +463,7 @@ func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int, mixed bool) (s
 			continue
 		}
 		if err != nil {
-			return since, next
+			return since, next, checkpoints
 		}
 		clear(acked)
 		maps.Copy(acked, next)
@@ -456,7 +472,51 @@ func crashWorkload(rng *rand.Rand, d *DB, acked model, epoch int, mixed bool) (s
 		}
 		since = append(since, maps.Clone(acked))
 	}
-	return since, nil
+	return since, nil, checkpoints
+}
+
+// crashCheckpoint is a checkpoint crashWorkload took: into dir, of the
+// state want, and what Checkpoint returned.
+type crashCheckpoint struct {
+	dir  string
+	want model
+	err  error
+}
+
+// checkCheckpoints opens, read-only, each checkpoint of the epoch a crash
+// ended, on the crashed file system (opts'), and removes it. One that
+// Checkpoint acknowledged must hold its state whole, though the machine
+// died and the DB's compactions unlinked the tables it shares since; one
+// that failed, its files removed or left when the disk died, must be
+// refused by Open, or hold the whole state where the crash undid the
+// removal of a finished one: never a part of it.
+func checkCheckpoints(t *testing.T, seed uint64, epoch int, opts *Options, checkpoints []crashCheckpoint, st *crashStats) {
+	t.Helper()
+	ro := *opts
+	ro.ReadOnly = true
+	for _, c := range checkpoints {
+		d, err := Open(c.dir, &ro)
+		switch {
+		case err != nil && c.err == nil:
+			t.Fatalf("seed %d epoch %d: Open of checkpoint %s after the crash: %v", seed, epoch, c.dir, err)
+		case err != nil:
+			st.failedRefused++
+		default:
+			got := dbContents(t, d)
+			if err := d.Close(); err != nil {
+				t.Fatalf("seed %d epoch %d: Close of checkpoint %s: %v", seed, epoch, c.dir, err)
+			}
+			if !maps.Equal(got, c.want) {
+				t.Fatalf("seed %d epoch %d: checkpoint %s (Checkpoint returned %v) after the crash:\n%s", seed, epoch, c.dir, c.err, diffModels(got, c.want))
+			}
+			if c.err == nil {
+				st.checkpoints++
+			} else {
+				st.failedWhole++
+			}
+		}
+		removeAll(t, opts.FS, c.dir)
+	}
 }
 
 func singleDelete(b *Batch) ([]byte, bool) {
