@@ -18,7 +18,8 @@ import (
 )
 
 // TestLinearizable checks that concurrent Put, Get, Delete, DeleteRange,
-// Write, full scans and scans with both bounds form a linearizable
+// Write, full scans, scans with both bounds and Checkpoints (each read
+// whole, a scan of the state it holds) form a linearizable
 // history: there is one order of all operations, consistent with real
 // time (an operation that returned before another was called comes
 // first), in which every read returns what a sequential map would. That
@@ -117,6 +118,7 @@ const (
 	opScan
 	opDeleteRange // writes: deletes of consecutive keys, made by one DeleteRange
 	opRangeScan   // a scan with both bounds: the keys of points in [lower, upper)
+	opCheckpoint  // a Checkpoint into dir, read whole: a scan of the state it holds
 )
 
 // linzWrite is one write: a put of value id val, or a delete (val 0).
@@ -138,6 +140,7 @@ type linzInput struct {
 	// keys as often as at them; reverse runs it from its last key.
 	lower, upper uint64
 	reverse      bool
+	dir          string // checkpoint's, unique to the operation
 }
 
 // covers reports whether a range scan's bounds hold key k.
@@ -165,7 +168,7 @@ var kvModel = porcupine.Model{
 		switch in.kind {
 		case opGet:
 			return s[in.key] == out.val, s
-		case opScan:
+		case opScan, opCheckpoint:
 			return s == out.scan, s
 		case opRangeScan:
 			var want kvState
@@ -196,6 +199,8 @@ var kvModel = porcupine.Model{
 			return fmt.Sprintf("get(k%d) → %s", in.key, describeVal(out.val))
 		case opScan:
 			return "scan → " + describeState(out.scan)
+		case opCheckpoint:
+			return "checkpoint → " + describeState(out.scan)
 		case opRangeScan:
 			return fmt.Sprintf("scan[%d, %d) reverse=%v → %s", in.lower, in.upper, in.reverse, describeState(out.scan))
 		}
@@ -345,7 +350,7 @@ func runLinzRound(t *testing.T, opts *Options, seed uint64) ([]porcupine.Operati
 // this operation's to write.
 func linzRandomInput(rng *rand.Rand, id uint32) linzInput {
 	in := linzRandomOp(rng, id)
-	in.sync = in.kind != opGet && in.kind != opScan && in.kind != opRangeScan && rng.IntN(3) == 0
+	in.sync = in.kind != opGet && in.kind != opScan && in.kind != opRangeScan && in.kind != opCheckpoint && rng.IntN(3) == 0
 	return in
 }
 
@@ -353,8 +358,10 @@ func linzRandomOp(rng *rand.Rand, id uint32) linzInput {
 	switch r := rng.IntN(100); {
 	case r < 22:
 		return linzInput{kind: opGet, key: rng.IntN(linzKeys)}
-	case r < 30:
+	case r < 28:
 		return linzInput{kind: opScan}
+	case r < 30:
+		return linzInput{kind: opCheckpoint, dir: fmt.Sprintf("checkpoint-%d", id)}
 	case r < 40:
 		// Up to two keys' worth of points from anywhere among the keys,
 		// sometimes none: a range holding no key, one, or two.
@@ -409,6 +416,8 @@ func linzApply(db *DB, in linzInput) (linzOutput, error) {
 			UpperBound: binary.BigEndian.AppendUint64(nil, in.upper),
 		}
 		return linzScan(db.NewIter(bounds), in.reverse)
+	case opCheckpoint:
+		return linzCheckpoint(db, in.dir)
 	}
 	wo := NoSync
 	if in.sync {
@@ -433,6 +442,27 @@ func linzApply(db *DB, in linzInput) (linzOutput, error) {
 		}
 	}
 	return out, db.Write(&b, wo)
+}
+
+// linzCheckpoint writes a checkpoint of db into dir, reads it whole,
+// opened read-only, and removes it. Its state is fixed once Checkpoint
+// returns, so the read may come after.
+func linzCheckpoint(db *DB, dir string) (linzOutput, error) {
+	if err := db.Checkpoint(dir); err != nil {
+		return linzOutput{}, fmt.Errorf("checkpoint: %w", err)
+	}
+	c, err := Open(dir, &Options{FS: db.fs, ReadOnly: true})
+	if err != nil {
+		return linzOutput{}, fmt.Errorf("open of the checkpoint: %w", err)
+	}
+	out, err := linzScan(c.NewIter(nil), false)
+	err = errors.Join(err, c.Close())
+	names, errList := db.fs.List(dir)
+	err = errors.Join(err, errList)
+	for _, name := range names {
+		err = errors.Join(err, db.fs.Remove(filepath.Join(dir, name)))
+	}
+	return out, errors.Join(err, db.fs.Remove(dir))
 }
 
 // linzScan reads every key of it, backward when reverse, and closes it.
