@@ -16,12 +16,12 @@ import (
 
 // cycle is one child's life: start it on the DB, kill it, verify.
 type cycle struct {
-	cfg      *config
-	n        int
-	opts     optionSet
-	seed     uint64
-	plan     killPlan
-	acked    int // ops the child logged as done
+	cfg         *config
+	n           int
+	opts        optionSet
+	seed        uint64
+	plan        killPlan
+	acked       int // ops the child logged as done
 	inFlight    int // ops it logged as started and not done
 	checkpoints checkpointTotals
 	repair      repairVerdict

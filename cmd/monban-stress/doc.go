@@ -31,23 +31,27 @@
 //     the range now what the model holds; its writes are logged as a
 //     writer's. Half the random option sets build range filters
 //     (lsm.Options.RangeFilter), which every iterator with both bounds
-//     asks.
+//     asks. A checkpointer (checkpoint.go), about as often as Compact and
+//     one at a time, takes a Checkpoint into a new directory
+//     ckpt/<cycle>-<n> beside db/ while the writers go on.
 //  3. The parent sends SIGKILL after a random time (-kill-after), or just
 //     after the child announces a Flush or compaction, or, one cycle in
-//     ten, within 50 ms of the start, which may land in Open's recovery.
+//     ten, a Checkpoint, or, one cycle in ten, within 50 ms of the start,
+//     which may land in Open's recovery.
 //  4. The parent opens the DB itself (an Open error after a kill is a bug),
 //     reads every key by scan, by Get and by iterators bounded to
 //     windows of three keys, verifies them against the ack log, closes,
-//     and the verified state is the next cycle's base. With -repair (the
-//     default) it first copies the directory as the kill left it to
-//     repair/killed/.
+//     and the verified state is the next cycle's base. Then it opens and
+//     reads each of the cycle's checkpoints the same way, verifies it
+//     ("Verification") and removes it. With -repair (the default) it
+//     first copies the directory as the kill left it to repair/killed/.
 //  5. With -repair, it copies repair/killed/ to repair/repaired/, runs
 //     lsm.Repair there, opens the result and reads it the same way: it must
 //     hold exactly what step 4 read ("Repair after the kill").
 //
 // The first failure of steps 1 to 4 stops the run with exit status 1 and
-// keeps the directory: db/ as the failing cycle left it and ack.log, its
-// history.
+// keeps the directory: db/ as the failing cycle left it, ack.log, its
+// history, and in ckpt/ the failing checkpoint and those not yet checked.
 //
 // # Durability model
 //
@@ -67,17 +71,25 @@
 //
 //	S <writer> <seq> <entry>...   before the DB call; entry is p<key>:<size> or d<key>
 //	D <writer> <seq>              after the call returned nil
+//	C <id> <name>                 before Checkpoint into ckpt/<name>
+//	K <id>                        after it returned nil
 //
-// for example a batch of a put and a delete, acknowledged:
+// for example a batch of a put and a delete, acknowledged while the
+// cycle's third checkpoint was taken:
 //
 //	S 12 40 p17:96 d230
+//	C 3 7-3
 //	D 12 40
+//	K 3
 //
 // (writer, seq) names the op. Writer ids are unique across cycles, and the
 // value a put writes is "<key>.<writer>.<seq>." and then a filler that
 // depends on all of them and the size (value in acklog.go), so any value
-// read back names exactly the write that made it, or none. A last line
-// without its newline was cut by the kill and is ignored.
+// read back names exactly the write that made it, or none. A checkpoint's
+// id counts the cycle's checkpoints from 1, and its name is the cycle and
+// the id. A Checkpoint that fails ends the child, as every DB error does,
+// with no "K": the cycle fails. A last line without its newline was cut
+// by the kill and is ignored.
 //
 // # Invariants
 //
@@ -103,10 +115,34 @@
 //     another key's, cut short, garbled), if Get and a scan disagree, or if
 //     an in-flight batch shows on some of its keys and not on others.
 //
-// The summary counts lost and unexpected keys over all cycles; the exit
-// status is 0 only when both are 0 and no repair check differed.
-// verify_test.go feeds the verifier fabricated histories to show it fails
-// each case but a Get and a scan that disagree, which it does not make.
+// A checkpoint holds the DB at one instant between its "C" and "K" lines
+// (lsm's Checkpoint: every write acknowledged before the call, and no
+// write started after it returned). The parent checks it as it checks the
+// DB after a kill, with the window between the two lines in place of the
+// instant of the kill: an op whose "D" comes before the "C" line is
+// acknowledged, one whose "S" comes after the "K" line does not count,
+// and the ops on a key in between, "S" before the "K" line and "D" after
+// the "C" line or none, are in flight: the key shows the acknowledged
+// state or the one an op in flight left, in which case the ops on the key
+// before that one are in the checkpoint too, and an op in flight shows on
+// all of its keys or on none. The checkpoint's keys are lost and
+// unexpected as the DB's are. A checkpoint the kill cut short (no "K") is
+// opened writable, as a user would reopen it: with no CURRENT written,
+// Open must refuse it, or, where it held nothing but its LOCK file (or
+// was not made yet), may make a new, empty DB, and one that opens
+// otherwise is unexpected; with CURRENT written, it must hold a complete
+// checkpoint, checked as one whose "K" came at the kill. A done
+// checkpoint is checked after the parent's Open of the DB, so that the
+// kill and that Open have had their chance to harm it.
+//
+// The summary counts lost and unexpected keys over all cycles, the DB's
+// and its checkpoints' (its second line counts the checkpoints verified
+// and those cut short that Open refused, made empty or found complete);
+// the exit status is 0 only when lost and unexpected are 0 and no repair
+// check differed. verify_test.go feeds the verifier fabricated histories
+// to show it fails each case but a Get and a scan that disagree, which it
+// does not make; checkpoint_test.go gives the checkpoint check real
+// directories, one of them taken too late.
 //
 // # Repair after the kill
 //
@@ -125,7 +161,7 @@
 // A difference does not stop the run, whose next cycle goes on from the
 // original: the cycle's line lists the keys and Repair's report, the first
 // differing cycle's repair/killed/ is kept as repair-cycle-N/ (Repair of
-// a copy of it shows the difference again), and the summary's second line
+// a copy of it shows the difference again), and the summary's third line
 // counts resurrected, lost and differing keys over all cycles checked. A
 // first cycle killed before its child's Open made the DB's directory has
 // nothing to repair, and counts as such, not as checked. A Repair, Open

@@ -22,6 +22,7 @@ func TestMain(m *testing.M) {
 var (
 	summaryRE = regexp.MustCompile(`(?m)^cycles (\d+), acknowledged ops (\d+), keys verified (\d+), lost (\d+), unexpected (\d+)$`)
 	repairRE  = regexp.MustCompile(`(?m)^repair: cycles (\d+), nothing to repair (\d+), keys compared (\d+), resurrected (\d+), lost (\d+), differing (\d+)$`)
+	ckptRE    = regexp.MustCompile(`(?m)^checkpoints: verified (\d+), cut short: refused \d+, empty \d+, complete \d+$`)
 )
 
 // TestShortRun kills a child a dozen times (three with -short) with random
@@ -29,8 +30,9 @@ var (
 // summary to show work done and nothing lost or unexpected, and Repair of
 // a copy to have been checked after every kill that left a DB (a first
 // cycle killed before its Open made one has nothing to repair) and to
-// agree with Open on every key. It leaves -dir to the tool, which keeps the directory on
-// failure (t.TempDir would not).
+// agree with Open on every key, and, in the long form, checkpoints to have
+// been verified (a dozen cycles take a few each). It leaves -dir to the
+// tool, which keeps the directory on failure (t.TempDir would not).
 func TestShortRun(t *testing.T) {
 	cycles := "12"
 	if testing.Short() {
@@ -64,6 +66,10 @@ func TestShortRun(t *testing.T) {
 	}
 	if rn(4) != 0 || rn(5) != 0 || rn(6) != 0 {
 		t.Errorf("%q: want 0 resurrected, 0 lost, 0 differing", r[0])
+	}
+	k := ckptRE.FindStringSubmatch(out.String())
+	if k == nil || !testing.Short() && k[1] == "0" {
+		t.Errorf("checkpoint summary %q: want checkpoints verified", k)
 	}
 }
 

@@ -89,7 +89,9 @@ func stress(c *config, stdout, stderr io.Writer) int {
 		t.verified += v.checked
 		t.lost += v.lost
 		t.unexpected += v.unexpected
-		t.checkpoints.add(cy.checkpoints)
+		for o, n := range cy.checkpoints {
+			t.checkpoints[o] += n
+		}
 		if errors.Is(err, errChildCheck) {
 			t.unexpected++ // a wrong read is an unexpected value, seen live
 		}
@@ -140,7 +142,7 @@ func stress(c *config, stdout, stderr io.Writer) int {
 			t.repair.failed, t.repair.cycles, c.dir, filepath.Base(t.repair.kept))
 	}
 	if failure != nil {
-		fmt.Fprintf(stdout, "FAIL: %v; kept %s (DB in db/, the cycle's ack log in ack.log); rerun with -seed %d\n",
+		fmt.Fprintf(stdout, "FAIL: %v; kept %s (DB in db/, the cycle's ack log in ack.log, checkpoints not found right in ckpt/); rerun with -seed %d\n",
 			failure, c.dir, c.seed)
 	}
 	if failure != nil || t.repair.failed > 0 {

@@ -91,7 +91,7 @@ func verifyCheckpoint(base state, ops []*op, ck *checkpoint, got state, keys int
 		if ck.done > 0 && o.started > ck.done {
 			break // ops are in the order they started
 		}
-		e.add(o, true)
+		e.add(o, o.acked == 0 || o.acked > ck.started)
 	}
 	var v verdict
 	v.judge(e, got, keys, writerBase, fmt.Sprintf("in flight during checkpoint %d", ck.id))
