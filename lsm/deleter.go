@@ -1,6 +1,7 @@
 package lsm
 
 import (
+	"fmt"
 	"path/filepath"
 
 	"github.com/monbandb/monban/internal/manifest"
@@ -107,9 +108,14 @@ func (d *DB) deleteObsoleteTables() {
 	// Durable before they are reported: a crash that lost the unlinks
 	// would bring the tables back, and one that carries another DB's id (a
 	// checkpoint's, which keeps its source's) is a stray Open cannot prove
-	// this DB's, and keeps.
+	// this DB's, and keeps. A directory sync that failed leaves the
+	// directory's state on disk unknown, as every other one does, so the
+	// DB turns read-only, and the tables are not reported deleted.
 	if err := d.fs.SyncDir(d.dir); err != nil {
-		d.opts.Logger.Warn("monban: syncing the directory after deleting tables", "err", err)
+		d.mu.Lock()
+		d.setBgErr(fmt.Errorf("monban: syncing the directory after deleting tables: %w", err))
+		d.mu.Unlock()
+		return
 	}
 	for _, f := range deleted {
 		d.opts.EventListener.TableDeleted(TableFileInfo{FileNum: f.FileNum, Size: f.Size, Level: -1})

@@ -798,8 +798,9 @@ func (d *DB) Close() error {
 		d.removeFile(manifest.KindLog, num) // obsolete, kept only to be reused
 	}
 	d.mu.recycledWALs = nil
-	errs = append(errs, d.mu.bgErr)
-	return errors.Join(append(errs, d.closeResources())...)
+	// The deleter's last pass, in closeResources, may fail too.
+	err := d.closeResources()
+	return errors.Join(append(errs, d.mu.bgErr, err)...)
 }
 
 // closeResources releases what Open acquired, in reverse order.
