@@ -14,15 +14,20 @@ import (
 
 // The tree-wide filter (Options.FilterScope = TreeWide; issue 29,
 // docs/design.md "Tree-wide filter"): one filter.Maplet over the keys of
-// every table, each key filed under its table's level, so that a lookup
+// every table, each key filed under its table's run, so that a lookup
 // asks one filter for the levels that may hold a key instead of one per
-// run. L0 is one run for it: a key it files under level 0 sends the read
-// to L0's tables, whose own filters then pick among them.
+// level and L0 table. It has two runs (treeRun): the last level, which
+// holds most keys, and every level above it, L0 included; a key filed
+// under a run sends the read to that run's levels, whose tables' own
+// filters then pick among them. The levels above the last are one run
+// because compactions move keys between them all the time: a key moved
+// within a run keeps its entry (a share, treeShare), and only its move
+// into the last level costs an insert and a removal.
 //
 // Invariant (the superset rule): for every Version a reader may hold,
-// every key of every table at level L in it has an entry under run L,
-// unless the table is counted in uncovered[L], which makes every lookup
-// name L. A table's keys are inserted before the edit that places it is
+// every key of every table at level L in it has an entry under run
+// treeRun(L), unless the table is counted in uncovered[L], which makes
+// every lookup name L. A table's keys are inserted before the edit that places it is
 // installed (enter, from logAndApply) and removed only once no live
 // Version holds it at that level (leave, from the deleter, with the
 // placements manifest.VersionSet.TakeLeftPlacements reports). Extra
@@ -82,6 +87,37 @@ type placementKey struct {
 	fileNum uint64
 }
 
+// run is the maplet run the placement's keys are filed under.
+func (k placementKey) run() int { return treeRun(k.level) }
+
+// treeRun is the maplet run of level's keys: the last level's own, or
+// the upper run, 0, of every level above it.
+func treeRun(level int) int {
+	if level == NumLevels-1 {
+		return level
+	}
+	return 0
+}
+
+// treeRunLevels are the levels each run sends a read to.
+var treeRunLevels = func() (levels [NumLevels]filter.RunSet) {
+	for level := range NumLevels {
+		levels[treeRun(level)] |= 1 << level
+	}
+	return levels
+}()
+
+// treeLevels returns the levels of the runs in runs.
+func treeLevels(runs filter.RunSet) filter.RunSet {
+	var levels filter.RunSet
+	for run := range NumLevels {
+		if runs.Has(run) {
+			levels |= treeRunLevels[run]
+		}
+	}
+	return levels
+}
+
 type placement struct {
 	f       *manifest.FileMetadata
 	covered bool
@@ -93,12 +129,12 @@ type treeBuild struct {
 	ops []treeOp
 }
 
-// treeShare records entries counted once for two covered placements at
-// one level: a table a compaction deleted (giver) and one it added (heir)
+// treeShare records entries counted once for two covered placements in
+// one run: a table a compaction deleted (giver) and one it added (heir)
 // hold the same hashes, and the heir inserted none of them. Whichever
 // leaves first takes none of them out; the share then ends.
 //
-// So the maplet holds, for each hash at a level, as many entries as the
+// So the maplet holds, for each hash in a run, as many entries as the
 // placements holding it less the shares covering it. Take the placements
 // holding a hash as nodes and its shares as edges: a share is made when
 // its heir enters, and joins the heir, which has no edge yet, to one
@@ -198,7 +234,7 @@ func (t *treeFilter) lookupLocked(hashes []uint64, idx []int, runs []filter.RunS
 	var negatives, lines uint64
 	for _, i := range idx {
 		set, n := t.m.LookupLines(hashes[i])
-		runs[i] = set | t.asked
+		runs[i] = treeLevels(set) | t.asked
 		lines += uint64(n)
 		if runs[i] == 0 {
 			negatives++
@@ -211,10 +247,11 @@ func (t *treeFilter) lookupLocked(hashes []uint64, idx []int, runs []filter.RunS
 
 // enter files the keys of tables about to be placed (an edit's Added)
 // before the edit is installed. A key an added table shares with a table
-// the edit deletes from the same level (a compaction rewriting that
-// level's tables) already has its entry: the added table takes a share
-// of it (treeShare) instead of a second one, so what a compaction merely
-// rewrites costs the maplet nothing.
+// the edit deletes from the same run (a compaction rewriting its output
+// level's tables, or moving keys between the levels of the upper run)
+// already has its entry: the added table takes a share of it (treeShare)
+// instead of a second one, so what a compaction merely rewrites or moves
+// within a run costs the maplet nothing.
 func (t *treeFilter) enter(added []manifest.NewFile, deleted map[manifest.DeletedFile]bool) {
 	ops := make([]treeOp, len(added))
 	heirs := make([]*tableHashes, len(added))
@@ -257,18 +294,18 @@ type tableHashes struct {
 }
 
 // readGivers reads the hashes of the covered tables an edit deletes from
-// a level it adds tables to: those whose entries the added tables may
+// a run it adds tables to: those whose entries the added tables may
 // share.
 func (t *treeFilter) readGivers(added []manifest.NewFile, deleted map[manifest.DeletedFile]bool) []*tableHashes {
-	var levels filter.RunSet
+	var runs filter.RunSet
 	for _, nf := range added {
-		levels |= 1 << nf.Level
+		runs |= 1 << treeRun(nf.Level)
 	}
 	var givers []*tableHashes
 	t.update.Lock()
 	for df := range deleted {
 		k := placementKey{df.Level, df.FileNum}
-		if pl := t.placed[k]; levels.Has(df.Level) && pl.covered {
+		if pl := t.placed[k]; runs.Has(k.run()) && pl.covered {
 			givers = append(givers, &tableHashes{key: k, f: pl.f})
 		}
 	}
@@ -279,7 +316,7 @@ func (t *treeFilter) readGivers(added []manifest.NewFile, deleted map[manifest.D
 	return givers
 }
 
-// fileShared files each covered heir's hashes: those a giver at its level
+// fileShared files each covered heir's hashes: those a giver in its run
 // holds too become a share, the rest are inserted. Only a giver whose key
 // range overlaps the heir's can hold the same key, so only those are
 // walked. Coverage is checked again: it may have changed since the givers
@@ -292,7 +329,7 @@ func (t *treeFilter) fileShared(heirs, givers []*tableHashes) bool {
 		}
 		h.paired = make([]bool, len(h.hashes))
 		for _, g := range givers {
-			if g.key.level == h.key.level && g.hashes != nil && t.placed[g.key].covered && overlaps(g.f, h.f) {
+			if g.key.run() == h.key.run() && g.hashes != nil && t.placed[g.key].covered && overlaps(g.f, h.f) {
 				t.pair(g, h)
 			}
 		}
@@ -302,7 +339,7 @@ func (t *treeFilter) fileShared(heirs, givers []*tableHashes) bool {
 				unpaired = append(unpaired, hash)
 			}
 		}
-		insert[h.key.level] = append(insert[h.key.level], unpaired)
+		insert[h.key.run()] = append(insert[h.key.run()], unpaired)
 	}
 	return t.apply(&treeBatch{}, &insert)
 }
@@ -378,8 +415,8 @@ func (t *treeFilter) leave(ps []manifest.Placement) {
 			uncovered[op.key.level]--
 		case op.hashes != nil:
 			out, in := takeOut(op.hashes, shared)
-			remove[op.key.level] = append(remove[op.key.level], out)
-			insert[op.key.level] = append(insert[op.key.level], in)
+			remove[op.key.run()] = append(remove[op.key.run()], out)
+			insert[op.key.run()] = append(insert[op.key.run()], in)
 		}
 		// A covered placement whose hashes cannot be read back leaves its
 		// entries: extra "maybe"s until the next build.
@@ -442,12 +479,12 @@ func takeOut(hashes []uint64, shared []hashMarks) (remove, insert []uint64) {
 	return remove, insert
 }
 
-// treeBatch gathers a filing's updates by level, to apply each level's in
+// treeBatch gathers a filing's updates by run, to apply each run's in
 // hash order, in which each lands near the last in the maplet (filter
 // BenchmarkMaplet, MoveHashOrder against Move).
 type treeBatch [NumLevels][][]uint64
 
-// apply inserts insert's entries and removes remove's, level by level,
+// apply inserts insert's entries and removes remove's, run by run,
 // in hash order; false when the maplet could not take an insert. Inserts
 // go first: a batch may insert and remove one hash (one leaving table
 // gives back an entry another takes out), and removing first could find
@@ -459,13 +496,13 @@ type treeBatch [NumLevels][][]uint64
 // them is gone, changes no live Version's answer, so every state between
 // two chunks keeps the superset rule. update must be held.
 func (t *treeFilter) apply(remove, insert *treeBatch) bool {
-	for level := range NumLevels {
-		for hs := mergeAll(insert[level]); len(hs) > 0; {
+	for run := range NumLevels {
+		for hs := mergeAll(insert[run]); len(hs) > 0; {
 			n := min(len(hs), treeApplyChunk)
 			t.makeRoom(n)
 			t.mu.Lock()
 			for _, h := range hs[:n] {
-				if t.m.Insert(h, level) != nil {
+				if t.m.Insert(h, run) != nil {
 					t.mu.Unlock()
 					return false
 				}
@@ -473,11 +510,11 @@ func (t *treeFilter) apply(remove, insert *treeBatch) bool {
 			t.mu.Unlock()
 			hs = hs[n:]
 		}
-		for hs := mergeAll(remove[level]); len(hs) > 0; {
+		for hs := mergeAll(remove[run]); len(hs) > 0; {
 			n := min(len(hs), treeApplyChunk)
 			t.mu.Lock()
 			for _, h := range hs[:n] {
-				t.m.Remove(h, level)
+				t.m.Remove(h, run)
 			}
 			t.mu.Unlock()
 			hs = hs[n:]
@@ -584,7 +621,7 @@ func (t *treeFilter) read(f *manifest.FileMetadata) []uint64 {
 // insertAll adds op's keys to m; false when m could not take them all.
 func insertAll(m *filter.Maplet, op treeOp) bool {
 	for _, h := range op.hashes {
-		if m.Insert(h, op.key.level) != nil {
+		if m.Insert(h, op.key.run()) != nil {
 			return false
 		}
 	}
@@ -667,9 +704,9 @@ func (t *treeFilter) runBuild(b *treeBuild, snapshot map[placementKey]*manifest.
 		}
 		covered[k] = true
 		for range hashes[n:] {
-			runs = append(runs, uint8(k.level))
+			runs = append(runs, uint8(k.run()))
 		}
-		entries[k.level] += float64(len(hashes) - n)
+		entries[k.run()] += float64(len(hashes) - n)
 	}
 	m, err := t.newMaplet(hashes, runs, entries)
 	t.update.Lock()
@@ -692,7 +729,7 @@ func (t *treeFilter) runBuild(b *treeBuild, snapshot map[placementKey]*manifest.
 		case !op.enter && covered[op.key]:
 			delete(covered, op.key)
 			for _, h := range op.hashes {
-				m.Remove(h, op.key.level)
+				m.Remove(h, op.key.run())
 			}
 		}
 	}
@@ -718,9 +755,10 @@ func (t *treeFilter) runBuild(b *treeBuild, snapshot map[placementKey]*manifest.
 }
 
 // newMaplet builds a maplet of the entries at a load of treeFilterLoad
-// at most, with run codes fitted to each level's share. Every level gets a
-// code, those holding nothing the longest. The stored hashes keep
-// filter.KeyHashBits bits, all that the quotient and payload may use.
+// at most, with run codes fitted to each run's share (entries, by run
+// id). Every run gets a code, one holding nothing the longest. The stored
+// hashes keep filter.KeyHashBits bits, all that the quotient and payload
+// may use.
 func (t *treeFilter) newMaplet(hashes []uint64, runs []uint8, entries [NumLevels]float64) (*filter.Maplet, error) {
 	qbits := t.minQBits
 	for float64(uint64(1)<<qbits)*treeFilterLoad < float64(len(hashes)) {
@@ -730,11 +768,19 @@ func (t *treeFilter) newMaplet(hashes []uint64, runs []uint8, entries [NumLevels
 		return nil, fmt.Errorf("lsm: a tree-wide filter of 2^%d slots needs more than the %d hash bits a table stores", qbits, filter.KeyHashBits)
 	}
 	total := float64(len(hashes))
-	weights := make([]float64, NumLevels)
-	for level := range weights {
-		weights[level] = max(entries[level], total/1000, 1)
+	var ids []int
+	var weights []float64
+	for run := range NumLevels {
+		if treeRunLevels[run] != 0 {
+			ids = append(ids, run)
+			weights = append(weights, max(entries[run], total/1000, 1))
+		}
 	}
-	return filter.BuildMaplet(qbits, t.payloadBits, filter.RunCodeLengths(weights, treeFilterMaxCodeLen), hashes, runs)
+	lens := make([]uint8, NumLevels) // 0: no code, for the ids no run has
+	for i, n := range filter.RunCodeLengths(weights, treeFilterMaxCodeLen) {
+		lens[ids[i]] = n
+	}
+	return filter.BuildMaplet(qbits, t.payloadBits, lens, hashes, runs)
 }
 
 // close stops the builds and gives the maplet's memory back.

@@ -333,6 +333,10 @@ func TestTreeFilterSharesModel(t *testing.T) {
 			}
 		}
 	}
+	// The levels compactions move keys between: three of the upper run,
+	// where a move keeps a key's entry, and the last level, a run of its
+	// own.
+	compactLevels := []int{0, 1, NumLevels - 2, NumLevels - 1}
 	for step := range 2000 {
 		switch r := rng.IntN(100); {
 		case r < 30: // a flush
@@ -343,9 +347,12 @@ func TestTreeFilterSharesModel(t *testing.T) {
 			f := newTable(ks)
 			tf.enter([]manifest.NewFile{{Level: 0, Meta: f}}, nil)
 			current[0] = append(current[0], f)
-		case r < 75: // a compaction of L into L or L+1
-			from := rng.IntN(4)
-			to := from + rng.IntN(2)
+		case r < 75: // a compaction of a level into itself or the next one down
+			i := rng.IntN(len(compactLevels))
+			from, to := compactLevels[i], compactLevels[i]
+			if i+1 < len(compactLevels) && rng.IntN(2) == 0 {
+				to = compactLevels[i+1]
+			}
 			if len(current[from]) == 0 {
 				continue
 			}
