@@ -69,15 +69,20 @@ func AllocateBitsPerKey(entries []float64, avgBitsPerKey float64) []float64 {
 // optimum when the budget cannot fund every run usefully, e.g. 1 bit per key
 // over levels of 10% and 90% is best spent as 10 bits per key on the small
 // level and none on the large one (Σ FPR 1.01, against 1.26 uniform). Which
-// runs go without is searched among the densest few and the largest few.
-// With every p_i equal the two orders are one, and exact: if a run has no
-// filter and a larger one has, giving the larger one's memory to the
-// smaller run instead is never worse, so the filterless runs are the
-// largest few. With unequal p_i that exchange holds only when the larger
-// run is also probed no more often. The densest runs free the most memory
-// (n_i·b_i) per false positive they add (p_i), the largest the most memory
-// at all; the two orders together find the optimum for two runs
-// (TestAllocateTwoRunsExhaustive), and beyond two they are a heuristic. It
+// runs go without is searched among the densest few, the largest few and
+// the least probed few. With every p_i equal the three orders are one, and
+// exact: if a run has no filter and a larger one has, giving the larger
+// one's memory to the smaller run instead is never worse, so the
+// filterless runs are the largest few. With unequal p_i that exchange
+// holds only when the larger run is also probed no more often; when the
+// larger run is probed less, going without costs the smaller run more and
+// frees less, so for two runs the one to go without is the larger or the
+// less probed. The densest runs free the most memory (n_i·b_i) per false
+// positive they add (p_i), the largest the most memory at all, the least
+// probed add the fewest; the orders together find the optimum for two
+// runs (TestAllocateTwoRunsExhaustive: densest and largest alone missed a
+// small, rarely probed run going without so that a large one gets its 1
+// bit per key), and beyond two they are a heuristic. It
 // matters only at budgets too small to give every run a useful filter
 // (about 2 bits per key and below). Each count of filterless runs is tried
 // while their Σ p_i is below the best sum found (where the all-filtered sum
@@ -124,12 +129,14 @@ func AllocateProbedBitsPerKey(entries, probes []float64, avgBitsPerKey float64) 
 		return bits
 	}
 	// The orders in which runs go without a filter: densest first, and
-	// with probe rates also largest first.
+	// with probe rates also largest first and least probed first.
 	orders := [][]int{slices.Clone(runs)}
 	slices.SortStableFunc(orders[0], func(a, b int) int { return cmp.Compare(lnDensity[b], lnDensity[a]) })
 	if probes != nil {
-		orders = append(orders, slices.Clone(runs))
-		slices.SortStableFunc(orders[1], func(a, b int) int { return cmp.Compare(entries[b], entries[a]) })
+		largest, leastProbed := slices.Clone(runs), slices.Clone(runs)
+		slices.SortStableFunc(largest, func(a, b int) int { return cmp.Compare(entries[b], entries[a]) })
+		slices.SortStableFunc(leastProbed, func(a, b int) int { return cmp.Compare(probes[a], probes[b]) })
+		orders = append(orders, largest, leastProbed)
 	}
 	budget := min(avgBitsPerKey, MaxCacheLineBitsPerKey) * total
 
@@ -143,8 +150,8 @@ func AllocateProbedBitsPerKey(entries, probes []float64, avgBitsPerKey float64) 
 		}
 		off := 0.0 // Σ p_i of the runs without
 		// Every order starts from the same all-filtered solution: the
-		// second skips it.
-		for k := o; k <= len(order) && off < best; k++ {
+		// later ones skip it.
+		for k := min(o, 1); k <= len(order) && off < best; k++ {
 			if k > 0 {
 				rest -= entries[order[k-1]]
 				off += probed(order[k-1])
