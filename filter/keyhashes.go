@@ -9,10 +9,9 @@ import (
 // A key-hash set is the sorted set of the top KeyHashBits bits of the
 // Hash of each of a table's keys: what Open rebuilds a tree-wide Maplet
 // from (BuildMaplet) without reading the tables' data blocks (issue 29).
-// A maplet of 2^q slots and P payload bits reads only the top q+P bits of
-// a hash, so 40 serve up to 2^32 slots at 8 payload bits; a maplet that
-// reads more sees the low 24 bits as zeros, the same for every key, and
-// loses their share of its fingerprints.
+// A maplet reads only these bits of a hash (the rest as zeros), and its
+// quotient and fingerprint, log2(slots)+P bits, draw on them: 40 serve up
+// to 2^32 slots at 8 payload bits.
 //
 // The values, below 2^40, are stored in an Elias–Fano sequence
 // (grafite_ef.go) whose l low bits are chosen for the least size, about
@@ -21,6 +20,9 @@ import (
 // random m-subset of 2^40 holds about log2(2^40/m) + 1.44 bits of
 // entropy per value (25.8 at 50,000).
 const KeyHashBits = 40
+
+// keyHashMask keeps a hash's top KeyHashBits bits.
+const keyHashMask uint64 = (1<<KeyHashBits - 1) << (64 - KeyHashBits)
 
 // Version 1 of the key-hash set encoding (docs/format.md, "Key-hash
 // set"): an 8-byte header

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"unsafe"
 
 	"github.com/monbandb/monban/internal/offheap"
@@ -34,10 +35,18 @@ const MapletMaxLoad = 0.9
 //
 // # How an entry is stored
 //
-// The top QBits() of the hash pick the canonical slot (the quotient), as in
-// Quotient. The slot's remainder is PayloadBits() = P bits:
+// A maplet reads the top KeyHashBits of a hash h, the value H its key-hash
+// set holds (the low bits zeroed), so that a maplet built from tables'
+// key-hash sets and one filled from full hashes agree. Its table has any
+// number m of slots (a power of two, or a multiple of 64), so that it can
+// be sized for the load it should run at rather than to the next power of
+// two. The quotient, the canonical slot, is the integer part of H·m/2^64,
+// and the fingerprint bits after it are the top bits of the fraction
+// (Lemire's multiply-shift: the 128-bit product's high and low words). With
+// m = 2^q these are the top q bits of H and the bits that follow them. The
+// slot's remainder is PayloadBits() = P bits:
 //
-//	[code of run: ℓ bits][next P−ℓ bits of the hash after the quotient]
+//	[code of run: ℓ bits][top P−ℓ bits of the fraction]
 //
 // The code is a canonical prefix code over run ids (RunCodeLengths): the
 // run most entries are in, the last level, gets the shortest code, and
@@ -49,11 +58,11 @@ const MapletMaxLoad = 0.9
 // # False positives
 //
 // An absent key matches an entry of run r when its quotient and its next
-// P−ℓ_r bits equal the entry's: probability 2^-q·2^-(P−ℓ_r). Summed over
+// P−ℓ_r bits equal the entry's: probability 1/m·2^-(P−ℓ_r). Summed over
 // the n entries, the expected number of runs a lookup of an absent key
 // names falsely, which bounds the chance it names any, is
 //
-//	E = α · 2^-P · Σ_r s_r·2^ℓ_r,   α = n/2^q the load, s_r run r's share,
+//	E = α · 2^-P · Σ_r s_r·2^ℓ_r,   α = n/m the load, s_r run r's share,
 //
 // the quotient filter's α·2^-P raised by the code's factor C = Σ s_r·2^ℓ_r
 // (expCost). C is what RunCodeLengths minimises; a fixed-width code of w
@@ -65,8 +74,9 @@ const MapletMaxLoad = 0.9
 // MapletFPR computes E, and TestMapletFPR and TestMapletVsPerTable bound
 // the measured rate by it.
 //
-// Grow keeps every entry's fingerprint (q+P−ℓ bits) and so E at a fixed n,
-// as Quotient.Grow does: doubling halves α and P loses a bit. The entries
+// Grow keeps every entry's fingerprint and so E at a fixed n, as
+// Quotient.Grow does: doubling m puts the fraction's top bit into the
+// quotient (H·2m/2^64 is twice H·m/2^64), halves α, and P loses a bit. The entries
 // after the growth have the same short fingerprints, so E doubles with
 // each doubling of n: a maplet should be made for the entries it will
 // hold, and rebuilt from the keys' hashes (BuildMaplet) to get the rate
@@ -75,7 +85,7 @@ const MapletMaxLoad = 0.9
 // # Memory
 //
 // 3+P bits per slot (the quotient filter's three metadata bits), so
-// (3+P)/α bits per entry, in one allocation outside the Go heap
+// (3+P)/α bits per entry, whatever m is, in one allocation outside the Go heap
 // (internal/offheap), which the collector neither scans nor doubles;
 // Release gives it back.
 //
@@ -107,35 +117,58 @@ type Maplet struct {
 	hmsk uint64          // 2^P − 1
 }
 
-// NewMaplet returns an empty maplet of 2^qbits slots with payloadBits per
-// slot, and run codes of the lengths lens (lens[r] for run id r, 0 for
-// runs it will not store; RunCodeLengths chooses them). qbits must be in
-// [1, 32], qbits+payloadBits at most 64, and every code shorter than
-// payloadBits; otherwise the error wraps ErrIncompatible.
-func NewMaplet(qbits, payloadBits uint, lens []uint8) (*Maplet, error) {
+// NewMaplet returns an empty maplet of the given slots with payloadBits
+// per slot, and run codes of the lengths lens (lens[r] for run id r, 0 for
+// runs it will not store; RunCodeLengths chooses them). slots must be a
+// valid MapletSlots size, its log2 (rounded up) and payloadBits at most
+// KeyHashBits together (the hash bits a fingerprint may draw on), and every code
+// shorter than payloadBits; otherwise the error wraps ErrIncompatible.
+func NewMaplet(slots uint64, payloadBits uint, lens []uint8) (*Maplet, error) {
 	code, err := newRunCode(lens)
 	if err == nil && payloadBits <= code.maxLen {
 		err = fmt.Errorf("payload of %d bits leaves no fingerprint bit after a %d-bit code", payloadBits, code.maxLen)
 	}
-	if err == nil && (qbits < 1 || qbits > maxQuotientQBits || qbits+payloadBits > maxQuotientFP) {
-		err = fmt.Errorf("qbits=%d payloadBits=%d: want 1 <= qbits <= %d, qbits+payloadBits <= %d",
-			qbits, payloadBits, maxQuotientQBits, maxQuotientFP)
+	if err == nil && (!validMapletSlots(slots) || uint(bits.Len64(slots-1))+payloadBits > KeyHashBits) {
+		err = fmt.Errorf("slots=%d payloadBits=%d: want slots a power of two or a multiple of 64 in [2, 2^%d], log2(slots)+payloadBits <= %d",
+			slots, payloadBits, maxQuotientQBits, KeyHashBits)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: NewMaplet: %v", ErrIncompatible, err)
 	}
 	m := &Maplet{code: code}
-	m.alloc(qbits, payloadBits)
+	m.alloc(slots, payloadBits)
 	return m, nil
 }
 
-// alloc gives m an empty table of 2^qbits slots in fresh off-heap memory;
-// the caller releases the old one.
-func (m *Maplet) alloc(qbits, payloadBits uint) {
-	n := quotientWords(qbits, payloadBits)
+// MapletSlots returns the fewest slots a maplet may have that hold n
+// entries at a load of at most load (in (0, 1]): a multiple of 64, or
+// a power of two below 64, and at most 2^32.
+func MapletSlots(n int, load float64) uint64 {
+	want := uint64(math.Ceil(float64(n) / load))
+	switch {
+	case want <= 2:
+		return 2
+	case want < 64:
+		return 1 << bits.Len64(want-1)
+	default:
+		return min((want+63)&^63, 1<<maxQuotientQBits)
+	}
+}
+
+func validMapletSlots(slots uint64) bool {
+	if slots < 64 {
+		return slots >= 2 && slots&(slots-1) == 0
+	}
+	return slots%64 == 0 && slots <= 1<<maxQuotientQBits
+}
+
+// alloc gives m an empty table of the given slots in fresh off-heap
+// memory; the caller releases the old one.
+func (m *Maplet) alloc(slots uint64, payloadBits uint) {
+	n := quotientWords(slots, payloadBits)
 	m.buf = offheap.New(int(8 * n))
 	words := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(m.buf.Bytes()))), n)
-	m.qf.initWords(qbits, payloadBits, words)
+	m.qf.initWords(slots, payloadBits, words)
 	m.p, m.hmsk = payloadBits, 1<<payloadBits-1
 }
 
@@ -146,9 +179,6 @@ func (m *Maplet) Release() {
 	m.buf.Release()
 	m.buf = nil
 }
-
-// QBits returns the quotient bits: the table has 2^QBits slots.
-func (m *Maplet) QBits() uint { return m.qf.qbits }
 
 // PayloadBits returns the bits stored per slot besides the three metadata
 // bits: a run's code and the fingerprint after it.
@@ -165,7 +195,7 @@ func (m *Maplet) CodeLen(r int) int {
 // Len returns the number of entries, duplicates counted.
 func (m *Maplet) Len() int { return m.qf.n }
 
-// Slots returns the table's capacity, 2^QBits.
+// Slots returns the table's capacity.
 func (m *Maplet) Slots() int { return int(m.qf.slots) }
 
 // LoadFactor returns Len()/Slots().
@@ -174,16 +204,16 @@ func (m *Maplet) LoadFactor() float64 { return m.qf.LoadFactor() }
 // SizeBytes returns the memory the maplet holds: its table and its code.
 func (m *Maplet) SizeBytes() int { return 8*len(m.qf.words) + int(unsafe.Sizeof(runCode{})) }
 
-// split returns h's quotient and the P hash bits after it.
-func (m *Maplet) split(h uint64) (fq, bits uint64) {
-	q := m.qf.qbits
-	return h >> (64 - q), h << q >> (64 - m.p)
+// split returns h's quotient and the P fingerprint bits after it.
+func (m *Maplet) split(h uint64) (fq, fp uint64) {
+	hi, lo := bits.Mul64(h&keyHashMask, m.qf.slots)
+	return hi, lo >> (64 - m.p)
 }
 
-// payload is what a slot stores for hash bits (from split) in run r.
-func (m *Maplet) payload(bits uint64, r int) uint64 {
+// payload is what a slot stores for fingerprint bits (from split) in run r.
+func (m *Maplet) payload(fp uint64, r int) uint64 {
 	l := uint(m.code.lens[r])
-	return uint64(m.code.codes[r])<<(m.p-l) | bits>>l
+	return uint64(m.code.codes[r])<<(m.p-l) | fp>>l
 }
 
 // Insert adds the entry (h, run). When the table is past MapletMaxLoad it
@@ -198,10 +228,10 @@ func (m *Maplet) Insert(h uint64, run int) error {
 		_ = m.Grow() // cannot fail: canGrow
 	}
 	if uint64(m.qf.n) >= m.qf.slots {
-		return fmt.Errorf("%w: Maplet.Insert: %d slots taken and qbits=%d payloadBits=%d cannot split", ErrFull, m.qf.n, m.qf.qbits, m.p)
+		return fmt.Errorf("%w: Maplet.Insert: %d slots taken and slots=%d payloadBits=%d cannot split", ErrFull, m.qf.n, m.qf.slots, m.p)
 	}
-	fq, bits := m.split(h)
-	m.qf.insert(fq, m.payload(bits, run))
+	fq, fp := m.split(h)
+	m.qf.insert(fq, m.payload(fp, run))
 	return nil
 }
 
@@ -213,8 +243,8 @@ func (m *Maplet) Remove(h uint64, run int) bool {
 	if m.CodeLen(run) == 0 {
 		return false
 	}
-	fq, bits := m.split(h)
-	return m.qf.deleteFP(fq, m.payload(bits, run))
+	fq, fp := m.split(h)
+	return m.qf.deleteFP(fq, m.payload(fp, run))
 }
 
 // Move relabels one entry (h, from) as (h, to): what a compaction does to
@@ -227,8 +257,8 @@ func (m *Maplet) Move(h uint64, from, to int) bool {
 	if m.CodeLen(to) == 0 || !m.Remove(h, from) {
 		return false
 	}
-	fq, bits := m.split(h)
-	m.qf.insert(fq, m.payload(bits, to))
+	fq, fp := m.split(h)
+	m.qf.insert(fq, m.payload(fp, to))
 	return true
 }
 
@@ -253,7 +283,7 @@ func (m *Maplet) LookupLines(h uint64) (RunSet, int) {
 	if f.n == 0 {
 		return 0, 0
 	}
-	fq, bits := m.split(h)
+	fq, fp := m.split(h)
 	if !f.bit(qfOcc, fq) {
 		return 0, 1
 	}
@@ -264,7 +294,7 @@ func (m *Maplet) LookupLines(h uint64) (RunSet, int) {
 		v := f.rem(i)
 		d := m.code.dec[v>>top]
 		fpBits := p - uint(d.len)
-		if v&(1<<fpBits-1) == bits>>d.len {
+		if v&(1<<fpBits-1) == fp>>d.len {
 			set |= 1 << d.run
 		}
 		last := i
@@ -277,14 +307,14 @@ func (m *Maplet) LookupLines(h uint64) (RunSet, int) {
 
 // canGrow reports whether Grow would succeed.
 func (m *Maplet) canGrow() bool {
-	return m.p-1 > m.code.maxLen && m.qf.qbits < maxQuotientQBits
+	return m.p-1 > m.code.maxLen && m.qf.slots < 1<<maxQuotientQBits
 }
 
 // Grow doubles the slots: each entry's top fingerprint bit becomes the
 // last quotient bit, so the payload is one bit shorter and every
 // fingerprint is kept (see "False positives"). It returns an error
 // wrapping ErrFull, and m is unchanged, when the longest code would leave
-// an entry no fingerprint bit or qbits would pass 32. Time is linear in
+// an entry no fingerprint bit or the slots would pass 2^32. Time is linear in
 // the slots; the new table is a new allocation and the old one is
 // released.
 func (m *Maplet) Grow() error {
@@ -301,12 +331,12 @@ func (m *Maplet) Grow() error {
 // may go on in m while the copy is made (a pass over every slot) and the
 // caller then swaps the two. Errors are Grow's, with nothing allocated.
 func (m *Maplet) Grown() (*Maplet, error) {
-	q, p := m.qf.qbits, m.p
+	p := m.p
 	if !m.canGrow() {
-		return nil, fmt.Errorf("%w: Maplet.Grow: cannot split qbits=%d payloadBits=%d (longest code %d)", ErrFull, q, p, m.code.maxLen)
+		return nil, fmt.Errorf("%w: Maplet.Grow: cannot split slots=%d payloadBits=%d (longest code %d)", ErrFull, m.qf.slots, p, m.code.maxLen)
 	}
 	g := &Maplet{code: m.code}
-	g.alloc(q+1, p-1)
+	g.alloc(2*m.qf.slots, p-1)
 	b := &qfBuilder{f: &g.qf}
 	// The cursor yields q<<P|payload in ascending order. An entry of quotient
 	// q goes to 2q or 2q+1 by its top fingerprint bit; taking the 2q ones

@@ -26,7 +26,7 @@ import (
 // Building the three trees takes about 400 MiB and half a minute.
 const (
 	mapletBenchN     = 10_000_000
-	mapletBenchQBits = 24
+	mapletBenchSlots = 1 << 24
 	mapletBenchP     = 6
 )
 
@@ -49,7 +49,7 @@ func mapletBench(b *testing.B, k int) *mapletBenchTree {
 	w := lsmShares(k)
 	t := &mapletBenchTree{lens: RunCodeLengths(w, mapletBenchP-1)}
 	t.hs, t.rs = mapletTree(mapletBenchN, w, rng)
-	m, err := BuildMaplet(mapletBenchQBits, mapletBenchP, t.lens, t.hs, t.rs)
+	m, err := BuildMaplet(mapletBenchSlots, mapletBenchP, t.lens, t.hs, t.rs)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"unsafe"
 
@@ -13,17 +14,17 @@ import (
 // sorted and appended in order (as Quotient.Merge does), so nothing shifts.
 // It is how a maplet is rebuilt from the key hashes of a tree's tables, at
 // Open or to get a grown maplet's false-positive rate back. The table has
-// 2^qbits slots and does not grow: more entries than slots return an error
+// the given slots and does not grow: more entries than slots return an error
 // wrapping ErrFull. The sort's scratch, 8 bytes per entry, lies outside the
 // Go heap and is freed before it returns: 16 bytes per entry, for the
 // sort scatters the values by their top bits into a second array before
 // sorting each bucket, about twice as fast as sorting them in one piece
 // (BenchmarkMapletRebuild).
-func BuildMaplet(qbits, payloadBits uint, lens []uint8, hashes []uint64, runs []uint8) (*Maplet, error) {
+func BuildMaplet(slots uint64, payloadBits uint, lens []uint8, hashes []uint64, runs []uint8) (*Maplet, error) {
 	if len(hashes) != len(runs) {
 		return nil, fmt.Errorf("%w: BuildMaplet: %d hashes, %d runs", ErrIncompatible, len(hashes), len(runs))
 	}
-	m, err := NewMaplet(qbits, payloadBits, lens)
+	m, err := NewMaplet(slots, payloadBits, lens)
 	if err != nil {
 		return nil, err
 	}
@@ -44,10 +45,10 @@ func BuildMaplet(qbits, payloadBits uint, lens []uint8, hashes []uint64, runs []
 			m.Release()
 			return nil, fmt.Errorf("%w: BuildMaplet: entry %d, run %d", ErrNoRunCode, i, r)
 		}
-		fq, bits := m.split(h)
-		fps[i] = fq<<m.p | m.payload(bits, r)
+		fq, fp := m.split(h)
+		fps[i] = fq<<m.p | m.payload(fp, r)
 	}
-	bucketSort(sorted, fps, m.qf.qbits+m.p)
+	bucketSort(sorted, fps, uint(bits.Len64(m.qf.slots-1))+m.p)
 	b := &qfBuilder{f: &m.qf}
 	for _, fp := range sorted {
 		b.add(fp)

@@ -19,7 +19,12 @@ func wordsRead(m *Maplet, h uint64) []uint64 {
 		return []uint64{(fq>>6)*f.stride + qfOcc}
 	}
 	cs, k := f.clusterStart(fq)
-	unwrap := func(i uint64) uint64 { return cs + (i-cs)&(f.slots-1) }
+	unwrap := func(i uint64) uint64 {
+		if i < cs {
+			return i + f.slots
+		}
+		return i
+	}
 	var words []uint64
 	readBlock := func(b, off uint64) { words = append(words, b*f.stride+off) } // b unwrapped
 	read := func(i, off uint64) { readBlock(unwrap(i)>>6, off) }
@@ -57,10 +62,11 @@ func wordsRead(m *Maplet, h uint64) []uint64 {
 func TestMapletLookupLines(t *testing.T) {
 	rng := rand.New(rand.NewPCG(29, 64))
 	for _, tc := range []struct {
-		qbits, p uint
-		load     float64
-	}{{10, 7, 0.5}, {12, 7, 0.9}, {12, 9, 0.95}, {14, 6, 0.8}} {
-		m, err := NewMaplet(tc.qbits, tc.p, []uint8{1, 2, 3, 3})
+		slots uint64
+		p     uint
+		load  float64
+	}{{1024, 7, 0.5}, {4032, 7, 0.9}, {4096, 9, 0.95}, {16320, 6, 0.8}} {
+		m, err := NewMaplet(tc.slots, tc.p, []uint8{1, 2, 3, 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +80,7 @@ func TestMapletLookupLines(t *testing.T) {
 			h := rng.Uint64()
 			set, lines := m.LookupLines(h)
 			if want := m.Lookup(h); set != want {
-				t.Fatalf("q=%d p=%d: LookupLines' runs %v, Lookup's %v", tc.qbits, tc.p, set, want)
+				t.Fatalf("slots=%d p=%d: LookupLines' runs %v, Lookup's %v", tc.slots, tc.p, set, want)
 			}
 			words := wordsRead(m, h)
 			lo, hi := words[0], words[0]
@@ -84,15 +90,15 @@ func TestMapletLookupLines(t *testing.T) {
 				distinct[w>>3] = true
 			}
 			if want := int(hi>>3 - lo>>3 + 1); lines != want {
-				t.Fatalf("q=%d p=%d load %.2f: %d lines, the words read (%d..%d) span %d", tc.qbits, tc.p, tc.load, lines, lo, hi, want)
+				t.Fatalf("slots=%d p=%d load %.2f: %d lines, the words read (%d..%d) span %d", tc.slots, tc.p, tc.load, lines, lo, hi, want)
 			}
 			if lines != len(distinct) {
-				t.Fatalf("q=%d p=%d: %d lines, but the words read lie in %d", tc.qbits, tc.p, lines, len(distinct))
+				t.Fatalf("slots=%d p=%d: %d lines, but the words read lie in %d", tc.slots, tc.p, lines, len(distinct))
 			}
 			maxLines = max(maxLines, lines)
 		}
 		if tc.load >= 0.9 && maxLines < 3 {
-			t.Errorf("q=%d p=%d load %.2f: no lookup read more than %d lines: the test never crossed blocks", tc.qbits, tc.p, tc.load, maxLines)
+			t.Errorf("slots=%d p=%d load %.2f: no lookup read more than %d lines: the test never crossed blocks", tc.slots, tc.p, tc.load, maxLines)
 		}
 		m.Release()
 	}

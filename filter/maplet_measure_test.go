@@ -43,18 +43,22 @@ func lsmShares(k int) []float64 {
 // row expects 2,500+ false runs), for a 7-run tree's code and a fixed-width
 // one, across payload widths and loads.
 func TestMapletFPR(t *testing.T) {
-	const qbits = 16
 	rng := rand.New(rand.NewPCG(3, 29))
 	w := treeShares(7)
 	for _, c := range []struct {
-		name string
-		lens []uint8
-	}{{"huffman", RunCodeLengths(w, MaxRunCodeLen)}, {"fixed3", []uint8{3, 3, 3, 3, 3, 3, 3}}} {
+		name  string
+		lens  []uint8
+		slots uint64
+	}{
+		{"huffman", RunCodeLengths(w, MaxRunCodeLen), 1 << 16},
+		{"fixed3", []uint8{3, 3, 3, 3, 3, 3, 3}, 1 << 16},
+		{"huffman", RunCodeLengths(w, MaxRunCodeLen), 1563 * 64}, // not a power of two
+	} {
 		for _, p := range []uint{7, 10} {
 			for _, load := range []float64{0.45, 0.9} {
-				n := int(load * (1 << qbits))
+				n := int(load * float64(c.slots))
 				hs, rs := mapletTree(n, w, rng)
-				m, err := BuildMaplet(qbits, p, c.lens, hs, rs)
+				m, err := BuildMaplet(c.slots, p, c.lens, hs, rs)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -72,11 +76,11 @@ func TestMapletFPR(t *testing.T) {
 				m.Release()
 				got := float64(falseRuns) / float64(queries)
 				if os.Getenv("MONBAN_PRINT") != "" {
-					t.Logf("%-7s P=%2d load %.2f: false runs/lookup %.5f, theory %.5f, lookups naming any %.5f",
-						c.name, p, load, got, want, float64(anyFalse)/float64(queries))
+					t.Logf("%-7s slots %6d P=%2d load %.2f: false runs/lookup %.5f, theory %.5f, lookups naming any %.5f",
+						c.name, c.slots, p, load, got, want, float64(anyFalse)/float64(queries))
 				}
 				if math.Abs(got-want) > 0.1*want {
-					t.Errorf("%s P=%d load %.2f: %.5f false runs per lookup, theory %.5f", c.name, p, load, got, want)
+					t.Errorf("%s slots %d P=%d load %.2f: %.5f false runs per lookup, theory %.5f", c.name, c.slots, p, load, got, want)
 				}
 			}
 		}
@@ -94,11 +98,11 @@ func TestMapletFPR(t *testing.T) {
 // of docs/design.md, "Tree-wide filter".
 func TestMapletVsPerTable(t *testing.T) {
 	const (
-		qbits      = 20
+		slots      = 1 << 20
 		bitsPerKey = 10
 		queries    = 1_000_000
 	)
-	n := int(math.Floor(MapletMaxLoad * (1 << qbits)))
+	n := int(math.Floor(MapletMaxLoad * slots))
 	print := os.Getenv("MONBAN_PRINT") != ""
 	if print {
 		t.Logf("runs  per-table rate/lookup (bits/key) | maplet P  bits/entry  code C  rate/lookup (theory)  fixed-width C  theory")
@@ -136,7 +140,7 @@ func TestMapletVsPerTable(t *testing.T) {
 		perTableRate := float64(perTableFalse) / queries
 		for _, p := range []uint{6, 7} {
 			lens := RunCodeLengths(w, int(p)-1)
-			m, err := BuildMaplet(qbits, p, lens, hs, rs)
+			m, err := BuildMaplet(slots, p, lens, hs, rs)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,6 +3,7 @@ package filter
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -10,11 +11,13 @@ import (
 
 // mapletModel is the reference for a Maplet: the multiset of (hash, run)
 // entries, kept as a list. It is exact: a stored entry (h, r) matches a
-// query h' when their top q+P−ℓ_r bits agree, the bits the maplet keeps
-// (q+P is constant under Grow), so Lookup must equal expect exactly, not
-// just include the true runs.
+// query h' when their fingerprints ⌊H·m·2^P/2^64⌋ (H the hash's top
+// KeyHashBits, m the slots), less their low ℓ_r bits, agree: the bits the
+// maplet keeps (m·2^P is constant under Grow). So Lookup must equal expect
+// exactly, not just include the true runs.
 type mapletModel struct {
-	width   uint // q+P
+	slots   uint64 // m and P at the start: the fingerprint depends on m·2^P only
+	p       uint
 	lens    []uint8
 	entries []mapletEntry
 }
@@ -24,9 +27,16 @@ type mapletEntry struct {
 	run int
 }
 
+// fingerprint is ⌊H·m·2^P/2^64⌋, which the tests' small m·2^P keep
+// within 64 bits.
+func (m *mapletModel) fingerprint(h uint64) uint64 {
+	hi, lo := bits.Mul64(h>>(64-KeyHashBits)<<(64-KeyHashBits), m.slots)
+	return hi<<m.p | lo>>(64-m.p)
+}
+
 func (m *mapletModel) matches(e mapletEntry, h uint64) bool {
-	keep := m.width - uint(m.lens[e.run])
-	return e.h>>(64-keep) == h>>(64-keep)
+	l := uint(m.lens[e.run])
+	return m.fingerprint(e.h)>>l == m.fingerprint(h)>>l
 }
 
 func (m *mapletModel) expect(h uint64) RunSet {
@@ -147,14 +157,15 @@ func treeShares(levels int) []float64 {
 func runMapletModel(t *testing.T, lens []uint8, seed uint64) int {
 	rng := rand.New(rand.NewPCG(seed, 29))
 	maxLen := uint(slices.Max(lens))
-	q := 1 + uint(rng.IntN(4))
+	slots := []uint64{2, 4, 8, 16, 64, 128, 192, 320}[rng.IntN(8)]
+	q := uint(bits.Len64(slots - 1))
 	p := maxLen + 2 + uint(rng.IntN(4)) // room for a few Grows
-	mp, err := NewMaplet(q, p, lens)
+	mp, err := NewMaplet(slots, p, lens)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { mp.Release() }() // mp is replaced by Grown's copies
-	model := &mapletModel{width: q + p, lens: lens}
+	model := &mapletModel{slots: slots, p: p, lens: lens}
 	var runs []int
 	for r, l := range lens {
 		if l > 0 {
@@ -218,8 +229,8 @@ func runMapletModel(t *testing.T, lens []uint8, seed uint64) int {
 				t.Fatalf("step %d: Grow: %v", step, err)
 			}
 		}
-		if q+p != mp.QBits()+mp.PayloadBits() {
-			t.Fatalf("step %d: fingerprint width changed to %d+%d", step, mp.QBits(), mp.PayloadBits())
+		if uint64(mp.Slots())<<mp.PayloadBits() != slots<<p {
+			t.Fatalf("step %d: fingerprint scale changed to %d·2^%d", step, mp.Slots(), mp.PayloadBits())
 		}
 		model.check(t, mp, rng, pool)
 	}
@@ -229,7 +240,7 @@ func runMapletModel(t *testing.T, lens []uint8, seed uint64) int {
 	for i, e := range model.entries {
 		hs[i], rs[i] = e.h, uint8(e.run)
 	}
-	b, err := BuildMaplet(mp.QBits(), mp.PayloadBits(), lens, hs, rs)
+	b, err := BuildMaplet(uint64(mp.Slots()), mp.PayloadBits(), lens, hs, rs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +248,7 @@ func runMapletModel(t *testing.T, lens []uint8, seed uint64) int {
 	if !slices.Equal(b.qf.words, mp.qf.words) || b.Len() != mp.Len() {
 		t.Fatalf("BuildMaplet's table differs from the one built by updates")
 	}
-	return int(mp.QBits() - q)
+	return bits.Len64(uint64(mp.Slots())-1) - int(q)
 }
 
 // TestMapletMoveKeepsOthers checks the case a compaction makes of Move:
@@ -268,5 +279,93 @@ func TestMapletMoveKeepsOthers(t *testing.T) {
 	}
 	if err := mp.Insert(h, 7); !errors.Is(err, ErrNoRunCode) {
 		t.Fatalf("Insert into a run without a code: %v", err)
+	}
+}
+
+// TestMapletLongClustersAcrossTheEnd fills tables whose slots are not a
+// power of two up to MapletMaxLoad, with hashes crowded at the table's end, so
+// that clusters run past 64 slots and wrap around; then removes and
+// inserts at random against the model. Distances along such a cluster
+// must be taken modulo the slots, not masked by slots−1 (which only a
+// power of two allows).
+func TestMapletLongClustersAcrossTheEnd(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 31))
+		slots := []uint64{192, 320, 704}[seed%3]
+		lens := []uint8{1, 2, 2}
+		mp, err := NewMaplet(slots, 8, lens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		model := &mapletModel{slots: slots, p: 8, lens: lens}
+		var pool []uint64
+		for len(pool) < int(0.88*float64(slots)) {
+			h := rng.Uint64()
+			if rng.IntN(3) > 0 {
+				h = ^uint64(0) - rng.Uint64N(1<<58) // the last slots
+			}
+			r := rng.IntN(3)
+			if err := mp.Insert(h, r); err != nil {
+				t.Fatal(err)
+			}
+			model.entries = append(model.entries, mapletEntry{h, r})
+			pool = append(pool, h)
+		}
+		model.check(t, mp, rng, pool)
+		for step := range 400 {
+			if rng.IntN(2) == 0 && len(model.entries) > 0 {
+				e := model.removeAt(rng.IntN(len(model.entries)))
+				if !mp.Remove(e.h, e.run) {
+					t.Fatalf("seed %d step %d: Remove of a stored entry failed", seed, step)
+				}
+			} else if float64(mp.Len()+1) <= MapletMaxLoad*float64(slots) {
+				h, r := pool[rng.IntN(len(pool))]^rng.Uint64N(1<<40), rng.IntN(3)
+				if err := mp.Insert(h, r); err != nil {
+					t.Fatal(err)
+				}
+				model.entries = append(model.entries, mapletEntry{h, r})
+			}
+			if step%20 == 19 {
+				model.check(t, mp, rng, pool)
+			}
+		}
+		if mp.Slots() != int(slots) {
+			t.Fatalf("seed %d: the table grew to %d slots; the test wants it full", seed, mp.Slots())
+		}
+		mp.Release()
+	}
+}
+
+// TestMapletReadsTopKeyHashBits: a maplet reads only a hash's top
+// KeyHashBits, what a table's key-hash set keeps, so an entry filed from a
+// full hash is found by its key-hash value and the other way round. It
+// takes a table whose slots and payload use all 40 bits and are not a
+// power of two, where the product's top bits would depend on the low bits
+// of the hash through carries if they were read.
+func TestMapletReadsTopKeyHashBits(t *testing.T) {
+	mp, err := NewMaplet(1<<20+64, 19, []uint8{1, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mp.Release()
+	rng := rand.New(rand.NewPCG(7, 40))
+	const low = 1<<(64-KeyHashBits) - 1
+	hs := make([]uint64, 2000)
+	for i := range hs {
+		hs[i] = rng.Uint64()
+		if err := mp.Insert(hs[i]&^low, i%2); err != nil { // key-hash set values
+			t.Fatal(err)
+		}
+	}
+	for i, h := range hs {
+		if !mp.Lookup(h).Has(i % 2) {
+			t.Fatalf("entry %d filed from its top bits is not found by its full hash %#x", i, h)
+		}
+		if !mp.Remove(h|low, i%2) {
+			t.Fatalf("entry %d filed from its top bits is not removed by a hash with other low bits", i)
+		}
+	}
+	if mp.Len() != 0 {
+		t.Fatalf("%d entries left", mp.Len())
 	}
 }

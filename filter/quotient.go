@@ -124,8 +124,8 @@ const (
 // A Quotient is not safe for concurrent use: callers lock. MayContain does not
 // modify the filter, so concurrent MayContain calls with no writer are safe.
 type Quotient struct {
-	qbits, rbits uint
-	slots        uint64 // 2^qbits
+	qbits, rbits uint   // qbits: log2(slots), which split uses; a Maplet's table, of any size, leaves it 0
+	slots        uint64 // 2^qbits, or a Maplet's multiple of 64
 	nblocks      uint64 // ceil(slots/64)
 	stride       uint64 // words per block: 3 metadata words + rbits remainder words
 	rmask        uint64 // 2^rbits - 1
@@ -150,20 +150,24 @@ func NewQuotient(qbits, rbits uint) (*Quotient, error) {
 // init sets the geometry and allocates zeroed words. Callers have checked
 // the parameters.
 func (f *Quotient) init(qbits, rbits uint) {
-	f.initWords(qbits, rbits, make([]uint64, quotientWords(qbits, rbits)))
+	f.initWords(1<<qbits, rbits, make([]uint64, quotientWords(1<<qbits, rbits)))
+	f.qbits = qbits
 }
 
-// quotientWords is the length of the table of a filter of 2^qbits slots
+// quotientWords is the length of the table of a filter of the given slots
 // and rbits-bit remainders.
-func quotientWords(qbits, rbits uint) uint64 {
-	return (uint64(1)<<qbits + 63) / 64 * (3 + uint64(rbits))
+func quotientWords(slots uint64, rbits uint) uint64 {
+	return (slots + 63) / 64 * (3 + uint64(rbits))
 }
 
-// initWords is init over zeroed words the caller allocated (a Maplet's lie
-// outside the Go heap), of length quotientWords(qbits, rbits).
-func (f *Quotient) initWords(qbits, rbits uint, words []uint64) {
-	f.qbits, f.rbits = qbits, rbits
-	f.slots = 1 << qbits
+// initWords sets the geometry of a table of slots (a power of two, or a
+// multiple of 64: only a table's last block may have fewer than 64 slots,
+// and only when it is the only one) over zeroed words the caller
+// allocated (a Maplet's lie outside the Go heap), of length
+// quotientWords(slots, rbits). It leaves qbits 0: init sets it.
+func (f *Quotient) initWords(slots uint64, rbits uint, words []uint64) {
+	f.qbits, f.rbits = 0, rbits
+	f.slots = slots
 	f.nblocks = (f.slots + 63) / 64
 	f.stride = 3 + uint64(rbits)
 	f.rmask = 1<<rbits - 1

@@ -63,7 +63,7 @@ func (f *Quotient) UnmarshalBinary(data []byte) error {
 	// Bound the allocation by the input: the length must match exactly
 	// before anything is sized from qbits.
 	slots := uint64(1) << qbits
-	words := quotientWords(qbits, rbits)
+	words := quotientWords(1<<qbits, rbits)
 	if want := quotientHeader + 8*words + quotientTrailer; uint64(len(data)) != want {
 		return fmt.Errorf("%w: quotient filter: %d bytes, want %d for qbits=%d rbits=%d", ErrCorrupt, len(data), want, qbits, rbits)
 	}

@@ -104,5 +104,5 @@ func (f *Quotient) probeCost(h uint64) (hit bool, compared, span int) {
 			break
 		}
 	}
-	return hit, compared, int((i-cs)&(f.slots-1)) + 1
+	return hit, compared, int(f.dist(cs, i)) + 1
 }

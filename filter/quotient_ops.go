@@ -132,7 +132,7 @@ func (f *Quotient) remove(fq, s, i uint64) {
 	// Close the gap: the rest of the cluster, up to a slot that is empty or
 	// at its canonical place (not shifted), moves left by one.
 	end := f.selectFree(qfShift, f.next(i), 0)
-	moved := (end - i - 1) & (f.slots - 1)
+	moved := f.dist(f.next(i), end)
 	f.shiftDown(i, end)
 	if moved == 0 {
 		return
@@ -147,7 +147,7 @@ func (f *Quotient) remove(fq, s, i uint64) {
 	heads, occupied := f.scan(qfCont, i, true), f.scan(qfOcc, f.next(fq), false)
 	for q := fq; ; {
 		h := heads.next()
-		d := (h - i) & (f.slots - 1)
+		d := f.dist(i, h)
 		if d >= moved {
 			return
 		}

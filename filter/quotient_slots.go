@@ -5,7 +5,7 @@ import "math/bits"
 // Slot storage of the quotient filter. Slot i lives in block i/64, bit i%64
 // of the block's three metadata words, and at bits [(i%64)·rbits, +rbits) of
 // the block's remainder area (rbits words). Invariant: bits of the last
-// block beyond Slots() (only when qbits < 6) are always 0.
+// block beyond Slots() (only when there are fewer than 64) are always 0.
 
 // Offsets of the metadata words inside a block.
 const (
@@ -44,8 +44,27 @@ func (f *Quotient) isEmpty(i uint64) bool {
 	return (f.words[b+qfOcc]|f.words[b+qfShift])>>(i&63)&1 == 0
 }
 
-func (f *Quotient) next(i uint64) uint64 { return (i + 1) & (f.slots - 1) }
-func (f *Quotient) prev(i uint64) uint64 { return (i - 1) & (f.slots - 1) }
+func (f *Quotient) next(i uint64) uint64 {
+	if i+1 == f.slots {
+		return 0
+	}
+	return i + 1
+}
+
+func (f *Quotient) prev(i uint64) uint64 {
+	if i == 0 {
+		return f.slots - 1
+	}
+	return i - 1
+}
+
+// dist is the number of steps of next from slot i to slot j.
+func (f *Quotient) dist(i, j uint64) uint64 {
+	if j < i {
+		return j + f.slots - i
+	}
+	return j - i
+}
 
 // rem returns the remainder stored in slot i.
 func (f *Quotient) rem(i uint64) uint64 {
@@ -80,7 +99,10 @@ func (f *Quotient) setRem(i, v uint64) {
 // (its length in words is a whole number of lines once it has 8 blocks).
 func (f *Quotient) linesRead(cs, last uint64) int {
 	word := func(i, off uint64) uint64 { // in block i's words, i counted from cs
-		return ((cs+(i-cs)&(f.slots-1))>>6)*f.stride + off
+		if i < cs {
+			i += f.slots
+		}
+		return (i>>6)*f.stride + off
 	}
 	remEnd := word(last, qfRem+((last&63)*uint64(f.rbits)+uint64(f.rbits)-1)>>6)
 	return int(max(remEnd, word(last+1, qfCont))>>3 - word(cs, qfOcc)>>3 + 1)

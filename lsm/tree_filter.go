@@ -3,7 +3,6 @@ package lsm
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -53,10 +52,11 @@ type treeFilter struct {
 	// on an error it returns dst as given.
 	hashes func(dst []uint64, f *manifest.FileMetadata) ([]uint64, error)
 	// payloadBits is what a build gives each slot; growth takes a bit a
-	// doubling, and a maplet grown below it is rebuilt. minQBits is the
+	// doubling, and a maplet grown below it is rebuilt. minSlots is the
 	// smallest table a build makes (tests make it tiny, so that growth and
 	// rebuilds happen often).
-	payloadBits, minQBits uint
+	payloadBits uint
+	minSlots    uint64
 
 	// update serializes the changes and guards what only they read:
 	// placed, shares, uncovered, build and closed. A change holds it
@@ -126,7 +126,8 @@ type placement struct {
 // treeBuild is a build in progress: the updates made since its snapshot,
 // for it to replay.
 type treeBuild struct {
-	ops []treeOp
+	ops  []treeOp
+	load float64 // what the new maplet is sized for
 }
 
 // treeShare records entries counted once for two covered placements in
@@ -173,19 +174,24 @@ type treeOp struct {
 // to grow before a rebuild (filter.Maplet.Grow).
 const treeFilterMaxCodeLen = 4
 
-// treeFilterLoad is the most load a build sizes the maplet for: slots
-// are a power of two, so a build lands at 0.4–0.8, and grows (then is
-// rebuilt) past filter.MapletMaxLoad, once the entries have grown by an
-// eighth at least. A lower bound would leave Open's build of a large
-// tree up to half empty (docs/design.md, "Tree-wide filter").
-const treeFilterLoad = 0.8
+// The loads a build sizes the maplet for (its slots are any multiple of
+// 64). Open's build, of a tree that may be at rest, is sized near
+// filter.MapletMaxLoad, its memory least for its rate. A rebuild follows
+// a doubling, in a tree that grows: sized for half the load it doubles
+// at, it next doubles once the entries have grown by four fifths, so
+// rebuilds cost a fill about as many entries as doublings do
+// (docs/design.md, "Tree-wide filter").
+const (
+	treeFilterOpenLoad = 0.85
+	treeFilterGrowLoad = 0.5
+)
 
 // errNoKeyHashes: a table written without a key-hash block (before
 // TreeWide was set): its level is always asked.
 var errNoKeyHashes = errors.New("lsm: table has no key-hash block")
 
-func newTreeFilter(hashes func([]uint64, *manifest.FileMetadata) ([]uint64, error), payloadBits, minQBits uint) *treeFilter {
-	return &treeFilter{hashes: hashes, payloadBits: payloadBits, minQBits: minQBits, placed: make(map[placementKey]placement), shares: make(map[placementKey][]*treeShare)}
+func newTreeFilter(hashes func([]uint64, *manifest.FileMetadata) ([]uint64, error), payloadBits uint, minSlots uint64) *treeFilter {
+	return &treeFilter{hashes: hashes, payloadBits: payloadBits, minSlots: minSlots, placed: make(map[placementKey]placement), shares: make(map[placementKey][]*treeShare)}
 }
 
 // start takes the placements of the live Versions (VersionSet.
@@ -671,7 +677,10 @@ func (t *treeFilter) rebuild() {
 	if t.build != nil || t.closed {
 		return
 	}
-	b := &treeBuild{}
+	b := &treeBuild{load: treeFilterGrowLoad}
+	if t.m == nil {
+		b.load = treeFilterOpenLoad
+	}
 	t.build = b
 	snapshot := make(map[placementKey]*manifest.FileMetadata, len(t.placed))
 	for k, pl := range t.placed {
@@ -708,7 +717,7 @@ func (t *treeFilter) runBuild(b *treeBuild, snapshot map[placementKey]*manifest.
 		}
 		entries[k.run()] += float64(len(hashes) - n)
 	}
-	m, err := t.newMaplet(hashes, runs, entries)
+	m, err := t.newMaplet(hashes, runs, entries, b.load)
 	t.update.Lock()
 	defer t.update.Unlock()
 	t.build = nil
@@ -754,19 +763,11 @@ func (t *treeFilter) runBuild(b *treeBuild, snapshot map[placementKey]*manifest.
 	t.built.Add(1)
 }
 
-// newMaplet builds a maplet of the entries at a load of treeFilterLoad
-// at most, with run codes fitted to each run's share (entries, by run
-// id). Every run gets a code, one holding nothing the longest. The stored
-// hashes keep filter.KeyHashBits bits, all that the quotient and payload
-// may use.
-func (t *treeFilter) newMaplet(hashes []uint64, runs []uint8, entries [NumLevels]float64) (*filter.Maplet, error) {
-	qbits := t.minQBits
-	for float64(uint64(1)<<qbits)*treeFilterLoad < float64(len(hashes)) {
-		qbits++
-	}
-	if qbits+t.payloadBits > filter.KeyHashBits {
-		return nil, fmt.Errorf("lsm: a tree-wide filter of 2^%d slots needs more than the %d hash bits a table stores", qbits, filter.KeyHashBits)
-	}
+// newMaplet builds a maplet of the entries at the given load (at least
+// minSlots), with run codes fitted to each run's share (entries, by run
+// id). Every run gets a code, one holding nothing the longest.
+func (t *treeFilter) newMaplet(hashes []uint64, runs []uint8, entries [NumLevels]float64, load float64) (*filter.Maplet, error) {
+	slots := max(filter.MapletSlots(len(hashes), load), t.minSlots)
 	total := float64(len(hashes))
 	var ids []int
 	var weights []float64
@@ -780,7 +781,7 @@ func (t *treeFilter) newMaplet(hashes []uint64, runs []uint8, entries [NumLevels
 	for i, n := range filter.RunCodeLengths(weights, treeFilterMaxCodeLen) {
 		lens[ids[i]] = n
 	}
-	return filter.BuildMaplet(qbits, t.payloadBits, lens, hashes, runs)
+	return filter.BuildMaplet(slots, t.payloadBits, lens, hashes, runs)
 }
 
 // close stops the builds and gives the maplet's memory back.
@@ -835,9 +836,9 @@ func (d *DB) treeLookup(h uint64) treeAnswer {
 // code and the fingerprint after it.
 const treeFilterPayloadBits = 7
 
-// treeFilterMinQBits is the smallest table a build makes, 2^16 slots
+// treeFilterMinSlots is the smallest table a build makes, 2^16 slots
 // (80 KiB at 7 payload bits: 10 bits a slot); a variable for the tests.
-var treeFilterMinQBits uint = 16
+var treeFilterMinSlots uint64 = 1 << 16
 
 // startTreeFilter starts the tree-wide filter, if Options ask for it, from
 // the placements of the Versions now live; the flushes and compactions to
@@ -847,7 +848,7 @@ func (d *DB) startTreeFilter() {
 		return
 	}
 	d.recentHashes = newRecentKeyHashes()
-	d.tree = newTreeFilter(d.tableKeyHashes, treeFilterPayloadBits, treeFilterMinQBits)
+	d.tree = newTreeFilter(d.tableKeyHashes, treeFilterPayloadBits, treeFilterMinSlots)
 	d.tree.start(d.vs.TrackPlacements())
 }
 

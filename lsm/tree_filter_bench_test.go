@@ -20,7 +20,7 @@ import (
 //
 //	go test -run XXX -bench TreeFilterGrowthWait -benchtime 3x ./lsm/
 func BenchmarkTreeFilterGrowthWait(b *testing.B) {
-	const qbits, perTable = 22, 1 << 16
+	const minSlots, perTable = 1 << 22, 1 << 16
 	rng := rand.New(rand.NewPCG(1, 2))
 	table := func() []uint64 {
 		hs := make([]uint64, perTable)
@@ -41,12 +41,12 @@ func BenchmarkTreeFilterGrowthWait(b *testing.B) {
 		}
 		var ps []manifest.Placement
 		entries := 0
-		for n := uint64(1); float64(entries+perTable) < 0.8*float64(uint64(1)<<qbits); n++ {
+		for n := uint64(1); float64(entries+perTable) < 0.8*minSlots; n++ {
 			keys[n] = table()
 			entries += len(keys[n])
 			ps = append(ps, manifest.Placement{Level: 6, File: &manifest.FileMetadata{FileNum: n}})
 		}
-		tf := newTreeFilter(hashes, treeFilterPayloadBits, qbits)
+		tf := newTreeFilter(hashes, treeFilterPayloadBits, minSlots)
 		tf.start(ps)
 		tf.builds.Wait()
 		// File tables until the next one crosses MapletMaxLoad; the last

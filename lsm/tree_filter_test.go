@@ -57,11 +57,11 @@ func checkTreeFilter(d *DB, v *manifest.Version) (answered int, err error) {
 // rebuild in the background while flushes and compactions file and
 // remove keys, which the rebuild must replay.
 func TestTreeFilterHoldsEveryTableKey(t *testing.T) {
-	for _, minQBits := range []uint{treeFilterMinQBits, 3} {
-		t.Run(fmt.Sprintf("minQBits=%d", minQBits), func(t *testing.T) {
-			defer func(old uint) { treeFilterMinQBits = old }(treeFilterMinQBits)
-			treeFilterMinQBits = minQBits
-			testTreeFilterHoldsEveryTableKey(t, minQBits < 16)
+	for _, minSlots := range []uint64{treeFilterMinSlots, 8} {
+		t.Run(fmt.Sprintf("minSlots=%d", minSlots), func(t *testing.T) {
+			defer func(old uint64) { treeFilterMinSlots = old }(treeFilterMinSlots)
+			treeFilterMinSlots = minSlots
+			testTreeFilterHoldsEveryTableKey(t, minSlots < 1<<16)
 		})
 	}
 }
@@ -279,7 +279,7 @@ func TestTreeFilterSharesModel(t *testing.T) {
 		}
 		tf.mu.RUnlock()
 	}
-	tf := newTreeFilter(hashes, treeFilterPayloadBits, 6)
+	tf := newTreeFilter(hashes, treeFilterPayloadBits, 64)
 	tf.start(nil)
 	tf.builds.Wait()
 

@@ -432,7 +432,7 @@ func quotientExample(t *testing.T) []byte {
 // 0 → "0", 1 → "10", 2 → "11", holding the entries (quotient 1, hash bits
 // 1011, run 0), (quotient 1, 0110, run 2) and (quotient 3, 1110, run 1).
 func mapletExample(t *testing.T) []byte {
-	m, err := filter.NewMaplet(2, 4, []uint8{1, 2, 2})
+	m, err := filter.NewMaplet(4, 4, []uint8{1, 2, 2})
 	if err != nil {
 		t.Fatal(err)
 	}
