@@ -109,7 +109,9 @@ type Stats struct {
 	MemtableFalsePositives uint64
 
 	// TreeFilterProbes counts the lookups the tree-wide filter answered
-	// (Options.FilterScope TreeWide, once built), TreeFilterNegatives
+	// (Options.FilterScope TreeWide, once built): the keys of Get and
+	// MultiGet, and the absent-key proofs of Delete and of the
+	// tombstones flushes and compactions drop. TreeFilterNegatives
 	// those for which it named no level, so that no table filter was
 	// asked; TreeFilterLines the 64-byte lines of its table those
 	// lookups read (the cache lines they touched: one or two each in

@@ -109,6 +109,17 @@ func NewCollector(db *lsm.DB) *Collector {
 		func(s *lsm.Stats) float64 { return u(s.PrefixProbes) })
 	global("prefix_skips_total", "Sources a prefix iterator left out because their filter ruled the prefix out.", counter,
 		func(s *lsm.Stats) float64 { return u(s.PrefixSkips) })
+	// The tree-wide filter (Options.FilterScope TreeWide; all zero without).
+	global("tree_filter_probes_total", "Lookups the tree-wide filter answered: Get and MultiGet keys, and the absent-key proofs of deletes, flushes and compactions.", counter,
+		func(s *lsm.Stats) float64 { return u(s.TreeFilterProbes) })
+	global("tree_filter_negatives_total", "Tree-wide filter lookups that named no level, so that no table filter was asked.", counter,
+		func(s *lsm.Stats) float64 { return u(s.TreeFilterNegatives) })
+	global("tree_filter_lines_total", "64-byte lines of the tree-wide filter's table its lookups read.", counter,
+		func(s *lsm.Stats) float64 { return u(s.TreeFilterLines) })
+	global("tree_filter_bytes", "Memory of the tree-wide filter, outside the Go heap.", gauge,
+		func(s *lsm.Stats) float64 { return u(s.TreeFilterBytes) })
+	global("tree_filter_entries", "Keys the tree-wide filter holds (a key in two tables counts twice).", gauge,
+		func(s *lsm.Stats) float64 { return u(s.TreeFilterEntries) })
 	// Deletes.
 	global("deletes_elided_total", "Deletes that the filters proved unnecessary and that wrote nothing.", counter,
 		func(s *lsm.Stats) float64 { return u(s.DeletesElided) })

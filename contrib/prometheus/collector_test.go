@@ -175,6 +175,32 @@ monban_background_error 1
 	}
 }
 
+// TestTreeFilterMetrics checks each tree-wide filter metric against its
+// Stats field, in a snapshot where each has its own value.
+func TestTreeFilterMetrics(t *testing.T) {
+	c := NewCollector(openDB(t))
+	c.stats = func() lsm.Stats {
+		var s lsm.Stats
+		s.TreeFilterProbes, s.TreeFilterNegatives, s.TreeFilterLines = 11, 7, 13
+		s.TreeFilterBytes, s.TreeFilterEntries = 82632, 5
+		return s
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	got := gather(t, reg)
+	for name, want := range map[string]float64{
+		"monban_tree_filter_probes_total":    11,
+		"monban_tree_filter_negatives_total": 7,
+		"monban_tree_filter_lines_total":     13,
+		"monban_tree_filter_bytes":           82632,
+		"monban_tree_filter_entries":         5,
+	} {
+		if got[name] != want {
+			t.Errorf("%s = %v, want %v", name, got[name], want)
+		}
+	}
+}
+
 // gather returns every sample as name{labels} → value.
 func gather(t *testing.T, g prometheus.Gatherer) map[string]float64 {
 	t.Helper()

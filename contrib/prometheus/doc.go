@@ -33,6 +33,8 @@
 //	monban_level_table_written_bytes_total     counter  table bytes written into it
 //
 // and, for the whole DB: memtable filter negatives and false positives,
+// the tree-wide filter's probes, negatives, lines read, bytes and entries
+// (monban_tree_filter_*, zero unless Options.FilterScope is TreeWide),
 // deletes elided (and the WAL bytes they saved), proof probes, WAL bytes,
 // flushes and queued memtables, entries dropped by flushes and compactions
 // (label "reason"), compactions (label "kind": move, l0, intra_l0, size,
