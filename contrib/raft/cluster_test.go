@@ -135,7 +135,7 @@ func (c *cluster) start(i int) {
 		nd.bootstrapped = true
 	}
 	if conf.NoSnapshotRestoreOnStart {
-		if err := nd.fsm.CatchUp(snaps); err != nil {
+		if err := nd.fsm.CatchUp(snaps, nd.logs); err != nil {
 			t.Fatal(err)
 		}
 	}

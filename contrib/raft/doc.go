@@ -123,8 +123,11 @@
 //     ApplyBatch commits its commands and the new applied index in one lsm
 //     batch: a crash keeps whole batches, a prefix of them. Batches are
 //     not synced; raft's log is, and raft replays it. Snapshot syncs, so
-//     the state on disk is never behind a snapshot of its own that raft
-//     keeps. One a leader sent is kept by raft before Restore runs, so a
+//     the state on disk holds every command of a snapshot of its own that
+//     raft keeps (whose index may be past AppliedIndex by barriers and
+//     no-ops, which raft never hands the FSM: CatchUp, given the log
+//     store, sees they are no commands and restores nothing). One a
+//     leader sent is kept by raft before Restore runs, so a
 //     crash between leaves the state behind it: CatchUp, called before
 //     NewRaft, restores it then. With it, raft's NoSnapshotRestoreOnStart
 //     is safe: a restart keeps the state, with no Restore, and raft

@@ -129,7 +129,17 @@ func (f *FSM) stage(dir string, r io.Reader) (*lsm.DB, uint64, error) {
 // success the applied index is at least the snapshot's: the entries
 // between its last command and its index (no-ops, barriers) changed
 // nothing.
-func (f *FSM) CatchUp(snapshots hraft.SnapshotStore) error {
+//
+// A snapshot's index counts every entry raft applied, the barriers,
+// no-ops and configuration changes it never hands the FSM among them, so
+// a node's own snapshot taken after a barrier is ahead of the state's
+// applied index with nothing in it the state lacks. logs, this node's
+// log store (nil if there is none to ask), tells such a snapshot apart:
+// if it holds every entry after the applied index up to the snapshot's,
+// none of them a command, and the last with the snapshot's term (so that,
+// by raft's log matching, they are the entries the snapshot applied),
+// CatchUp records the snapshot's index as applied and restores nothing.
+func (f *FSM) CatchUp(snapshots hraft.SnapshotStore, logs hraft.LogStore) error {
 	metas, err := snapshots.List()
 	if err != nil {
 		return fmt.Errorf("monban raft: fsm catch-up: %w", err)
@@ -138,6 +148,9 @@ func (f *FSM) CatchUp(snapshots hraft.SnapshotStore) error {
 		return nil
 	}
 	newest := metas[0]
+	if logs != nil && onlyNonCommands(logs, f.AppliedIndex(), newest.Index, newest.Term) {
+		return f.raiseApplied(newest.Index)
+	}
 	_, rc, err := snapshots.Open(newest.ID)
 	if err == nil {
 		err = f.Restore(rc)
@@ -146,6 +159,18 @@ func (f *FSM) CatchUp(snapshots hraft.SnapshotStore) error {
 		return fmt.Errorf("monban raft: fsm catch-up: the state, at %d, is behind the newest snapshot %s (index %d), which raft starts from: %w", f.AppliedIndex(), newest.ID, newest.Index, err)
 	}
 	return f.raiseApplied(newest.Index)
+}
+
+// onlyNonCommands reports whether logs holds every entry in (applied,
+// index], none a command, the one at index of the given term.
+func onlyNonCommands(logs hraft.LogStore, applied, index, term uint64) bool {
+	var l hraft.Log
+	for i := index; i > applied; i-- {
+		if logs.GetLog(i, &l) != nil || l.Type == hraft.LogCommand || (i == index && l.Term != term) {
+			return false
+		}
+	}
+	return true
 }
 
 // raiseApplied records index as applied, durably, if it is above the

@@ -26,12 +26,13 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // returned snapshot streams and then removes. It costs no copy of the
 // tables, so raft's FSM goroutine, which Snapshot holds, is soon free.
 //
-// It first makes the state durable up to the snapshot's index, with one
-// synced write: the state a restart finds is then never behind a
-// snapshot of its own that raft keeps, so a node may run with raft's
+// It first makes the state durable up to the snapshot's last command,
+// with one synced write: the state a restart finds then holds all a
+// snapshot of its own that raft keeps holds, so a node may run with raft's
 // NoSnapshotRestoreOnStart, which replays only the entries after that
 // snapshot over it, and restart without a restore (CatchUp covers a
-// snapshot a leader sent).
+// snapshot a leader sent, and tells an own one ahead only by barriers
+// and no-ops from it).
 func (f *FSM) Snapshot() (hraft.FSMSnapshot, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()

@@ -58,7 +58,7 @@ func startNode(c config) (*node, error) {
 	// it): no need to replace it with the last snapshot first, unless a
 	// crash cut short the install of one a leader sent (CatchUp).
 	conf.NoSnapshotRestoreOnStart = true
-	if err := n.fsm.CatchUp(snaps); err != nil {
+	if err := n.fsm.CatchUp(snaps, n.store); err != nil {
 		return nil, errors.Join(err, n.close())
 	}
 	if n.raft, err = raft.NewRaft(conf, n.fsm, n.store, n.store, snaps, n.transport); err != nil {
