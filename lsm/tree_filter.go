@@ -177,13 +177,13 @@ const treeFilterMaxCodeLen = 4
 // The loads a build sizes the maplet for (its slots are any multiple of
 // 64). Open's build, of a tree that may be at rest, is sized near
 // filter.MapletMaxLoad, its memory least for its rate. A rebuild follows
-// a doubling, in a tree that grows: sized for half the load it doubles
-// at, it next doubles once the entries have grown by four fifths, so
-// rebuilds cost a fill about as many entries as doublings do
-// (docs/design.md, "Tree-wide filter").
+// a doubling, in a tree that grows: sized as the doubling left it, for
+// half the load it doubles at, it next doubles once the entries have
+// doubled, so a fill rebuilds as often as it did when every table was a
+// power of two (docs/design.md, "Tree-wide filter").
 const (
 	treeFilterOpenLoad = 0.85
-	treeFilterGrowLoad = 0.5
+	treeFilterGrowLoad = filter.MapletMaxLoad / 2
 )
 
 // errNoKeyHashes: a table written without a key-hash block (before
