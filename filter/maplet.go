@@ -307,7 +307,7 @@ func (m *Maplet) LookupLines(h uint64) (RunSet, int) {
 
 // canGrow reports whether Grow would succeed.
 func (m *Maplet) canGrow() bool {
-	return m.p-1 > m.code.maxLen && m.qf.slots < 1<<maxQuotientQBits
+	return m.p-1 > m.code.maxLen && 2*m.qf.slots <= 1<<maxQuotientQBits
 }
 
 // Grow doubles the slots: each entry's top fingerprint bit becomes the
