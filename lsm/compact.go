@@ -408,7 +408,7 @@ func (d *DB) logAndApply(edit *manifest.VersionEdit) error {
 	defer d.manifestMu.Unlock()
 	err := d.vs.LogAndApply(edit)
 	if err != nil && d.tree != nil {
-		d.tree.abandon(edit.Added)
+		d.tree.abandon(edit.Added, edit.Deleted)
 	}
 	if h := d.hooks.afterInstall; h != nil && err == nil {
 		h()

@@ -121,6 +121,10 @@ func treeLevels(runs filter.RunSet) filter.RunSet {
 type placement struct {
 	f       *manifest.FileMetadata
 	covered bool
+	// superseded: an installed edit deleted it, and it leaves once no
+	// reader holds a Version before that edit. A build does not size the
+	// maplet for its entries, which are about to go.
+	superseded bool
 }
 
 // treeBuild is a build in progress: the updates made since its snapshot,
@@ -276,6 +280,7 @@ func (t *treeFilter) enter(added []manifest.NewFile, deleted map[manifest.Delete
 		}
 	}
 	t.mu.Unlock()
+	t.supersede(deleted, true)
 	if t.m != nil && !t.fileShared(heirs, givers) {
 		t.giveUp()
 	}
@@ -381,14 +386,29 @@ func overlaps(a, b *manifest.FileMetadata) bool {
 	return bytes.Compare(a.Smallest.UserKey, b.Largest.UserKey) <= 0 && bytes.Compare(b.Smallest.UserKey, a.Largest.UserKey) <= 0
 }
 
+// supersede marks the placements an edit deletes as superseded (or, for
+// an edit not installed, no longer); update must be held.
+func (t *treeFilter) supersede(deleted map[manifest.DeletedFile]bool, v bool) {
+	for d := range deleted {
+		k := placementKey{d.Level, d.FileNum}
+		if pl, ok := t.placed[k]; ok {
+			pl.superseded = v
+			t.placed[k] = pl
+		}
+	}
+}
+
 // abandon undoes enter for an edit that was not installed: the added
-// tables leave, giving their shares back.
-func (t *treeFilter) abandon(added []manifest.NewFile) {
+// tables leave, giving their shares back, and the deleted ones stay.
+func (t *treeFilter) abandon(added []manifest.NewFile, deleted map[manifest.DeletedFile]bool) {
 	ps := make([]manifest.Placement, len(added))
 	for i, nf := range added {
 		ps[i] = manifest.Placement{Level: nf.Level, File: nf.Meta}
 	}
 	t.leave(ps)
+	t.update.Lock()
+	t.supersede(deleted, false)
+	t.update.Unlock()
 }
 
 // leave removes the keys of placements no live Version holds any more.
@@ -645,7 +665,8 @@ func (t *treeFilter) giveUp() {
 	clear(t.shares)
 	for k, pl := range t.placed {
 		if pl.covered {
-			t.placed[k] = placement{f: pl.f}
+			pl.covered = false
+			t.placed[k] = pl
 			t.uncover(k.level, 1)
 		}
 	}
@@ -682,9 +703,9 @@ func (t *treeFilter) rebuild() {
 		b.load = treeFilterOpenLoad
 	}
 	t.build = b
-	snapshot := make(map[placementKey]*manifest.FileMetadata, len(t.placed))
+	snapshot := make(map[placementKey]placement, len(t.placed))
 	for k, pl := range t.placed {
-		snapshot[k] = pl.f
+		snapshot[k] = pl
 	}
 	t.builds.Add(1)
 	go func() {
@@ -695,20 +716,21 @@ func (t *treeFilter) rebuild() {
 
 // runBuild reads the snapshot's hashes, builds the maplet, replays what
 // happened meanwhile, and swaps it in.
-func (t *treeFilter) runBuild(b *treeBuild, snapshot map[placementKey]*manifest.FileMetadata) {
+func (t *treeFilter) runBuild(b *treeBuild, snapshot map[placementKey]placement) {
 	// A table holds at most a hash an entry: sized so, the lists never
 	// grow and are never copied.
 	var most uint64
-	for _, f := range snapshot {
-		most += f.NumEntries
+	for _, pl := range snapshot {
+		most += pl.f.NumEntries
 	}
 	hashes, runs := make([]uint64, 0, most), make([]uint8, 0, most)
 	var entries [NumLevels]float64
+	lasting := 0 // entries of placements not superseded
 	covered := make(map[placementKey]bool, len(snapshot))
-	for k, f := range snapshot {
+	for k, pl := range snapshot {
 		n := len(hashes)
 		var err error
-		if hashes, err = t.hashes(hashes, f); err != nil {
+		if hashes, err = t.hashes(hashes, pl.f); err != nil {
 			continue
 		}
 		covered[k] = true
@@ -716,8 +738,11 @@ func (t *treeFilter) runBuild(b *treeBuild, snapshot map[placementKey]*manifest.
 			runs = append(runs, uint8(k.run()))
 		}
 		entries[k.run()] += float64(len(hashes) - n)
+		if !pl.superseded {
+			lasting += len(hashes) - n
+		}
 	}
-	m, err := t.newMaplet(hashes, runs, entries, b.load)
+	m, err := t.newMaplet(hashes, runs, entries, b.load, lasting)
 	t.update.Lock()
 	defer t.update.Unlock()
 	t.build = nil
@@ -750,7 +775,8 @@ func (t *treeFilter) runBuild(b *treeBuild, snapshot map[placementKey]*manifest.
 	t.m = m
 	t.uncovered, t.asked = [NumLevels]int{}, 0
 	for k, pl := range t.placed {
-		t.placed[k] = placement{f: pl.f, covered: covered[k]}
+		pl.covered = covered[k]
+		t.placed[k] = pl
 		if !covered[k] {
 			t.uncover(k.level, 1)
 		}
@@ -763,11 +789,13 @@ func (t *treeFilter) runBuild(b *treeBuild, snapshot map[placementKey]*manifest.
 	t.built.Add(1)
 }
 
-// newMaplet builds a maplet of the entries at the given load (at least
-// minSlots), with run codes fitted to each run's share (entries, by run
-// id). Every run gets a code, one holding nothing the longest.
-func (t *treeFilter) newMaplet(hashes []uint64, runs []uint8, entries [NumLevels]float64, load float64) (*filter.Maplet, error) {
-	slots := max(filter.MapletSlots(len(hashes), load), t.minSlots)
+// newMaplet builds a maplet of the entries, sized for the lasting ones
+// (those of placements not superseded) at the given load, at least
+// minSlots, and room for all of them below filter.MapletMaxLoad. Its run
+// codes are fitted to each run's share (entries, by run id). Every run
+// gets a code, one holding nothing the longest.
+func (t *treeFilter) newMaplet(hashes []uint64, runs []uint8, entries [NumLevels]float64, load float64, lasting int) (*filter.Maplet, error) {
+	slots := max(filter.MapletSlots(lasting, load), filter.MapletSlots(len(hashes), filter.MapletMaxLoad), t.minSlots)
 	total := float64(len(hashes))
 	var ids []int
 	var weights []float64
