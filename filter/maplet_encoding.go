@@ -68,9 +68,10 @@ func (m *Maplet) UnmarshalBinary(data []byte) error {
 	switch data[4] {
 	case 1:
 		// A version 1 maplet's fingerprints came from the hash's top
-		// qbits+P bits, which this build reads only within KeyHashBits.
+		// qbits+P bits; NewMaplet, below, takes only those within
+		// KeyHashBits, the bits this build reads.
 		qbits := uint(data[5])
-		if qbits < 1 || qbits > maxQuotientQBits || qbits+p > KeyHashBits {
+		if qbits < 1 || qbits > maxQuotientQBits {
 			return bad("bad parameters qbits=%d payloadBits=%d", qbits, p)
 		}
 		slots, header = 1<<qbits, mapletHeaderV1

@@ -166,13 +166,25 @@ func TestMapletReadsVersion1(t *testing.T) {
 	if v2[4] != 2 || !bytes.Equal(v2[mapletHeader:len(v2)-4], v1[mapletHeaderV1:len(v1)-4]) {
 		t.Fatalf("re-encoded as % x", v2)
 	}
-	for _, bad := range []struct{ q, p byte }{{0, 4}, {33, 4}, {37, 4}} {
-		b := append([]byte(nil), v1...)
-		b[5], b[6] = bad.q, bad.p
-		b = append(b[:len(b)-4], 0, 0, 0, 0)
-		binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], quotientCRC))
-		if err := m.UnmarshalBinary(b); !errors.Is(err, ErrCorrupt) {
-			t.Errorf("version 1 with q=%d P=%d: %v, want ErrCorrupt", bad.q, bad.p, err)
+	// Version 1 fingerprints past the hash's top 40 bits are refused, at
+	// the length their table has, so that only that rule can refuse them;
+	// 40 bits exactly are read.
+	for _, tc := range []struct {
+		p  byte
+		ok bool
+	}{{38, true}, {39, false}} {
+		b := append([]byte(nil), v1[:mapletHeaderV1]...)
+		b[6] = tc.p
+		b = binary.LittleEndian.AppendUint64(b[:72], 0) // count 0
+		b = append(b, make([]byte, 8*quotientWords(4, uint(tc.p)))...)
+		b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, quotientCRC))
+		var g Maplet
+		err := g.UnmarshalBinary(b)
+		if tc.ok && err != nil || !tc.ok && !errors.Is(err, ErrCorrupt) {
+			t.Errorf("version 1 with q=2 P=%d: %v, want ok %v", tc.p, err, tc.ok)
+		}
+		if err == nil {
+			g.Release()
 		}
 	}
 }

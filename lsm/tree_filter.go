@@ -183,8 +183,8 @@ const treeFilterMaxCodeLen = 4
 // filter.MapletMaxLoad, its memory least for its rate. A rebuild follows
 // a doubling, in a tree that grows: sized as the doubling left it, for
 // half the load it doubles at, it next doubles once the entries have
-// doubled, so a fill rebuilds as often as it did when every table was a
-// power of two (docs/design.md, "Tree-wide filter").
+// doubled, so a growing tree pays one rebuild per doubling
+// (docs/design.md, "Tree-wide filter").
 const (
 	treeFilterOpenLoad = 0.85
 	treeFilterGrowLoad = filter.MapletMaxLoad / 2
@@ -861,10 +861,10 @@ func (d *DB) treeLookup(h uint64) treeAnswer {
 }
 
 // treeFilterPayloadBits is the payload a build gives each slot: a run's
-// code and the fingerprint after it. 8 rather than 7: at 10M keys the
-// maplet then lets through half the false positives in 10% more memory,
-// and less memory than per-table Bloom filters need for its rate (at 7,
-// 5% more; docs/design.md, "Memory at the same rate").
+// code and the fingerprint after it. At the load Open builds for, 8 bits
+// is the width at which the maplet needs no more memory than per-table
+// Bloom filters for its false-positive rate (docs/design.md, "Memory at
+// the same rate").
 const treeFilterPayloadBits = 8
 
 // treeFilterMinSlots is the smallest table a build makes, 2^16 slots
