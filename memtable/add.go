@@ -49,10 +49,7 @@ func (m *Memtable) AddHash(seq SeqNum, kind Kind, key, value []byte, hash uint64
 		m.filter.DeleteHash(hash)
 		return err
 	}
-	kv := m.arena.alloc(len(key) + len(value))
-	copy(kv, key)
-	copy(kv[len(key):], value)
-	e := makeEntry(kv, len(key), base.MakeTrailer(seq, kind))
+	e := m.arena.newEntry(key, value, base.MakeTrailer(seq, kind))
 	if old, dup := m.tree.ReplaceOrInsert(e); dup {
 		// Put the original back: a duplicate is a caller bug, and the
 		// entry readers may already have seen must not change. The arena

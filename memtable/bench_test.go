@@ -25,10 +25,15 @@ const (
 // benchKey is key i: two words of a bijective scramble of i, so keys are
 // distinct, uniformly spread, and an absent key (i >= n) is just another i.
 func benchKey(dst []byte, i uint64) []byte {
+	dst = binary.BigEndian.AppendUint64(dst[:0], scramble(i))
+	return binary.BigEndian.AppendUint64(dst, i)
+}
+
+// scramble is a bijection of the uint64s that spreads consecutive ones.
+func scramble(i uint64) uint64 {
 	x := i*0x9e3779b97f4a7c15 + 1
 	x ^= x >> 31
-	dst = binary.BigEndian.AppendUint64(dst[:0], x*0xbf58476d1ce4e5b9)
-	return binary.BigEndian.AppendUint64(dst, i)
+	return x * 0xbf58476d1ce4e5b9
 }
 
 var (
@@ -68,16 +73,50 @@ func cpuClock(b *testing.B) func() {
 	}
 }
 
-func BenchmarkAdd(b *testing.B) { benchAdd(b, Options{}) }
+func BenchmarkAdd(b *testing.B) { benchAdd(b, Options{}, benchKey) }
+
+// BenchmarkAddSharedPrefix is BenchmarkAdd with keys that share their
+// first 8 bytes, as a table's or a tenant's keys do: an entry orders them
+// on its key bytes 8 to 12 without reading the arena.
+func BenchmarkAddSharedPrefix(b *testing.B) { benchAdd(b, Options{}, sharedPrefixKey) }
+
+// sharedPrefixKey is key i of 16 bytes whose first 8 all keys share.
+func sharedPrefixKey(dst []byte, i uint64) []byte {
+	dst = append(dst[:0], "table042"...)
+	return binary.BigEndian.AppendUint64(dst, scramble(i))
+}
+
+// BenchmarkGetHitSharedPrefix is BenchmarkGetHit on 500k keys that share
+// their first 8 bytes.
+func BenchmarkGetHitSharedPrefix(b *testing.B) {
+	const n = 500_000
+	m := New(Options{ExpectedEntries: n})
+	value := make([]byte, benchValueLen)
+	for i := range uint64(n) {
+		if err := m.Add(base.SeqNum(i+1), base.KindSet, sharedPrefixKey(nil, i), value); err != nil {
+			b.Fatal(err)
+		}
+	}
+	keys := make([][]byte, 1<<16)
+	for i := range keys {
+		keys[i] = sharedPrefixKey(nil, rand.Uint64N(n))
+	}
+	defer cpuClock(b)()
+	for i := 0; b.Loop(); i++ {
+		if _, res := m.Get(keys[i&(1<<16-1)], base.MaxSeqNum); res != Found {
+			b.Fatal(res)
+		}
+	}
+}
 
 // BenchmarkAddSplit is BenchmarkAdd with a split in the filter: the
 // keys' first 8 bytes, random, so every Add inserts a prefix too (the
 // worst case: no two consecutive Adds share one).
 func BenchmarkAddSplit(b *testing.B) {
-	benchAdd(b, Options{Split: &filter.Split{Name: "first8", Len: func(k []byte) int { return min(len(k), 8) }}})
+	benchAdd(b, Options{Split: &filter.Split{Name: "first8", Len: func(k []byte) int { return min(len(k), 8) }}}, benchKey)
 }
 
-func benchAdd(b *testing.B, opts Options) {
+func benchAdd(b *testing.B, opts Options, keyOf func([]byte, uint64) []byte) {
 	value := make([]byte, benchValueLen)
 	key := make([]byte, 0, benchKeyLen)
 	m := New(opts)
@@ -88,7 +127,7 @@ func benchAdd(b *testing.B, opts Options) {
 		if i%(1<<19) == 0 { // start over at ~64 MiB, as a flush would
 			m = New(opts)
 		}
-		key = benchKey(key, uint64(i))
+		key = keyOf(key, uint64(i))
 		if err := m.Add(base.SeqNum(i+1), base.KindSet, key, value); err != nil {
 			b.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package memtable
 
 import (
 	"bytes"
+	"encoding/binary"
 	"unsafe"
 
 	"github.com/monbandb/monban/internal/base"
@@ -9,28 +10,56 @@ import (
 )
 
 // entry is one item of the B-tree: an internal key and its value. Key and
-// value share one allocation, kv = key ‖ value, held by a raw pointer and
-// two lengths rather than a slice header: the B-tree stores entries by
-// value, up to 63 to a node, and every byte of an entry is a byte of every
-// node on the heap, which the collector lets grow to twice what is live
-// (32 bytes, against 48 with a slice). The memory kv points at is the
-// memtable's arena's, which lives as long as the memtable (or, for a
-// pivot, the caller's key).
+// value share one allocation from the memtable's arena, vlen ‖ key ‖ value
+// (vlen 4 bytes, little-endian), held by a raw pointer to the key and its
+// length rather than a slice header: the B-tree stores entries by value,
+// up to 63 to a node, and every byte of an entry is a byte of every node
+// on the heap, which the collector lets grow to twice what is live (32
+// bytes, against 48 with a slice). The value's length lives in the arena,
+// beside the bytes it measures, because only a read of the value needs it
+// and the 4 bytes it would take here order keys instead. The memory kv
+// points at is the memtable's arena's, which lives as long as the
+// memtable (or, for a pivot, the caller's key: a pivot has no value).
 //
-// prefix holds the key's first 8 bytes, big-endian, zero-padded: comparing
-// prefixes orders most pairs of keys without following kv, whose bytes lie
-// wherever the arena put them (one cache miss per comparison otherwise, ~25
-// per tree descent at 500k entries). Equal prefixes fall back to the bytes.
+// prefix and prefixTail hold the key's first 12 bytes, big-endian,
+// zero-padded: comparing them orders most pairs of keys without following
+// kv, whose bytes lie wherever the arena put them (one cache miss per
+// comparison otherwise, ~25 per tree descent at 500k entries). Twelve, not
+// eight, because keys often share their first 8 bytes: a raft log's, one
+// prefix byte and a big-endian index, share them between every 256
+// neighbours. Equal prefixes fall back to the bytes.
 type entry struct {
-	kv         unsafe.Pointer // klen bytes of key, then vlen of value
-	klen, vlen uint32
-	prefix     uint64
+	kv         unsafe.Pointer // klen bytes of key; the value follows, its length precedes
+	klen       uint32
+	prefixTail uint32 // key bytes 8 to 12
+	prefix     uint64 // key bytes 0 to 8
 	trailer    uint64
 }
 
-func makeEntry(kv []byte, klen int, trailer uint64) entry {
-	return entry{kv: unsafe.Pointer(unsafe.SliceData(kv)), klen: uint32(klen), vlen: uint32(len(kv) - klen),
-		prefix: base.KeyPrefix(kv[:klen]), trailer: trailer}
+// vlenSize is the bytes before an entry's key that hold its value's length.
+const vlenSize = 4
+
+// newEntry copies key and value into the arena and returns the entry for
+// them. An empty key and value still get a byte past their length, so that
+// kv points into the allocation they share with vlen, not past its end.
+func (a *arena) newEntry(key, value []byte, trailer uint64) entry {
+	buf := a.alloc(vlenSize + max(len(key)+len(value), 1))
+	binary.LittleEndian.PutUint32(buf, uint32(len(value)))
+	kv := buf[vlenSize:]
+	copy(kv, key)
+	copy(kv[len(key):], value)
+	return keyEntry(kv[:len(key)], trailer)
+}
+
+// keyEntry is the entry of key alone, not copied: its value must not be
+// read.
+func keyEntry(key []byte, trailer uint64) entry {
+	e := entry{kv: unsafe.Pointer(unsafe.SliceData(key)), klen: uint32(len(key)),
+		prefix: base.KeyPrefix(key), trailer: trailer}
+	if len(key) > 8 {
+		e.prefixTail = uint32(base.KeyPrefix(key[8:]) >> 32)
+	}
+	return e
 }
 
 func (e entry) key() []byte {
@@ -43,10 +72,11 @@ func (e entry) key() []byte {
 // value returns the entry's value; an empty one is not nil, as a stored
 // empty value never was.
 func (e entry) value() []byte {
-	if e.vlen == 0 {
+	vlen := binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(e.kv, -vlenSize)), vlenSize))
+	if vlen == 0 {
 		return []byte{} // e.kv+klen may be just past the arena's chunk
 	}
-	return unsafe.Slice((*byte)(unsafe.Add(e.kv, e.klen)), e.vlen)
+	return unsafe.Slice((*byte)(unsafe.Add(e.kv, e.klen)), vlen)
 }
 
 func (e entry) internalKey() InternalKey {
@@ -56,7 +86,7 @@ func (e entry) internalKey() InternalKey {
 // pivot builds a search key that is not copied anywhere: the B-tree only
 // compares it.
 func pivot(k InternalKey) entry {
-	return makeEntry(k.UserKey, len(k.UserKey), k.Trailer)
+	return keyEntry(k.UserKey, k.Trailer)
 }
 
 // less orders entries by base.Compare (invariant 2 of internal/base): user
@@ -64,6 +94,9 @@ func pivot(k InternalKey) entry {
 func less(a, b entry) bool {
 	if a.prefix != b.prefix {
 		return a.prefix < b.prefix
+	}
+	if a.prefixTail != b.prefixTail {
+		return a.prefixTail < b.prefixTail
 	}
 	if c := bytes.Compare(a.key(), b.key()); c != 0 {
 		return c < 0
