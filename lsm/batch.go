@@ -25,10 +25,11 @@ type Batch struct {
 	err   error // the first write that broke a size limit; Write returns it
 }
 
-// Put adds a write of value under key. A key longer than MaxKeySize or a
-// value longer than MaxValueSize makes the whole batch fail in Write.
+// Put adds a write of value under key. A key longer than MaxKeySize, a
+// value longer than MaxValueSize, or a write that would take the batch
+// past MaxBatchSize makes the whole batch fail in Write.
 func (b *Batch) Put(key, value []byte) {
-	if b.checkSizes(key, value) {
+	if b.checkSizes(key, value, pairLen(key, value)) {
 		return
 	}
 	b.addPair(base.KindSet, key, value)
@@ -46,7 +47,7 @@ func (b *Batch) addPair(kind base.Kind, first, second []byte) {
 
 // Delete adds a deletion of key.
 func (b *Batch) Delete(key []byte) {
-	if b.checkSizes(key, nil) {
+	if b.checkSizes(key, nil, 1+uvarintLen(uint64(len(key)))+len(key)) {
 		return
 	}
 	b.grow(1 + binary.MaxVarintLen32 + len(key))
@@ -60,7 +61,8 @@ func (b *Batch) Delete(key []byte) {
 // those after it are newer and survive it. start >= end makes the whole
 // batch fail in Write with ErrInvalidRange (an empty range names no key,
 // which is a mistake more often than an intent), a start or end longer
-// than MaxKeySize with ErrInvalidKey.
+// than MaxKeySize with ErrInvalidKey, one that would take the batch past
+// MaxBatchSize with ErrBatchTooLarge.
 //
 // The record holds start as its key and end as its value (docs/format.md,
 // "Batch").
@@ -79,8 +81,16 @@ func (b *Batch) checkRange(start, end []byte) bool {
 		b.err = fmt.Errorf("%w: range bound of %d bytes exceeds MaxKeySize", ErrInvalidKey, max(len(start), len(end)))
 	case bytes.Compare(start, end) >= 0:
 		b.err = fmt.Errorf("%w: DeleteRange from %q to %q deletes no key", ErrInvalidRange, start, end)
+	default:
+		b.checkRoom(pairLen(start, end))
 	}
 	return b.err != nil
+}
+
+// pairLen is the encoded size of an entry of two byte strings: its kind,
+// then each with its length.
+func pairLen(first, second []byte) int {
+	return 1 + uvarintLen(uint64(len(first))) + len(first) + uvarintLen(uint64(len(second))) + len(second)
 }
 
 // deleteRecordLen is the size of the WAL record a Batch of one Delete of key
@@ -108,18 +118,32 @@ func (b *Batch) Reset() {
 	b.err = nil
 }
 
-// checkSizes records the first oversized key or value and reports whether
-// the write must be dropped.
-func (b *Batch) checkSizes(key, value []byte) bool {
+// checkSizes records the first oversized key or value, or the first write
+// of n encoded bytes the batch has no room for, and reports whether the
+// write must be dropped.
+func (b *Batch) checkSizes(key, value []byte, n int) bool {
 	switch {
 	case b.err != nil:
 	case len(key) > MaxKeySize:
 		b.err = fmt.Errorf("%w: key of %d bytes exceeds MaxKeySize", ErrInvalidKey, len(key))
 	case len(value) > MaxValueSize:
 		b.err = fmt.Errorf("%w: value of %d bytes exceeds MaxValueSize", ErrInvalidValue, len(value))
+	default:
+		b.checkRoom(n)
 	}
 	return b.err != nil
 }
+
+// checkRoom records ErrBatchTooLarge if an entry of n encoded bytes would
+// take the batch past maxBatchSize.
+func (b *Batch) checkRoom(n int) {
+	if b.Size() > maxBatchSize-n {
+		b.err = fmt.Errorf("%w: a write of %d bytes would take a batch of %d past MaxBatchSize", ErrBatchTooLarge, n, b.Size())
+	}
+}
+
+// maxBatchSize is MaxBatchSize, which tests lower to reach it.
+var maxBatchSize = MaxBatchSize
 
 // Size returns the batch's encoded size in bytes.
 func (b *Batch) Size() int { return max(len(b.data), batchHeaderLen) }
@@ -131,11 +155,13 @@ func (b *Batch) grow(n int) {
 	b.data = growSlice(b.data, n)
 }
 
+// growSlice makes room for n more bytes, doubling, but reserving no more
+// than a batch may hold.
 func growSlice(s []byte, n int) []byte {
 	if cap(s)-len(s) >= n {
 		return s
 	}
-	ns := make([]byte, len(s), 2*cap(s)+n)
+	ns := make([]byte, len(s), max(min(2*cap(s)+n, maxBatchSize), len(s)+n))
 	copy(ns, s)
 	return ns
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/monbandb/monban/internal/base"
 	"github.com/monbandb/monban/internal/doctest"
+	"github.com/monbandb/monban/vfs"
 )
 
 // TestBatchFormatExample pins the worked example of docs/format.md, "Batch".
@@ -123,4 +124,53 @@ func FuzzDecodeBatch(f *testing.F) {
 			t.Fatalf("accepted % x, re-encodes as % x", rec, re.encode(first))
 		}
 	})
+}
+
+// TestBatchSizeBound: a write that would take a batch past MaxBatchSize
+// (lowered here) makes the whole batch fail with ErrBatchTooLarge, for
+// Put, Delete and DeleteRange alike, and nothing of it is applied; a
+// batch of exactly MaxBatchSize commits, and survives a reopen.
+func TestBatchSizeBound(t *testing.T) {
+	defer func(n int) { maxBatchSize = n }(maxBatchSize)
+	maxBatchSize = 1000
+	fs := vfs.NewMem()
+	d := openMem(t, fs, nil)
+
+	// filled returns a batch of one Put whose value takes it to size.
+	filled := func(key string, size int) *Batch {
+		var b Batch
+		b.Put([]byte(key), make([]byte, size-batchHeaderLen-1-1-len(key)-2))
+		if b.Size() != size {
+			t.Fatalf("batch of %d bytes, want %d", b.Size(), size)
+		}
+		return &b
+	}
+	for name, last := range map[string]func(*Batch){
+		"put":         func(b *Batch) { b.Put([]byte("y"), nil) },
+		"delete":      func(b *Batch) { b.Delete([]byte("y")) },
+		"deleterange": func(b *Batch) { b.DeleteRange([]byte("y"), []byte("z")) },
+	} {
+		b := filled("x", maxBatchSize-2)
+		last(b)
+		if err := d.Write(b); !errors.Is(err, ErrBatchTooLarge) {
+			t.Fatalf("%s past the bound: %v, want ErrBatchTooLarge", name, err)
+		}
+		if _, err := d.Get([]byte("x")); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("%s past the bound: x = %v, want ErrNotFound", name, err)
+		}
+	}
+	if err := d.Put([]byte("x"), make([]byte, maxBatchSize)); !errors.Is(err, ErrBatchTooLarge) {
+		t.Fatalf("Put past the bound: %v, want ErrBatchTooLarge", err)
+	}
+	if err := d.Write(filled("x", maxBatchSize)); err != nil {
+		t.Fatalf("a batch of MaxBatchSize: %v", err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d = openMem(t, fs, nil)
+	defer d.Close()
+	if v, err := d.Get([]byte("x")); err != nil || len(v) != maxBatchSize-batchHeaderLen-5 {
+		t.Fatalf("after a reopen: %d bytes, %v", len(v), err)
+	}
 }

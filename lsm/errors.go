@@ -44,6 +44,10 @@ var (
 	// nothing of the write is applied.
 	ErrInvalidValue = errors.New("monban: invalid value")
 
+	// ErrBatchTooLarge is returned by Write for a batch whose encoding
+	// would pass MaxBatchSize; nothing of the batch is applied.
+	ErrBatchTooLarge = errors.New("monban: batch too large")
+
 	// ErrInvalidRange is returned for a key range that names no key: a
 	// CompactRange whose start is above its end, a DeleteRange whose start
 	// is not below its (exclusive) end. It is a mistake more often than an
@@ -57,3 +61,11 @@ const MaxKeySize = sstable.MaxKeySize
 
 // MaxValueSize bounds a value's length (32 MiB): what an SSTable can hold.
 const MaxValueSize = sstable.MaxValueSize
+
+// MaxBatchSize bounds a Batch's encoding (2 GiB less a byte): its entries,
+// each its kind, key and value with their lengths, and a 12-byte header.
+// A batch is applied whole, so it lives in memory several times over while
+// it commits — the caller's copy, the memtable's, the WAL's pages — and
+// again as Open replays it: the bound keeps that within a machine's
+// memory, and the entry count within the header's 32 bits.
+const MaxBatchSize = 1<<31 - 1

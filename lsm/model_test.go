@@ -242,6 +242,11 @@ func TestDBMatchesModel(t *testing.T) {
 	// deleteOnly counts delete-only compactions over every Open, to show
 	// that the run reached them.
 	var deleteOnly uint64
+	// A batch bound the larger batches pass, so that some are refused
+	// whole: committed and refused count both outcomes.
+	defer func(n int) { maxBatchSize = n }(maxBatchSize)
+	maxBatchSize = 96
+	var committed, refused int
 	for step := range steps {
 		switch r := rng.IntN(100); {
 		case r < 40:
@@ -281,10 +286,15 @@ func TestDBMatchesModel(t *testing.T) {
 					next[k] = v
 				}
 			}
-			if err := d.Write(&b); err != nil {
+			switch err := d.Write(&b); {
+			case errors.Is(err, ErrBatchTooLarge):
+				refused++ // nothing of it applied: m stays
+			case err != nil:
 				t.Fatalf("seed %d step %d: Write: %v", seed, step, err)
+			default:
+				m = next
+				committed++
 			}
-			m = next
 		case r < 85:
 			checkAgainst(t, seed, step, rng, d, m, keySpace)
 		case r < 89:
@@ -344,8 +354,11 @@ func TestDBMatchesModel(t *testing.T) {
 	}
 	checkAgainst(t, seed, steps, rng, d, m, keySpace)
 	st := d.Stats()
-	t.Logf("seed %d: %d flushes, compactions %+v (%d delete-only over every Open), L0..L6 files %v, drops flush %v compaction %v, deletes elided %d, %d checkpoints",
-		seed, st.Flushes, st.Compactions, deleteOnly+st.Compactions.DeleteOnly, levelFiles(st), st.FlushDrops, st.CompactionDrops, st.DeletesElided, ncheckpoints)
+	t.Logf("seed %d: %d flushes, compactions %+v (%d delete-only over every Open), L0..L6 files %v, drops flush %v compaction %v, deletes elided %d, %d checkpoints, batches %d committed and %d refused as too large",
+		seed, st.Flushes, st.Compactions, deleteOnly+st.Compactions.DeleteOnly, levelFiles(st), st.FlushDrops, st.CompactionDrops, st.DeletesElided, ncheckpoints, committed, refused)
+	if steps >= 1000 && (committed == 0 || refused == 0) {
+		t.Errorf("seed %d: batches %d committed and %d refused: the run missed one outcome", seed, committed, refused)
+	}
 }
 
 // randFilterScope picks PerTable or TreeWide.

@@ -18,7 +18,9 @@
 //
 //  1. Durability: StoreLogs, DeleteRange, Set and SetUint64 each commit
 //     one lsm batch with one fsync of the WAL before they return nil; a
-//     crash keeps all of the batch or none of it.
+//     crash keeps all of the batch or none of it. So a StoreLogs whose
+//     entries pass lsm.MaxBatchSize together is refused
+//     (lsm.ErrBatchTooLarge), whole.
 //  2. Contiguity: the log is every index from FirstIndex to LastIndex,
 //     both 0 when it is empty. StoreLogs appends only LastIndex+1 onwards
 //     (from any index ≥ 1 on an empty log) and DeleteRange removes only a
@@ -121,7 +123,9 @@
 //
 //  1. The state is what the entries up to AppliedIndex made it, and each
 //     ApplyBatch commits its commands and the new applied index in one lsm
-//     batch: a crash keeps whole batches, a prefix of them. Batches are
+//     batch (or several, each within lsm.MaxBatchSize and carrying the
+//     index of its last entry): a crash keeps whole batches, a prefix of
+//     them. Batches are
 //     not synced; raft's log is, and raft replays it. Snapshot syncs, so
 //     the state on disk holds every command of a snapshot of its own that
 //     raft keeps (whose index may be past AppliedIndex by barriers and

@@ -221,10 +221,12 @@ func (f *FSM) Apply(l *hraft.Log) any {
 // index of the last entry, and returns for each entry nil, or the
 // ErrBadCommand its data earned. Entries at or below AppliedIndex are
 // already in the state and are skipped: raft replays its log from its
-// last snapshot after a restart.
+// last snapshot after a restart. Commands that would take the batch past
+// lsm.MaxBatchSize are applied in as many batches as they need, each with
+// the index of its last entry.
 //
-// The batch is not synced. A machine crash may lose the last batches, all
-// of each or none, and with them the applied index they carried: raft
+// The batches are not synced. A machine crash may lose the last batches,
+// all of each or none, and with them the applied index they carried: raft
 // replays what they held from its log.
 func (f *FSM) ApplyBatch(logs []*hraft.Log) []any {
 	resp := make([]any, len(logs))
@@ -236,43 +238,71 @@ func (f *FSM) ApplyBatch(logs []*hraft.Log) []any {
 	f.batch.Reset()
 	applied := f.applied.Load()
 	last := applied
+	pending := 0 // the first entry of logs the batch covers
 	for i, l := range logs {
 		if l.Index <= applied {
 			continue
 		}
+		if l.Type == hraft.LogCommand {
+			c, err := decodeCommand(l.Data)
+			if err == nil {
+				err = c.fits()
+			}
+			key := append([]byte{dataPrefix}, c.key...)
+			switch {
+			case err != nil:
+				resp[i] = err
+			case f.batch.Size()+commandRoom(key, c.value)+appliedRoom > maxApplyBatch:
+				if err := f.apply(last); err != nil {
+					fill(resp[pending:], err)
+					return resp
+				}
+				pending = i
+				fallthrough
+			default:
+				if c.kind == cmdPut {
+					f.batch.Put(key, c.value)
+				} else {
+					f.batch.Delete(key)
+				}
+			}
+		}
 		last = l.Index
-		if l.Type != hraft.LogCommand {
-			continue
-		}
-		c, err := decodeCommand(l.Data)
-		if err == nil {
-			err = c.fits()
-		}
-		if err != nil {
-			resp[i] = err
-			continue
-		}
-		key := append([]byte{dataPrefix}, c.key...)
-		if c.kind == cmdPut {
-			f.batch.Put(key, c.value)
-		} else {
-			f.batch.Delete(key)
+	}
+	if last != f.applied.Load() {
+		if err := f.apply(last); err != nil {
+			fill(resp[pending:], err)
 		}
 	}
-	if last == applied {
-		return resp
-	}
-	f.batch.Put([]byte(appliedKey), binary.BigEndian.AppendUint64(nil, last))
-	if err := f.db.Write(&f.batch, lsm.NoSync); err != nil {
-		// Every command in the batch fits (command.fits), so the failure
-		// is the engine's, and it refuses every write after a failed one
-		// (a sticky error): no later entry applies over the gap this
-		// leaves.
-		return fill(resp, fmt.Errorf("monban raft: fsm: applying up to %d: %w", last, err))
-	}
-	f.applied.Store(last)
 	return resp
 }
+
+// apply writes the batch with last as the applied index, and resets it.
+func (f *FSM) apply(last uint64) error {
+	f.batch.Put([]byte(appliedKey), binary.BigEndian.AppendUint64(nil, last))
+	if err := f.db.Write(&f.batch, lsm.NoSync); err != nil {
+		// Every command in the batch fits (command.fits) and the batch
+		// within lsm.MaxBatchSize, so the failure is the engine's, and it
+		// refuses every write after a failed one (a sticky error): no
+		// later entry applies over the gap this leaves.
+		return fmt.Errorf("monban raft: fsm: applying up to %d: %w", last, err)
+	}
+	f.batch.Reset()
+	f.applied.Store(last)
+	return nil
+}
+
+// commandRoom bounds what a command's write adds to a batch: its kind,
+// key and value, each with a length.
+func commandRoom(key, value []byte) int {
+	return 1 + 2*binary.MaxVarintLen32 + len(key) + len(value)
+}
+
+// appliedRoom is what the applied index's write adds to a batch.
+var appliedRoom = commandRoom([]byte(appliedKey), make([]byte, 8))
+
+// maxApplyBatch is lsm.MaxBatchSize, which tests lower to split batches.
+var maxApplyBatch = lsm.MaxBatchSize
 
 func fill(resp []any, err error) []any {
 	for i := range resp {

@@ -99,6 +99,30 @@ func TestFSMApply(t *testing.T) {
 	checkState(t, f, 11, map[string]string{"b": "2", "": "empty key", "c": "", "d": "11"})
 }
 
+// TestFSMApplySplitsLargeBatches: commands that would take one lsm batch
+// past lsm.MaxBatchSize (lowered here to 4 KiB) are applied in several,
+// and the state and the applied index are as one batch would leave them.
+func TestFSMApplySplitsLargeBatches(t *testing.T) {
+	defer func(n int) { maxApplyBatch = n }(maxApplyBatch)
+	maxApplyBatch = 4096
+	f := openFSM(t, t.TempDir(), nil)
+	want := map[string]string{}
+	var cmds [][]byte
+	for i := range 20 {
+		k, v := fmt.Sprintf("k%02d", i), string(bytes.Repeat([]byte{byte('a' + i)}, 1000))
+		cmds = append(cmds, PutCommand([]byte(k), []byte(v)))
+		want[k] = v
+	}
+	before := f.db.Stats().Commits
+	apply(t, f, 1, cmds...)
+	checkState(t, f, 20, want)
+	// A put of 1,008 bytes in the batch, 1,015 counted for room: four to
+	// a batch of 4 KiB, so five batches.
+	if n := f.db.Stats().Commits - before; n != 5 {
+		t.Fatalf("%d batches for 20 KB of commands, want 5 of at most 4 KiB", n)
+	}
+}
+
 func TestFSMReopen(t *testing.T) {
 	root := t.TempDir()
 	f := openFSM(t, root, nil)
