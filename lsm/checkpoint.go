@@ -267,6 +267,10 @@ func (d *DB) writeMemtablesAsWAL(rs *readState, seq base.SeqNum, dir string, num
 		default:
 			b.Put(e.key.UserKey, e.value)
 		}
+		if b.err != nil { // the memtable took the entry, so it fits; if not, fail, not drop it
+			w.Close()
+			return b.err
+		}
 		if _, err := w.Append(b.encode(e.key.Seq())); err != nil {
 			w.Close()
 			return err
