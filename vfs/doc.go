@@ -54,7 +54,11 @@
 // of its last Sync and each directory's entries as of its last SyncDir.
 // CrashClone returns a new MemFS holding only that — the strictest outcome
 // POSIX allows after a power cut, so a DB that recovers from it recovers
-// from a kinder file system too. Its files from Create are Mappers whose
+// from a kinder file system too. CrashCloneKeeping also keeps the unsynced
+// directory changes (names created, removed, renamed) a function picks,
+// in any order within a directory, a rename whole: the outcomes between,
+// where a later change may survive an earlier one, which the strict clone
+// never shows. Its files from Create are Mappers whose
 // windows are buffers of their own, copied into the file by Stored: a
 // window aliasing the file's storage would race with every ReadAt. It is a
 // Reuser: a reused file shows what it wrote over its old contents, and a
@@ -74,7 +78,8 @@
 // the file first; Heal brings a dead disk back; SetTrace reports each
 // operation with its number, for the failure message of a crash test. Over
 // a MemFS, Crash ends the "machine": every later call through the FaultFS
-// or its files fails, and it returns the MemFS a reboot would find. Crash
+// or its files fails, and it returns the MemFS a reboot would find
+// (CrashKeeping: keeping some unsynced directory changes). Crash
 // needs the MemFS only for that clone; failure injection works over the OS
 // too. A failed operation never reaches the inner FS (a torn Write reaches
 // it with half its bytes). It passes Reuse on as OpReuse where the inner

@@ -210,13 +210,15 @@ func (f *FaultFS) Heal() {
 // was durable in the inner MemFS (see MemFS.CrashClone). Run recovery on
 // the returned MemFS (wrapped in a fresh FaultFS if it is to crash again).
 func (f *FaultFS) Crash() (*MemFS, error) {
-	m, ok := f.inner.(interface{ CrashClone() *MemFS })
-	if !ok {
-		return nil, errNoCrash
-	}
+	return f.CrashKeeping(func(int) bool { return false })
+}
+
+// CrashKeeping is Crash for a crash that also kept the directory changes
+// no SyncDir made durable that keep picks (MemFS.CrashCloneKeeping).
+func (f *FaultFS) CrashKeeping(keep func(i int) bool) (*MemFS, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	clone := m.CrashClone()
+	clone := f.CrashCloneKeeping(keep)
 	if clone == nil { // a FaultFS over no MemFS
 		return nil, errNoCrash
 	}
@@ -224,14 +226,19 @@ func (f *FaultFS) Crash() (*MemFS, error) {
 	return clone, nil
 }
 
-// CrashClone lets a FaultFS stand in for its MemFS, so that a FaultFS over
-// a FaultFS over a MemFS can crash too.
+// CrashClone and CrashCloneKeeping let a FaultFS stand in for its MemFS,
+// so that a FaultFS over a FaultFS over a MemFS can crash too; nil when
+// there is no MemFS below.
 func (f *FaultFS) CrashClone() *MemFS {
-	m, ok := f.inner.(interface{ CrashClone() *MemFS })
+	return f.CrashCloneKeeping(func(int) bool { return false })
+}
+
+func (f *FaultFS) CrashCloneKeeping(keep func(i int) bool) *MemFS {
+	m, ok := f.inner.(interface{ CrashCloneKeeping(func(int) bool) *MemFS })
 	if !ok {
 		return nil
 	}
-	return m.CrashClone()
+	return m.CrashCloneKeeping(keep)
 }
 
 // fault counts one operation of kind op on name and returns the injected

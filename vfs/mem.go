@@ -19,6 +19,31 @@ type MemFS struct {
 	mu    sync.RWMutex
 	root  *memNode
 	locks map[string]bool // held locks by cleaned path; a crash drops them
+	// changes is every change to the directories' entries, in the order
+	// made: what CrashCloneKeeping may keep of those no SyncDir made
+	// durable.
+	changes []dirChange
+}
+
+// dirChange is one change to the directories' entries: name in dir now
+// reaches n, or nothing when n is nil; for a rename, also nothing at from
+// in fromDir. A rename is one change, kept whole or not at all, as a
+// journaling file system commits it.
+type dirChange struct {
+	dir, fromDir *memNode
+	name, from   string
+	n            *memNode
+}
+
+// setEntry makes name in dir reach n (nil: removes it) and records the
+// change. Callers hold m.mu for writing.
+func (m *MemFS) setEntry(dir *memNode, name string, n *memNode) {
+	if n == nil {
+		delete(dir.live, name)
+	} else {
+		dir.live[name] = n
+	}
+	m.changes = append(m.changes, dirChange{dir: dir, name: name, n: n})
 }
 
 var _ FS = (*MemFS)(nil)
@@ -47,8 +72,11 @@ type memNode struct {
 	syncedUnder  fileImage
 
 	// A directory. live is what List and lookups see; durable is live as of
-	// the last SyncDir. Both map a name to the inode it reaches.
+	// the last SyncDir. Both map a name to the inode it reaches. syncedAt
+	// is the number of MemFS.changes at that SyncDir: the later ones to
+	// this directory are what a crash may or may not keep.
 	live, durable map[string]*memNode
+	syncedAt      int
 }
 
 func newDirNode() *memNode {
@@ -151,7 +179,7 @@ func (m *MemFS) Create(name string) (File, error) {
 		n.data, n.length, n.under = &fileData{}, 0, fileImage{}
 	default:
 		n = newFileNode()
-		dir.live[base] = n
+		m.setEntry(dir, base, n)
 	}
 	return &memFile{fs: m, n: n, name: name, writable: true}, nil
 }
@@ -219,6 +247,7 @@ func (m *MemFS) rename(op, oldname, newname string, fileOnly bool) (*memNode, er
 	}
 	delete(odir.live, obase)
 	ndir.live[nbase] = n
+	m.changes = append(m.changes, dirChange{dir: ndir, name: nbase, n: n, fromDir: odir, from: obase})
 	return n, nil
 }
 
@@ -251,7 +280,7 @@ func (m *MemFS) Remove(name string) error {
 	if n.dir && len(n.live) > 0 {
 		return pathErr("remove", name, syscall.ENOTEMPTY)
 	}
-	delete(dir.live, base)
+	m.setEntry(dir, base, nil)
 	return nil
 }
 
@@ -287,7 +316,7 @@ func (m *MemFS) MkdirAll(dir string) error {
 		switch {
 		case !ok:
 			c = newDirNode()
-			d.live[p] = c
+			m.setEntry(d, p, c)
 		case !c.dir:
 			return pathErr("mkdir", dir, syscall.ENOTDIR)
 		}
@@ -308,6 +337,7 @@ func (m *MemFS) SyncDir(dir string) error {
 	for name, n := range d.live {
 		d.durable[name] = n
 	}
+	d.syncedAt = len(m.changes)
 	return nil
 }
 
@@ -327,7 +357,7 @@ func (m *MemFS) Lock(name string) (io.Closer, error) {
 	case ok && n.dir:
 		return nil, pathErr("lock", name, syscall.EISDIR)
 	case !ok:
-		dir.live[base] = newFileNode()
+		m.setEntry(dir, base, newFileNode())
 	}
 	key := strings.Join(split(name), "/")
 	if m.locks[key] {

@@ -14,18 +14,58 @@ package vfs
 //
 // This is the strictest outcome POSIX allows, not the kindest one a real
 // file system often gives (ext4 usually keeps a new name once its file is
-// fsynced); a DB that survives it survives both.
+// fsynced); a DB that survives it survives both. CrashCloneKeeping gives
+// the outcomes between.
 func (m *MemFS) CrashClone() *MemFS {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	seen := map[*memNode]*memNode{}
-	return &MemFS{root: crashCopy(m.root, seen), locks: map[string]bool{}}
+	return m.CrashCloneKeeping(func(int) bool { return false })
 }
 
-// crashCopy copies the durable state of n. seen keeps an inode reachable
-// from two durable names (a rename synced in only one of its two
-// directories) one inode, and ends the walk on a cycle of durable entries.
-func crashCopy(n *memNode, seen map[*memNode]*memNode) *memNode {
+// CrashCloneKeeping is CrashClone for a crash that also kept some of the
+// directory changes no SyncDir made durable — a name created or removed,
+// a rename — whichever keep says: keep(i) for the i-th change m recorded,
+// counting from 0 in the order they were made (DirChanges counts them).
+// A directory's kept changes apply over its durable entries in that
+// order, so a name ends as the last one kept left it: the changes of one
+// directory may be kept out of order, since only SyncDir orders them. A
+// rename is one change, kept whole or not at all (its two names at once,
+// where a SyncDir has not made its side of it durable already), as a
+// journaling file system commits it; POSIX promises less, and a file
+// system without a journal may keep both names, or neither. Files hold
+// what they last synced, as in CrashClone.
+func (m *MemFS) CrashCloneKeeping(keep func(i int) bool) *MemFS {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	kept := map[*memNode][]entryChange{}
+	for i, c := range m.changes {
+		to := i >= c.dir.syncedAt
+		from := c.fromDir != nil && i >= c.fromDir.syncedAt
+		if !to && !from || !keep(i) {
+			continue
+		}
+		if from {
+			kept[c.fromDir] = append(kept[c.fromDir], entryChange{c.from, nil})
+		}
+		if to {
+			kept[c.dir] = append(kept[c.dir], entryChange{c.name, c.n})
+		}
+	}
+	seen := map[*memNode]*memNode{}
+	return &MemFS{root: crashCopy(m.root, seen, kept), locks: map[string]bool{}}
+}
+
+// DirChanges returns the number of directory changes m has recorded: the
+// next one is change DirChanges() for CrashCloneKeeping.
+func (m *MemFS) DirChanges() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.changes)
+}
+
+// crashCopy copies the durable state of n, with the directory changes
+// kept. seen keeps an inode reachable from two names (a rename kept or
+// synced in only one of its two directories) one inode, and ends the walk
+// on a cycle of entries.
+func crashCopy(n *memNode, seen map[*memNode]*memNode, kept map[*memNode][]entryChange) *memNode {
 	if c, ok := seen[n]; ok {
 		return c
 	}
@@ -37,24 +77,55 @@ func crashCopy(n *memNode, seen map[*memNode]*memNode) *memNode {
 	}
 	c := newDirNode()
 	seen[n] = c
+	entries := make(map[string]*memNode, len(n.durable))
 	for name, child := range n.durable {
-		cc := crashCopy(child, seen)
+		entries[name] = child
+	}
+	for _, ch := range kept[n] {
+		if ch.n == nil {
+			delete(entries, ch.name)
+		} else {
+			entries[ch.name] = ch.n
+		}
+	}
+	for name, child := range entries {
+		cc := crashCopy(child, seen, kept)
 		c.live[name] = cc
 		c.durable[name] = cc
 	}
 	return c
 }
 
+// entryChange is a kept change to one directory: name reaches n, or
+// nothing when n is nil.
+type entryChange struct {
+	name string
+	n    *memNode
+}
+
 // ProcessCrashClone returns a new MemFS holding what a process crash (a
 // kill -9) would leave of m at this instant, m itself unchanged: every
 // name and every byte written, as the kernel has them, while what is
 // durable stays as it is in m, so a later CrashClone of the clone loses
-// what one of m would. No lock is held and no file is open.
+// what one of m would, and a CrashCloneKeeping of it may keep what one of
+// m may (the clone has m's directory changes, counted the same). No lock
+// is held and no file is open.
 func (m *MemFS) ProcessCrashClone() *MemFS {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	seen := map[*memNode]*memNode{}
-	return &MemFS{root: liveCopy(m.root, seen), locks: map[string]bool{}}
+	c := &MemFS{root: liveCopy(m.root, seen), locks: map[string]bool{}}
+	c.changes = make([]dirChange, len(m.changes))
+	for i, ch := range m.changes {
+		c.changes[i] = dirChange{dir: liveCopy(ch.dir, seen), name: ch.name, from: ch.from}
+		if ch.n != nil {
+			c.changes[i].n = liveCopy(ch.n, seen)
+		}
+		if ch.fromDir != nil {
+			c.changes[i].fromDir = liveCopy(ch.fromDir, seen)
+		}
+	}
+	return c
 }
 
 // liveCopy copies n as it is, written and durable state both; seen keeps
@@ -74,6 +145,7 @@ func liveCopy(n *memNode, seen map[*memNode]*memNode) *memNode {
 		return c
 	}
 	c := newDirNode()
+	c.syncedAt = n.syncedAt
 	seen[n] = c
 	for name, child := range n.live {
 		c.live[name] = liveCopy(child, seen)

@@ -20,6 +20,23 @@ type crashModel struct {
 	next          int
 	handles       []modelHandle
 	written, step int
+	// changes are the directory's changes since its last SyncDir, each
+	// with its number among all the MemFS recorded (dirChanges of them).
+	changes    []modelChange
+	dirChanges int
+}
+
+// modelChange is a directory change: name reaches inode ino, or nothing
+// when ino is -1; a rename also takes from away.
+type modelChange struct {
+	i          int
+	name, from string
+	ino        int
+}
+
+func (md *crashModel) change(name string, ino int, from string) {
+	md.changes = append(md.changes, modelChange{md.dirChanges, name, from, ino})
+	md.dirChanges++
 }
 
 type modelHandle struct {
@@ -54,6 +71,7 @@ func newCrashFS(t testing.TB) *MemFS {
 // program, so the fuzzer can drive it.
 func runCrashOps(t testing.TB, ops []byte) {
 	m, md := newCrashFS(t), newCrashModel()
+	md.dirChanges = m.DirChanges() // making /db
 	next := func() byte {
 		if len(ops) == 0 {
 			return 0
@@ -77,6 +95,7 @@ func runCrashOps(t testing.TB, ops []byte) {
 				ino = md.next
 				md.next++
 				md.dir[crashNames[arg%4]] = ino
+				md.change(crashNames[arg%4], ino, "")
 			}
 			md.live[ino] = nil
 			md.handles = append(md.handles, modelHandle{ino, f})
@@ -121,8 +140,11 @@ func runCrashOps(t testing.TB, ops []byte) {
 			if err != nil {
 				t.Fatalf("step %d: rename: %v", md.step, err)
 			}
-			delete(md.dir, crashNames[arg%4])
-			md.dir[to] = ino
+			if to != crashNames[arg%4] {
+				delete(md.dir, crashNames[arg%4])
+				md.dir[to] = ino
+				md.change(to, ino, crashNames[arg%4])
+			}
 		case 5: // remove
 			err := m.Remove(name)
 			if _, ok := md.dir[crashNames[arg%4]]; !ok {
@@ -135,33 +157,54 @@ func runCrashOps(t testing.TB, ops []byte) {
 				t.Fatalf("step %d: remove: %v", md.step, err)
 			}
 			delete(md.dir, crashNames[arg%4])
+			md.change(crashNames[arg%4], -1, "")
 		case 6:
 			if err := m.SyncDir(crashDir); err != nil {
 				t.Fatalf("step %d: syncdir: %v", md.step, err)
 			}
 			md.durable = maps.Clone(md.dir)
+			md.changes = nil
 		case 7:
-			m, md = crash(t, m, md)
+			m, md = crash(t, m, md, arg)
 		}
 		checkState(t, m, md.step, "live", md.dir, md.live)
 	}
-	crash(t, m, md)
+	crash(t, m, md, 0)
 }
 
-// crash takes the crash clone, keeps writing through the old handles (a
-// clone must not share anything writable with its source), checks the
-// clone against the model's durable state and carries on with both.
-func crash(t testing.TB, m *MemFS, md *crashModel) (*MemFS, *crashModel) {
-	clone := m.CrashClone()
+// crash takes the crash clone that keeps the directory changes the bits
+// of keepBits pick (change i: bit i mod 8; 0 keeps none, as CrashClone),
+// keeps writing through the old handles (a clone must not share anything
+// writable with its source), checks the clone against the model's durable
+// state with those changes, and a crash of a process-crash clone too, and
+// carries on with both.
+func crash(t testing.TB, m *MemFS, md *crashModel, keepBits byte) (*MemFS, *crashModel) {
+	if m.DirChanges() != md.dirChanges {
+		t.Fatalf("step %d: %d directory changes recorded, model %d", md.step, m.DirChanges(), md.dirChanges)
+	}
+	keep := func(i int) bool { return keepBits>>(i%8)&1 == 1 }
+	kept := maps.Clone(md.durable)
+	for _, c := range md.changes {
+		switch {
+		case !keep(c.i):
+		case c.ino < 0:
+			delete(kept, c.name)
+		default:
+			delete(kept, c.from)
+			kept[c.name] = c.ino
+		}
+	}
+	clone := m.CrashCloneKeeping(keep)
+	checkState(t, m.ProcessCrashClone().CrashCloneKeeping(keep), md.step, "after a process crash, then a crash", kept, md.synced)
 	for _, h := range md.handles {
 		if _, err := h.f.Write([]byte("after the crash")); err != nil {
 			t.Fatalf("step %d: write to the old fs: %v", md.step, err)
 		}
 	}
-	checkState(t, clone, md.step, "after crash", md.durable, md.synced)
+	checkState(t, clone, md.step, "after crash", kept, md.synced)
 	next := newCrashModel()
 	next.step, next.written = md.step, md.written
-	for name, ino := range md.durable {
+	for name, ino := range kept {
 		if _, ok := next.live[ino]; !ok {
 			next.live[ino] = slices.Clone(md.synced[ino])
 			next.synced[ino] = slices.Clone(md.synced[ino])
@@ -295,6 +338,51 @@ func TestProcessCrashClone(t *testing.T) {
 	for _, name := range []string{"a", "b"} {
 		if read(cm, name) != read(cc, name) {
 			t.Fatalf("after a machine crash %s is %q in the original, %q in the clone", name, read(cm, name), read(cc, name))
+		}
+	}
+}
+
+// TestCrashKeepingRenameAcrossDirs: a rename from one directory to another
+// is one change, whose sides a SyncDir of either directory makes durable
+// apart: with /a synced after it and /b not, a crash that keeps no
+// unsynced change has the file in neither, one that keeps it has it in
+// /b; with /b synced too, every crash has it there.
+func TestCrashKeepingRenameAcrossDirs(t *testing.T) {
+	m := NewMem()
+	for _, d := range []string{"/a", "/b"} {
+		if err := m.MkdirAll(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := m.Create("/a/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{f.Sync(), f.Close(), m.SyncDir("/"), m.SyncDir("/a"), m.SyncDir("/b"),
+		m.Rename("/a/x", "/b/y"), m.SyncDir("/a")} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := func(c *MemFS) string {
+		a, _ := c.List("/a")
+		b, _ := c.List("/b")
+		return fmt.Sprint(a, b)
+	}
+	for keep, want := range map[bool]string{false: "[] []", true: "[] [y]"} {
+		if got := names(m.CrashCloneKeeping(func(int) bool { return keep })); got != want {
+			t.Errorf("/a synced, keeping unsynced changes %v: %s, want %s", keep, got, want)
+		}
+	}
+	if err := m.SyncDir("/b"); err != nil {
+		t.Fatal(err)
+	}
+	for _, keep := range []bool{false, true} {
+		if got := names(m.CrashCloneKeeping(func(int) bool { return keep })); got != "[] [y]" {
+			t.Errorf("both synced, keeping unsynced changes %v: %s, want [] [y]", keep, got)
 		}
 	}
 }
