@@ -3,6 +3,7 @@ package raft
 import (
 	"bytes"
 	"io"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/monbandb/monban/lsm"
@@ -11,7 +12,8 @@ import (
 
 // TestRestoreCrashAtEveryStep crashes the machine at each file-system
 // operation of a Restore in turn — the disk dies at the nth operation,
-// and what was synced by then is what the next OpenFSM finds — and checks
+// and what was synced by then, with none, half or all of the directory
+// changes not synced, is what the next OpenFSM finds — and checks
 // that the FSM comes back with the state before the restore or the one
 // after, whole, and nothing else in its root.
 func TestRestoreCrashAtEveryStep(t *testing.T) {
@@ -19,6 +21,8 @@ func TestRestoreCrashAtEveryStep(t *testing.T) {
 	var snap bytes.Buffer
 	persist(t, src, &snap)
 	old := map[string]string{"mine": "before the restore"}
+	seed := rand.Uint64()
+	rng := rand.New(rand.NewPCG(seed, 0))
 	var outcomes [2]int // old state, new state
 	for n := int64(1); ; n++ {
 		mem := vfs.NewMem()
@@ -54,24 +58,28 @@ func TestRestoreCrashAtEveryStep(t *testing.T) {
 			// not reported. Anything else must be.
 			t.Logf("crash at operation %d: Restore returned nil", n)
 		}
-		g, err := OpenFSM("fsm", &lsm.Options{FS: mem.CrashClone()})
-		if err != nil {
-			t.Fatalf("crash at operation %d: reopening: %v", n, err)
-		}
-		switch g.AppliedIndex() {
-		case 1:
-			checkState(t, g, 1, old)
-			checkRootHolds(t, g.fs, "fsm", "data-000001")
-			outcomes[0]++
-		case 302:
-			checkState(t, g, 302, want)
-			checkRootHolds(t, g.fs, "fsm", "data-000002")
-			outcomes[1]++
-		default:
-			t.Fatalf("crash at operation %d: applied index %d, neither the old state's nor the snapshot's", n, g.AppliedIndex())
-		}
-		if err := g.Close(); err != nil {
-			t.Fatal(err)
+		// The crash keeps none, half or all of the directory changes no
+		// SyncDir made durable, in any order (vfs.MemFS.CrashCloneKeeping).
+		for _, p := range []float64{0, 0.5, 1} {
+			g, err := OpenFSM("fsm", &lsm.Options{FS: mem.CrashCloneKeeping(func(int) bool { return rng.Float64() < p })})
+			if err != nil {
+				t.Fatalf("seed %d: crash at operation %d, keeping %v of the unsynced directory changes: reopening: %v", seed, n, p, err)
+			}
+			switch g.AppliedIndex() {
+			case 1:
+				checkState(t, g, 1, old)
+				checkRootHolds(t, g.fs, "fsm", "data-000001")
+				outcomes[0]++
+			case 302:
+				checkState(t, g, 302, want)
+				checkRootHolds(t, g.fs, "fsm", "data-000002")
+				outcomes[1]++
+			default:
+				t.Fatalf("seed %d: crash at operation %d, keeping %v of the unsynced directory changes: applied index %d, neither the old state's nor the snapshot's", seed, n, p, g.AppliedIndex())
+			}
+			if err := g.Close(); err != nil {
+				t.Fatal(err)
+			}
 		}
 		_ = f.Close() // on a dead disk: its error says so
 	}
