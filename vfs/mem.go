@@ -19,31 +19,43 @@ type MemFS struct {
 	mu    sync.RWMutex
 	root  *memNode
 	locks map[string]bool // held locks by cleaned path; a crash drops them
-	// changes is every change to the directories' entries, in the order
-	// made: what CrashCloneKeeping may keep of those no SyncDir made
-	// durable.
-	changes []dirChange
+	// changes counts the changes made to directories' entries: the next
+	// one's number. unsynced holds the directories with changes no SyncDir
+	// has made durable (memNode.pending), what CrashCloneKeeping may keep.
+	changes  int
+	unsynced map[*memNode]bool
 }
 
-// dirChange is one change to the directories' entries: name in dir now
-// reaches n, or nothing when n is nil; for a rename, also nothing at from
-// in fromDir. A rename is one change, kept whole or not at all, as a
-// journaling file system commits it.
-type dirChange struct {
-	dir, fromDir *memNode
-	name, from   string
-	n            *memNode
+// entryChange is a change to a directory's entries: name now reaches n,
+// or nothing when n is nil. i numbers it among all of the MemFS's; the
+// two sides of a rename share one, so that a crash keeps both or neither,
+// as a journaling file system commits a rename.
+type entryChange struct {
+	i    int
+	name string
+	n    *memNode
 }
 
 // setEntry makes name in dir reach n (nil: removes it) and records the
 // change. Callers hold m.mu for writing.
 func (m *MemFS) setEntry(dir *memNode, name string, n *memNode) {
+	m.record(dir, name, n)
+	m.changes++
+}
+
+// record makes name in dir reach n (nil: removes it) as change number
+// m.changes, pending until dir's next SyncDir.
+func (m *MemFS) record(dir *memNode, name string, n *memNode) {
 	if n == nil {
 		delete(dir.live, name)
 	} else {
 		dir.live[name] = n
 	}
-	m.changes = append(m.changes, dirChange{dir: dir, name: name, n: n})
+	dir.pending = append(dir.pending, entryChange{m.changes, name, n})
+	if m.unsynced == nil {
+		m.unsynced = map[*memNode]bool{}
+	}
+	m.unsynced[dir] = true
 }
 
 var _ FS = (*MemFS)(nil)
@@ -72,11 +84,10 @@ type memNode struct {
 	syncedUnder  fileImage
 
 	// A directory. live is what List and lookups see; durable is live as of
-	// the last SyncDir. Both map a name to the inode it reaches. syncedAt
-	// is the number of MemFS.changes at that SyncDir: the later ones to
-	// this directory are what a crash may or may not keep.
+	// the last SyncDir. Both map a name to the inode it reaches. pending
+	// is the changes since, in order: what a crash may or may not keep.
 	live, durable map[string]*memNode
-	syncedAt      int
+	pending       []entryChange
 }
 
 func newDirNode() *memNode {
@@ -245,9 +256,9 @@ func (m *MemFS) rename(op, oldname, newname string, fileOnly bool) (*memNode, er
 	if n.dir && m.below(n, split(newname)) {
 		return nil, pathErr(op, newname, syscall.EINVAL)
 	}
-	delete(odir.live, obase)
-	ndir.live[nbase] = n
-	m.changes = append(m.changes, dirChange{dir: ndir, name: nbase, n: n, fromDir: odir, from: obase})
+	m.record(odir, obase, nil)
+	m.record(ndir, nbase, n)
+	m.changes++
 	return n, nil
 }
 
@@ -337,7 +348,8 @@ func (m *MemFS) SyncDir(dir string) error {
 	for name, n := range d.live {
 		d.durable[name] = n
 	}
-	d.syncedAt = len(m.changes)
+	d.pending = nil
+	delete(m.unsynced, d)
 	return nil
 }
 

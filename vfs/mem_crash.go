@@ -1,5 +1,7 @@
 package vfs
 
+import "slices"
+
 // CrashClone returns a new MemFS holding only what a machine crash would
 // leave of m at this instant, m itself unchanged:
 //
@@ -31,23 +33,22 @@ func (m *MemFS) CrashClone() *MemFS {
 // where a SyncDir has not made its side of it durable already), as a
 // journaling file system commits it; POSIX promises less, and a file
 // system without a journal may keep both names, or neither. Files hold
-// what they last synced, as in CrashClone.
+// what they last synced, as in CrashClone. keep is asked only of the
+// changes a SyncDir has not made durable, once each, in the order made,
+// so a keep drawing from a seeded source picks the same ones again.
 func (m *MemFS) CrashCloneKeeping(keep func(i int) bool) *MemFS {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	kept := map[*memNode][]entryChange{}
-	for i, c := range m.changes {
-		to := i >= c.dir.syncedAt
-		from := c.fromDir != nil && i >= c.fromDir.syncedAt
-		if !to && !from || !keep(i) {
-			continue
+	var numbers []int
+	for d := range m.unsynced {
+		for _, c := range d.pending {
+			numbers = append(numbers, c.i)
 		}
-		if from {
-			kept[c.fromDir] = append(kept[c.fromDir], entryChange{c.from, nil})
-		}
-		if to {
-			kept[c.dir] = append(kept[c.dir], entryChange{c.name, c.n})
-		}
+	}
+	slices.Sort(numbers)
+	kept := map[int]bool{}
+	for _, i := range slices.Compact(numbers) {
+		kept[i] = keep(i)
 	}
 	seen := map[*memNode]*memNode{}
 	return &MemFS{root: crashCopy(m.root, seen, kept), locks: map[string]bool{}}
@@ -58,14 +59,14 @@ func (m *MemFS) CrashCloneKeeping(keep func(i int) bool) *MemFS {
 func (m *MemFS) DirChanges() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return len(m.changes)
+	return m.changes
 }
 
 // crashCopy copies the durable state of n, with the directory changes
 // kept. seen keeps an inode reachable from two names (a rename kept or
 // synced in only one of its two directories) one inode, and ends the walk
 // on a cycle of entries.
-func crashCopy(n *memNode, seen map[*memNode]*memNode, kept map[*memNode][]entryChange) *memNode {
+func crashCopy(n *memNode, seen map[*memNode]*memNode, kept map[int]bool) *memNode {
 	if c, ok := seen[n]; ok {
 		return c
 	}
@@ -81,10 +82,12 @@ func crashCopy(n *memNode, seen map[*memNode]*memNode, kept map[*memNode][]entry
 	for name, child := range n.durable {
 		entries[name] = child
 	}
-	for _, ch := range kept[n] {
-		if ch.n == nil {
+	for _, ch := range n.pending {
+		switch {
+		case !kept[ch.i]:
+		case ch.n == nil:
 			delete(entries, ch.name)
-		} else {
+		default:
 			entries[ch.name] = ch.n
 		}
 	}
@@ -94,13 +97,6 @@ func crashCopy(n *memNode, seen map[*memNode]*memNode, kept map[*memNode][]entry
 		c.durable[name] = cc
 	}
 	return c
-}
-
-// entryChange is a kept change to one directory: name reaches n, or
-// nothing when n is nil.
-type entryChange struct {
-	name string
-	n    *memNode
 }
 
 // ProcessCrashClone returns a new MemFS holding what a process crash (a
@@ -114,16 +110,20 @@ func (m *MemFS) ProcessCrashClone() *MemFS {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	seen := map[*memNode]*memNode{}
-	c := &MemFS{root: liveCopy(m.root, seen), locks: map[string]bool{}}
-	c.changes = make([]dirChange, len(m.changes))
-	for i, ch := range m.changes {
-		c.changes[i] = dirChange{dir: liveCopy(ch.dir, seen), name: ch.name, from: ch.from}
-		if ch.n != nil {
-			c.changes[i].n = liveCopy(ch.n, seen)
+	c := &MemFS{root: liveCopy(m.root, seen), locks: map[string]bool{}, changes: m.changes}
+	for d := range m.unsynced {
+		cd := liveCopy(d, seen)
+		cd.pending = make([]entryChange, len(d.pending))
+		for i, ch := range d.pending {
+			cd.pending[i] = entryChange{i: ch.i, name: ch.name}
+			if ch.n != nil {
+				cd.pending[i].n = liveCopy(ch.n, seen)
+			}
 		}
-		if ch.fromDir != nil {
-			c.changes[i].fromDir = liveCopy(ch.fromDir, seen)
+		if c.unsynced == nil {
+			c.unsynced = map[*memNode]bool{}
 		}
+		c.unsynced[cd] = true
 	}
 	return c
 }
@@ -145,7 +145,6 @@ func liveCopy(n *memNode, seen map[*memNode]*memNode) *memNode {
 		return c
 	}
 	c := newDirNode()
-	c.syncedAt = n.syncedAt
 	seen[n] = c
 	for name, child := range n.live {
 		c.live[name] = liveCopy(child, seen)

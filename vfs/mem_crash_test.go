@@ -8,8 +8,10 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"testing"
+	"weak"
 )
 
 // crashModel is what MemFS should hold, written the plainest way: one
@@ -385,4 +387,35 @@ func TestCrashKeepingRenameAcrossDirs(t *testing.T) {
 			t.Errorf("both synced, keeping unsynced changes %v: %s, want [] [y]", keep, got)
 		}
 	}
+}
+
+// TestSyncDirLetsRemovedFilesGo: the changes a crash may keep are held
+// only until their directory's SyncDir, so a file removed and synced away
+// is not kept alive by them: a MemFS that holds a long-running DB does not
+// hold every file it ever deleted.
+func TestSyncDirLetsRemovedFilesGo(t *testing.T) {
+	m := NewMem()
+	if err := m.MkdirAll("/d"); err != nil {
+		t.Fatal(err)
+	}
+	f, err := m.Create("/d/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	w := weak.Make(m.root.live["d"].live["x"])
+	for _, err := range []error{m.SyncDir("/d"), m.Remove("/d/x"), m.SyncDir("/d")} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	f = nil
+	runtime.GC()
+	if w.Value() != nil {
+		t.Fatal("a file removed and synced away is still reachable")
+	}
+	runtime.KeepAlive(m) // m alive: only what it holds may keep the file
 }
