@@ -35,7 +35,8 @@ func (m *MemFS) CrashClone() *MemFS {
 // system without a journal may keep both names, or neither. Files hold
 // what they last synced, as in CrashClone. keep is asked only of the
 // changes a SyncDir has not made durable, once each, in the order made,
-// so a keep drawing from a seeded source picks the same ones again.
+// so a keep drawing from a seeded source picks the same ones again; it
+// runs under m's lock and must not call m.
 func (m *MemFS) CrashCloneKeeping(keep func(i int) bool) *MemFS {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
