@@ -479,13 +479,21 @@ func TestRepairCrash(t *testing.T) {
 }
 
 // repairCrashedAt runs Repair on a crash clone of mem whose disk dies at
-// its nth operation, and returns what the machine crash leaves.
+// its nth operation, and returns what the machine crash leaves: with none
+// of the directory changes no SyncDir made durable, all of them, or every
+// other one, by n (vfs.MemFS.CrashCloneKeeping), so that each way comes
+// at many points of Repair.
 func repairCrashedAt(t *testing.T, mem *vfs.MemFS, n int64) vfs.FS {
 	t.Helper()
 	ffs := vfs.NewFault(mem.CrashClone())
 	ffs.FailFromNth(vfs.OpAny, n)
 	_, _ = Repair("/db", repairOpts(ffs))
-	crashed, err := ffs.Crash()
+	keep := []func(int) bool{
+		func(int) bool { return false },
+		func(int) bool { return true },
+		func(i int) bool { return i%2 == 0 },
+	}[n%3]
+	crashed, err := ffs.CrashKeeping(keep)
 	if err != nil {
 		t.Fatal(err)
 	}
