@@ -8,10 +8,12 @@ import (
 )
 
 // crashScenario builds a DB over a FaultFS, lets exactly k more file-system
-// operations succeed, runs op (which may fail from then on), crashes, and
-// recovers from what was durable. It returns the recovered Version, the
-// Versions before and after op, and whether op got through all its work.
-func crashScenario(t *testing.T, k, maxManifest int64, op func(fs vfs.FS, vs *VersionSet) (*VersionSet, error)) (got, before, after *Version, done bool) {
+// operations succeed, runs op (which may fail from then on), and crashes,
+// in every way: keeping each subset of the directory changes no SyncDir
+// made durable (vfs.MemFS.CrashCloneKeeping). It recovers from what each
+// crash left and returns the recovered Versions, the Versions before and
+// after op, and whether op got through all its work.
+func crashScenario(t *testing.T, k, maxManifest int64, op func(fs vfs.FS, vs *VersionSet) (*VersionSet, error)) (got []*Version, before, after *Version, done bool) {
 	t.Helper()
 	fault := vfs.NewFault(vfs.NewMem())
 	vs, err := Create(fault, testDir)
@@ -19,7 +21,10 @@ func crashScenario(t *testing.T, k, maxManifest int64, op func(fs vfs.FS, vs *Ve
 		t.Fatal(err)
 	}
 	vs.SetMaxManifestSize(maxManifest)
-	for i := range 3 {
+	// Three edits, and with a tiny limit as many more as make op's edit
+	// a rollover: one is due only once the edits have grown as long as
+	// the snapshot the manifest began with.
+	for i := 0; i < 3 || maxManifest == 1 && !vs.dueForRollover(); i++ {
 		m := tableFor(vs.NextFileNum(), "a", "z", base.SeqNum(i+1))
 		if err := vs.LogAndApply(&VersionEdit{LogNum: vs.NextFileNum(), Added: []NewFile{{Level: 0, Meta: m}}}); err != nil {
 			t.Fatal(err)
@@ -33,22 +38,29 @@ func crashScenario(t *testing.T, k, maxManifest int64, op func(fs vfs.FS, vs *Ve
 	fault.FailFromNth(vfs.OpAny, k+1)
 	_, err = op(fault, vs)
 	done = err == nil
-	mem, cerr := fault.Crash()
-	if cerr != nil {
-		t.Fatal(cerr)
-	}
-	rec, err := Recover(mem, testDir)
-	if err != nil {
-		t.Fatalf("k=%d: recovery after crash: %v", k, err)
-	}
-	got = rec.Current()
-	// The first edit after recovery starts a new manifest and removes
-	// every other.
-	if err := rec.LogAndApply(&VersionEdit{}); err != nil {
-		t.Fatalf("k=%d: first edit after recovery: %v", k, err)
-	}
-	if m := manifests(t, mem); len(m) != 1 {
-		t.Fatalf("k=%d: manifests after recovery and an edit %v, want one", k, m)
+	// keep is asked about the unsynced changes in order: the j-th asked
+	// is kept if bit j of the subset is set.
+	unsynced := 0
+	fault.CrashKeeping(func(int) bool { unsynced++; return false })
+	for subset := range 1 << unsynced {
+		j := 0
+		mem, cerr := fault.CrashKeeping(func(int) bool { j++; return subset>>(j-1)&1 == 1 })
+		if cerr != nil {
+			t.Fatal(cerr)
+		}
+		rec, err := Recover(mem, testDir)
+		if err != nil {
+			t.Fatalf("k=%d, unsynced directory changes kept %b of %d: recovery after crash: %v", k, subset, unsynced, err)
+		}
+		got = append(got, rec.Current())
+		// The first edit after recovery starts a new manifest and removes
+		// every other.
+		if err := rec.LogAndApply(&VersionEdit{}); err != nil {
+			t.Fatalf("k=%d, kept %b of %d: first edit after recovery: %v", k, subset, unsynced, err)
+		}
+		if m := manifests(t, mem); len(m) != 1 {
+			t.Fatalf("k=%d, kept %b of %d: manifests after recovery and an edit %v, want one", k, subset, unsynced, m)
+		}
 	}
 	return got, before, after, done
 }
@@ -65,20 +77,22 @@ func TestCrashDuringLogAndApply(t *testing.T) {
 func testCrashDuringLogAndApply(t *testing.T, maxManifest int64) {
 	sawOld, sawNew := false, false
 	for k := int64(0); ; k++ {
-		got, before, after, done := crashScenario(t, k, maxManifest, func(_ vfs.FS, vs *VersionSet) (*VersionSet, error) {
+		gots, before, after, done := crashScenario(t, k, maxManifest, func(_ vfs.FS, vs *VersionSet) (*VersionSet, error) {
 			m := tableFor(vs.NextFileNum(), "b", "c", 10)
 			return vs, vs.LogAndApply(&VersionEdit{Added: []NewFile{{Level: 0, Meta: m}}})
 		})
-		errOld, errNew := versionsEqual(got, before), versionsEqual(got, after)
-		switch {
-		case errNew == nil:
-			sawNew = true
-		case errOld == nil && !done:
-			sawOld = true
-		case errOld == nil:
-			t.Fatalf("k=%d: LogAndApply returned nil but recovery lost its edit", k)
-		default:
-			t.Fatalf("k=%d: recovered a state that is neither old nor new:\n%v", k, got)
+		for i, got := range gots {
+			errOld, errNew := versionsEqual(got, before), versionsEqual(got, after)
+			switch {
+			case errNew == nil:
+				sawNew = true
+			case errOld == nil && !done:
+				sawOld = true
+			case errOld == nil:
+				t.Fatalf("k=%d, crash %d: LogAndApply returned nil but recovery lost its edit", k, i)
+			default:
+				t.Fatalf("k=%d, crash %d: recovered a state that is neither old nor new:\n%v", k, i, got)
+			}
 		}
 		if done {
 			t.Logf("LogAndApply took %d file-system operations", k)
@@ -97,7 +111,7 @@ func testCrashDuringLogAndApply(t *testing.T, maxManifest int64) {
 // first edit after it: a second recovery still finds the state.
 func TestCrashDuringRecover(t *testing.T) {
 	for k := int64(0); ; k++ {
-		got, before, _, done := crashScenario(t, k, 1, func(fs vfs.FS, vs *VersionSet) (*VersionSet, error) {
+		gots, before, _, done := crashScenario(t, k, 1, func(fs vfs.FS, vs *VersionSet) (*VersionSet, error) {
 			vs.Close()
 			rec, err := Recover(fs, testDir)
 			if err != nil {
@@ -105,8 +119,10 @@ func TestCrashDuringRecover(t *testing.T) {
 			}
 			return rec, rec.LogAndApply(&VersionEdit{})
 		})
-		if err := versionsEqual(got, before); err != nil {
-			t.Fatalf("k=%d: %v", k, err)
+		for i, got := range gots {
+			if err := versionsEqual(got, before); err != nil {
+				t.Fatalf("k=%d, crash %d: %v", k, i, err)
+			}
 		}
 		if done {
 			break
