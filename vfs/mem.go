@@ -215,7 +215,8 @@ func (m *MemFS) Open(name string) (File, error) {
 
 // Rename moves oldname's inode to newname, replacing what newname named.
 // Like rename(2), a directory may only replace an empty directory and
-// never move below itself.
+// never move below itself, and a rename between two names of one file
+// (which only a crash clone can have: MemFS makes no links) does nothing.
 func (m *MemFS) Rename(oldname, newname string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -240,7 +241,9 @@ func (m *MemFS) rename(op, oldname, newname string, fileOnly bool) (*memNode, er
 		return nil, pathErr(op, oldname, fs.ErrNotExist)
 	case fileOnly && n.dir:
 		return nil, pathErr(op, oldname, syscall.EISDIR)
-	case odir == ndir && obase == nbase:
+	case odir == ndir && obase == nbase, ndir.live[nbase] == n:
+		// The same name, or two names of one file (which a crash can
+		// leave): rename(2) does nothing.
 		return n, nil
 	}
 	if t, ok := ndir.live[nbase]; ok {
