@@ -353,25 +353,7 @@ func TestProcessCrashClone(t *testing.T) {
 // unsynced change has the file in neither, one that keeps it has it in
 // /b; with /b synced too, every crash has it there.
 func TestCrashKeepingRenameAcrossDirs(t *testing.T) {
-	m := NewMem()
-	for _, d := range []string{"/a", "/b"} {
-		if err := m.MkdirAll(d); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f, err := m.Create("/a/x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Write([]byte("x")); err != nil {
-		t.Fatal(err)
-	}
-	for _, err := range []error{f.Sync(), f.Close(), m.SyncDir("/"), m.SyncDir("/a"), m.SyncDir("/b"),
-		m.Rename("/a/x", "/b/y"), m.SyncDir("/a")} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	m := renamedAcross(t, "/a")
 	names := func(c *MemFS) string {
 		a, _ := c.List("/a")
 		b, _ := c.List("/b")
@@ -428,6 +410,21 @@ func TestSyncDirLetsRemovedFilesGo(t *testing.T) {
 // synced). Renaming one of them over the other then does nothing, as
 // rename(2) does for two links to one file.
 func TestRenameBetweenTwoNamesOfOneFile(t *testing.T) {
+	c := renamedAcross(t, "/b").CrashClone()
+	if err := c.Rename("/a/x", "/b/y"); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := c.List("/a")
+	b, _ := c.List("/b")
+	if fmt.Sprint(a, b) != "[x] [y]" {
+		t.Fatalf("after renaming one name of a file over its other: %v %v, want [x] [y]", a, b)
+	}
+}
+
+// renamedAcross returns a MemFS holding the synced file /a/x, durable in
+// /a, renamed to /b/y, with only the directory synced made durable since.
+func renamedAcross(t *testing.T, synced string) *MemFS {
+	t.Helper()
 	m := NewMem()
 	for _, d := range []string{"/a", "/b"} {
 		if err := m.MkdirAll(d); err != nil {
@@ -438,19 +435,14 @@ func TestRenameBetweenTwoNamesOfOneFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, err := range []error{f.Sync(), f.Close(), m.SyncDir("/"), m.SyncDir("/a"),
-		m.Rename("/a/x", "/b/y"), m.SyncDir("/b")} {
+	if _, err := f.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{f.Sync(), f.Close(), m.SyncDir("/"), m.SyncDir("/a"), m.SyncDir("/b"),
+		m.Rename("/a/x", "/b/y"), m.SyncDir(synced)} {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	c := m.CrashClone()
-	if err := c.Rename("/a/x", "/b/y"); err != nil {
-		t.Fatal(err)
-	}
-	a, _ := c.List("/a")
-	b, _ := c.List("/b")
-	if fmt.Sprint(a, b) != "[x] [y]" {
-		t.Fatalf("after renaming one name of a file over its other: %v %v, want [x] [y]", a, b)
-	}
+	return m
 }
