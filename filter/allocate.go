@@ -98,8 +98,9 @@ func AllocateBitsPerKey(entries []float64, avgBitsPerKey float64) []float64 {
 // rate, the result is uniform: avgBitsPerKey for each (for
 // avgBitsPerKey ≥ 1).
 //
-// 32 runs take ~15 µs of CPU, 64 runs ~30 µs (BenchmarkAllocateBitsPerKey):
-// cheap at every flush and compaction. The first call in a process builds
+// 32 runs take 38–70 µs of CPU, 64 runs 105–136 µs, on the project's
+// 2-core machine (BenchmarkAllocateBitsPerKey's cpu-ns/op, six runs): a
+// flush or compaction, which calls it once, takes milliseconds. The first call in a process builds
 // the curve, which takes ~30 ms (BenchmarkFPRCurve).
 func AllocateProbedBitsPerKey(entries, probes []float64, avgBitsPerKey float64) []float64 {
 	bits := make([]float64, len(entries))
