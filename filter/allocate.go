@@ -98,9 +98,9 @@ func AllocateBitsPerKey(entries []float64, avgBitsPerKey float64) []float64 {
 // rate, the result is uniform: avgBitsPerKey for each (for
 // avgBitsPerKey ≥ 1).
 //
-// 32 runs take 38–70 µs of CPU, 64 runs 105–136 µs, on the project's
-// 2-core machine (BenchmarkAllocateBitsPerKey's cpu-ns/op, six runs): a
-// flush or compaction, which calls it once, takes milliseconds. The first call in a process builds
+// Its cost grows with the number of runs: tens of µs of CPU for 32, about
+// a tenth of a millisecond for 64 (BenchmarkAllocateBitsPerKey), small
+// beside the flush or compaction that calls it once. The first call in a process builds
 // the curve, which takes ~30 ms (BenchmarkFPRCurve).
 func AllocateProbedBitsPerKey(entries, probes []float64, avgBitsPerKey float64) []float64 {
 	bits := make([]float64, len(entries))

@@ -47,7 +47,7 @@ func (b *Batch) addPair(kind base.Kind, first, second []byte) {
 
 // Delete adds a deletion of key.
 func (b *Batch) Delete(key []byte) {
-	if b.checkSizes(key, nil, 1+uvarintLen(uint64(len(key)))+len(key)) {
+	if b.checkSizes(key, nil, deleteLen(key)) {
 		return
 	}
 	b.grow(1 + binary.MaxVarintLen32 + len(key))
@@ -93,11 +93,13 @@ func pairLen(first, second []byte) int {
 	return 1 + uvarintLen(uint64(len(first))) + len(first) + uvarintLen(uint64(len(second))) + len(second)
 }
 
+// deleteLen is the encoded size of a delete of key in a batch: its kind,
+// then key with its length.
+func deleteLen(key []byte) int { return 1 + uvarintLen(uint64(len(key))) + len(key) }
+
 // deleteRecordLen is the size of the WAL record a Batch of one Delete of key
 // encodes to: what an elided delete does not write.
-func deleteRecordLen(key []byte) int {
-	return batchHeaderLen + 1 + uvarintLen(uint64(len(key))) + len(key)
-}
+func deleteRecordLen(key []byte) int { return batchHeaderLen + deleteLen(key) }
 
 // uvarintLen is the number of bytes binary.AppendUvarint writes for x.
 func uvarintLen(x uint64) int {

@@ -226,13 +226,15 @@ func (f *FaultFS) CrashKeeping(keep func(i int) bool) (*MemFS, error) {
 	return clone, nil
 }
 
-// CrashClone and CrashCloneKeeping let a FaultFS stand in for its MemFS,
-// so that a FaultFS over a FaultFS over a MemFS can crash too; nil when
-// there is no MemFS below.
+// CrashClone lets a FaultFS stand in for its MemFS, so that a FaultFS
+// over a FaultFS over a MemFS can crash too; nil when there is no MemFS
+// below.
 func (f *FaultFS) CrashClone() *MemFS {
 	return f.CrashCloneKeeping(func(int) bool { return false })
 }
 
+// CrashCloneKeeping is CrashClone keeping the unsynced directory changes
+// keep picks (MemFS.CrashCloneKeeping).
 func (f *FaultFS) CrashCloneKeeping(keep func(i int) bool) *MemFS {
 	m, ok := f.inner.(interface{ CrashCloneKeeping(func(int) bool) *MemFS })
 	if !ok {

@@ -111,7 +111,7 @@ func (m *MemFS) ProcessCrashClone() *MemFS {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	seen := map[*memNode]*memNode{}
-	c := &MemFS{root: liveCopy(m.root, seen), locks: map[string]bool{}, changes: m.changes}
+	c := &MemFS{root: liveCopy(m.root, seen), locks: map[string]bool{}, changes: m.changes, unsynced: map[*memNode]bool{}}
 	for d := range m.unsynced {
 		cd := liveCopy(d, seen)
 		cd.pending = make([]entryChange, len(d.pending))
@@ -120,9 +120,6 @@ func (m *MemFS) ProcessCrashClone() *MemFS {
 			if ch.n != nil {
 				cd.pending[i].n = liveCopy(ch.n, seen)
 			}
-		}
-		if c.unsynced == nil {
-			c.unsynced = map[*memNode]bool{}
 		}
 		c.unsynced[cd] = true
 	}
